@@ -1,0 +1,185 @@
+/**
+ * The nodeagent.config.svc.io/v1beta1 NodeAgentConfiguration schema: field names, types,
+ * per-field validation and defaults, following the kubelet's KubeletConfiguration v1beta1
+ * (defaults from its SetDefaults_KubeletConfiguration).
+ */
+import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
+import type { DurationSpec, IntSpec, StructSpec, StringSpec, MapSpec } from './field-spec';
+import type { NodeAgentConfiguration } from './types';
+import { isEvictionSignal, parseThresholdValue } from './eviction';
+import { parseQuantity } from './quantity';
+import { checkFeatureGate } from './feature-gates';
+import { parseDuration } from './duration';
+
+const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
+const oneOf = <T extends string>(def: T, values: readonly T[]): StringSpec<T> => ({ kind: 'string', default: def, enum: values });
+const bool = (def: boolean) => ({ kind: 'bool', default: def }) as const;
+const int = (def: number, min?: number, max?: number, check?: (v: number) => string | undefined): IntSpec => ({ kind: 'int', default: def, min, max, check });
+const dur = (def: string, min = 0): DurationSpec => ({ kind: 'duration', default: parseDuration(def), min });
+
+export function checkIP(v: string): string | undefined {
+  return isIP(v) ? undefined : `invalid value ${JSON.stringify(v)}: must be a valid IP address`;
+}
+export function checkAbsolutePath(v: string): string | undefined {
+  return v === '' || isAbsolute(v) ? undefined : `invalid value ${JSON.stringify(v)}: must be an absolute path`;
+}
+export function checkEndpoint(v: string): string | undefined {
+  // The kubelet still accepts a bare path with a deprecation warning; a new agent need not.
+  if (v === '') return undefined;
+  if (!v.startsWith('unix://') || v.length <= 'unix://'.length || !isAbsolute(v.slice('unix://'.length))) {
+    return `invalid value ${JSON.stringify(v)}: must be a unix socket URL such as "unix:///run/containerd/containerd.sock"`;
+  }
+  return undefined;
+}
+function checkQuantity(v: string): string | undefined {
+  try {
+    if (parseQuantity(v) < 0) return `invalid value ${JSON.stringify(v)}: must be greater than or equal to 0`;
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return undefined;
+}
+function checkPositiveQuantity(v: string): string | undefined {
+  const why = checkQuantity(v);
+  if (why) return why;
+  return parseQuantity(v) > 0 ? undefined : `invalid value ${JSON.stringify(v)}: must be greater than 0`;
+}
+const checkOptionalQuantity = (v: string): string | undefined => (v === '' ? undefined : checkPositiveQuantity(v));
+
+function checkThreshold(signal: string, value: string): string | undefined {
+  if (!isEvictionSignal(signal)) return `unsupported eviction signal ${JSON.stringify(signal)}`;
+  try {
+    parseThresholdValue(value);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return undefined;
+}
+
+const reservedResources = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
+function checkReserved(name: string, value: string): string | undefined {
+  if (!reservedResources.includes(name) && !name.startsWith('hugepages-')) {
+    return `unsupported resource ${JSON.stringify(name)}: supported resources: ${reservedResources.map((r) => JSON.stringify(r)).join(', ')}, hugepages-<size>`;
+  }
+  return checkQuantity(value);
+}
+
+const thresholdMap = (def: Record<string, string>): MapSpec<string> => ({ kind: 'map', of: str(), default: def, checkEntry: checkThreshold });
+const reservedMap: MapSpec<string> = { kind: 'map', of: str(), default: {}, checkEntry: checkReserved };
+const ttl = (def: string) => dur(def);
+
+/**
+ * Path fields that, as the kubelet does (KubeletConfigurationPathRefs), are resolved relative to
+ * the directory of the file that sets them.
+ */
+export const pathRefFields = ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'authentication.x509.clientCAFile', 'resolvConf'] as const;
+
+export const enforceNodeAllocatableValues = ['pods', 'system-reserved', 'kube-reserved', 'none'] as const;
+
+export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
+  kind: 'struct',
+  fields: {
+    enableServer: bool(true),
+    staticPodPath: str(''),
+    staticPodURL: str(''),
+    staticPodURLHeader: { kind: 'map', of: { kind: 'list', of: str(), default: [] }, default: {} },
+    syncFrequency: dur('1m', 1),
+    fileCheckFrequency: dur('20s', 1),
+    httpCheckFrequency: dur('20s', 1),
+    address: str('0.0.0.0', checkIP),
+    port: int(10250, 1, 65535),
+    readOnlyPort: int(0, 0, 65535),
+    healthzPort: int(10248, 0, 65535),
+    healthzBindAddress: str('127.0.0.1', checkIP),
+    tlsCertFile: str(''),
+    tlsPrivateKeyFile: str(''),
+    tlsMinVersion: oneOf('', ['', 'VersionTLS12', 'VersionTLS13']),
+    // Upstream's v1beta1 default is false; kubeadm turns it on and so do we, because an agent whose
+    // client certificate silently expires drops out of the cluster.
+    rotateCertificates: bool(true),
+    serverTLSBootstrap: bool(false),
+    authentication: {
+      kind: 'struct',
+      fields: {
+        x509: { kind: 'struct', fields: { clientCAFile: str('') } },
+        webhook: { kind: 'struct', fields: { enabled: bool(true), cacheTTL: ttl('2m') } },
+        anonymous: { kind: 'struct', fields: { enabled: bool(false) } },
+      },
+    },
+    authorization: {
+      kind: 'struct',
+      fields: {
+        mode: oneOf('Webhook', ['AlwaysAllow', 'Webhook']),
+        webhook: { kind: 'struct', fields: { cacheAuthorizedTTL: ttl('5m'), cacheUnauthorizedTTL: ttl('30s') } },
+      },
+    },
+    registerNode: bool(true),
+    registerWithTaints: {
+      kind: 'list',
+      default: [],
+      of: {
+        kind: 'struct',
+        fields: {
+          key: str('', (v) => (v === '' ? 'required value' : undefined)),
+          value: str(''),
+          effect: oneOf('NoSchedule', ['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+        },
+      },
+    },
+    providerID: str(''),
+    clusterDomain: str(''),
+    clusterDNS: { kind: 'list', of: str('', checkIP), default: [] },
+    nodeStatusUpdateFrequency: dur('10s', 1),
+    nodeStatusReportFrequency: dur('5m', 1),
+    nodeLeaseDurationSeconds: int(40, 1),
+    imageMinimumGCAge: dur('2m'),
+    imageGCHighThresholdPercent: int(85, 0, 100),
+    imageGCLowThresholdPercent: int(80, 0, 100),
+    serializeImagePulls: bool(true),
+    runtimeRequestTimeout: dur('2m', 1),
+    cgroupDriver: oneOf('cgroupfs', ['cgroupfs', 'systemd']),
+    cpuManagerPolicy: oneOf('none', ['none', 'static']),
+    topologyManagerPolicy: oneOf('none', ['none', 'best-effort', 'restricted', 'single-numa-node']),
+    maxPods: int(110, 0),
+    podPidsLimit: int(-1, -1, undefined, (v) => (v === 0 ? 'invalid value 0: must be -1 (no limit) or a positive number' : undefined)),
+    resolvConf: str('/etc/resolv.conf'),
+    maxOpenFiles: int(1000000, 0),
+    kubeAPIQPS: int(50, 0),
+    kubeAPIBurst: int(100, 0),
+    // As upstream: setting evictionHard in the base file replaces this whole map (signals left out
+    // are not monitored); drop-ins then merge into it key by key.
+    evictionHard: thresholdMap({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' }),
+    evictionSoft: thresholdMap({}),
+    evictionSoftGracePeriod: {
+      kind: 'map',
+      of: dur('0s'),
+      default: {},
+      checkEntry: (k) => (isEvictionSignal(k) ? undefined : `unsupported eviction signal ${JSON.stringify(k)}`),
+    },
+    evictionPressureTransitionPeriod: dur('5m'),
+    systemReserved: reservedMap,
+    kubeReserved: reservedMap,
+    enforceNodeAllocatable: { kind: 'list', of: oneOf('pods', enforceNodeAllocatableValues), default: ['pods'] },
+    failSwapOn: bool(true),
+    // '' (unset) behaves as NoSwap; setting it explicitly is what allows running with swap on.
+    memorySwap: { kind: 'struct', fields: { swapBehavior: oneOf('', ['', 'NoSwap', 'LimitedSwap']) } },
+    containerLogMaxSize: str('10Mi', checkOptionalQuantity),
+    containerLogMaxFiles: int(5, 2),
+    podLogsDir: str('/var/log/pods', checkAbsolutePath),
+    shutdownGracePeriod: dur('0s'),
+    shutdownGracePeriodCriticalPods: dur('0s'),
+    seccompDefault: bool(false),
+    featureGates: { kind: 'map', of: bool(false), default: {}, checkEntry: (k, v) => checkFeatureGate(k, v) },
+    logging: {
+      kind: 'struct',
+      fields: {
+        // Logs are always structured JSON (pino); the kubelet's "text" format is not offered.
+        format: oneOf('json', ['json']),
+        verbosity: int(0, 0),
+      },
+    },
+    containerRuntimeEndpoint: str('unix:///run/containerd/containerd.sock', checkEndpoint),
+    imageServiceEndpoint: str('', checkEndpoint),
+  },
+};

@@ -1,0 +1,131 @@
+/**
+ * The agent's configuration types. NodeAgentConfiguration mirrors the kubelet's
+ * KubeletConfiguration (v1beta1) field names; durations are milliseconds in memory.
+ */
+import type { FeatureGates } from './feature-gates';
+
+export const configKind = 'NodeAgentConfiguration';
+export const configAPIVersion = 'nodeagent.config.svc.io/v1beta1';
+
+/** A duration in milliseconds (written as a Go duration string in files). */
+export type Millis = number;
+
+export type SwapBehavior = '' | 'NoSwap' | 'LimitedSwap';
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+
+export interface Taint {
+  key: string;
+  value: string;
+  effect: TaintEffect;
+}
+
+export interface NodeAgentConfiguration {
+  /** Serve the agent's HTTPS API. */
+  enableServer: boolean;
+  /** Directory of static pod manifests; '' disables static pods. */
+  staticPodPath: string;
+  staticPodURL: string;
+  /** Headers for staticPodURL requests; a map of string to list (Appendix D merge rule). */
+  staticPodURLHeader: Record<string, string[]>;
+  syncFrequency: Millis;
+  fileCheckFrequency: Millis;
+  httpCheckFrequency: Millis;
+  address: string;
+  port: number;
+  /** 0 disables the read-only port (the v1beta1 default). */
+  readOnlyPort: number;
+  healthzPort: number;
+  healthzBindAddress: string;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  tlsMinVersion: '' | 'VersionTLS12' | 'VersionTLS13';
+  rotateCertificates: boolean;
+  serverTLSBootstrap: boolean;
+  authentication: {
+    x509: { clientCAFile: string };
+    webhook: { enabled: boolean; cacheTTL: Millis };
+    anonymous: { enabled: boolean };
+  };
+  authorization: {
+    mode: 'AlwaysAllow' | 'Webhook';
+    webhook: { cacheAuthorizedTTL: Millis; cacheUnauthorizedTTL: Millis };
+  };
+  registerNode: boolean;
+  registerWithTaints: Taint[];
+  providerID: string;
+  clusterDomain: string;
+  clusterDNS: string[];
+  nodeStatusUpdateFrequency: Millis;
+  nodeStatusReportFrequency: Millis;
+  nodeLeaseDurationSeconds: number;
+  imageMinimumGCAge: Millis;
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  serializeImagePulls: boolean;
+  runtimeRequestTimeout: Millis;
+  cgroupDriver: 'cgroupfs' | 'systemd';
+  cpuManagerPolicy: 'none' | 'static';
+  topologyManagerPolicy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node';
+  maxPods: number;
+  /** -1 means no limit. */
+  podPidsLimit: number;
+  resolvConf: string;
+  maxOpenFiles: number;
+  kubeAPIQPS: number;
+  kubeAPIBurst: number;
+  /** Signal -> threshold ("100Mi" or "10%"); parse values with parseThresholdValue. */
+  evictionHard: Record<string, string>;
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriod: Record<string, Millis>;
+  evictionPressureTransitionPeriod: Millis;
+  /** Resource name (cpu, memory, ephemeral-storage, pid) -> quantity. */
+  systemReserved: Record<string, string>;
+  kubeReserved: Record<string, string>;
+  enforceNodeAllocatable: string[];
+  failSwapOn: boolean;
+  memorySwap: { swapBehavior: SwapBehavior };
+  containerLogMaxSize: string;
+  containerLogMaxFiles: number;
+  podLogsDir: string;
+  shutdownGracePeriod: Millis;
+  shutdownGracePeriodCriticalPods: Millis;
+  seccompDefault: boolean;
+  featureGates: Record<string, boolean>;
+  logging: { format: 'json'; verbosity: number };
+  containerRuntimeEndpoint: string;
+  /** Resolved: equals containerRuntimeEndpoint when not configured. */
+  imageServiceEndpoint: string;
+}
+
+/** Process-level settings that only come from flags (as the kubelet's KubeletFlags). */
+export interface AgentFlags {
+  /** --config, absolute; '' when not given. */
+  configFile: string;
+  /** --config-dir, absolute; '' when not given. */
+  configDir: string;
+  kubeconfig: string;
+  bootstrapKubeconfig: string;
+  rootDir: string;
+  certDir: string;
+  /** Lower-cased and trimmed, '' when not given. */
+  hostnameOverride: string;
+  /** --node-ip, at most one per IP family. */
+  nodeIPs: string[];
+  nodeLabels: Record<string, string>;
+  lockFile: string;
+}
+
+/** Everything loadAgentConfig resolves: flags + --config + --config-dir drop-ins, defaulted and validated. */
+export interface AgentConfig {
+  flags: AgentFlags;
+  config: NodeAgentConfiguration;
+  featureGates: FeatureGates;
+  /** The node name: --hostname-override, else the machine's hostname, lower-cased. */
+  nodeName: string;
+  logLevel: LogLevel;
+  /** Configuration files applied, in order (base first, then drop-ins). */
+  sources: string[];
+  /** Non-fatal notes to log once the logger exists (e.g. GA feature gates set explicitly). */
+  warnings: string[];
+}

@@ -1,0 +1,122 @@
+import { parseDuration } from '../../agent/config/duration'; // TODO(lead): move to apiserver/api/duration.ts once agent/config settles
+
+/**
+ * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
+ * --secure-port, --tls-cert-file, ...), pflag syntax (--flag=value, --flag value, bare bools).
+ */
+export interface ApiServerFlags {
+  bindAddress: string;
+  securePort: number;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  clientCaFile?: string;
+  tokenAuthFile?: string;
+  dataDir: string;
+  etcdServers: string[];
+  livezGracePeriodMs: number;
+  shutdownDelayMs: number;
+  nodeMonitorGracePeriodMs: number;
+  anonymousAuth: boolean;
+  logLevel: string;
+  help: boolean;
+}
+
+type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list';
+
+interface Def {
+  kind: Kind;
+  usage: string;
+  def?: string;
+}
+
+const defs: Record<string, Def> = {
+  'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
+  'secure-port': { kind: 'int', usage: 'Port to serve HTTPS on', def: '6443' },
+  'tls-cert-file': { kind: 'string', usage: 'x509 serving certificate; without it the server makes its own CA and certificate under --data-dir/pki' },
+  'tls-private-key-file': { kind: 'string', usage: 'Private key matching --tls-cert-file' },
+  'client-ca-file': { kind: 'string', usage: 'CA bundle that verifies client certificates (CN = user, O = groups); the generated CA is always trusted too' },
+  'token-auth-file': { kind: 'string', usage: 'Static token file: CSV lines token,user,uid[,"group1,group2"]' },
+  'data-dir': { kind: 'string', usage: 'Directory for the embedded SQLite store and generated credentials', def: '/var/lib/svc-apiserver' },
+  'etcd-servers': { kind: 'list', usage: 'etcd endpoints (http://host:port,...); when set, etcd replaces the embedded store' },
+  'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
+  'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
+  'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
+  'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
+  'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
+  help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
+};
+
+export class FlagError extends Error {}
+
+export function parseFlags(argv: readonly string[]): ApiServerFlags {
+  const values = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h') {
+      values.set('help', 'true');
+      continue;
+    }
+    if (!a.startsWith('--')) throw new FlagError(`unexpected argument "${a}": svc-apiserver takes only flags (see --help)`);
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    const def = defs[name];
+    if (!def) throw new FlagError(`unknown flag: --${name} (see --help)`);
+    let v: string;
+    if (eq >= 0) v = a.slice(eq + 1);
+    else if (def.kind === 'bool') v = 'true';
+    else {
+      if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: --${name}`);
+      v = argv[++i];
+    }
+    values.set(name, v);
+  }
+  const get = (n: string) => values.get(n) ?? defs[n].def;
+  const str = (n: string) => get(n) || undefined;
+  const int = (n: string) => {
+    const v = get(n)!;
+    if (!/^\d+$/.test(v)) throw new FlagError(`invalid argument "${v}" for --${n}: must be a non-negative integer`);
+    return Number(v);
+  };
+  const bool = (n: string) => {
+    const v = get(n)!;
+    if (v !== 'true' && v !== 'false') throw new FlagError(`invalid argument "${v}" for --${n}: must be true or false`);
+    return v === 'true';
+  };
+  const dur = (n: string) => {
+    try {
+      return parseDuration(get(n)!);
+    } catch (err) {
+      throw new FlagError(`invalid argument "${get(n)}" for --${n}: ${(err as Error).message}`);
+    }
+  };
+  const port = int('secure-port');
+  if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
+  if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
+  const level = get('log-level')!;
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
+  return {
+    bindAddress: get('bind-address')!,
+    securePort: port,
+    tlsCertFile: str('tls-cert-file'),
+    tlsPrivateKeyFile: str('tls-private-key-file'),
+    clientCaFile: str('client-ca-file'),
+    tokenAuthFile: str('token-auth-file'),
+    dataDir: get('data-dir')!,
+    etcdServers: (str('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    livezGracePeriodMs: dur('livez-grace-period'),
+    shutdownDelayMs: dur('shutdown-delay-duration'),
+    nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
+    anonymousAuth: bool('anonymous-auth'),
+    logLevel: level,
+    help: bool('help'),
+  };
+}
+
+export function helpText(): string {
+  const lines = ['Usage: svc-apiserver [flags]', '', 'The compact API server svc-node registers with.', '', 'Flags:'];
+  for (const [name, d] of Object.entries(defs)) {
+    const t = d.kind === 'bool' ? '' : ` ${d.kind === 'list' ? 'strings' : d.kind}`;
+    lines.push(`      --${name}${t}`.padEnd(44) + d.usage + (d.def && d.kind !== 'bool' ? ` (default ${JSON.stringify(d.def)})` : ''));
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,186 @@
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import type { KObject, OwnerReference } from '../api/types';
+import type { ResourceRegistry } from '../registry/builtin';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore } from '../store/object-store';
+import type { CachedEvent, WatchCache } from '../store/watch-cache';
+import { controllerContext } from './system-context';
+import { WorkQueue } from './work-queue';
+
+const ctx = controllerContext('garbage-collector');
+
+interface Ref {
+  type: ResourceType;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Owner-reference garbage collection (delete propagationPolicy, 2.5): dependents whose owners are
+ * all gone are deleted (Background); an owner deleted with Orphan has its dependents' references
+ * removed, then its "orphan" finalizer; one deleted with Foreground waits for its dependents to
+ * be deleted, then loses its "foregroundDeletion" finalizer. An in-memory index from owner uid to
+ * dependents is built at start and kept current from the watch cache.
+ */
+export class GarbageCollector {
+  private readonly dependents = new Map<string, Map<string, Ref>>();
+  /** uid of every live object we know, to tell whether an owner still exists. */
+  private readonly live = new Map<string, Ref>();
+  private readonly queue = new WorkQueue();
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: WatchCache,
+    private readonly registry: ResourceRegistry,
+    private readonly log: Logger,
+  ) {}
+
+  async run(signal: AbortSignal): Promise<void> {
+    await this.cache.whenReady();
+    const from = this.cache.currentRevision();
+    const work: Ref[] = [];
+    for (const t of this.registry.all()) {
+      for (const obj of (await this.store.list(t, '', { labelSelector: [], fieldSelector: [] })).items) {
+        this.observe(t, obj);
+        if (needsWork(obj)) work.push({ type: t, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! });
+      }
+    }
+    // Enqueue only once every owner is indexed, so no dependent is judged an orphan too early.
+    for (const ref of work) this.enqueue(ref);
+    void this.follow(from, signal);
+    await this.queue.run(signal, (k) => this.sync(k), (k, err) => this.log.warn({ err, object: k }, 'garbage collection failed; retrying'));
+  }
+
+  private async follow(from: number, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const ev of this.cache.watch('/', from, signal)) this.onEvent(ev);
+    } catch (err) {
+      if (!signal.aborted) this.log.error({ err }, 'garbage collector watch ended');
+    }
+  }
+
+  private onEvent(ev: CachedEvent): void {
+    const [, group, resource] = ev.key.split('/');
+    const t = this.registry.all().find((x) => (x.group || 'core') === group && x.resource === resource);
+    if (!t) return;
+    const uid = ev.object.metadata.uid!;
+    if (ev.type === 'DELETED') {
+      this.live.delete(uid);
+      this.unindex(ev.object);
+      // Its dependents may now be orphans.
+      for (const ref of this.dependents.get(uid)?.values() ?? []) this.enqueue(ref);
+      return;
+    }
+    if (ev.prevObject) this.unindex(ev.prevObject);
+    this.observe(t, ev.object);
+    if (needsWork(ev.object)) this.enqueue({ type: t, namespace: ev.object.metadata.namespace ?? '', name: ev.object.metadata.name! });
+  }
+
+  private observe(t: ResourceType, obj: KObject): void {
+    const ref = { type: t, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! };
+    this.live.set(obj.metadata.uid!, ref);
+    for (const o of obj.metadata.ownerReferences ?? []) {
+      let m = this.dependents.get(o.uid);
+      if (!m) this.dependents.set(o.uid, (m = new Map()));
+      m.set(refKey(ref), ref);
+    }
+  }
+
+  private unindex(obj: KObject): void {
+    for (const o of obj.metadata.ownerReferences ?? []) {
+      const m = this.dependents.get(o.uid);
+      if (!m) continue;
+      for (const [k, r] of m) if (r.name === obj.metadata.name && r.namespace === (obj.metadata.namespace ?? '')) m.delete(k);
+      if (m.size === 0) this.dependents.delete(o.uid);
+    }
+  }
+
+  private enqueue(ref: Ref): void {
+    this.queue.add(JSON.stringify([ref.type.group, ref.type.version, ref.type.resource, ref.namespace, ref.name]));
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [group, version, resource, namespace, name] = JSON.parse(key) as string[];
+    const t = this.registry.lookup(group, version, resource);
+    if (!t) return;
+    let obj: KObject;
+    try {
+      obj = await this.store.get(t, namespace, name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+    const fin = obj.metadata.finalizers ?? [];
+    if (obj.metadata.deletionTimestamp && fin.includes('orphan')) return this.orphanDependents(t, obj);
+    if (obj.metadata.deletionTimestamp && fin.includes('foregroundDeletion')) return this.deleteDependentsFirst(t, obj);
+    const owners = obj.metadata.ownerReferences ?? [];
+    if (owners.length > 0 && owners.every((o) => !this.ownerExists(o, namespace))) {
+      await this.deleteQuietly(t, namespace, name, 'Background');
+      this.log.info({ resource: t.resource, namespace, name }, 'deleted dependent whose owners are gone');
+    }
+  }
+
+  private ownerExists(o: OwnerReference, namespace: string): boolean {
+    const ref = this.live.get(o.uid);
+    if (!ref) return false;
+    // A namespaced dependent may only be owned by objects of its namespace or cluster-scoped ones.
+    return ref.namespace === '' || ref.namespace === namespace;
+  }
+
+  private async orphanDependents(t: ResourceType, owner: KObject): Promise<void> {
+    const uid = owner.metadata.uid!;
+    for (const ref of [...(this.dependents.get(uid)?.values() ?? [])]) {
+      await this.store.update(ref.type, ref.namespace, ref.name, (cur) => {
+        if (!cur) throw new ApiError('NotFound', 'gone');
+        cur.metadata.ownerReferences = (cur.metadata.ownerReferences ?? []).filter((o) => o.uid !== uid);
+        if (cur.metadata.ownerReferences.length === 0) delete cur.metadata.ownerReferences;
+        delete cur.metadata.resourceVersion;
+        return cur;
+      }, ctx).catch((err) => {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      });
+    }
+    await this.removeFinalizer(t, owner, 'orphan');
+  }
+
+  private async deleteDependentsFirst(t: ResourceType, owner: KObject): Promise<void> {
+    const deps = [...(this.dependents.get(owner.metadata.uid!)?.values() ?? [])];
+    if (deps.length > 0) {
+      for (const ref of deps) await this.deleteQuietly(ref.type, ref.namespace, ref.name, 'Foreground');
+      this.enqueue({ type: t, namespace: owner.metadata.namespace ?? '', name: owner.metadata.name! });
+      return;
+    }
+    await this.removeFinalizer(t, owner, 'foregroundDeletion');
+  }
+
+  private async removeFinalizer(t: ResourceType, obj: KObject, finalizer: string): Promise<void> {
+    await this.store.update(t, obj.metadata.namespace ?? '', obj.metadata.name!, (cur) => {
+      if (!cur) throw new ApiError('NotFound', 'gone');
+      cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+      delete cur.metadata.resourceVersion;
+      return cur;
+    }, ctx).catch((err) => {
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    });
+  }
+
+  private async deleteQuietly(t: ResourceType, namespace: string, name: string, policy: 'Background' | 'Foreground'): Promise<void> {
+    try {
+      await this.store.delete(t, namespace, name, { propagationPolicy: policy }, ctx);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    }
+  }
+}
+
+/** Only objects with owners, or owners deleted with Orphan or Foreground, need the collector. */
+function needsWork(obj: KObject): boolean {
+  if ((obj.metadata.ownerReferences ?? []).length > 0) return true;
+  const fin = obj.metadata.finalizers ?? [];
+  return !!obj.metadata.deletionTimestamp && (fin.includes('orphan') || fin.includes('foregroundDeletion'));
+}
+
+function refKey(r: Ref): string {
+  return `${r.type.group}/${r.type.resource}/${r.namespace}/${r.name}`;
+}

@@ -1,0 +1,91 @@
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { isObject } from '../api/types';
+import { parseDocument, readBody } from '../server/decode';
+import type { DeleteOptions } from '../store/object-store';
+import { listQuery, reply, writeContext, type ResourceRequest } from './context';
+
+/** DELETE item (2.5 DeleteOptions in the body or the query). 200 with the object while it terminates, else a Success Status. */
+export async function handleDelete(r: ResourceRequest): Promise<void> {
+  const ctx = writeContext(r);
+  const options = await deleteOptions(r);
+  const { object, gone } = await r.store.delete(r.type, r.info.namespace, r.info.name, options, ctx);
+  if (!gone) {
+    reply(r, 200, object);
+    return;
+  }
+  reply(r, 200, success(r, object));
+}
+
+/** DELETE collection: deletes every object the selectors match, with the same options each. */
+export async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
+  const ctx = writeContext(r);
+  const options = await deleteOptions(r);
+  const q = listQuery(r);
+  const list = await r.store.list(r.type, r.info.namespace, { ...q, limit: undefined, continue: undefined });
+  const items: KObject[] = [];
+  for (const obj of list.items) {
+    try {
+      const { object } = await r.store.delete(r.type, obj.metadata.namespace ?? '', obj.metadata.name!, options, ctx);
+      items.push(object);
+    } catch (err) {
+      // Deleted by someone else meanwhile: that is what was asked for.
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    }
+  }
+  reply(r, 200, { apiVersion: list.apiVersion, kind: list.kind, metadata: { resourceVersion: list.metadata.resourceVersion }, items });
+}
+
+function success(r: ResourceRequest, obj: KObject): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: obj.metadata.name, group: r.type.group || undefined, kind: r.type.resource, uid: obj.metadata.uid },
+  };
+}
+
+async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
+  const body = await readBody(r.req);
+  let o: Record<string, unknown> = {};
+  if (body.length > 0 && body.toString('utf8').trim() !== '') {
+    const { value } = parseDocument(body, /yaml/.test(r.req.headers['content-type'] ?? '') ? 'yaml' : 'json');
+    if (!isObject(value)) throw new ApiError('BadRequest', 'DeleteOptions must be an object');
+    if (value.kind !== undefined && value.kind !== 'DeleteOptions') {
+      throw new ApiError('BadRequest', `the kind in the data (${String(value.kind)}) does not match the expected kind (DeleteOptions)`);
+    }
+    o = value;
+  }
+  const q = r.query;
+  const out: DeleteOptions = {};
+  const grace = q.get('gracePeriodSeconds') ?? (o.gracePeriodSeconds !== undefined ? String(o.gracePeriodSeconds) : null);
+  if (grace !== null) {
+    if (!/^-?\d+$/.test(grace)) throw new ApiError('BadRequest', `gracePeriodSeconds: Invalid value: "${grace}": must be an integer`);
+    out.gracePeriodSeconds = Number(grace);
+  }
+  const policy = q.get('propagationPolicy') ?? (o.propagationPolicy as string | undefined);
+  if (policy !== undefined && policy !== null) {
+    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+      throw new ApiError('BadRequest', `propagationPolicy: Unsupported value: "${policy}": supported values: "Background", "Foreground", "Orphan"`);
+    }
+    out.propagationPolicy = policy;
+  }
+  const orphan = q.get('orphanDependents') ?? (o.orphanDependents !== undefined ? String(o.orphanDependents) : null);
+  if (orphan !== null) {
+    out.orphanDependents = orphan === 'true';
+    if (out.propagationPolicy) throw new ApiError('BadRequest', 'orphanDependents: Invalid value: cannot set both orphanDependents and propagationPolicy');
+  }
+  if (isObject(o.preconditions)) {
+    const p = o.preconditions;
+    out.preconditions = {
+      uid: typeof p.uid === 'string' ? p.uid : undefined,
+      resourceVersion: typeof p.resourceVersion === 'string' ? p.resourceVersion : undefined,
+    };
+  }
+  if (o.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    // Needs the alpha gate AllowUnsafeMalformedObjectDeletion (2.5), which this server does not enable.
+    throw new ApiError('BadRequest', 'ignoreStoreReadErrorWithClusterBreakingPotential: Forbidden: the AllowUnsafeMalformedObjectDeletion feature gate is not enabled');
+  }
+  return out;
+}

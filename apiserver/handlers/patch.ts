@@ -1,0 +1,52 @@
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { bodyFormat } from '../server/negotiation';
+import { checkObject, parseDocument, readBody } from '../server/decode';
+import { applyJsonPatch } from '../patch/json-patch';
+import { applyMergePatch } from '../patch/merge-patch';
+import { applyStrategicMergePatch } from '../patch/strategic-merge';
+import { parseFieldValidation } from '../validation/field-validation';
+import { reply, writeContext, type ResourceRequest } from './context';
+
+/**
+ * PATCH item (4.3): json-patch, merge-patch and strategic-merge-patch. The patch is re-applied to
+ * the latest object when a concurrent write wins, unless it pins metadata.resourceVersion.
+ */
+export async function handlePatch(r: ResourceRequest): Promise<void> {
+  const format = bodyFormat(r.req.headers['content-type'], 'PATCH');
+  if (format === 'apply-patch') {
+    throw new ApiError('UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not served by this version of svc-apiserver yet');
+  }
+  const fv = parseFieldValidation(r.query.get('fieldValidation'));
+  const ctx = writeContext(r);
+  const { value: patch, duplicates } = parseDocument(await readBody(r.req), 'json');
+  let warnings: string[] = [];
+  const { object } = await r.store.update(
+    r.type,
+    r.info.namespace,
+    r.info.name,
+    (current) => {
+      if (!current) throw new ApiError('NotFound', `${r.type.resource} "${r.info.name}" not found`);
+      let patched: unknown;
+      if (format === 'json-patch') patched = applyJsonPatch(current, patch);
+      else if (format === 'merge-patch') patched = applyMergePatch(current, patch);
+      else patched = applyStrategicMergePatch(current, patch, r.type.schema);
+      const checked = checkObject(patched, duplicates, r.type, fv);
+      warnings = checked.warnings;
+      // A patch that does not mention resourceVersion applies to whatever is current.
+      const pinned = pinnedVersion(patch, format);
+      if (!pinned) delete checked.object.metadata.resourceVersion;
+      return checked.object as KObject;
+    },
+    { ...ctx },
+  );
+  reply(r, 200, object, { warnings });
+}
+
+function pinnedVersion(patch: unknown, format: string): boolean {
+  if (format === 'json-patch') {
+    return Array.isArray(patch) && patch.some((op) => typeof op === 'object' && op !== null && String((op as { path?: unknown }).path).startsWith('/metadata/resourceVersion'));
+  }
+  const meta = (patch as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
+  return typeof meta?.resourceVersion === 'string' && meta.resourceVersion !== '';
+}

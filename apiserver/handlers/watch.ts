@@ -1,0 +1,136 @@
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { isTrue } from '../server/request-info';
+import { negotiate, type Rendering } from '../server/negotiation';
+import { toTable } from '../server/table';
+import { collectionPrefix, objectKey } from '../store/keys';
+import { parseRv } from '../store/read-plan';
+import type { CachedEvent } from '../store/watch-cache';
+import { listQuery, type ResourceRequest } from './context';
+
+/** Upstream picks a watch's lifetime at random in [minRequestTimeout, 2×minRequestTimeout) so watches do not all reconnect at once. */
+const MIN_REQUEST_TIMEOUT_S = 1800;
+const BOOKMARK_EVERY_MS = 60_000;
+/** The annotation on the BOOKMARK that ends the initial events of a streaming list (4.7). */
+export const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
+
+/**
+ * GET with watch=1 (6.1): a chunked stream of {type, object} JSON documents. Start semantics of
+ * 4.6 (unset/0: synthetic ADDED for existing objects; n: changes after n), bookmarks, streaming
+ * lists (sendInitialEvents), timeoutSeconds, and 410 as an ERROR event when history is gone.
+ */
+export async function handleWatch(r: ResourceRequest): Promise<void> {
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined });
+  const q = listQuery(r);
+  if (r.info.name) {
+    // Watch of one object through its path: the same as a metadata.name field selector.
+    q.fieldSelector = [...q.fieldSelector, { key: 'metadata.name', operator: '=', values: [r.info.name] }];
+  }
+  const bookmarks = isTrue(r.query.get('allowWatchBookmarks'));
+  const sendInitialText = r.query.get('sendInitialEvents');
+  const rvText = q.resourceVersion ?? '';
+  if (sendInitialText !== null) {
+    if (q.resourceVersionMatch !== 'NotOlderThan') {
+      throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    }
+  } else if (q.resourceVersionMatch) {
+    throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  const sendInitial = sendInitialText !== null ? isTrue(sendInitialText) : rvText === '' || rvText === '0';
+  if (sendInitialText !== null && isTrue(sendInitialText) && !bookmarks) {
+    throw new ApiError('BadRequest', 'allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true');
+  }
+  const timeoutText = r.query.get('timeoutSeconds');
+  let timeoutS = MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
+  if (timeoutText !== null && timeoutText !== '') {
+    if (!/^\d+$/.test(timeoutText)) throw new ApiError('BadRequest', `timeoutSeconds: Invalid value: "${timeoutText}"`);
+    timeoutS = Number(timeoutText);
+  }
+
+  const ns = r.info.namespace;
+  const prefix = r.info.name && !r.type.namespaced ? objectKey(r.type, ns, r.info.name) : collectionPrefix(r.type, ns);
+  // The start: a consistent list for synthetic ADDED events, else the given version.
+  let initial: KObject[] = [];
+  let from: number;
+  if (sendInitial) {
+    const list = await r.store.list(r.type, ns, {
+      ...q,
+      limit: undefined,
+      continue: undefined,
+      resourceVersion: rvText === '' ? undefined : rvText,
+      resourceVersionMatch: rvText === '' || rvText === '0' ? undefined : 'NotOlderThan',
+    });
+    initial = list.items;
+    from = Number(list.metadata.resourceVersion);
+  } else {
+    from = rvText === '' || rvText === '0' ? r.cache.currentRevision() : parseRv(rvText);
+  }
+
+  const res = r.res;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  res.flushHeaders();
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  r.signal.addEventListener('abort', stop, { once: true });
+  r.req.on('close', stop);
+  res.on('close', stop);
+  const timer = setTimeout(stop, timeoutS * 1000);
+  let lastRv = from;
+  const bookmarkTimer = bookmarks
+    ? setInterval(() => write(res, bookmark(r, lastRv)), BOOKMARK_EVERY_MS)
+    : undefined;
+  try {
+    for (const obj of initial) write(res, encode(r, rendering, 'ADDED', obj));
+    if (sendInitialText !== null && sendInitial) {
+      write(res, bookmark(r, from, { [INITIAL_EVENTS_END]: 'true' }));
+    }
+    for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
+      lastRv = ev.revision;
+      const type = visibleType(r, ev, q);
+      if (!type) continue;
+      const ok = write(res, type === ev.type && rendering.kind === 'json' ? plainEvent(ev) : encode(r, rendering, type, ev.object));
+      if (!ok) await new Promise((resolve) => res.once('drain', resolve));
+    }
+  } catch (err) {
+    if (err instanceof ApiError) write(res, JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
+    else r.log.error({ err }, 'watch failed');
+  } finally {
+    clearTimeout(timer);
+    if (bookmarkTimer) clearInterval(bookmarkTimer);
+    r.signal.removeEventListener('abort', stop);
+    res.end();
+  }
+}
+
+/** With selectors, an object that stops matching is DELETED for this watcher, one that starts matching ADDED (as upstream's cacher). */
+function visibleType(r: ResourceRequest, ev: CachedEvent, q: Parameters<ResourceRequest['store']['selects']>[2]): CachedEvent['type'] | undefined {
+  const now = r.store.selects(r.type, ev.object, q);
+  if (ev.type !== 'MODIFIED' || !ev.prevObject) return now ? ev.type : undefined;
+  const before = r.store.selects(r.type, ev.prevObject, q);
+  if (now && before) return 'MODIFIED';
+  if (now) return 'ADDED';
+  if (before) return 'DELETED';
+  return undefined;
+}
+
+function plainEvent(ev: CachedEvent): string {
+  ev.json ??= JSON.stringify(ev.object);
+  return `{"type":"${ev.type}","object":${ev.json}}\n`;
+}
+
+function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string {
+  const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
+  return JSON.stringify({ type, object }) + '\n';
+}
+
+function bookmark(r: ResourceRequest, rv: number, annotations?: Record<string, string>): string {
+  const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (annotations) metadata.annotations = annotations;
+  const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
+  return JSON.stringify({ type: 'BOOKMARK', object: { kind: r.type.kind, apiVersion, metadata } }) + '\n';
+}
+
+function write(res: ResourceRequest['res'], chunk: string): boolean {
+  if (res.destroyed || res.writableEnded) return true;
+  return res.write(chunk);
+}

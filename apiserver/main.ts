@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { AdmissionChain } from './admission/admission';
+import { NamespaceLifecycle } from './admission/namespace-lifecycle';
+import { ApiError } from './api/errors';
+import { AuthenticatorChain } from './authn/chain';
+import { TokenFileAuthenticator } from './authn/token-file';
+import { X509Authenticator } from './authn/x509';
+import type { Authenticator } from './authn/authenticator';
+import { AuthenticatedAllow } from './authz/always-allow';
+import { AuthorizerChain } from './authz/chain';
+import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
+import { Compactor } from './controllers/compactor';
+import { GarbageCollector } from './controllers/garbage-collector';
+import { NamespaceController } from './controllers/namespace-controller';
+import { controllerContext } from './controllers/system-context';
+import { ensureServerPki } from './pki/bootstrap';
+import { builtinTypes, ResourceRegistry } from './registry/builtin';
+import { ApiServer } from './server/api-server';
+import { SqliteStorage } from './storage/sqlite';
+import type { Storage } from './storage/storage';
+import { ObjectStore } from './store/object-store';
+import { WatchCache } from './store/watch-cache';
+
+const HISTORY_MS = 5 * 60_000; // section 8: watch history and continue tokens, 5 minutes
+const VERSION = { gitVersion: 'v0.1.0', major: '0', minor: '1' };
+
+/** Composition root: flags → store → server and control loops; runs until SIGTERM or SIGINT. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let flags: ApiServerFlags;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`svc-apiserver: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (flags.help) {
+    process.stdout.write(helpText());
+    return 0;
+  }
+  const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
+  if (flags.etcdServers.length > 0) {
+    log.error('--etcd-servers is not supported by this build yet; remove it to use the embedded store');
+    return 2;
+  }
+  const storage: Storage = SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
+  const registry = new ResourceRegistry();
+  for (const t of builtinTypes) registry.register(t);
+  const cache = new WatchCache(storage, { retainMs: HISTORY_MS, now: Date.now });
+  const nsType = registry.lookup('', 'v1', 'namespaces')!;
+  let store: ObjectStore | undefined;
+  const lifecycle = new NamespaceLifecycle(async (name) => {
+    try {
+      return await store!.get(nsType, '', name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return null;
+      throw err;
+    }
+  });
+  store = new ObjectStore(storage, cache, new AdmissionChain([lifecycle]), { now: () => new Date(), rvWaitMs: 3000 });
+
+  const pki = await ensureServerPki(flags.dataDir, { extraNames: [flags.bindAddress], port: flags.securePort });
+  const serving = flags.tlsCertFile
+    ? { certPem: readFileSync(flags.tlsCertFile, 'utf8'), keyPem: readFileSync(flags.tlsPrivateKeyFile!, 'utf8') }
+    : pki.serving;
+  const clientCaPem = pki.ca.certPem + (flags.clientCaFile ? readFileSync(flags.clientCaFile, 'utf8') : '');
+  const methods: Authenticator[] = [new X509Authenticator()];
+  if (flags.tokenAuthFile) methods.push(TokenFileAuthenticator.fromFile(flags.tokenAuthFile));
+
+  const ac = new AbortController();
+  const stop = (sig: string) => {
+    if (ac.signal.aborted) return;
+    log.info({ signal: sig }, 'shutdown requested');
+    ac.abort();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  const cacheRun = cache.run(ac.signal);
+  await cache.whenReady();
+  await ensureSystemNamespaces(store, nsType);
+
+  const server = new ApiServer({
+    host: flags.bindAddress,
+    port: flags.securePort,
+    tls: { ...serving, clientCaPem },
+    registry,
+    store,
+    cache,
+    authn: new AuthenticatorChain(methods, flags.anonymousAuth),
+    authz: new AuthorizerChain([new AuthenticatedAllow()]),
+    admission: new AdmissionChain([lifecycle]),
+    log,
+    now: () => new Date(),
+    checks: [{ name: 'etcd', check: async () => ((await storage.currentRevision()) >= 0 ? undefined : 'store unavailable') }],
+    livezGraceMs: flags.livezGracePeriodMs,
+    shutdownDelayMs: flags.shutdownDelayMs,
+    version: VERSION,
+  });
+  const loops = [
+    new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(ac.signal),
+    new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(ac.signal),
+    new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(ac.signal),
+  ];
+  await server.run(ac.signal, () => {
+    if (!flags.tlsCertFile) log.info({ kubeconfig: pki.adminKubeconfig }, 'admin kubeconfig written');
+  });
+  await Promise.allSettled([cacheRun, ...loops]);
+  await storage.close();
+  return 0;
+}
+
+/** The namespaces every cluster has (default, svc-system, svc-public, svc-node-lease), created when missing. */
+async function ensureSystemNamespaces(store: ObjectStore, nsType: Parameters<ObjectStore['get']>[0]): Promise<void> {
+  const ctx = controllerContext('bootstrap');
+  for (const name of NamespaceLifecycle.immortal) {
+    try {
+      await store.create(nsType, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`svc-apiserver: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,53 @@
+import type { Cause } from '../api/errors';
+import type { ObjectSchema } from '../api/schema';
+import type { KObject } from '../api/types';
+
+/** One column of server-side Table output (meta.svc.io/v1 Table columnDefinitions + the cell it shows). */
+export interface TableColumn {
+  name: string;
+  /** OpenAPI type of the cell: string, integer, number, boolean, date. */
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** 0 = shown by default; 1 = shown with -o wide. */
+  priority: number;
+  cell(obj: KObject): unknown;
+}
+
+/**
+ * Everything the generic handlers need to serve one group/version/resource. Registered
+ * explicitly in registry/builtin.ts; handlers never special-case a kind.
+ */
+export interface ResourceType {
+  group: string; // '' for the core group
+  version: string;
+  resource: string; // plural, lower-case: used in URLs
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  /** The whole object's schema (apiVersion, kind, metadata, spec, status, ...). */
+  schema: ObjectSchema;
+  /** True when the type has a status sub-resource: the main resource ignores status, /status changes only status. */
+  hasStatus: boolean;
+  /** On create, whether the client's status is kept (nodes register with their status, as upstream) or reset before defaults. Default reset. */
+  keepStatusOnCreate?: boolean;
+  /** Top-level fields that belong to the spec for generation purposes (a change bumps metadata.generation). Absent: every field except metadata and status. */
+  specFields?: readonly string[];
+  /** Field selector fields beyond metadata.name and metadata.namespace, each with how to read it as a string. */
+  fieldSelectors?: Readonly<Record<string, (obj: KObject) => string | undefined>>;
+  /** Table columns after Name (which is always first); absent: Created At only. */
+  tableColumns?: readonly TableColumn[];
+  /** Fills defaults in place (create, update and dry-run alike). Must be idempotent. */
+  defaults?(obj: KObject): void;
+  /** Kind-specific validation; old is set on update. Object metadata is validated generically before. */
+  validate?(obj: KObject, old?: KObject): Cause[];
+  /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. */
+  validateUpdate?(obj: KObject, old: KObject): Cause[];
+}
+
+export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}

@@ -1,0 +1,255 @@
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import type { AdmissionChain } from '../admission/admission';
+import type { AuthenticatorChain } from '../authn/chain';
+import type { AuthorizerChain } from '../authz/chain';
+import type { ResourceRegistry } from '../registry/builtin';
+import type { ObjectStore } from '../store/object-store';
+import type { WatchCache } from '../store/watch-cache';
+import { handleCreate } from '../handlers/create';
+import type { ResourceRequest } from '../handlers/context';
+import { handleDelete, handleDeleteCollection } from '../handlers/delete';
+import { handleGet } from '../handlers/get';
+import { handleList } from '../handlers/list';
+import { handlePatch } from '../handlers/patch';
+import { handleUpdate } from '../handlers/update';
+import { handleWatch } from '../handlers/watch';
+import { Discovery } from './discovery';
+import { runChecks, type HealthCheck } from './health';
+import { openApiV2, openApiV3, openApiV3Index } from './openapi';
+import { parseRequestInfo, type RequestInfo } from './request-info';
+import { send, sendError } from './respond';
+
+export interface ApiServerOptions {
+  host: string;
+  port: number;
+  tls: { certPem: string; keyPem: string; clientCaPem?: string };
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  cache: WatchCache;
+  authn: AuthenticatorChain;
+  authz: AuthorizerChain;
+  admission: AdmissionChain;
+  log: Logger;
+  now: () => Date;
+  /** Checks beyond ping, e.g. the store's. */
+  checks: readonly HealthCheck[];
+  /** --livez-grace-period: livez ignores failing checks (other than ping) this long after start. */
+  livezGraceMs: number;
+  /** --shutdown-delay-duration: readyz fails this long before the listener closes. */
+  shutdownDelayMs: number;
+  version: { gitVersion: string; major: string; minor: string };
+  /** Extra handlers for sub-resources, keyed "group/resource/subresource" (e.g. certificatesigningrequests approval). */
+  subresources?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
+}
+
+/**
+ * The HTTPS API server: TLS, then for every request authentication → authorization → (for
+ * writes) admission inside the store → handler, with all errors rendered as Status objects.
+ * run(signal) listens until the signal aborts, then shuts down gracefully (4.8).
+ */
+export class ApiServer {
+  private server?: Server;
+  private readonly discovery: Discovery;
+  private startedAt = 0;
+  private shuttingDown = false;
+  private readonly requests = new AbortController();
+  private inFlight = 0;
+  private idle?: () => void;
+
+  constructor(private readonly o: ApiServerOptions) {
+    this.discovery = new Discovery(() => o.registry.all());
+  }
+
+  /** The bound port (after run has started listening). */
+  get port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** Listens; resolves `listening` once bound; the returned promise ends after graceful shutdown. */
+  async run(signal: AbortSignal, listening?: () => void): Promise<void> {
+    const o = this.o;
+    const server = createServer(
+      {
+        cert: o.tls.certPem,
+        key: o.tls.keyPem,
+        ca: o.tls.clientCaPem,
+        requestCert: true,
+        rejectUnauthorized: false, // unauthenticated clients may still use tokens or be anonymous
+        minVersion: 'TLSv1.2',
+      },
+      (req, res) => void this.handle(req, res),
+    );
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 70_000;
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.port, o.host, () => resolve());
+    });
+    this.startedAt = Date.now();
+    o.log.info({ address: o.host, port: this.port }, 'serving securely');
+    listening?.();
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    // Graceful shutdown: readyz fails first so load balancers drain, then stop accepting,
+    // end long-running watches, and let in-flight requests finish.
+    this.shuttingDown = true;
+    o.log.info({ delayMs: o.shutdownDelayMs }, 'shutting down: readyz now fails');
+    if (o.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, o.shutdownDelayMs));
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    this.requests.abort();
+    if (this.inFlight > 0) await new Promise<void>((r) => (this.idle = r));
+    server.closeIdleConnections();
+    await closed;
+    o.log.info('server stopped');
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.inFlight++;
+    const o = this.o;
+    try {
+      const url = new URL(req.url ?? '/', 'https://localhost');
+      const info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
+      const user = await o.authn.authenticate(req);
+      await o.authz.authorize({ user, info });
+      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
+      else await this.serveNonResource(req, res, info, url.searchParams);
+    } catch (err) {
+      sendError(req, res, err, (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'));
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0) this.idle?.();
+    }
+  }
+
+  private async serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: RequestInfo,
+    query: URLSearchParams,
+    user: ResourceRequest['user'],
+  ): Promise<void> {
+    const o = this.o;
+    const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
+    if (!type) throw notFound();
+    // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
+    if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
+    if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
+    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now };
+    if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
+    if (info.subresource) {
+      const extra = o.subresources?.get(`${type.group}/${type.resource}/${info.subresource}`);
+      if (extra) return extra(r);
+      if (info.subresource !== 'status' || !type.hasStatus) throw notFound();
+      switch (info.verb) {
+        case 'get':
+          return handleGet(r);
+        case 'update':
+          return handleUpdate(r);
+        case 'patch':
+          return handlePatch(r);
+      }
+      throw methodNotAllowed(req.method);
+    }
+    switch (info.verb) {
+      case 'get':
+        return handleGet(r);
+      case 'list':
+        return handleList(r);
+      case 'watch':
+        return handleWatch(r);
+      case 'create':
+        if (info.name) throw methodNotAllowed(req.method);
+        return handleCreate(r);
+      case 'update':
+        return handleUpdate(r);
+      case 'patch':
+        return handlePatch(r);
+      case 'delete':
+        return handleDelete(r);
+      case 'deletecollection':
+        return handleDeleteCollection(r);
+    }
+    throw methodNotAllowed(req.method);
+  }
+
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams): Promise<void> {
+    const path = info.path.replace(/\/+$/, '') || '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method);
+    const parts = path.split('/').filter(Boolean);
+    const pretty = query.has('pretty');
+    const json = (body: unknown) => send(req, res, 200, body, { pretty });
+    if (path === '/api') return json(this.discovery.versions());
+    if (path === '/apis') return json(this.discovery.groups());
+    if (parts[0] === 'api' && parts.length === 2) {
+      const doc = this.discovery.resources('', parts[1]);
+      if (doc) return json(doc);
+    }
+    if (parts[0] === 'apis' && parts.length === 2) {
+      const doc = this.discovery.group(parts[1]);
+      if (doc) return json(doc);
+    }
+    if (parts[0] === 'apis' && parts.length === 3) {
+      const doc = this.discovery.resources(parts[1], parts[2]);
+      if (doc) return json(doc);
+    }
+    if (path === '/version') {
+      const v = this.o.version;
+      return json({ major: v.major, minor: v.minor, gitVersion: v.gitVersion, platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`, goVersion: `node${process.versions.node}`, compiler: 'tsc' });
+    }
+    if (path === '/openapi/v2') {
+      // Only the JSON form is offered; protobuf clients get 406 as upstream servers without it answer.
+      if (/protobuf/.test(req.headers.accept ?? '') && !/application\/json/.test(req.headers.accept ?? '')) {
+        throw new ApiError('NotAcceptable', 'only application/json is served for /openapi/v2');
+      }
+      return json(openApiV2(this.o.registry.all(), this.o.version.gitVersion));
+    }
+    if (path === '/openapi/v3') return json(openApiV3Index(this.o.registry.all()));
+    if (parts[0] === 'openapi' && parts[1] === 'v3') {
+      const doc = openApiV3(this.o.registry.all(), parts.slice(2).join('/'), this.o.version.gitVersion);
+      if (doc) return json(doc);
+    }
+    if (parts[0] === 'livez' || parts[0] === 'readyz' || parts[0] === 'healthz') {
+      const endpoint = parts[0];
+      const result = await runChecks(endpoint, this.checksFor(endpoint), query, parts[1]);
+      if (!result) throw notFound();
+      res.writeHead(result.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache, private' });
+      res.end(result.body);
+      return;
+    }
+    throw notFound();
+  }
+
+  private checksFor(endpoint: string): HealthCheck[] {
+    const ping: HealthCheck = { name: 'ping', check: () => undefined };
+    const base = this.o.checks;
+    if (endpoint === 'readyz') {
+      return [
+        ping,
+        ...base,
+        { name: 'informer-sync', check: async () => (this.o.cache.currentRevision() > 0 ? undefined : 'watch cache not started') },
+        { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
+      ];
+    }
+    if (endpoint === 'livez') {
+      const inGrace = Date.now() - this.startedAt < this.o.livezGraceMs;
+      // During --livez-grace-period slow start-up checks do not make the process look dead.
+      return [ping, ...(inGrace ? base.map((c) => ({ name: c.name, check: () => undefined })) : base)];
+    }
+    return [ping, ...base];
+  }
+}
+
+function notFound(): ApiError {
+  return new ApiError('NotFound', 'the server could not find the requested resource', { causes: [{ reason: 'UnexpectedServerResponse', message: '404 page not found' }] });
+}
+
+function methodNotAllowed(method: string | undefined): ApiError {
+  return new ApiError('MethodNotAllowed', `the server does not allow this method on the requested resource (${method ?? ''})`);
+}

@@ -1,0 +1,87 @@
+import { ApiError } from '../api/errors';
+
+/** What a response is rendered as (4.5). */
+export type Rendering =
+  | { kind: 'json' }
+  | { kind: 'yaml' }
+  /** Server-side Table; group is the one the client asked for (meta.svc.io, or meta.k8s.io from stock kubectl). */
+  | { kind: 'table'; group: string; version: string; includeObject: 'None' | 'Metadata' | 'Object' };
+
+interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+function parseAccept(header: string): MediaRange[] {
+  return header
+    .split(',')
+    .map((part) => {
+      const [type, ...ps] = part.trim().split(';');
+      const params: Record<string, string> = {};
+      for (const p of ps) {
+        const [k, v = ''] = p.split('=');
+        params[k.trim().toLowerCase()] = v.trim().replace(/^"|"$/g, '');
+      }
+      const q = params.q !== undefined ? Number(params.q) : 1;
+      return { type: type.trim().toLowerCase(), params, q: Number.isFinite(q) ? q : 0 };
+    })
+    .filter((m) => m.type !== '' && m.q > 0);
+}
+
+/**
+ * Picks the first acceptable rendering from the Accept list in client order (the fallback lists of
+ * 4.5: "Table then json", "protobuf then json"). Protobuf and CBOR are not served yet, so they are
+ * skipped, and a list of only those is a 406.
+ */
+export function negotiate(accept: string | undefined, opts: { tableAllowed: boolean; includeObject?: string }): Rendering {
+  if (!accept || accept.trim() === '') return { kind: 'json' };
+  const ranges = parseAccept(accept).sort((a, b) => b.q - a.q);
+  for (const m of ranges) {
+    if (m.type === 'application/json' || m.type === 'application/*' || m.type === '*/*') {
+      if (m.params.as === 'Table') {
+        if (!opts.tableAllowed) continue;
+        const g = m.params.g ?? '';
+        const v = m.params.v ?? '';
+        if ((g === 'meta.svc.io' || g === 'meta.k8s.io') && (v === 'v1' || v === 'v1beta1')) {
+          const io = opts.includeObject;
+          return { kind: 'table', group: g, version: v, includeObject: io === 'None' || io === 'Object' ? io : 'Metadata' };
+        }
+        continue;
+      }
+      if (m.params.as) continue; // other server-side transformations (PartialObjectMetadata, discovery) are not offered
+      return { kind: 'json' };
+    }
+    if (m.type === 'application/yaml') return { kind: 'yaml' };
+  }
+  throw new ApiError('NotAcceptable', `only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.svc.io`);
+}
+
+export type BodyFormat = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+
+/** The body type of a write from its Content-Type; 415 for anything not served. */
+export function bodyFormat(contentType: string | undefined, method: string): BodyFormat {
+  const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (method === 'PATCH') {
+    switch (ct) {
+      case 'application/json-patch+json':
+        return 'json-patch';
+      case 'application/merge-patch+json':
+        return 'merge-patch';
+      case 'application/strategic-merge-patch+json':
+        return 'strategic-merge-patch';
+      case 'application/apply-patch+yaml':
+        return 'apply-patch';
+    }
+    throw new ApiError(
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+    );
+  }
+  if (ct === '' || ct === 'application/json') return 'json';
+  if (ct === 'application/yaml') return 'yaml';
+  throw new ApiError(
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+  );
+}

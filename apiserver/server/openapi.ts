@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import type { Schema } from '../api/schema';
+import type { ResourceType } from '../registry/resource-type';
+
+/**
+ * OpenAPI documents generated from the resource schemas: /openapi/v2 (Swagger 2.0, JSON) and
+ * /openapi/v3 (an index plus one document per group/version). kubectl reads the v3 documents to
+ * learn that PATCH accepts fieldValidation (then it validates server-side) and for explain.
+ */
+
+type Json = Record<string, unknown>;
+
+function defName(t: ResourceType): string {
+  const g = t.group || 'core';
+  return `${g.split('.').reverse().join('.')}.${t.version}.${t.kind}`;
+}
+
+function toOpenApi(s: Schema): Json {
+  switch (s.type) {
+    case 'object':
+      return {
+        type: 'object',
+        ...(s.description ? { description: s.description } : {}),
+        properties: Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toOpenApi(v)])),
+        ...(s.required?.length ? { required: [...s.required] } : {}),
+        ...(s.atomic ? { 'x-kubernetes-map-type': 'atomic' } : {}),
+      };
+    case 'map':
+      return { type: 'object', additionalProperties: toOpenApi(s.values) };
+    case 'array': {
+      const a: Json = { type: 'array', items: toOpenApi(s.items) };
+      if (s.listType) a['x-kubernetes-list-type'] = s.listType;
+      if (s.listType === 'map' && s.mapKeys?.length) {
+        a['x-kubernetes-list-map-keys'] = [...s.mapKeys];
+        a['x-kubernetes-patch-merge-key'] = s.mapKeys[0];
+        a['x-kubernetes-patch-strategy'] = 'merge';
+      }
+      if (s.listType === 'set') a['x-kubernetes-patch-strategy'] = 'merge';
+      return a;
+    }
+    case 'int-or-string':
+      return { type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true };
+    case 'quantity':
+      return { type: 'string', format: 'quantity' };
+    case 'date-time':
+      return { type: 'string', format: 'date-time' };
+    case 'any':
+      return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    default:
+      return { type: s.type, ...(s.enum ? { enum: [...s.enum] } : {}) };
+  }
+}
+
+function gvk(t: ResourceType): Json {
+  return { group: t.group, version: t.version, kind: t.kind };
+}
+
+const writeParams = [
+  { name: 'dryRun', in: 'query', description: 'All: validate and default without persisting', schema: { type: 'string' }, type: 'string', uniqueItems: true },
+  { name: 'fieldManager', in: 'query', description: 'name of the actor making the change', schema: { type: 'string' }, type: 'string', uniqueItems: true },
+  { name: 'fieldValidation', in: 'query', description: 'Ignore, Warn (default) or Strict handling of unknown and duplicate fields', schema: { type: 'string' }, type: 'string', uniqueItems: true },
+];
+
+function itemPath(t: ResourceType): string {
+  const base = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
+  return t.namespaced ? `${base}/namespaces/{namespace}/${t.resource}/{name}` : `${base}/${t.resource}/{name}`;
+}
+
+function collectionPath(t: ResourceType): string {
+  return itemPath(t).replace(/\/\{name\}$/, '');
+}
+
+function paths(types: readonly ResourceType[], v3: boolean): Json {
+  const out: Json = {};
+  for (const t of types) {
+    const ref = v3 ? `#/components/schemas/${defName(t)}` : `#/definitions/${defName(t)}`;
+    const body = v3 ? { requestBody: { content: { '*/*': { schema: { $ref: ref } } } } } : { parameters: [{ name: 'body', in: 'body', required: true, schema: { $ref: ref } }, ...writeParams] };
+    const params = v3 ? { parameters: writeParams } : {};
+    const ext = { 'x-kubernetes-group-version-kind': gvk(t) };
+    out[collectionPath(t)] = {
+      get: { operationId: `list${t.kind}`, 'x-kubernetes-action': 'list', ...ext, responses: { '200': { description: 'OK' } } },
+      post: { operationId: `create${t.kind}`, 'x-kubernetes-action': 'post', ...ext, ...body, ...params, responses: { '201': { description: 'Created' } } },
+    };
+    out[itemPath(t)] = {
+      get: { operationId: `read${t.kind}`, 'x-kubernetes-action': 'get', ...ext, responses: { '200': { description: 'OK' } } },
+      put: { operationId: `replace${t.kind}`, 'x-kubernetes-action': 'put', ...ext, ...body, ...params, responses: { '200': { description: 'OK' } } },
+      patch: { operationId: `patch${t.kind}`, 'x-kubernetes-action': 'patch', ...ext, ...(v3 ? { parameters: writeParams } : { parameters: writeParams }), responses: { '200': { description: 'OK' } } },
+      delete: { operationId: `delete${t.kind}`, 'x-kubernetes-action': 'delete', ...ext, responses: { '200': { description: 'OK' } } },
+    };
+  }
+  return out;
+}
+
+function definitions(types: readonly ResourceType[]): Json {
+  const out: Json = {};
+  for (const t of types) out[defName(t)] = { ...toOpenApi(t.schema), 'x-kubernetes-group-version-kind': [gvk(t)] };
+  return out;
+}
+
+export function openApiV2(types: readonly ResourceType[], version: string): Json {
+  return { swagger: '2.0', info: { title: 'svc-apiserver', version }, paths: paths(types, false), definitions: definitions(types) };
+}
+
+function gvKey(t: ResourceType): string {
+  return t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`;
+}
+
+/** The /openapi/v3 index: one entry per group/version with a content hash, as upstream serves it. */
+export function openApiV3Index(types: readonly ResourceType[]): Json {
+  const keys = [...new Set(types.map(gvKey))];
+  const p: Json = {};
+  for (const k of keys) {
+    const hash = createHash('sha512').update(JSON.stringify(openApiV3(types, k, ''))).digest('hex').slice(0, 32).toUpperCase();
+    p[k] = { serverRelativeURL: `/openapi/v3/${k}?hash=${hash}` };
+  }
+  return { paths: p };
+}
+
+export function openApiV3(types: readonly ResourceType[], key: string, version: string): Json | undefined {
+  const ts = types.filter((t) => gvKey(t) === key);
+  if (ts.length === 0) return undefined;
+  return { openapi: '3.0.0', info: { title: 'svc-apiserver', version }, paths: paths(ts, true), components: { schemas: definitions(ts) } };
+}

@@ -1,0 +1,72 @@
+/**
+ * What a request is about, parsed from method and path as upstream's RequestInfoFactory does:
+ * resource requests under /api/v1 and /apis/{group}/{version}, everything else non-resource.
+ * Authorization (A.1) and the handlers both read it.
+ */
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  /** API verb (get, list, watch, create, update, patch, delete, deletecollection) or lower-case HTTP method for non-resource paths. */
+  verb: string;
+  apiPrefix: string;
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+  };
+  const parts = path.split('/').filter((p) => p !== '');
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 2) {
+    info.apiPrefix = 'api';
+    info.apiVersion = parts[1];
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    info.apiPrefix = 'apis';
+    info.apiGroup = parts[1];
+    info.apiVersion = parts[2];
+    rest = parts.slice(3);
+  } else {
+    return info;
+  }
+  if (rest.length === 0) return info; // group/version discovery is a non-resource request
+  info.isResourceRequest = true;
+  const m = method.toUpperCase();
+  info.verb = m === 'POST' ? 'create' : m === 'PUT' ? 'update' : m === 'PATCH' ? 'patch' : m === 'DELETE' ? 'delete' : 'get';
+
+  // The legacy /watch/ path prefix is not served: clients use ?watch=1 (upstream deprecated the prefix).
+  // As upstream: namespaces/{ns}/{resource}... is namespaced, except the namespace's own
+  // sub-resources (status, finalize), where the namespace is also the object's name.
+  if (rest[0] === 'namespaces' && rest.length >= 2) {
+    info.namespace = rest[1];
+    if (rest.length > 2 && rest[2] !== 'status' && rest[2] !== 'finalize') rest = rest.slice(2);
+  }
+  info.resource = rest[0] ?? '';
+  if (rest.length >= 2) info.name = rest[1];
+  if (rest.length >= 3) info.subresource = rest.slice(2).join('/');
+
+  const watch = isTrue(query.get('watch'));
+  if (!info.name && info.verb === 'get') info.verb = watch ? 'watch' : 'list';
+  else if (info.verb === 'get' && watch) info.verb = 'watch';
+  if (!info.name && info.verb === 'delete') info.verb = 'deletecollection';
+  return info;
+}
+
+export function isTrue(v: string | null): boolean {
+  return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+}

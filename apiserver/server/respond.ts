@@ -1,0 +1,55 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { stringify as toYaml } from 'yaml';
+import { ApiError } from '../api/errors';
+
+export interface SendOptions {
+  yaml?: boolean;
+  pretty?: boolean;
+  /** Responses to reads are compressed when the client accepts gzip (4.5, APIResponseCompression). */
+  compress?: boolean;
+  warnings?: readonly string[];
+  headers?: Record<string, string>;
+}
+
+/** Upstream only compresses bodies above a threshold; tiny bodies grow under gzip. */
+const GZIP_MIN_BYTES = 1024;
+
+export function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, opts: SendOptions = {}): void {
+  let text: string;
+  let type: string;
+  if (opts.yaml) {
+    text = toYaml(body, { lineWidth: 0 });
+    type = 'application/yaml';
+  } else {
+    text = opts.pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body) + '\n';
+    type = 'application/json';
+  }
+  const headers: Record<string, string | string[]> = { 'Content-Type': type, 'Cache-Control': 'no-cache, private', ...opts.headers };
+  if (opts.warnings?.length) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  let payload: Buffer | string = text;
+  if (opts.compress && text.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+    payload = gzipSync(text);
+    headers['Content-Encoding'] = 'gzip';
+    headers.Vary = 'Accept-Encoding';
+  }
+  headers['Content-Length'] = String(Buffer.byteLength(payload));
+  res.writeHead(status, headers);
+  res.end(payload);
+}
+
+/** Every error answer is a Status object (section 7). Non-ApiErrors become 500 without leaking internals. */
+export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void): void {
+  const e = err instanceof ApiError ? err : undefined;
+  if (!e) onInternal?.(err);
+  const status = e ?? new ApiError('InternalError', 'Internal error occurred: an unexpected error happened; see the server log');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const headers: Record<string, string> = {};
+  const retry = status.details?.retryAfterSeconds;
+  if (retry) headers['Retry-After'] = String(retry);
+  if (status.code === 401) headers['WWW-Authenticate'] = 'Bearer realm="svc"';
+  send(req, res, status.code, status.toStatus(), { headers });
+}

@@ -1,0 +1,213 @@
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { StorageError, type Storage, type StorageEvent } from '../storage/storage';
+
+export interface CachedEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: string;
+  revision: number;
+  object: KObject;
+  prevObject?: KObject;
+  /** Receipt time, for the 5-minute history window. */
+  time: number;
+  /** The object's JSON, rendered once and shared by every watcher that sends it unchanged. */
+  json?: string;
+}
+
+interface Subscriber {
+  prefix: string;
+  push(ev: CachedEvent): void;
+}
+
+export interface WatchCacheOptions {
+  /** How long events stay in memory (section 8: 5 minutes). */
+  retainMs: number;
+  now: () => number;
+}
+
+/**
+ * One watch on the whole store fanned out to every API watcher (6.1: many watchers, one store read).
+ * Keeps the last retainMs of events in memory so watches resuming from a recent resourceVersion
+ * replay from memory; older starts fall back to the store's own history, which answers Compacted
+ * (→ 410) once that is gone too.
+ */
+export class WatchCache {
+  private readonly events: CachedEvent[] = [];
+  /** Every event with revision > coveredFrom is in `events`. */
+  private coveredFrom = 0;
+  private latest = 0;
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly revisionWaiters: Array<{ rev: number; resolve: () => void }> = [];
+  private ready: Promise<void>;
+  private markReady!: () => void;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly opts: WatchCacheOptions,
+  ) {
+    this.ready = new Promise((r) => (this.markReady = r));
+  }
+
+  /** Follows the store until the signal aborts; restarts from the current revision if the store watch breaks. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const start = await this.storage.currentRevision();
+      if (start > this.latest) {
+        // Anything between the old position and `start` was missed: older resumes must go to the store.
+        this.events.length = 0;
+        this.coveredFrom = start;
+        this.latest = start;
+      }
+      this.markReady();
+      try {
+        for await (const ev of this.storage.watch('/', this.latest, signal)) this.append(ev);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (!(err instanceof StorageError)) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  /** Resolves once the cache follows the store. */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
+  currentRevision(): number {
+    return this.latest;
+  }
+
+  /** Resolves when the cache has seen the revision, or rejects with 504 "Too large resource version" after timeoutMs. */
+  async waitForRevision(rev: number, timeoutMs: number): Promise<void> {
+    if (rev <= this.latest) return;
+    await new Promise<void>((resolve, reject) => {
+      const w = { rev, resolve: () => (clearTimeout(timer), resolve()) };
+      const timer = setTimeout(() => {
+        const i = this.revisionWaiters.indexOf(w);
+        if (i >= 0) this.revisionWaiters.splice(i, 1);
+        reject(
+          new ApiError('Timeout', `Too large resource version: ${rev}, current: ${this.latest}`, { retryAfterSeconds: 1 }),
+        );
+      }, timeoutMs);
+      this.revisionWaiters.push(w);
+    });
+  }
+
+  /**
+   * Events under prefix with revision > fromRevision, in order, until the signal aborts.
+   * Throws 410 Gone (as an ApiError) when that history no longer exists.
+   */
+  async *watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
+    if (fromRevision < this.coveredFrom) {
+      // Older than memory: replay the store's history, then continue from memory without a gap.
+      let last = fromRevision;
+      const inner = new AbortController();
+      const stop = () => inner.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        for await (const ev of this.storage.watch(prefix, fromRevision, inner.signal)) {
+          yield this.decode(ev, this.opts.now());
+          last = ev.revision;
+          if (last >= this.coveredFrom) break;
+        }
+      } catch (err) {
+        if (err instanceof StorageError && err.code === 'Compacted') throw tooOld(fromRevision);
+        throw err;
+      } finally {
+        inner.abort();
+        signal.removeEventListener('abort', stop);
+      }
+      if (signal.aborted) return;
+      fromRevision = Math.max(last, this.coveredFrom);
+    }
+    yield* this.fromMemory(prefix, fromRevision, signal);
+  }
+
+  private async *fromMemory(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
+    const queue: CachedEvent[] = [];
+    let wake: (() => void) | undefined;
+    const sub: Subscriber = {
+      prefix,
+      push(ev) {
+        queue.push(ev);
+        wake?.();
+      },
+    };
+    // Subscribe first, then copy history, so no event falls between the two.
+    this.subscribers.add(sub);
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const history = this.events.filter((e) => e.revision > fromRevision && e.key.startsWith(prefix));
+      let last = fromRevision;
+      for (const e of history) {
+        last = e.revision;
+        yield e;
+      }
+      while (!signal.aborted) {
+        while (queue.length > 0) {
+          const e = queue.shift()!;
+          if (e.revision <= last) continue;
+          last = e.revision;
+          yield e;
+          if (signal.aborted) return;
+        }
+        await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+      }
+    } finally {
+      this.subscribers.delete(sub);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private append(ev: StorageEvent): void {
+    const now = this.opts.now();
+    const ce = this.decode(ev, now);
+    this.events.push(ce);
+    this.latest = ev.revision;
+    this.trim(now);
+    for (const s of this.subscribers) if (ce.key.startsWith(s.prefix)) s.push(ce);
+    for (let i = this.revisionWaiters.length - 1; i >= 0; i--) {
+      if (this.revisionWaiters[i].rev <= this.latest) this.revisionWaiters.splice(i, 1)[0].resolve();
+    }
+  }
+
+  private trim(now: number): void {
+    let n = 0;
+    while (n < this.events.length && now - this.events[n].time > this.opts.retainMs) n++;
+    if (n > 0) {
+      this.coveredFrom = this.events[n - 1].revision;
+      this.events.splice(0, n);
+    }
+  }
+
+  private decode(ev: StorageEvent, now: number): CachedEvent {
+    if (ev.type === 'delete') {
+      const object = decodeObject(ev.prevValue ?? ev.value, ev.revision);
+      return { type: 'DELETED', key: ev.key, revision: ev.revision, object, time: now };
+    }
+    const object = decodeObject(ev.value, ev.revision);
+    const created = ev.createRevision === ev.revision;
+    return {
+      type: created ? 'ADDED' : 'MODIFIED',
+      key: ev.key,
+      revision: ev.revision,
+      object,
+      prevObject: ev.prevValue ? decodeObject(ev.prevValue, ev.revision) : undefined,
+      time: now,
+    };
+  }
+}
+
+/** Stored bytes → object with its resourceVersion (the write's revision). */
+export function decodeObject(value: Buffer, revision: number): KObject {
+  const obj = JSON.parse(value.toString('utf8')) as KObject;
+  obj.metadata.resourceVersion = String(revision);
+  return obj;
+}
+
+export function tooOld(rev: number): ApiError {
+  return new ApiError('Expired', `too old resource version: ${rev}`);
+}

@@ -1,0 +1,364 @@
+/**
+ * Request-body parsers that, unlike JSON.parse, report duplicate object keys, so that
+ * fieldValidation can warn about or reject them. As with Go's decoder (which upstream uses), the
+ * last of several values for one key wins. Duplicate paths use the strict decoder's form:
+ * `.metadata.name`, `.spec.containers[0].image`; each path is reported once.
+ */
+import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Node as YamlNode } from 'yaml';
+import { setOwn, type JsonObject } from '../patch/json-value';
+
+/** A decoded body and the paths of keys that appeared more than once in one object. */
+export interface ParsedBody {
+  value: unknown;
+  duplicates: string[];
+}
+
+/** A malformed body: the message names what was wrong and where (1-based line and column). */
+export class BodySyntaxError extends SyntaxError {
+  constructor(
+    message: string,
+    /** Offset of the offending character, in UTF-16 code units from the start of the text. */
+    readonly offset: number,
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(message);
+    this.name = 'BodySyntaxError';
+  }
+}
+
+/** Same nesting limit as Go's encoding/json; deeper input is rejected rather than risked. */
+const maxDepth = 10000;
+
+/**
+ * Parses RFC 8259 JSON text, reporting duplicate keys. Throws BodySyntaxError for malformed
+ * input, with Go-like wording ("invalid character '}' looking for beginning of value") plus the
+ * position.
+ */
+export function parseJsonWithDuplicates(text: string): ParsedBody {
+  return new JsonParser(text).parse();
+}
+
+interface ObjectFrame {
+  kind: 'object';
+  value: JsonObject;
+  path: string;
+  seen: Set<string>;
+  key: string;
+}
+
+interface ArrayFrame {
+  kind: 'array';
+  value: unknown[];
+  path: string;
+}
+
+/** An iterative parser (explicit stack), so deep nesting cannot overflow the call stack. */
+class JsonParser {
+  private pos = 0;
+  private readonly stack: (ObjectFrame | ArrayFrame)[] = [];
+  private readonly duplicates = new Set<string>();
+
+  constructor(private readonly text: string) {}
+
+  parse(): ParsedBody {
+    const value = this.parseDocument();
+    this.skipWhitespace();
+    if (this.pos < this.text.length) this.fail('after top-level value');
+    return { value, duplicates: [...this.duplicates] };
+  }
+
+  private parseDocument(): unknown {
+    for (;;) {
+      // Read one value; containers push a frame and continue with their first member.
+      this.skipWhitespace();
+      let value: unknown;
+      const c = this.text[this.pos];
+      if (c === '{') {
+        this.pos++;
+        const frame: ObjectFrame = { kind: 'object', value: {}, path: this.childPath(), seen: new Set(), key: '' };
+        this.skipWhitespace();
+        if (this.text[this.pos] === '}') {
+          this.pos++;
+          value = frame.value;
+        } else {
+          this.push(frame);
+          this.readKey(frame);
+          continue;
+        }
+      } else if (c === '[') {
+        this.pos++;
+        const frame: ArrayFrame = { kind: 'array', value: [], path: this.childPath() };
+        this.skipWhitespace();
+        if (this.text[this.pos] === ']') {
+          this.pos++;
+          value = frame.value;
+        } else {
+          this.push(frame);
+          continue;
+        }
+      } else {
+        value = this.readScalar();
+      }
+
+      // Hand the value to its container; close containers that end here.
+      for (;;) {
+        const top = this.stack[this.stack.length - 1];
+        if (!top) return value;
+        this.skipWhitespace();
+        const next = this.text[this.pos];
+        if (top.kind === 'object') {
+          setOwn(top.value, top.key, value);
+          if (next === ',') {
+            this.pos++;
+            this.skipWhitespace();
+            this.readKey(top);
+            break;
+          }
+          if (next !== '}') this.fail('after object key:value pair');
+        } else {
+          top.value.push(value);
+          if (next === ',') {
+            this.pos++;
+            break;
+          }
+          if (next !== ']') this.fail('after array element');
+        }
+        this.pos++;
+        this.stack.pop();
+        value = top.value;
+      }
+    }
+  }
+
+  private push(frame: ObjectFrame | ArrayFrame): void {
+    if (this.stack.length >= maxDepth) {
+      throw this.error(`exceeded max depth of ${maxDepth}`, this.pos - 1);
+    }
+    this.stack.push(frame);
+  }
+
+  /** The path of the value about to be read, from the innermost open container. */
+  private childPath(): string {
+    const top = this.stack[this.stack.length - 1];
+    if (!top) return '';
+    return top.kind === 'object' ? `${top.path}.${top.key}` : `${top.path}[${top.value.length}]`;
+  }
+
+  private readKey(frame: ObjectFrame): void {
+    if (this.text[this.pos] !== '"') this.fail('looking for beginning of object key string');
+    const key = this.readString();
+    if (frame.seen.has(key)) this.duplicates.add(`${frame.path}.${key}`);
+    else frame.seen.add(key);
+    this.skipWhitespace();
+    if (this.text[this.pos] !== ':') this.fail('after object key');
+    this.pos++;
+    frame.key = key;
+  }
+
+  private readScalar(): unknown {
+    const c = this.text[this.pos];
+    if (c === '"') return this.readString();
+    if (c === '-' || (c >= '0' && c <= '9')) return this.readNumber();
+    if (c === 't') return this.readLiteral('true', true);
+    if (c === 'f') return this.readLiteral('false', false);
+    if (c === 'n') return this.readLiteral('null', null);
+    return this.fail('looking for beginning of value');
+  }
+
+  private readLiteral(word: string, value: unknown): unknown {
+    for (let i = 1; i < word.length; i++) {
+      if (this.text[this.pos + i] !== word[i]) {
+        this.pos += i;
+        this.fail(`in literal ${word} (expecting '${word[i]}')`);
+      }
+    }
+    this.pos += word.length;
+    return value;
+  }
+
+  private readNumber(): number {
+    const t = this.text;
+    const start = this.pos;
+    const digit = (i: number) => t[i] >= '0' && t[i] <= '9';
+    let i = start;
+    if (t[i] === '-') i++;
+    if (t[i] === '0') i++;
+    else if (digit(i)) while (digit(i)) i++;
+    else return this.failAt(i, 'in numeric literal');
+    if (t[i] === '.') {
+      i++;
+      if (!digit(i)) return this.failAt(i, 'after decimal point in numeric literal');
+      while (digit(i)) i++;
+    }
+    if (t[i] === 'e' || t[i] === 'E') {
+      i++;
+      if (t[i] === '+' || t[i] === '-') i++;
+      if (!digit(i)) return this.failAt(i, 'in exponent of numeric literal');
+      while (digit(i)) i++;
+    }
+    this.pos = i;
+    return Number(t.slice(start, i));
+  }
+
+  private readString(): string {
+    const t = this.text;
+    let i = this.pos + 1;
+    let out = '';
+    let runStart = i;
+    for (;;) {
+      if (i >= t.length) {
+        this.pos = i;
+        return this.fail('in string literal');
+      }
+      const code = t.charCodeAt(i);
+      if (code === 0x22) {
+        out += t.slice(runStart, i);
+        this.pos = i + 1;
+        return out;
+      }
+      if (code < 0x20) return this.failAt(i, 'in string literal');
+      if (code !== 0x5c) {
+        i++;
+        continue;
+      }
+      out += t.slice(runStart, i);
+      const e = t[i + 1];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          for (let j = i + 2; j < i + 6; j++) {
+            if (!/[0-9a-fA-F]/.test(t[j] ?? '')) return this.failAt(j, 'in \\u hexadecimal character escape');
+          }
+          out += String.fromCharCode(parseInt(t.slice(i + 2, i + 6), 16));
+          i += 4;
+          break;
+        }
+        default:
+          return this.failAt(i + 1, 'in string escape code');
+      }
+      i += 2;
+      runStart = i;
+    }
+  }
+
+  private skipWhitespace(): void {
+    const t = this.text;
+    let i = this.pos;
+    while (i < t.length) {
+      const c = t.charCodeAt(i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+    this.pos = i;
+  }
+
+  private failAt(pos: number, context: string): never {
+    this.pos = pos;
+    return this.fail(context);
+  }
+
+  /** Throws for the character at pos (or the end of input) in the given context. */
+  private fail(context: string): never {
+    if (this.pos >= this.text.length) throw this.error('unexpected end of JSON input', this.text.length);
+    throw this.error(`invalid character ${quoteChar(this.text.codePointAt(this.pos)!)} ${context}`, this.pos);
+  }
+
+  private error(message: string, offset: number): BodySyntaxError {
+    const { line, column } = lineColumn(this.text, offset);
+    return new BodySyntaxError(`${message} at line ${line}, column ${column}`, offset, line, column);
+  }
+}
+
+function quoteChar(cp: number): string {
+  if (cp === 0x27) return "'\\''";
+  if (cp < 0x20 || cp === 0x7f) return `'\\x${cp.toString(16).padStart(2, '0')}'`;
+  return `'${String.fromCodePoint(cp)}'`;
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * Parses a single YAML document (YAML 1.2 core schema, `<<` merge keys honoured), reporting
+ * duplicate mapping keys. Throws BodySyntaxError for malformed YAML or more than one document;
+ * an empty document is null.
+ */
+export function parseYamlWithDuplicates(text: string): ParsedBody {
+  const docs = parseAllDocuments(text, { uniqueKeys: false, merge: true });
+  if (!Array.isArray(docs) || docs.length === 0) return { value: null, duplicates: [] };
+  // A trailing "---" with nothing after it is not a second object.
+  const extra = docs.slice(1).find((d) => d.contents !== null || d.errors.length > 0);
+  if (extra) {
+    const start = extra.contents?.range?.[0] ?? extra.range[0];
+    const { line, column } = lineColumn(text, start);
+    throw new BodySyntaxError(
+      `the body must be a single YAML document, found a second document at line ${line}`,
+      start,
+      line,
+      column,
+    );
+  }
+  const doc = docs[0];
+  const err = doc.errors[0];
+  if (err) {
+    const offset = err.pos[0];
+    const { line, column } = lineColumn(text, offset);
+    throw new BodySyntaxError(`yaml: ${err.message.split('\n')[0]}`, offset, line, column);
+  }
+  const duplicates = new Set<string>();
+  collectYamlDuplicates(doc.contents, '', duplicates);
+  return { value: doc.toJS({ maxAliasCount: 100 }), duplicates: [...duplicates] };
+}
+
+function collectYamlDuplicates(node: YamlNode | null | undefined, path: string, out: Set<string>): void {
+  if (!node || isAlias(node)) return;
+  if (isMap(node)) {
+    const seen = new Set<string>();
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = yamlKey(pair.key);
+      if (key === '<<') continue;
+      if (seen.has(key)) out.add(`${path}.${key}`);
+      else seen.add(key);
+      collectYamlDuplicates(pair.value as YamlNode | null, `${path}.${key}`, out);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => collectYamlDuplicates(item as YamlNode | null, `${path}[${i}]`, out));
+  }
+}
+
+/** A mapping key as it ends up in the decoded object (toJS turns non-string keys into strings). */
+function yamlKey(key: unknown): string {
+  if (isScalar(key)) return String(key.value);
+  if (key === null || key === undefined) return '';
+  return String(key);
+}

@@ -1,0 +1,177 @@
+/**
+ * Structural validation of a decoded object against its kind's schema: JSON types, required
+ * fields, enums, and the int-or-string, quantity and date-time formats, plus duplicate keys in
+ * listType map lists. Unknown fields are not reported here (see unknown-fields.ts). Field paths
+ * and messages follow upstream's field.Error and kube-openapi wording, e.g.
+ * `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`.
+ *
+ * As in upstream's typed decoding of built-in kinds, a JSON null is an unset field: it passes
+ * every type check and only fails a required check.
+ */
+import type { Cause } from '../api/errors';
+import type { ArraySchema, Schema, ScalarSchema } from '../api/schema';
+import { canonicalJson, hasOwn, isJsonObject, jsonTypeName } from '../patch/json-value';
+
+/** Returns one Cause per problem, in schema order; an empty list means obj is structurally valid. */
+export function validateAgainstSchema(obj: unknown, schema: Schema): Cause[] {
+  const out: Cause[] = [];
+  walk(obj, schema, '', out);
+  return out;
+}
+
+/** Upstream's quantity syntax: signed decimal, then a binary (Ki..Ei) or decimal (n..E) suffix or an exponent. */
+const quantityPattern = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$/;
+
+/** The regular expression upstream's ParseQuantity error message quotes. */
+const quantityRegexText = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+
+/** Whether s is a Kubernetes quantity string such as "100m", "1Gi", "2", "1e3" or "0.5". */
+export function isValidQuantity(s: string): boolean {
+  return quantityPattern.test(s);
+}
+
+const rfc3339Pattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Whether s is an RFC 3339 date-time as Go's time.Parse(time.RFC3339) accepts it (upstream's
+ * metav1.Time): upper-case T and Z, real calendar dates, seconds 0-59.
+ */
+export function isValidDateTime(s: string): boolean {
+  const m = rfc3339Pattern.exec(s);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return false;
+  return true;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+function walk(v: unknown, s: Schema, path: string, out: Cause[]): void {
+  if (v === null || v === undefined) return;
+  switch (s.type) {
+    case 'any':
+      return;
+    case 'object': {
+      if (!isJsonObject(v)) return void out.push(typeError(path, v, 'object'));
+      for (const k of Object.keys(s.properties)) {
+        if (hasOwn(v, k)) walk(v[k], s.properties[k], child(path, k), out);
+      }
+      for (const k of s.required ?? []) {
+        if (!hasOwn(v, k) || v[k] === null) {
+          out.push({ reason: 'FieldValueRequired', message: 'Required value', field: child(path, k) });
+        }
+      }
+      return;
+    }
+    case 'map': {
+      if (!isJsonObject(v)) return void out.push(typeError(path, v, 'object'));
+      for (const k of Object.keys(v)) walk(v[k], s.values, `${path}[${k}]`, out);
+      return;
+    }
+    case 'array': {
+      if (!Array.isArray(v)) return void out.push(typeError(path, v, 'array'));
+      v.forEach((x, i) => walk(x, s.items, `${path}[${i}]`, out));
+      if (s.listType === 'map') checkDuplicateKeys(v, s, path, out);
+      return;
+    }
+    default:
+      checkScalar(v, s, path, out);
+  }
+}
+
+function checkScalar(v: unknown, s: ScalarSchema, path: string, out: Cause[]): void {
+  const t = jsonTypeName(v);
+  switch (s.type) {
+    case 'string':
+      if (t !== 'string') return void out.push(typeError(path, v, 'string'));
+      break;
+    case 'integer':
+      if (t !== 'integer') return void out.push(typeError(path, v, 'integer'));
+      break;
+    case 'number':
+      if (t !== 'integer' && t !== 'number') return void out.push(typeError(path, v, 'number'));
+      break;
+    case 'boolean':
+      if (t !== 'boolean') return void out.push(typeError(path, v, 'boolean'));
+      break;
+    case 'int-or-string':
+      if (t !== 'integer' && t !== 'string') return void out.push(typeError(path, v, 'integer or string'));
+      break;
+    case 'quantity':
+      // Upstream's Quantity unmarshals JSON numbers as well as strings.
+      if (t === 'integer' || t === 'number') break;
+      if (t !== 'string') return void out.push(typeError(path, v, 'quantity'));
+      if (!isValidQuantity(v as string)) {
+        out.push({
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${JSON.stringify(v)}: quantities must match the regular expression '${quantityRegexText}'`,
+          field: path,
+        });
+        return;
+      }
+      break;
+    case 'date-time':
+      if (t !== 'string') return void out.push(typeError(path, v, 'string'));
+      if (!isValidDateTime(v as string)) {
+        out.push({
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${JSON.stringify(v)}: ${inBody(path)} must be of type date-time: ${JSON.stringify(v)}`,
+          field: path,
+        });
+        return;
+      }
+      break;
+  }
+  if (s.enum && typeof v === 'string' && !s.enum.includes(v)) {
+    out.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(v)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      field: path,
+    });
+  }
+}
+
+/** Elements of a listType map list must be unique by their map keys (upstream: Duplicate value). */
+function checkDuplicateKeys(list: unknown[], s: ArraySchema, path: string, out: Cause[]): void {
+  const keys = s.mapKeys ?? [];
+  if (keys.length === 0) return;
+  const seen = new Set<string>();
+  list.forEach((el, i) => {
+    if (!isJsonObject(el) || !keys.some((k) => hasOwn(el, k))) return;
+    const tuple: Record<string, unknown> = {};
+    for (const k of keys) if (hasOwn(el, k)) tuple[k] = el[k];
+    const id = canonicalJson(tuple);
+    if (!seen.has(id)) {
+      seen.add(id);
+      return;
+    }
+    if (keys.length === 1) {
+      out.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(el[keys[0]])}`, field: `${path}[${i}].${keys[0]}` });
+    } else {
+      out.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(tuple)}`, field: `${path}[${i}]` });
+    }
+  });
+}
+
+function typeError(path: string, v: unknown, want: string): Cause {
+  const got = JSON.stringify(jsonTypeName(v));
+  const cause: Cause = {
+    reason: 'FieldValueTypeInvalid',
+    message: `Invalid value: ${got}: ${inBody(path)} must be of type ${want}: ${got}`,
+  };
+  if (path) cause.field = path;
+  return cause;
+}
+
+function inBody(path: string): string {
+  return path ? `${path} in body` : 'body';
+}
+
+function child(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}

@@ -1,0 +1,34 @@
+import { request, type Dispatcher } from 'undici';
+
+export interface JsonResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+/** One HTTP call with a JSON (or raw string) body; parses a JSON answer when there is one. */
+export async function call(
+  dispatcher: Dispatcher,
+  method: Dispatcher.HttpMethod,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse> {
+  const hasBody = body !== undefined;
+  const res = await request(url, {
+    method,
+    dispatcher,
+    headers: { ...(hasBody && !headers['content-type'] ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: hasBody ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+  });
+  const text = await res.body.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers as JsonResponse['headers'], text, body: parsed };
+}
