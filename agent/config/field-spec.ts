@@ -3,7 +3,7 @@
  * strict decoding (unknown fields, types, enums, ranges), defaulting and the drop-in merge
  * rules of spec Appendix D, so the three can never disagree.
  */
-import { parseDuration, formatDuration } from './duration';
+import { parseDuration, formatDuration } from '../../apiserver/api/duration';
 
 /** A problem found while decoding, with the field path relative to the document root. */
 export interface FieldProblem {
@@ -15,6 +15,8 @@ export interface StringSpec<T extends string = string> {
   kind: 'string';
   default: T;
   enum?: readonly T[];
+  /** The field must be present (used for items of lists of structs, which have no base to merge onto). */
+  required?: boolean;
   /** Returns why the value is invalid, or undefined. */
   check?(value: string): string | undefined;
 }
@@ -179,6 +181,11 @@ export function decode(raw: unknown, spec: unknown, path: string, problems: Fiel
           continue;
         }
         out[key] = decode(value, fieldSpec, joinPath(path, key), problems);
+      }
+      for (const [key, f] of Object.entries(s.fields)) {
+        if (f.kind === 'string' && f.required && (raw[key] === undefined || raw[key] === null)) {
+          problems.push({ field: joinPath(path, key), message: 'required value' });
+        }
       }
       return out;
     }

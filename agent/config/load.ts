@@ -152,7 +152,8 @@ async function loadFile(file: string, readFile: (p: string) => Promise<string>):
 
 /** YAML 1.2 (a superset of JSON) into a plain object; one document, unique keys, no unknown tags. */
 function parseDocument(file: string, text: string): Record<string, unknown> {
-  const docs = YAML.parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false, strict: true });
+  const lines = new YAML.LineCounter();
+  const docs = YAML.parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false, strict: true, lineCounter: lines });
   const list = Array.isArray(docs) ? docs : [];
   const nonEmpty = list.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) throw ConfigError.single(file, 'configuration file is empty');
@@ -160,8 +161,8 @@ function parseDocument(file: string, text: string): Record<string, unknown> {
   const doc = nonEmpty[0]!;
   const issue = doc.errors[0] ?? doc.warnings[0];
   if (issue) {
-    const pos = issue.linePos?.[0];
-    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    const pos = lines.linePos(issue.pos[0]);
+    const where = pos.line > 0 ? ` at line ${pos.line}, column ${pos.col}` : '';
     const what = issue.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     throw ConfigError.single(file, `invalid YAML or JSON${where}: ${what}`);
   }

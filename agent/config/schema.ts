@@ -10,7 +10,7 @@ import type { NodeAgentConfiguration } from './types';
 import { isEvictionSignal, parseThresholdValue } from './eviction';
 import { parseQuantity } from './quantity';
 import { checkFeatureGate } from './feature-gates';
-import { parseDuration } from './duration';
+import { parseDuration } from '../../apiserver/api/duration';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
 const oneOf = <T extends string>(def: T, values: readonly T[]): StringSpec<T> => ({ kind: 'string', default: def, enum: values });
@@ -121,7 +121,7 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
       of: {
         kind: 'struct',
         fields: {
-          key: str('', (v) => (v === '' ? 'required value' : undefined)),
+          key: { kind: 'string', default: '', required: true, check: (v) => (v === '' ? 'required value' : undefined) },
           value: str(''),
           effect: oneOf('NoSchedule', ['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
         },

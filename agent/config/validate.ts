@@ -6,7 +6,7 @@
 import type { ConfigProblem } from './config-error';
 import type { FeatureGates } from './feature-gates';
 import type { NodeAgentConfiguration } from './types';
-import { formatDuration } from './duration';
+import { formatDuration } from '../../apiserver/api/duration';
 
 /** Where each field path was last set; paths not present came from defaults. */
 export class Provenance {

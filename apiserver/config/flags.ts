@@ -1,4 +1,4 @@
-import { parseDuration } from '../../agent/config/duration'; // TODO(lead): move to apiserver/api/duration.ts once agent/config settles
+import { parseDuration } from '../api/duration';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,

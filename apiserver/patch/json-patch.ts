@@ -12,7 +12,8 @@
  * put the failing pointer in details.causes, which is what clients actually need.
  *
  * Indices are the RFC's: digits without leading zeros, or "-" (one past the end) for add.
- * evanphx's negative-index extension is not supported.
+ * evanphx's negative-index extension is not supported, and a test of a missing path fails (evanphx
+ * lets a missing path pass a test against null).
  */
 import { ApiError, errors } from '../api/errors';
 import { deepClone, deepEqual, goTypeName, hasOwn, isJsonObject, setOwn, type JsonObject } from './json-value';

@@ -5,7 +5,7 @@
  * `.metadata.name`, `.spec.containers[0].image`; each path is reported once.
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Node as YamlNode } from 'yaml';
-import { setOwn, type JsonObject } from '../patch/json-value';
+import { hasOwn, setOwn, type JsonObject } from '../patch/json-value';
 
 /** A decoded body and the paths of keys that appeared more than once in one object. */
 export interface ParsedBody {
@@ -42,15 +42,13 @@ export function parseJsonWithDuplicates(text: string): ParsedBody {
 interface ObjectFrame {
   kind: 'object';
   value: JsonObject;
-  path: string;
-  seen: Set<string>;
+  /** The key whose value is being read. */
   key: string;
 }
 
 interface ArrayFrame {
   kind: 'array';
   value: unknown[];
-  path: string;
 }
 
 /** An iterative parser (explicit stack), so deep nesting cannot overflow the call stack. */
@@ -74,27 +72,28 @@ class JsonParser {
       this.skipWhitespace();
       let value: unknown;
       const c = this.text[this.pos];
+      if (c === '{' || c === '[') this.checkDepth();
       if (c === '{') {
         this.pos++;
-        const frame: ObjectFrame = { kind: 'object', value: {}, path: this.childPath(), seen: new Set(), key: '' };
+        const frame: ObjectFrame = { kind: 'object', value: {}, key: '' };
         this.skipWhitespace();
         if (this.text[this.pos] === '}') {
           this.pos++;
           value = frame.value;
         } else {
-          this.push(frame);
+          this.stack.push(frame);
           this.readKey(frame);
           continue;
         }
       } else if (c === '[') {
         this.pos++;
-        const frame: ArrayFrame = { kind: 'array', value: [], path: this.childPath() };
+        const frame: ArrayFrame = { kind: 'array', value: [] };
         this.skipWhitespace();
         if (this.text[this.pos] === ']') {
           this.pos++;
           value = frame.value;
         } else {
-          this.push(frame);
+          this.stack.push(frame);
           continue;
         }
       } else {
@@ -131,25 +130,29 @@ class JsonParser {
     }
   }
 
-  private push(frame: ObjectFrame | ArrayFrame): void {
-    if (this.stack.length >= maxDepth) {
-      throw this.error(`exceeded max depth of ${maxDepth}`, this.pos - 1);
-    }
-    this.stack.push(frame);
+  /** Called on an opening bracket: it would be nesting level stack.length + 1. */
+  private checkDepth(): void {
+    if (this.stack.length + 1 > maxDepth) throw this.error(`exceeded max depth of ${maxDepth}`, this.pos);
   }
 
-  /** The path of the value about to be read, from the innermost open container. */
-  private childPath(): string {
-    const top = this.stack[this.stack.length - 1];
-    if (!top) return '';
-    return top.kind === 'object' ? `${top.path}.${top.key}` : `${top.path}[${top.value.length}]`;
+  /**
+   * The path of the innermost open container: each enclosing frame contributes the key or index
+   * it is reading. Built only when a duplicate is found, to keep the common path cheap.
+   */
+  private currentPath(): string {
+    let path = '';
+    for (let i = 0; i < this.stack.length - 1; i++) {
+      const f = this.stack[i];
+      path += f.kind === 'object' ? `.${f.key}` : `[${f.value.length}]`;
+    }
+    return path;
   }
 
   private readKey(frame: ObjectFrame): void {
     if (this.text[this.pos] !== '"') this.fail('looking for beginning of object key string');
     const key = this.readString();
-    if (frame.seen.has(key)) this.duplicates.add(`${frame.path}.${key}`);
-    else frame.seen.add(key);
+    // Keys already in the object are exactly the keys seen before (values are set as read).
+    if (hasOwn(frame.value, key)) this.duplicates.add(`${this.currentPath()}.${key}`);
     this.skipWhitespace();
     if (this.text[this.pos] !== ':') this.fail('after object key');
     this.pos++;
@@ -316,7 +319,7 @@ export function parseYamlWithDuplicates(text: string): ParsedBody {
   const docs = parseAllDocuments(text, { uniqueKeys: false, merge: true });
   if (!Array.isArray(docs) || docs.length === 0) return { value: null, duplicates: [] };
   // A trailing "---" with nothing after it is not a second object.
-  const extra = docs.slice(1).find((d) => d.contents !== null || d.errors.length > 0);
+  const extra = docs.slice(1).find((d) => !isEmptyYamlNode(d.contents) || d.errors.length > 0);
   if (extra) {
     const start = extra.contents?.range?.[0] ?? extra.range[0];
     const { line, column } = lineColumn(text, start);
@@ -335,12 +338,28 @@ export function parseYamlWithDuplicates(text: string): ParsedBody {
     throw new BodySyntaxError(`yaml: ${err.message.split('\n')[0]}`, offset, line, column);
   }
   const duplicates = new Set<string>();
-  collectYamlDuplicates(doc.contents, '', duplicates);
-  return { value: doc.toJS({ maxAliasCount: 100 }), duplicates: [...duplicates] };
+  collectYamlDuplicates(text, doc.contents, '', duplicates);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // toJS refuses alias bombs ("Excessive alias count ...") and other unconvertible input.
+    throw new BodySyntaxError(`yaml: ${(e as Error).message}`, 0, 1, 1);
+  }
+  return { value, duplicates: [...duplicates] };
 }
 
-function collectYamlDuplicates(node: YamlNode | null | undefined, path: string, out: Set<string>): void {
+/** Walks the parsed nodes for duplicate keys, and rejects scalars JSON cannot carry (.inf, .nan). */
+function collectYamlDuplicates(text: string, node: YamlNode | null | undefined, path: string, out: Set<string>): void {
   if (!node || isAlias(node)) return;
+  if (isScalar(node)) {
+    if (typeof node.value === 'number' && !Number.isFinite(node.value)) {
+      const offset = node.range?.[0] ?? 0;
+      const { line, column } = lineColumn(text, offset);
+      throw new BodySyntaxError(`yaml: ${path || 'the value'}: ${String(node.source ?? node.value)} cannot be represented in JSON`, offset, line, column);
+    }
+    return;
+  }
   if (isMap(node)) {
     const seen = new Set<string>();
     for (const pair of node.items) {
@@ -349,11 +368,16 @@ function collectYamlDuplicates(node: YamlNode | null | undefined, path: string, 
       if (key === '<<') continue;
       if (seen.has(key)) out.add(`${path}.${key}`);
       else seen.add(key);
-      collectYamlDuplicates(pair.value as YamlNode | null, `${path}.${key}`, out);
+      collectYamlDuplicates(text, pair.value as YamlNode | null, `${path}.${key}`, out);
     }
   } else if (isSeq(node)) {
-    node.items.forEach((item, i) => collectYamlDuplicates(item as YamlNode | null, `${path}[${i}]`, out));
+    node.items.forEach((item, i) => collectYamlDuplicates(text, item as YamlNode | null, `${path}[${i}]`, out));
   }
+}
+
+/** A document with no content at all (the parser gives it an empty plain scalar). */
+function isEmptyYamlNode(n: unknown): boolean {
+  return n === null || (isScalar(n) && n.value === null && n.source === '');
 }
 
 /** A mapping key as it ends up in the decoded object (toJS turns non-string keys into strings). */

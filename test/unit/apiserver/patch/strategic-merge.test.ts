@@ -199,21 +199,20 @@ test('nested keyed lists merge element-wise (ports by containerPort, env by name
   t.deepEqual(app.env, [{ name: 'A' }, { name: 'B', value: '2' }]);
 });
 
-test('$setElementOrder orders the merged list; live-only elements keep their place', (t) => {
+test('$setElementOrder orders the merged list; live-only elements interleave by live position', (t) => {
   const doc = pod();
   (doc.spec as any).containers.push({ name: 'third', image: 't:1' });
   const out = smp(doc, {
     spec: {
-      $setElementOrder: undefined,
       '$setElementOrder/containers': [{ name: 'third' }, { name: 'new' }, { name: 'app' }],
       containers: [{ name: 'new', image: 'n:1' }, { name: 'app', image: 'app:2' }],
     },
   });
   t.deepEqual(
     out.spec.containers.map((c: { name: string }) => c.name),
-    ['third', 'new', 'app', 'sidecar'],
+    ['sidecar', 'third', 'new', 'app'],
   );
-  t.is(out.spec.containers[2].image, 'app:2');
+  t.is(out.spec.containers[3].image, 'app:2');
   t.false(Object.keys(out.spec).some((k) => k.startsWith('$')));
 });
 

@@ -1,0 +1,42 @@
+/** The Node object the agent registers (metadata, spec and its first status). */
+import type { KObject } from '../../apiserver/api/types';
+import type { Taint } from '../config/types';
+import type { MachineInfo } from '../platform/machine';
+import { initialStatus, type DesiredNodeStatus } from './node-status';
+
+export const archLabel = 'svc.io/arch';
+export const hostnameLabel = 'svc.io/hostname';
+export const osLabel = 'svc.io/os';
+
+export interface NodeIdentity {
+  name: string;
+  /** Default labels plus --node-labels. */
+  labels: Record<string, string>;
+  /** registerWithTaints: applied when the Node is created, never reconciled (as the kubelet). */
+  taints: readonly Taint[];
+  providerID?: string;
+}
+
+/** The default labels (Appendix D) with --node-labels on top; a --node-labels key may not override a default. */
+export function nodeLabels(nodeName: string, machine: Pick<MachineInfo, 'architecture' | 'operatingSystem'>, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...extra,
+    [archLabel]: machine.architecture,
+    [hostnameLabel]: nodeName,
+    [osLabel]: machine.operatingSystem,
+  };
+}
+
+/** A new Node with the given status (all condition times = now). */
+export function newNodeObject(id: NodeIdentity, status: DesiredNodeStatus, nowIso: string): KObject {
+  const spec: Record<string, unknown> = {};
+  if (id.taints.length > 0) spec['taints'] = id.taints.map((t) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect }));
+  if (id.providerID) spec['providerID'] = id.providerID;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: id.name, labels: { ...id.labels } },
+    spec,
+    status: initialStatus(status, nowIso),
+  };
+}

@@ -1,0 +1,138 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import { ApiError, errors } from '../api/errors';
+import type { KObject } from '../api/types';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore } from '../store/object-store';
+import { bearerToken, type Authenticator } from './authenticator';
+import type { UserInfo } from './user';
+
+/** Where bootstrap token Secrets live and how they are named and typed (spec 2.7). */
+export const BOOTSTRAP_TOKEN_NAMESPACE = 'svc-system';
+export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
+export const BOOTSTRAP_TOKEN_SECRET_TYPE = 'bootstrap.svc.io/token';
+export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
+
+/** Token form of spec 5.1: a public six-character id, a dot, a sixteen-character secret. */
+const TOKEN_PATTERN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
+/** auth-extra-groups entries upstream accepts (bootstrapapi.BootstrapGroupPattern). */
+const EXTRA_GROUP_PATTERN = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+
+/** The registry's lookup, as ResourceRegistry offers it. */
+export interface TypeLookup {
+  /** The served type for group/version/resource, or undefined. */
+  lookup(group: string, version: string, resource: string): ResourceType | undefined;
+}
+
+export interface BootstrapTokenOptions {
+  now: () => Date;
+  log: Logger;
+}
+
+/**
+ * Bootstrap token authentication (--enable-bootstrap-token-auth, spec 5.1 and 2.7), as upstream's
+ * plugin/pkg/auth/authenticator/token/bootstrap: a bearer token "<id>.<secret>" is checked
+ * against Secret svc-system/bootstrap-token-<id> of type bootstrap.svc.io/token. A token of that
+ * form is always decided here: accepted as system:bootstrap:<id>, or rejected with 401 (never
+ * passed on to anonymous). Other bearer tokens are "not mine". The secret part is never logged.
+ */
+export class BootstrapTokenAuthenticator implements Authenticator {
+  readonly name = 'bootstrap-token';
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly types: TypeLookup,
+    private readonly opts: BootstrapTokenOptions,
+  ) {}
+
+  /** Returns the bootstrapper for a valid token, null for a bearer token of another form, and throws 401 otherwise. */
+  async authenticate(req: IncomingMessage): Promise<UserInfo | null> {
+    const token = bearerToken(req);
+    if (token === undefined) return null;
+    const m = TOKEN_PATTERN.exec(token);
+    if (!m) return null;
+    const [, id, secret] = m;
+    const reject = (why: string): never => {
+      // Upstream's tokenErrorf wording: the Secret's name and what is wrong, never the token itself.
+      this.opts.log.info({ tokenId: id }, `Bootstrap secret ${BOOTSTRAP_TOKEN_NAMESPACE}/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id} ${why}`);
+      throw errors.unauthorized();
+    };
+    const s = await this.secret(id);
+    if (!s) return reject('not found to match the bootstrap bearer token');
+    if (s.metadata.deletionTimestamp) return reject('is deleted and awaiting removal');
+    if (s.type !== BOOTSTRAP_TOKEN_SECRET_TYPE) return reject(`has invalid type, expected ${BOOTSTRAP_TOKEN_SECRET_TYPE}.`);
+    const data = secretData(s);
+    if (!constantTimeEqual(data['token-secret'] ?? '', secret)) return reject('has invalid value for key token-secret.');
+    if (data['token-id'] !== id) return reject('has invalid value for key token-id.');
+    if (hasExpired(data, this.opts.now())) return reject('has expired.');
+    if (data['usage-bootstrap-authentication'] !== 'true') return reject('not marked usage-bootstrap-authentication=true.');
+    return { username: `system:bootstrap:${id}`, groups: this.groups(id, data['auth-extra-groups']) };
+  }
+
+  private async secret(id: string): Promise<KObject | null> {
+    const t = this.types.lookup('', 'v1', 'secrets');
+    if (!t) throw errors.internal('secrets type not registered');
+    try {
+      return await this.store.get(t, BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_PREFIX + id);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * system:bootstrappers first, then each valid auth-extra-groups entry once. Upstream rejects the
+   * whole token when one entry is malformed; here a bad entry is dropped with a log line, so a typo
+   * in an extra group does not lock a node out of joining with the base group.
+   */
+  private groups(id: string, extra: string | undefined): string[] {
+    const groups = [BOOTSTRAPPERS_GROUP];
+    for (const raw of (extra ?? '').split(',')) {
+      const g = raw.trim();
+      if (g === '' || groups.includes(g)) continue;
+      if (!EXTRA_GROUP_PATTERN.test(g)) {
+        this.opts.log.warn({ tokenId: id, group: g }, `bootstrap token auth-extra-groups entry ignored: it must match ${EXTRA_GROUP_PATTERN.source}`);
+        continue;
+      }
+      groups.push(g);
+    }
+    return groups;
+  }
+}
+
+/** Decoded data of a Secret (values are base64 on the wire; stringData is folded in by the Secret type on write). */
+export function secretData(s: KObject): Record<string, string> {
+  const out: Record<string, string> = {};
+  const data = s.data;
+  if (typeof data !== 'object' || data === null) return out;
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof v === 'string') out[k] = Buffer.from(v, 'base64').toString('utf8');
+  }
+  return out;
+}
+
+/**
+ * Whether the token's expiration (RFC 3339) has passed. As upstream's bootstrapsecretutil:
+ * no expiration never expires; an unparseable one counts as expired.
+ */
+export function hasExpired(data: Record<string, string>, now: Date): boolean {
+  const exp = data.expiration;
+  if (exp === undefined || exp === '') return false;
+  const t = parseRfc3339(exp);
+  return t === undefined || now.getTime() >= t;
+}
+
+/** Milliseconds since the epoch of an RFC 3339 date-time, or undefined when it is not one. */
+export function parseRfc3339(s: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return undefined;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** Compares by SHA-256 digest so neither the length nor the content leaks through timing. */
+function constantTimeEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}

@@ -1,0 +1,252 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { isObject } from '../api/types';
+import { signPublicKey, type KeyPairPem } from '../pki/certs';
+import { x509 } from '../pki/x509';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore } from '../store/object-store';
+import { rfc3339 } from '../store/object-store';
+import { collectionPrefix } from '../store/keys';
+import type { WatchCache } from '../store/watch-cache';
+import { csrCertificate, csrSpec, hasTrueCondition, SIGNER_CLIENT, SIGNER_KUBELET_CLIENT, type CsrCondition } from './csr-approval';
+import { controllerContext } from './system-context';
+import { WorkQueue } from './work-queue';
+
+const ctx = { ...controllerContext('certificate-controller'), subresource: 'status' };
+const everything = { labelSelector: [], fieldSelector: [] };
+/** Upstream --cluster-signing-duration default: 8760h. */
+const ONE_YEAR_MS = 365 * 24 * 3600_000;
+const SAN_OID = '2.5.29.17';
+
+export interface TypeLookup {
+  /** The served type for group/version/resource, or undefined. */
+  lookup(group: string, version: string, resource: string): ResourceType | undefined;
+}
+
+/** What the controllers read from a CSR's spec.request. */
+export interface ParsedRequest {
+  request: x509.Pkcs10CertificateRequest;
+  commonName: string;
+  organizations: string[];
+  dnsNames: string[];
+  ips: string[];
+  /** SAN entries other than DNS names and IPs (emails, URIs, ...), as "type:value". */
+  otherNames: string[];
+}
+
+/**
+ * Decodes spec.request: base64 of one PEM block "CERTIFICATE REQUEST" (as upstream's ParseCSR;
+ * "NEW CERTIFICATE REQUEST" is accepted too). Throws an Error saying what is wrong. Does not
+ * check the signature (see verifyRequest).
+ */
+export function parseRequest(requestB64: unknown): ParsedRequest {
+  if (typeof requestB64 !== 'string' || requestB64 === '') throw new Error('spec.request is empty');
+  const pem = Buffer.from(requestB64, 'base64').toString('latin1');
+  const m = /-----BEGIN (NEW )?CERTIFICATE REQUEST-----([A-Za-z0-9+/=\s]+)-----END (NEW )?CERTIFICATE REQUEST-----/.exec(pem);
+  if (!m) throw new Error('PEM block type must be CERTIFICATE REQUEST');
+  let request: x509.Pkcs10CertificateRequest;
+  try {
+    request = new x509.Pkcs10CertificateRequest(Buffer.from(m[2].replace(/\s+/g, ''), 'base64'));
+  } catch (err) {
+    throw new Error(`the certificate request cannot be parsed: ${(err as Error).message}`);
+  }
+  const dnsNames: string[] = [];
+  const ips: string[] = [];
+  const otherNames: string[] = [];
+  const ext = request.getExtension(SAN_OID);
+  if (ext) {
+    const san = ext instanceof x509.SubjectAlternativeNameExtension ? ext : new x509.SubjectAlternativeNameExtension(ext.rawData);
+    for (const n of san.names.items) {
+      if (n.type === 'dns') dnsNames.push(n.value);
+      else if (n.type === 'ip') ips.push(n.value);
+      else otherNames.push(`${n.type}:${n.value}`);
+    }
+  }
+  return {
+    request,
+    commonName: request.subjectName.getField('CN')[0] ?? '',
+    organizations: request.subjectName.getField('O'),
+    dnsNames,
+    ips,
+    otherNames,
+  };
+}
+
+/** Whether the request is signed by the key it carries (upstream CheckSignature). */
+export async function verifyRequest(p: ParsedRequest): Promise<boolean> {
+  try {
+    return await p.request.verify();
+  } catch {
+    return false;
+  }
+}
+
+/** Upstream ValidateKubeletClientCSR: why a request is not a node client certificate request, or undefined when it is one. */
+export function kubeletClientProblem(p: ParsedRequest, usages: readonly string[] | undefined): string | undefined {
+  if (p.organizations.length !== 1 || p.organizations[0] !== 'system:nodes') return 'subject organization is not system:nodes';
+  if (p.dnsNames.length > 0 || p.ips.length > 0 || p.otherNames.length > 0) return 'subject alternative names are not allowed';
+  if (!p.commonName.startsWith('system:node:') || p.commonName === 'system:node:') return 'subject common name does not begin with system:node:';
+  const u = new Set(usages ?? []);
+  const plain = u.size === 2 && u.has('digital signature') && u.has('client auth');
+  const rsa = u.size === 3 && u.has('digital signature') && u.has('client auth') && u.has('key encipherment');
+  if (!plain && !rsa) return 'usages did not match ["client auth" "digital signature" "key encipherment"]';
+  return undefined;
+}
+
+/** Upstream validAPIServerClientUsages: client auth required; digital signature and key encipherment optional; nothing else. */
+export function clientUsagesProblem(usages: readonly string[] | undefined): string | undefined {
+  let clientAuth = false;
+  for (const u of usages ?? []) {
+    if (u === 'client auth') clientAuth = true;
+    else if (u !== 'digital signature' && u !== 'key encipherment') return `invalid usage for client certificate: ${u}`;
+  }
+  return clientAuth ? undefined : 'missing required usage for client certificate: client auth';
+}
+
+/**
+ * Queues every object name of a type (cluster-wide or in one namespace) once, then each name that
+ * changes, until the signal aborts; a broken watch relists. The controllers' list-then-watch loop.
+ */
+export async function feedQueue(
+  store: ObjectStore,
+  cache: WatchCache,
+  t: ResourceType,
+  namespace: string,
+  queue: WorkQueue,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<void> {
+  await cache.whenReady();
+  while (!signal.aborted) {
+    try {
+      const from = cache.currentRevision();
+      const list = await store.list(t, namespace, everything);
+      for (const o of list.items) queue.add(o.metadata.name!);
+      for await (const ev of cache.watch(collectionPrefix(t, namespace), from, signal)) {
+        if (ev.type !== 'DELETED') queue.add(ev.object.metadata.name!);
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      log.warn({ err, resource: t.resource }, 'watch ended; relisting');
+      await sleep(1000, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}
+
+export interface CsrSignerOptions {
+  /** The cluster CA that signs client certificates (pki.ca). */
+  ca: KeyPairPem;
+  now: () => Date;
+  log: Logger;
+  /** Longest validity issued (upstream --cluster-signing-duration, default one year). */
+  maxValidityMs?: number;
+}
+
+/**
+ * The in-process signer (upstream pkg/controller/certificates/signer) for
+ * svc.io/kube-apiserver-client-kubelet and svc.io/kube-apiserver-client: an approved CSR that is
+ * neither denied nor failed and has no certificate gets one from the cluster CA, valid for
+ * min(spec.expirationSeconds, maxValidityMs), written to status.certificate (base64 of PEM, the
+ * wire form of upstream's []byte) through the status path. A request that does not parse, whose
+ * signature does not verify, or whose subject or usages the signer does not allow gets a Failed
+ * condition instead, so the requester stops waiting.
+ */
+export class CsrSigner {
+  private readonly queue = new WorkQueue();
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: WatchCache,
+    private readonly types: TypeLookup,
+    private readonly opts: CsrSignerOptions,
+  ) {}
+
+  /** Signs until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const t = this.csrType();
+    const feed = feedQueue(this.store, this.cache, t, '', this.queue, signal, this.opts.log);
+    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.opts.log.warn({ err, csr: name }, 'signing failed; retrying'));
+    await feed;
+  }
+
+  /** Handles one CSR by name: signs it, fails it, or leaves it alone. */
+  async sync(name: string): Promise<void> {
+    const t = this.csrType();
+    let csr: KObject;
+    try {
+      csr = await this.store.get(t, '', name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+    if (!signable(csr)) return;
+    const spec = csrSpec(csr);
+    if (spec.signerName !== SIGNER_KUBELET_CLIENT && spec.signerName !== SIGNER_CLIENT) return;
+    let parsed: ParsedRequest;
+    try {
+      parsed = parseRequest(spec.request);
+    } catch (err) {
+      return this.fail(t, csr, 'InvalidRequest', (err as Error).message);
+    }
+    if (!(await verifyRequest(parsed))) return this.fail(t, csr, 'InvalidRequest', 'the certificate request signature does not verify');
+    const problem = spec.signerName === SIGNER_KUBELET_CLIENT ? kubeletClientProblem(parsed, spec.usages) : clientUsagesProblem(spec.usages);
+    if (problem) return this.fail(t, csr, 'SignerValidationFailure', problem);
+    const max = this.opts.maxValidityMs ?? ONE_YEAR_MS;
+    const requested = typeof spec.expirationSeconds === 'number' && spec.expirationSeconds > 0 ? spec.expirationSeconds * 1000 : max;
+    const certPem = await signPublicKey(this.opts.ca, await parsed.request.publicKey.export(), {
+      commonName: parsed.commonName,
+      organizations: parsed.organizations,
+      dnsNames: parsed.dnsNames,
+      ips: parsed.ips,
+      usage: 'client',
+      validityMs: Math.min(requested, max),
+      now: this.opts.now(),
+    });
+    const certificate = Buffer.from(certPem).toString('base64');
+    await this.store.update(
+      t,
+      '',
+      name,
+      (current) => {
+        // Someone else decided meanwhile (denied, failed, signed, or recreated under the same name).
+        if (!current || current.metadata.uid !== csr.metadata.uid || !signable(current)) return current ?? csr;
+        const status = isObject(current.status) ? current.status : (current.status = {});
+        status.certificate = certificate;
+        return current;
+      },
+      ctx,
+    );
+    this.opts.log.info({ csr: name, signer: spec.signerName, subject: parsed.commonName }, 'certificate issued');
+  }
+
+  private async fail(t: ResourceType, csr: KObject, reason: string, message: string): Promise<void> {
+    const name = csr.metadata.name!;
+    await this.store.update(
+      t,
+      '',
+      name,
+      (current) => {
+        if (!current || current.metadata.uid !== csr.metadata.uid || !signable(current)) return current ?? csr;
+        const status = (isObject(current.status) ? current.status : (current.status = {})) as { conditions?: CsrCondition[] };
+        const now = rfc3339(this.opts.now());
+        status.conditions = [...(Array.isArray(status.conditions) ? status.conditions : []), { type: 'Failed', status: 'True', reason, message, lastUpdateTime: now, lastTransitionTime: now }];
+        return current;
+      },
+      ctx,
+    );
+    this.opts.log.warn({ csr: name, reason, message }, 'certificate request failed');
+  }
+
+  private csrType(): ResourceType {
+    const t = this.types.lookup('certificates.svc.io', 'v1', 'certificatesigningrequests');
+    if (!t) throw new Error('certificatesigningrequests type not registered');
+    return t;
+  }
+}
+
+/** Approved, not denied, not failed, not yet signed. */
+function signable(csr: KObject): boolean {
+  return hasTrueCondition(csr, 'Approved') && !hasTrueCondition(csr, 'Denied') && !hasTrueCondition(csr, 'Failed') && csrCertificate(csr) === undefined;
+}

@@ -1,0 +1,333 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { isObject } from '../api/types';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore } from '../store/object-store';
+import { rfc3339 } from '../store/object-store';
+import { typePrefix } from '../store/keys';
+import type { WatchCache } from '../store/watch-cache';
+import { controllerContext } from './system-context';
+import { WorkQueue } from './work-queue';
+
+/** Namespace of the per-node heartbeat Leases (spec 8). */
+export const NODE_LEASE_NAMESPACE = 'svc-node-lease';
+/** Taint keys the controller owns (upstream node.kubernetes.io/*, renamed). */
+export const TAINT_UNREACHABLE = 'node.svc.io/unreachable';
+export const TAINT_NOT_READY = 'node.svc.io/not-ready';
+
+/** The conditions upstream's node lifecycle controller sets to Unknown when a node goes silent. */
+const MONITORED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
+
+/** Upstream TaintNodesByCondition: condition type → status → NoSchedule taint key. */
+const NO_SCHEDULE_BY_CONDITION: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  Ready: { False: TAINT_NOT_READY, Unknown: TAINT_UNREACHABLE },
+  MemoryPressure: { True: 'node.svc.io/memory-pressure' },
+  DiskPressure: { True: 'node.svc.io/disk-pressure' },
+  PIDPressure: { True: 'node.svc.io/pid-pressure' },
+  NetworkUnavailable: { True: 'node.svc.io/network-unavailable' },
+};
+const TAINT_UNSCHEDULABLE = 'node.svc.io/unschedulable';
+
+/** Every key/effect pair this controller adds and removes; other taints are never touched. */
+const MANAGED = new Set<string>([
+  `${TAINT_UNREACHABLE}:NoExecute`,
+  `${TAINT_NOT_READY}:NoExecute`,
+  `${TAINT_UNSCHEDULABLE}:NoSchedule`,
+  ...Object.values(NO_SCHEDULE_BY_CONDITION).flatMap((m) => Object.values(m).map((k) => `${k}:NoSchedule`)),
+]);
+
+const ctx = controllerContext('node-lifecycle-controller');
+const statusCtx = { ...ctx, subresource: 'status' };
+const everything = { labelSelector: [], fieldSelector: [] };
+
+export interface TypeLookup {
+  /** The served type for group/version/resource, or undefined. */
+  lookup(group: string, version: string, resource: string): ResourceType | undefined;
+}
+
+export interface NodeLifecycleOptions {
+  /** --node-monitor-grace-period: how long a node may stay silent before its conditions go Unknown (default 50 s). */
+  gracePeriodMs: number;
+  /** How often every node is checked (upstream --node-monitor-period, 5 s); default min(5 s, grace/5). */
+  monitorPeriodMs?: number;
+  now: () => Date;
+  log: Logger;
+  /** Waits between passes; resolves early or rejects when the signal aborts. Default timers/promises setTimeout. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+interface NodeCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
+}
+
+/** What the controller last saw of a node's signs of life, and when (on its own clock). */
+interface Health {
+  heartbeat?: string;
+  renewMs?: number;
+  /** Controller time (ms) at which the node was last heard: a new heartbeat or lease renewal observed. */
+  probeMs: number;
+}
+
+/**
+ * The node lifecycle controller (spec 3, 8; upstream pkg/controller/nodelifecycle):
+ *
+ * - Health: a node is heard when the controller observes its Lease (svc-node-lease/<node>)
+ *   spec.renewTime advance or its Ready condition's lastHeartbeatTime change. As upstream, "when"
+ *   is the controller's own clock at observation (probeTimestamp), so an agent whose clock is off
+ *   is judged by whether it keeps renewing, not by the times it writes; a node first seen (also
+ *   after a server restart) gets a full grace period. Silent longer than the grace period → Ready,
+ *   MemoryPressure, DiskPressure, PIDPressure become Unknown (reason NodeStatusUnknown) through
+ *   the status sub-resource; missing ones are added (NodeStatusNeverUpdated).
+ * - Taints: Ready Unknown → node.svc.io/unreachable, Ready False → node.svc.io/not-ready, each with
+ *   NoExecute (upstream's taint-based eviction, added when the state is observed; Unknown itself
+ *   only arises after a grace period of silence) and NoSchedule (upstream TaintNodesByCondition,
+ *   which also maps pressure conditions and spec.unschedulable); Ready True removes them.
+ *
+ * Every node is checked each monitor period; Node events re-check that node's taints at once so
+ * recovery is prompt. Lease events need no reaction: a renewal never changes what is stored.
+ */
+export class NodeLifecycleController {
+  private readonly health = new Map<string, Health>();
+  private readonly queue = new WorkQueue();
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: WatchCache,
+    private readonly types: TypeLookup,
+    private readonly opts: NodeLifecycleOptions,
+  ) {}
+
+  /** Monitors until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const nodeType = this.type('', 'v1', 'nodes');
+    await this.cache.whenReady();
+    const period = this.opts.monitorPeriodMs ?? Math.max(100, Math.min(5000, Math.floor(this.opts.gracePeriodMs / 5)));
+    const sleep = this.opts.sleep ?? ((ms: number, s: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
+    const follow = this.follow(nodeType, signal, sleep);
+    const work = this.queue.run(signal, (name) => this.syncTaints(name), (name, err) => this.opts.log.warn({ err, node: name }, 'node taint update failed; retrying'));
+    while (!signal.aborted) {
+      try {
+        await this.monitor();
+      } catch (err) {
+        this.opts.log.error({ err }, 'node monitor pass failed');
+      }
+      try {
+        await sleep(period, signal);
+      } catch {
+        break; // aborted
+      }
+    }
+    await Promise.allSettled([follow, work]);
+  }
+
+  /** One pass over every node: updates health, marks silent nodes Unknown, reconciles taints. */
+  async monitor(): Promise<void> {
+    const nodeType = this.type('', 'v1', 'nodes');
+    const leaseType = this.type('coordination.svc.io', 'v1', 'leases');
+    const nodes = (await this.store.list(nodeType, '', everything)).items;
+    const renewals = new Map<string, number>();
+    for (const l of (await this.store.list(leaseType, NODE_LEASE_NAMESPACE, everything)).items) {
+      const renew = parseTime((l.spec as { renewTime?: unknown } | undefined)?.renewTime);
+      if (renew !== undefined) renewals.set(l.metadata.name!, renew);
+    }
+    const seen = new Set<string>();
+    for (const node of nodes) {
+      const name = node.metadata.name!;
+      seen.add(name);
+      try {
+        await this.check(nodeType, node, renewals.get(name));
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 404) continue;
+        this.opts.log.warn({ err, node: name }, 'node health update failed');
+      }
+    }
+    for (const name of this.health.keys()) if (!seen.has(name)) this.health.delete(name);
+  }
+
+  private async check(nodeType: ResourceType, node: KObject, renewMs: number | undefined): Promise<void> {
+    const name = node.metadata.name!;
+    const now = this.opts.now().getTime();
+    const heartbeat = condition(node, 'Ready')?.lastHeartbeatTime;
+    let h = this.health.get(name);
+    if (!h) {
+      h = { heartbeat, renewMs, probeMs: now };
+      this.health.set(name, h);
+    } else {
+      if (heartbeat !== h.heartbeat) {
+        h.heartbeat = heartbeat;
+        h.probeMs = now;
+      }
+      if (renewMs !== undefined && (h.renewMs === undefined || renewMs > h.renewMs)) {
+        h.renewMs = renewMs;
+        h.probeMs = now;
+      }
+    }
+    let current = node;
+    if (now - h.probeMs > this.opts.gracePeriodMs && needsUnknown(node)) {
+      const silentFor = now - h.probeMs;
+      const { object } = await this.store.update(
+        nodeType,
+        '',
+        name,
+        (fresh) => {
+          // The node posted status since we looked: it is alive, leave it alone.
+          if (!fresh || condition(fresh, 'Ready')?.lastHeartbeatTime !== heartbeat) return fresh ?? node;
+          markUnknown(fresh, rfc3339(new Date(now)));
+          return fresh;
+        },
+        statusCtx,
+      );
+      current = object;
+      if (!needsUnknown(current)) this.opts.log.info({ node: name, silentForMs: silentFor }, 'node stopped posting status; conditions set to Unknown');
+    }
+    if (!sameManagedTaints(current, now)) await this.syncTaints(name);
+  }
+
+  /** Brings the node's controller-owned taints in line with its conditions. */
+  private async syncTaints(name: string): Promise<void> {
+    const nodeType = this.type('', 'v1', 'nodes');
+    try {
+      await this.store.update(
+        nodeType,
+        '',
+        name,
+        (fresh) => {
+          if (!fresh) throw new ApiError('NotFound', `node "${name}" not found`);
+          const next = reconcileTaints(fresh, this.opts.now().getTime());
+          if (isObject(fresh.spec)) {
+            if (next.length === 0) delete fresh.spec.taints;
+            else fresh.spec.taints = next;
+          } else if (next.length > 0) fresh.spec = { taints: next };
+          return fresh;
+        },
+        ctx,
+      );
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+  }
+
+  private async follow(nodeType: ResourceType, signal: AbortSignal, sleep: (ms: number, s: AbortSignal) => Promise<unknown>): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        for await (const ev of this.cache.watch(typePrefix(nodeType), this.cache.currentRevision(), signal)) {
+          if (ev.type === 'DELETED') {
+            this.health.delete(ev.object.metadata.name!);
+            continue;
+          }
+          if (!sameManagedTaints(ev.object, this.opts.now().getTime())) this.queue.add(ev.object.metadata.name!);
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        // A broken watch only delays taint changes to the next monitor pass; resume from now.
+        this.opts.log.warn({ err }, 'node watch ended; restarting');
+        await sleep(1000, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  private type(group: string, version: string, resource: string): ResourceType {
+    const t = this.types.lookup(group, version, resource);
+    if (!t) throw new Error(`${resource}.${group || 'core'} type not registered`);
+    return t;
+  }
+}
+
+function conditions(node: KObject): NodeCondition[] {
+  const status = node.status as { conditions?: unknown } | undefined;
+  return Array.isArray(status?.conditions) ? (status.conditions as NodeCondition[]).filter(isObject) : [];
+}
+
+function condition(node: KObject, type: string): NodeCondition | undefined {
+  return conditions(node).find((c) => c.type === type);
+}
+
+function needsUnknown(node: KObject): boolean {
+  return MONITORED_CONDITIONS.some((t) => condition(node, t)?.status !== 'Unknown');
+}
+
+/** Upstream tryUpdateNodeHealth's "stopped posting" branch: heartbeats keep the node's own times. */
+function markUnknown(node: KObject, now: string): void {
+  const status = (isObject(node.status) ? node.status : (node.status = {})) as { conditions?: NodeCondition[] };
+  const list = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
+  for (const type of MONITORED_CONDITIONS) {
+    const c = list.find((x) => isObject(x) && x.type === type);
+    if (!c) {
+      list.push({
+        type,
+        status: 'Unknown',
+        reason: 'NodeStatusNeverUpdated',
+        message: 'svc-node never posted node status.',
+        lastHeartbeatTime: node.metadata.creationTimestamp,
+        lastTransitionTime: now,
+      });
+    } else if (c.status !== 'Unknown') {
+      c.status = 'Unknown';
+      c.reason = 'NodeStatusUnknown';
+      c.message = 'svc-node stopped posting node status.';
+      c.lastTransitionTime = now;
+    }
+  }
+}
+
+/** The taints a node should carry from this controller, given its conditions. */
+export function desiredTaints(node: KObject): Array<{ key: string; effect: string }> {
+  const out: Array<{ key: string; effect: string }> = [];
+  const ready = condition(node, 'Ready')?.status;
+  if (ready === 'Unknown') out.push({ key: TAINT_UNREACHABLE, effect: 'NoExecute' });
+  if (ready === 'False') out.push({ key: TAINT_NOT_READY, effect: 'NoExecute' });
+  for (const c of conditions(node)) {
+    const key = NO_SCHEDULE_BY_CONDITION[c.type]?.[c.status];
+    if (key) out.push({ key, effect: 'NoSchedule' });
+  }
+  if ((node.spec as { unschedulable?: unknown } | undefined)?.unschedulable === true) out.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
+  return out;
+}
+
+/**
+ * The node's taint list with the controller-owned ones made to match desiredTaints: others kept
+ * in place, wanted ones kept as they are (with their timeAdded), missing ones appended (NoExecute
+ * with timeAdded, as upstream), unwanted ones dropped.
+ */
+export function reconcileTaints(node: KObject, nowMs: number): Taint[] {
+  const existing = ((node.spec as { taints?: unknown } | undefined)?.taints ?? []) as Taint[];
+  const want = desiredTaints(node);
+  const wanted = new Set(want.map((t) => `${t.key}:${t.effect}`));
+  const kept = (Array.isArray(existing) ? existing : []).filter((t) => {
+    const id = `${t.key}:${t.effect}`;
+    return !MANAGED.has(id) || wanted.has(id);
+  });
+  const have = new Set(kept.map((t) => `${t.key}:${t.effect}`));
+  for (const t of want) {
+    if (have.has(`${t.key}:${t.effect}`)) continue;
+    kept.push(t.effect === 'NoExecute' ? { ...t, timeAdded: rfc3339(new Date(nowMs)) } : { ...t });
+  }
+  return kept;
+}
+
+function sameManagedTaints(node: KObject, nowMs: number): boolean {
+  const existing = (node.spec as { taints?: unknown } | undefined)?.taints ?? [];
+  return isDeepStrictEqual(reconcileTaints(node, nowMs), existing);
+}
+
+function parseTime(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}

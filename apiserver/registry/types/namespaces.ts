@@ -1,0 +1,101 @@
+import type { Cause } from '../../api/errors';
+import type { KObject } from '../../api/types';
+import { withMeta } from '../common-schemas';
+import { invalid } from '../field-errors';
+import { NAMESPACE_FINALIZER, validateFinalizers } from '../meta-validation';
+import { ensureRec, get, rec, setDefault, strAt } from '../obj-access';
+import type { ResourceType, TableColumn } from '../resource-type';
+import { atomicList, mapList, obj, str, strEnum, time } from '../schema-builders';
+import { ageColumn, column, type Now } from '../table';
+
+/** core/v1 Namespace. */
+
+/** Upstream kubernetes.io/metadata.name, set on every namespace so selectors can match by name. */
+export const LABEL_METADATA_NAME = 'svc.io/metadata.name';
+
+export const namespaceSchema = withMeta({
+  spec: obj({
+    finalizers: atomicList(str(), 'An opaque list of values that must be empty to permanently remove the object from storage.'),
+  }),
+  status: obj({
+    phase: strEnum(['Active', 'Terminating'], 'Phase is the current lifecycle phase of the namespace.'),
+    conditions: mapList(
+      obj({ type: str(), status: str(), lastTransitionTime: time(), reason: str(), message: str() }, { required: ['type', 'status'] }),
+      ['type'],
+    ),
+  }),
+});
+
+/**
+ * Upstream SetDefaults_Namespace/NamespaceStatus plus the create-time finalizer of its
+ * PrepareForCreate. The finalizer is added when spec.finalizers is absent; on update
+ * validateUpdate puts the stored finalizers back, so defaults never re-adds a removed one.
+ */
+function defaults(o: KObject): void {
+  const name = o.metadata?.name;
+  if (name) {
+    o.metadata.labels = { ...(o.metadata.labels ?? {}), [LABEL_METADATA_NAME]: name };
+  }
+  setDefault(ensureRec(o, 'status'), 'phase', 'Active');
+  const spec = ensureRec(o, 'spec');
+  if (spec.finalizers === undefined || spec.finalizers === null) spec.finalizers = [NAMESPACE_FINALIZER];
+}
+
+function validate(o: KObject, old?: KObject): Cause[] {
+  const out: Cause[] = [];
+  const finalizers = get(o, 'spec', 'finalizers');
+  if (Array.isArray(finalizers)) {
+    // Upstream reports spec finalizers at spec.finalizers without an index.
+    out.push(...validateFinalizers(finalizers, 'spec.finalizers', true).map((c) => ({ ...c, field: 'spec.finalizers' })));
+  }
+  // ValidateNamespaceStatusUpdate: the phase follows deletionTimestamp (checked when an update changes it).
+  if (old && strAt(o, 'status', 'phase') !== strAt(old, 'status', 'phase')) {
+    const phase = strAt(o, 'status', 'phase');
+    if (!o.metadata?.deletionTimestamp && phase !== 'Active') {
+      out.push(invalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty"));
+    } else if (o.metadata?.deletionTimestamp && phase !== 'Terminating') {
+      out.push(invalid('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty"));
+    }
+  }
+  return out;
+}
+
+/** Upstream PrepareForUpdate: spec.finalizers only change through the finalize sub-resource, so an update keeps the old ones. */
+function validateUpdate(o: KObject, old: KObject): Cause[] {
+  const oldSpec = rec(old.spec);
+  const spec = ensureRec(o, 'spec');
+  if (oldSpec && oldSpec.finalizers !== undefined) spec.finalizers = structuredClone(oldSpec.finalizers);
+  else delete spec.finalizers;
+  return [];
+}
+
+export function namespaceColumns(now: Now): TableColumn[] {
+  return [column('Status', 'string', 'The status of the namespace', (o) => strAt(o, 'status', 'phase')), ageColumn(now)];
+}
+
+export function makeNamespaceType(now: Now = Date.now): ResourceType {
+  return {
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    singular: 'namespace',
+    kind: 'Namespace',
+    listKind: 'NamespaceList',
+    namespaced: false,
+    shortNames: ['ns'],
+    schema: namespaceSchema,
+    hasStatus: true,
+    specFields: [],
+    fieldSelectors: {
+      'status.phase': (o) => strAt(o, 'status', 'phase'),
+      // Upstream keeps the legacy "name" field label for namespaces.
+      name: (o) => o.metadata?.name ?? '',
+    },
+    tableColumns: namespaceColumns(now),
+    defaults,
+    validate,
+    validateUpdate,
+  };
+}
+
+export const namespaceType: ResourceType = makeNamespaceType();

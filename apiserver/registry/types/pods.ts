@@ -1,0 +1,48 @@
+import type { KObject } from '../../api/types';
+import { get, recs, strAt } from '../obj-access';
+import type { ResourceType } from '../resource-type';
+import type { Now } from '../table';
+import { defaultPod } from './pod-defaults';
+import { podSchema } from './pod-schema';
+import { podColumns } from './pod-table';
+import { validatePodUpdate } from './pod-update';
+import { validatePod } from './pod-validation';
+
+/** core/v1 Pod. Schema, defaults, validation and table live in the pod-*.ts files. */
+
+/** Upstream pod ToSelectableFields; unset fields read as '' so `spec.nodeName=` selects unscheduled pods. */
+export const podFieldSelectors: Readonly<Record<string, (o: KObject) => string>> = {
+  'spec.nodeName': (o) => strAt(o, 'spec', 'nodeName'),
+  'spec.restartPolicy': (o) => strAt(o, 'spec', 'restartPolicy'),
+  'spec.schedulerName': (o) => strAt(o, 'spec', 'schedulerName'),
+  'spec.serviceAccountName': (o) => strAt(o, 'spec', 'serviceAccountName'),
+  'spec.hostNetwork': (o) => String(get(o, 'spec', 'hostNetwork') === true),
+  'status.phase': (o) => strAt(o, 'status', 'phase'),
+  'status.podIP': (o) => strAt(recs(get(o, 'status', 'podIPs'))[0], 'ip') || strAt(o, 'status', 'podIP'),
+  'status.nominatedNodeName': (o) => strAt(o, 'status', 'nominatedNodeName'),
+};
+
+export function makePodType(now: Now = Date.now): ResourceType {
+  return {
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    singular: 'pod',
+    kind: 'Pod',
+    listKind: 'PodList',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    schema: podSchema,
+    hasStatus: true,
+    specFields: ['spec'],
+    fieldSelectors: podFieldSelectors,
+    tableColumns: podColumns(now),
+    defaults: defaultPod,
+    validate: validatePod,
+    validateUpdate: validatePodUpdate,
+  };
+}
+
+export const podType: ResourceType = makePodType();
+

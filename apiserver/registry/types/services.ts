@@ -1,0 +1,257 @@
+import type { Cause } from '../../api/errors';
+import type { KObject } from '../../api/types';
+import { metaConditionSchema, withMeta } from '../common-schemas';
+import { messages, oneOf, portNum, portNumOrName, protocol, qualifiedName } from '../common-validation';
+import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
+import { validateLabels } from '../meta-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../name-validation';
+import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
+import type { ResourceType, TableColumn } from '../resource-type';
+import { any, atomicList, bool, int, intOrStr, mapList, obj, str as s, strEnum, strMap } from '../schema-builders';
+import { ageColumn, column, formatLabels, type Now } from '../table';
+
+/** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
+
+export const SERVICE_TYPES: readonly string[] = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+const AFFINITIES: readonly string[] = ['ClientIP', 'None'];
+const TRAFFIC_POLICIES: readonly string[] = ['Cluster', 'Local'];
+
+const servicePortSchema = obj(
+  {
+    name: s(),
+    protocol: strEnum(['TCP', 'UDP', 'SCTP']),
+    appProtocol: s(),
+    port: int(),
+    targetPort: intOrStr(),
+    nodePort: int(),
+  },
+  { required: ['port'] },
+);
+
+export const serviceSchema = withMeta({
+  spec: obj({
+    // Upstream: patchMergeKey port, listMapKeys port + protocol.
+    ports: mapList(servicePortSchema, ['port', 'protocol']),
+    selector: strMap(),
+    clusterIP: s(),
+    clusterIPs: atomicList(s()),
+    type: strEnum(SERVICE_TYPES),
+    externalIPs: atomicList(s()),
+    sessionAffinity: strEnum(AFFINITIES),
+    loadBalancerIP: s(),
+    loadBalancerSourceRanges: atomicList(s()),
+    externalName: s(),
+    externalTrafficPolicy: strEnum(TRAFFIC_POLICIES),
+    healthCheckNodePort: int(),
+    publishNotReadyAddresses: bool(),
+    sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int() }) }),
+    ipFamilies: atomicList(strEnum(['IPv4', 'IPv6'])),
+    ipFamilyPolicy: strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack']),
+    allocateLoadBalancerNodePorts: bool(),
+    loadBalancerClass: s(),
+    internalTrafficPolicy: strEnum(TRAFFIC_POLICIES),
+    trafficDistribution: s(),
+  }),
+  status: obj({
+    loadBalancer: obj({
+      ingress: atomicList(obj({ ip: s(), hostname: s(), ipMode: s(), ports: atomicList(any()) })),
+    }),
+    conditions: mapList(metaConditionSchema, ['type']),
+  }),
+});
+
+function externallyAccessible(spec: JsonMap): boolean {
+  const t = spec.type;
+  return t === 'LoadBalancer' || t === 'NodePort' || (t === 'ClusterIP' && strs(spec.externalIPs).length > 0);
+}
+
+/** Upstream SetDefaults_Service, plus keeping clusterIP and clusterIPs[0] in step (the v1 REST normalisation). */
+function defaults(o: KObject): void {
+  const spec = ensureRec(o, 'spec');
+  if (!spec.sessionAffinity) spec.sessionAffinity = 'None';
+  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
+  if (spec.sessionAffinity === 'ClientIP' && typeof get(spec, 'sessionAffinityConfig', 'clientIP', 'timeoutSeconds') !== 'number') {
+    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
+  }
+  if (!spec.type) spec.type = 'ClusterIP';
+  for (const p of recs(spec.ports)) {
+    if (!p.protocol) p.protocol = 'TCP';
+    if (p.targetPort === undefined || p.targetPort === null || p.targetPort === 0 || p.targetPort === '') p.targetPort = p.port;
+  }
+  if (externallyAccessible(spec) && !spec.externalTrafficPolicy) spec.externalTrafficPolicy = 'Cluster';
+  if (!spec.internalTrafficPolicy && spec.type !== 'ExternalName') spec.internalTrafficPolicy = 'Cluster';
+  if (spec.type === 'LoadBalancer' && typeof spec.allocateLoadBalancerNodePorts !== 'boolean') spec.allocateLoadBalancerNodePorts = true;
+  const ips = strs(spec.clusterIPs);
+  if (str(spec.clusterIP) && ips.length === 0) spec.clusterIPs = [spec.clusterIP];
+  else if (!str(spec.clusterIP) && ips.length > 0) spec.clusterIP = ips[0];
+}
+
+function validatePorts(spec: JsonMap): Cause[] {
+  const out: Cause[] = [];
+  const ports = recs(spec.ports);
+  const headless = spec.clusterIP === 'None';
+  if (ports.length === 0 && !headless && spec.type !== 'ExternalName') out.push(required('spec.ports'));
+  const names = new Set<string>();
+  const pairs = new Set<string>();
+  ports.forEach((p, i) => {
+    const pp = index('spec.ports', i);
+    const name = strAt(p, 'name');
+    if (ports.length > 1 && !name) out.push(required(child(pp, 'name')));
+    else if (name) {
+      out.push(...messages(child(pp, 'name'), name, dns1123LabelErrors(name)));
+      if (names.has(name)) out.push(duplicate(child(pp, 'name'), name));
+      names.add(name);
+    }
+    out.push(...portNum(child(pp, 'port'), p.port));
+    out.push(...protocol(child(pp, 'protocol'), p.protocol));
+    out.push(...portNumOrName(child(pp, 'targetPort'), p.targetPort));
+    const app = str(p.appProtocol);
+    if (app) out.push(...qualifiedName(child(pp, 'appProtocol'), app));
+    if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
+      if (spec.type === 'ClusterIP') out.push(forbidden(child(pp, 'nodePort'), "may not be used when `type` is 'ClusterIP'"));
+      else out.push(...portNum(child(pp, 'nodePort'), p.nodePort));
+    }
+    const pair = `${String(p.port)}/${String(p.protocol)}`;
+    if (pairs.has(pair)) out.push(duplicate(pp, { port: p.port, protocol: p.protocol }));
+    pairs.add(pair);
+  });
+  return out;
+}
+
+/** Upstream ValidateService (the rules that do not need IP allocation). */
+function validate(o: KObject): Cause[] {
+  const spec = rec(o.spec) ?? {};
+  const out: Cause[] = [];
+  const type = spec.type;
+  if (!type) out.push(required('spec.type'));
+  else if (typeof type !== 'string' || !SERVICE_TYPES.includes(type)) out.push(notSupported('spec.type', type, SERVICE_TYPES));
+  out.push(...validatePorts(spec));
+  if (type === 'ExternalName') {
+    const cname = strAt(spec, 'externalName').replace(/\.$/, '');
+    if (!cname) out.push(required('spec.externalName'));
+    else out.push(...messages('spec.externalName', cname, dns1123SubdomainErrors(cname)));
+    if (strs(spec.clusterIPs).length > 0 || str(spec.clusterIP)) out.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+  } else {
+    strs(spec.clusterIPs).forEach((ip, i) => {
+      if (ip === 'None' && i === 0) return;
+      out.push(...messages(index('spec.clusterIPs', i), ip, ipErrors(ip)));
+    });
+    const ip0 = strs(spec.clusterIPs)[0];
+    if (str(spec.clusterIP) && ip0 !== undefined && spec.clusterIP !== ip0) {
+      out.push(invalid('spec.clusterIPs', spec.clusterIPs, 'element [0] must match clusterIP'));
+    }
+    if (spec.clusterIP === 'None' && (type === 'NodePort' || type === 'LoadBalancer')) {
+      out.push(invalid('spec.clusterIPs[0]', 'None', `may not be set to 'None' for ${String(type)} services`));
+    }
+  }
+  out.push(...validateLabels(spec.selector, 'spec.selector'));
+  out.push(...oneOf('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES, { required: true }));
+  if (spec.sessionAffinity === 'ClientIP') {
+    const t = get(spec, 'sessionAffinityConfig', 'clientIP', 'timeoutSeconds');
+    if (typeof t !== 'number' || t <= 0 || t > 86400) {
+      out.push(invalid('spec.sessionAffinityConfig.clientIP.timeoutSeconds', t ?? null, 'must be greater than 0 and less than 86400'));
+    }
+  }
+  strs(spec.externalIPs).forEach((ip, i) => out.push(...messages(index('spec.externalIPs', i), ip, ipErrors(ip))));
+  if (externallyAccessible(spec)) out.push(...oneOf('spec.externalTrafficPolicy', spec.externalTrafficPolicy, TRAFFIC_POLICIES, { required: true }));
+  else if (spec.externalTrafficPolicy) out.push(invalid('spec.externalTrafficPolicy', spec.externalTrafficPolicy, 'may only be set for externally-accessible services'));
+  out.push(...oneOf('spec.internalTrafficPolicy', spec.internalTrafficPolicy, TRAFFIC_POLICIES));
+  return out;
+}
+
+/**
+ * Upstream's update path: an omitted clusterIP (and node ports of unchanged ports) is taken from the
+ * stored service (patchAllocatedValues); the primary cluster IP may then not change unless the
+ * service moves to or from ExternalName.
+ */
+function validateUpdate(o: KObject, old: KObject): Cause[] {
+  const spec = ensureRec(o, 'spec');
+  const oldSpec = rec(old.spec) ?? {};
+  const out: Cause[] = [];
+  if (spec.type !== 'ExternalName' && oldSpec.type !== 'ExternalName') {
+    if (!str(spec.clusterIP) && str(oldSpec.clusterIP)) {
+      spec.clusterIP = oldSpec.clusterIP;
+      spec.clusterIPs = structuredClone(oldSpec.clusterIPs ?? [oldSpec.clusterIP]);
+    }
+    const oldPorts = recs(oldSpec.ports);
+    for (const p of recs(spec.ports)) {
+      if (p.nodePort || (spec.type !== 'NodePort' && spec.type !== 'LoadBalancer')) continue;
+      const match = oldPorts.find((q) => q.port === p.port && q.protocol === p.protocol);
+      if (match && typeof match.nodePort === 'number') p.nodePort = match.nodePort;
+    }
+    const n0 = strs(spec.clusterIPs)[0];
+    const o0 = strs(oldSpec.clusterIPs)[0];
+    if (n0 !== undefined && o0 !== undefined && n0 !== o0) out.push(invalid('spec.clusterIPs[0]', n0, 'may not change once set'));
+  }
+  return out;
+}
+
+function portsCell(o: KObject): string {
+  const pieces = recs(get(o, 'spec', 'ports')).map((p) =>
+    typeof p.nodePort === 'number' && p.nodePort > 0 ? `${String(p.port)}:${p.nodePort}/${String(p.protocol)}` : `${String(p.port)}/${String(p.protocol)}`,
+  );
+  return pieces.length ? pieces.join(',') : '<none>';
+}
+
+/** Upstream getServiceExternalIP (wide form: load balancer addresses are not clipped). */
+function externalIpCell(o: KObject): string {
+  const spec = rec(o.spec) ?? {};
+  const external = strs(spec.externalIPs);
+  switch (spec.type) {
+    case 'ClusterIP':
+    case 'NodePort':
+      return external.length ? external.join(',') : '<none>';
+    case 'LoadBalancer': {
+      const lb = [
+        ...new Set(
+          recs(get(o, 'status', 'loadBalancer', 'ingress'))
+            .map((i) => str(i.ip) || str(i.hostname) || '')
+            .filter(Boolean),
+        ),
+      ].sort();
+      const all = [...lb, ...external];
+      return all.length ? all.join(',') : '<pending>';
+    }
+    case 'ExternalName':
+      return strAt(spec, 'externalName');
+  }
+  return '<unknown>';
+}
+
+export function serviceColumns(now: Now): TableColumn[] {
+  return [
+    column('Type', 'string', 'type determines how the Service is exposed.', (o) => strAt(o, 'spec', 'type')),
+    column('Cluster-IP', 'string', 'clusterIP is the IP address of the service and is usually assigned randomly.', (o) => strs(get(o, 'spec', 'clusterIPs'))[0] ?? (strAt(o, 'spec', 'clusterIP') || '<none>')),
+    column('External-IP', 'string', 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.', externalIpCell),
+    column('Port(s)', 'string', 'The list of ports that are exposed by this service.', portsCell),
+    ageColumn(now),
+    column('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', (o) => formatLabels(get(o, 'spec', 'selector')), 1),
+  ];
+}
+
+export function makeServiceType(now: Now = Date.now): ResourceType {
+  return {
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    singular: 'service',
+    kind: 'Service',
+    listKind: 'ServiceList',
+    namespaced: true,
+    shortNames: ['svc'],
+    categories: ['all'],
+    schema: serviceSchema,
+    hasStatus: true,
+    specFields: ['spec'],
+    fieldSelectors: {
+      'spec.clusterIP': (o) => strAt(o, 'spec', 'clusterIP'),
+      'spec.type': (o) => strAt(o, 'spec', 'type'),
+    },
+    tableColumns: serviceColumns(now),
+    defaults,
+    validate,
+    validateUpdate,
+  };
+}
+
+export const serviceType: ResourceType = makeServiceType();

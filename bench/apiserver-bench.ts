@@ -1,0 +1,197 @@
+import { mkdtempSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
+import type { Cleanup } from './lib/cleanup';
+import { startFloorServer } from './lib/floor-process';
+import { configMap, ensureNamespace, measureRequests, type RequestFigures, type RequestPlan } from './lib/http-figures';
+import { sleep } from './lib/load';
+import { measurePodList, type ListPlan } from './lib/pod-list';
+import { openFilesLimit, procMemMb, procName } from './lib/proc-stats';
+import { progress } from './lib/progress';
+import { ratio, round } from './lib/stats';
+import { measureStore } from './lib/store-baseline';
+import { adminTls, Target } from './lib/target';
+import { measureFanout, type FanoutOptions, type FanoutResult } from './lib/watch-fanout';
+
+/** The sizes of one run; `--quick` shrinks them to check the bench itself, not to quote. */
+interface Plan {
+  requests: Omit<RequestPlan, 'namespace'>;
+  list: Omit<ListPlan, 'namespace'>;
+  watchers: number;
+  watchWrites: number;
+  watchIntervalMs: number;
+  idleMs: number;
+  store: { singleWriterCount: number; singleWriterMaxMs: number; concurrentCount: number; getCount: number };
+}
+
+const FULL: Plan = {
+  requests: { warmupCreates: 400, warmupGets: 1000, createClients: 32, creates: 4000, getClients: 64, gets: 10_000, latencyClients: 8, latencyGets: 4000 },
+  list: { pods: 10_000, createClients: 64, chunkLimit: 500, runs: 3 },
+  watchers: 1000,
+  watchWrites: 20,
+  watchIntervalMs: 250,
+  idleMs: 5000,
+  store: { singleWriterCount: 2000, singleWriterMaxMs: 8000, concurrentCount: 4000, getCount: 20_000 },
+};
+
+const QUICK: Plan = {
+  requests: { warmupCreates: 50, warmupGets: 100, createClients: 32, creates: 300, getClients: 64, gets: 600, latencyClients: 8, latencyGets: 300 },
+  list: { pods: 600, createClients: 64, chunkLimit: 500, runs: 3 },
+  watchers: 50,
+  watchWrites: 5,
+  watchIntervalMs: 250,
+  idleMs: 1000,
+  store: { singleWriterCount: 100, singleWriterMaxMs: 2000, concurrentCount: 300, getCount: 2000 },
+};
+
+/** The issue's goals (issue 2, Performance). */
+const GOALS = {
+  creates_vs_store_puts: { target: '>= 0.4', ok: (x: number) => x >= 0.4 },
+  gets_vs_floor: { target: '>= 0.5', ok: (x: number) => x >= 0.5 },
+  get_p99_vs_floor: { target: '<= 2', ok: (x: number) => x <= 2 },
+  watch_p99_vs_floor: { target: '<= 1.5', ok: (x: number) => x <= 1.5 },
+  idle_rss_mb: { target: '<= 80', ok: (x: number) => x <= 80 },
+} as const;
+
+/** What the issue measured for the floor server on this machine, to tell a noisy run from a real change. */
+const FLOOR_REFERENCE = { creates_per_second: 3500, gets_per_second: 8600, get_p99_ms: 5, watch_p99_ms: 110 };
+
+const WATCH_NS = 'bench-watch';
+const WATCH_PATH = `/api/v1/namespaces/${WATCH_NS}/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`;
+
+/** `npm run bench -- apiserver [--quick]`: every figure of issue 2's Performance section, as one JSON document. */
+export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
+  const plan = args.includes('--quick') ? QUICK : FULL;
+  const notes: string[] = [];
+  if (plan === QUICK) notes.push('--quick: reduced counts, figures are not comparable with a full run');
+  const fdLimit = openFilesLimit();
+  let watchers = plan.watchers;
+  if (fdLimit !== null && fdLimit < 4096) {
+    const msg = `open-files limit (ulimit -n) is ${fdLimit}, below 4096: 1000 watchers need about 1000 descriptors in this process and as many in the server`;
+    progress(`WARNING: ${msg}`);
+    notes.push(msg);
+    watchers = Math.min(watchers, Math.max(10, fdLimit - 300));
+    if (watchers < plan.watchers) notes.push(`watchers reduced to ${watchers} to fit the limit; raise it with ulimit -n 8192`);
+  }
+
+  // 1. The API server: idle RSS, requests, watch fan-out, the 10,000-pod list.
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-'));
+  cleanup.dir(dataDir);
+  progress('starting svc-apiserver');
+  const api = await startApiServer({ dataDir });
+  cleanup.child(api.proc);
+  cleanup.add('stop svc-apiserver', () => stopApi(api));
+  const pid = api.proc.pid!;
+  if (procName(pid) !== 'node') notes.push(`pid ${pid} is ${procName(pid)}, not node: RSS figures may be the launcher's`);
+  await sleep(plan.idleMs);
+  const idleRss = procMemMb(pid, 'VmRSS');
+  progress(`svc-apiserver idle RSS ${idleRss.toFixed(1)} MB`);
+
+  const apiTarget = new Target('api', '127.0.0.1', api.port, adminTls(dataDir));
+  const apiRequests = await measureRequests(apiTarget, { ...plan.requests, namespace: 'bench-cm' });
+  const apiWatch = await fanout(apiTarget, watchers, plan);
+  const apiList = await measurePodList(apiTarget, { ...plan.list, namespace: 'bench-pods' });
+  const rssAfter = procMemMb(pid, 'VmRSS');
+  const peakRss = procMemMb(pid, 'VmHWM');
+  progress(`svc-apiserver RSS after the list ${rssAfter.toFixed(1)} MB (peak ${peakRss.toFixed(1)} MB)`);
+  await stopApi(api);
+
+  // 2. The floor server, with the API server's own serving certificate and client CA.
+  const pki = join(dataDir, 'pki');
+  progress('starting the floor server');
+  const floor = await startFloorServer({ certFile: join(pki, 'apiserver.crt'), keyFile: join(pki, 'apiserver.key'), clientCaFile: join(pki, 'ca.crt') }, cleanup);
+  cleanup.add('stop floor server', () => floor.stop());
+  const floorTarget = new Target('floor', '127.0.0.1', floor.port, adminTls(dataDir));
+  const floorRequests = await measureRequests(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
+  const floorWatch = await fanout(floorTarget, watchers, plan);
+  await floor.stop();
+
+  // 3. The raw store, with values the size the API server stores.
+  progress('measuring the raw SQLite store');
+  const store = await measureStore({
+    value: Buffer.alloc(apiRequests.object_bytes || 600, 'x'),
+    concurrency: plan.requests.createClients,
+    ...plan.store,
+  });
+
+  const ratios = {
+    creates_vs_store_puts: ratio(apiRequests.creates.per_second, store.puts_concurrent.per_second),
+    creates_vs_store_puts_single_writer: ratio(apiRequests.creates.per_second, store.puts_single_writer.per_second),
+    gets_vs_floor: ratio(apiRequests.gets.per_second, floorRequests.gets.per_second),
+    get_p99_vs_floor: ratio(apiRequests.get_latency.p99_ms, floorRequests.get_latency.p99_ms),
+    watch_p99_vs_floor: ratio(apiWatch.p99_ms, floorWatch.p99_ms),
+    creates_vs_floor: ratio(apiRequests.creates.per_second, floorRequests.creates.per_second),
+  };
+  if (apiWatch.missing > 0 || floorWatch.missing > 0) notes.push('some watch events were never delivered: see api.watch.missing and baseline.floor.watch.missing');
+  const goal = (name: keyof typeof GOALS, value: number | null) => ({
+    target: GOALS[name].target,
+    value,
+    met: value !== null && GOALS[name].ok(value),
+  });
+  return {
+    benchmark: 'apiserver',
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, open_files_limit: fdLimit },
+    api: {
+      ...requestsJson(apiRequests),
+      list: { ...apiList, rss_after_mb: round(rssAfter, 1), peak_rss_mb: round(peakRss, 1) },
+      watch: apiWatch,
+    },
+    baseline: {
+      store,
+      floor: { ...requestsJson(floorRequests), watch: floorWatch, reference_from_issue: FLOOR_REFERENCE },
+    },
+    ratios,
+    goals: {
+      creates_vs_store_puts: goal('creates_vs_store_puts', ratios.creates_vs_store_puts),
+      gets_vs_floor: goal('gets_vs_floor', ratios.gets_vs_floor),
+      get_p99_vs_floor: goal('get_p99_vs_floor', ratios.get_p99_vs_floor),
+      watch_p99_vs_floor: goal('watch_p99_vs_floor', apiWatch.missing > 0 ? null : ratios.watch_p99_vs_floor),
+      idle_rss_mb: goal('idle_rss_mb', round(idleRss, 1)),
+    },
+    idle_rss_mb: round(idleRss, 1),
+    notes,
+  };
+}
+
+function requestsJson(f: RequestFigures): object {
+  return { creates: f.creates, gets: f.gets, get_latency: f.get_latency, object_bytes: f.object_bytes };
+}
+
+/** Watch fan-out against one target: watchers on one namespace's ConfigMaps, writes are ConfigMap creates there. */
+async function fanout(target: Target, watchers: number, plan: Plan): Promise<FanoutResult> {
+  await ensureNamespace(target, WATCH_NS);
+  const writer = target.pool(1);
+  try {
+    const o: FanoutOptions = {
+      watchPath: WATCH_PATH,
+      watchers,
+      openConcurrency: 50,
+      writes: plan.watchWrites,
+      intervalMs: plan.watchIntervalMs,
+      objectName: (k) => `fan-${k}`,
+      write: async (k) => {
+        await target.expect(writer, [201], 'POST', `/api/v1/namespaces/${WATCH_NS}/configmaps`, configMap(`fan-${k}`));
+      },
+      drainMs: 15_000,
+    };
+    progress(`${target.name}: opening ${watchers} watchers`);
+    const r = await measureFanout(target, o);
+    progress(`${target.name}: watch delivery p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.missing} missing`);
+    return r;
+  } finally {
+    await writer.close();
+  }
+}
+
+/** SIGTERM, wait for a graceful exit for a while, then SIGKILL. Idempotent. */
+async function stopApi(api: RunningApiServer): Promise<void> {
+  const p = api.proc;
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
+  try {
+    await api.stop('SIGTERM');
+  } finally {
+    clearTimeout(timer);
+  }
+}

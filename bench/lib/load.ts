@@ -1,0 +1,54 @@
+import { performance } from 'node:perf_hooks';
+import { percentile, round } from './stats';
+
+/** The result of a closed-loop load run: fixed operation count, fixed number of concurrent clients. */
+export interface LoadResult {
+  clients: number;
+  count: number;
+  seconds: number;
+  per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+}
+
+/**
+ * Runs `count` operations with `clients` concurrent closed-loop clients (each starts its next
+ * operation as soon as its previous one ends). The first failure stops the run and is thrown,
+ * so a figure is never computed over errors.
+ */
+export async function runClosedLoop(clients: number, count: number, op: (i: number) => Promise<void>): Promise<LoadResult> {
+  const latencies = new Array<number>(count);
+  let next = 0;
+  let failed: unknown;
+  const worker = async (): Promise<void> => {
+    while (failed === undefined) {
+      const i = next++;
+      if (i >= count) return;
+      const t0 = performance.now();
+      try {
+        await op(i);
+      } catch (err) {
+        failed ??= err;
+        return;
+      }
+      latencies[i] = performance.now() - t0;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: clients }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  if (failed !== undefined) throw failed;
+  return {
+    clients,
+    count,
+    seconds: round(seconds, 3),
+    per_second: round(count / seconds, 0),
+    p50_ms: round(percentile(latencies, 0.5)),
+    p99_ms: round(percentile(latencies, 0.99)),
+  };
+}
+
+/** Resolves after ms milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

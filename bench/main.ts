@@ -1,0 +1,62 @@
+/**
+ * Benchmark entry: `npm run bench -- <name> [options]`. Each benchmark prints one JSON document on
+ * stdout (progress goes to stderr) and undoes everything it started, however it ends.
+ */
+import { runApiServerBench } from './apiserver-bench';
+import { Cleanup } from './lib/cleanup';
+import { progress } from './lib/progress';
+
+interface Benchmark {
+  describe: string;
+  /** Runs the benchmark; returns the JSON result. Registers with cleanup whatever it starts. */
+  run(args: readonly string[], cleanup: Cleanup): Promise<object>;
+}
+
+/** Add a benchmark here: one line each. */
+const BENCHMARKS: Record<string, Benchmark> = {
+  apiserver: { describe: 'svc-apiserver creates, gets, lists, watch fan-out, against the raw store and a floor HTTPS server', run: runApiServerBench },
+};
+
+/** The whole run is killed past this, so a hung server cannot hold the machine. */
+const DEADLINE_MS = 8 * 60_000;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const name = argv[0];
+  const bench = name ? BENCHMARKS[name] : undefined;
+  if (!bench) {
+    process.stderr.write(`usage: npm run bench -- <name>\n\n${Object.entries(BENCHMARKS).map(([n, b]) => `  ${n.padEnd(18)} ${b.describe}`).join('\n')}\n`);
+    return 2;
+  }
+  const cleanup = new Cleanup();
+  process.on('exit', () => cleanup.final());
+  const interrupted = (signal: NodeJS.Signals) => {
+    progress(`${signal}: cleaning up`);
+    void cleanup.runAll().then(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const deadline = setTimeout(() => {
+    progress(`benchmark ${name} exceeded ${DEADLINE_MS / 1000}s: aborting`);
+    void cleanup.runAll().then(() => process.exit(1));
+  }, DEADLINE_MS);
+  deadline.unref();
+  try {
+    const result = await bench.run(argv.slice(1), cleanup);
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    return 0;
+  } catch (err) {
+    progress(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  } finally {
+    clearTimeout(deadline);
+    await cleanup.runAll();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,28 @@
+import test from 'ava';
+import { checkNodeLabels, parseLabelsFlag } from '../../../../agent/config/labels';
+
+test('parses k=v pairs, allowing empty values', (t) => {
+  t.deepEqual(parseLabelsFlag('a=b,example.com/team=x, empty='), { a: 'b', 'example.com/team': 'x', empty: '' });
+  t.throws(() => parseLabelsFlag('novalue'), { message: '"novalue" must be formatted as key=value' });
+  t.throws(() => parseLabelsFlag('=v'), { message: '"=v" must be formatted as key=value' });
+});
+
+test('accepts valid labels and the allowed svc.io ones', (t) => {
+  t.deepEqual(
+    checkNodeLabels({ env: 'prod', 'example.com/rack': 'r-1', 'topology.svc.io/zone': 'z1', 'node.svc.io/pool': 'a', 'x.node.svc.io/y': 'b' }),
+    [],
+  );
+});
+
+test('rejects malformed keys and values', (t) => {
+  t.regex(checkNodeLabels({ '-bad': 'x' })[0]!, /invalid label key "-bad"/);
+  t.regex(checkNodeLabels({ 'Bad_Prefix/x': 'x' })[0]!, /prefix part must be a lowercase RFC 1123 subdomain/);
+  t.regex(checkNodeLabels({ a: 'b c' })[0]!, /invalid label value "b c"/);
+  t.regex(checkNodeLabels({ a: 'x'.repeat(64) })[0]!, /invalid label value/);
+});
+
+test('refuses labels the control plane reserves in the svc.io namespace', (t) => {
+  const p = checkNodeLabels({ 'node-role.svc.io/master': '', 'svc.io/custom': 'x', 'svc.io/os': 'linux' });
+  t.is(p.length, 1);
+  t.regex(p[0]!, /^unknown 'svc.io' labels specified: \[node-role.svc.io\/master svc.io\/custom\]/);
+});
