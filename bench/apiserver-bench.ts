@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
 import type { Cleanup } from './lib/cleanup';
@@ -7,7 +7,7 @@ import { startFloorServer } from './lib/floor-process';
 import { configMap, ensureNamespace, measureRequests, type RequestFigures, type RequestPlan } from './lib/http-figures';
 import { sleep } from './lib/load';
 import { measurePodList, type ListPlan } from './lib/pod-list';
-import { openFilesLimit, procMemMb, procName } from './lib/proc-stats';
+import { filesystemOf, openFilesLimit, procMemMb, procName } from './lib/proc-stats';
 import { progress } from './lib/progress';
 import { ratio, round } from './lib/stats';
 import { measureStore } from './lib/store-baseline';
@@ -64,6 +64,7 @@ const WATCH_PATH = `/api/v1/namespaces/${WATCH_NS}/configmaps?watch=1&allowWatch
 export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const plan = args.includes('--quick') ? QUICK : FULL;
   const notes: string[] = [];
+  const loadBefore = loadavg()[0];
   if (plan === QUICK) notes.push('--quick: reduced counts, figures are not comparable with a full run');
   const fdLimit = openFilesLimit();
   let watchers = plan.watchers;
@@ -131,7 +132,15 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   });
   return {
     benchmark: 'apiserver',
-    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, open_files_limit: fdLimit },
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      open_files_limit: fdLimit,
+      // Other work on the machine skews every figure; a 1-minute load well above 1 before the run means a noisy run.
+      load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]) },
+      data_dir_filesystem: filesystemOf(tmpdir()),
+    },
     api: {
       ...requestsJson(apiRequests),
       list: { ...apiList, rss_after_mb: round(rssAfter, 1), peak_rss_mb: round(peakRss, 1) },

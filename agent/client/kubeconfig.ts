@@ -57,6 +57,13 @@ function decodeData(file: string, value: string, field: string): string {
   return text;
 }
 
+/** Only the blocks of one kind from a PEM file: the kubelet's -current.pem holds cert and key together. */
+function blocksOf(text: string, wantKey: boolean): string {
+  const blocks = text.match(/-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g) ?? [];
+  const picked = blocks.filter((b) => /PRIVATE KEY-----/.test(b.split('\n')[0]!) === wantKey);
+  return picked.length > 0 ? picked.join('\n') + '\n' : text;
+}
+
 /** Parses kubeconfig text; `file` names it in errors and anchors relative paths. Reads referenced files through fs. */
 export async function parseKubeconfig(text: string, file: string, fs: KubeconfigFs = realFs): Promise<RestConfig> {
   let doc: unknown;
@@ -120,12 +127,12 @@ export async function parseKubeconfig(text: string, file: string, fs: Kubeconfig
   if (certData) out.certPem = decodeData(file, certData, `${uw}.client-certificate-data`);
   else if (certFile) {
     out.certFile = path(certFile);
-    out.certPem = await read(out.certFile, 'client-certificate');
+    out.certPem = blocksOf(await read(out.certFile, 'client-certificate'), false);
   }
   if (keyData) out.keyPem = decodeData(file, keyData, `${uw}.client-key-data`);
   else if (keyFile) {
     out.keyFile = path(keyFile);
-    out.keyPem = await read(out.keyFile, 'client-key');
+    out.keyPem = blocksOf(await read(out.keyFile, 'client-key'), true);
   }
   if ((out.certPem === undefined) !== (out.keyPem === undefined)) {
     throw new KubeconfigError(file, `user ${JSON.stringify(userName)}: client certificate and client key must be given together`);

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import type { ResourceType } from '../registry/resource-type';
+import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 import { bearerToken, type Authenticator } from './authenticator';
 import type { UserInfo } from './user';
@@ -18,12 +18,6 @@ export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
 const TOKEN_PATTERN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 /** auth-extra-groups entries upstream accepts (bootstrapapi.BootstrapGroupPattern). */
 const EXTRA_GROUP_PATTERN = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
-
-/** The registry's lookup, as ResourceRegistry offers it. */
-export interface TypeLookup {
-  /** The served type for group/version/resource, or undefined. */
-  lookup(group: string, version: string, resource: string): ResourceType | undefined;
-}
 
 export interface BootstrapTokenOptions {
   now: () => Date;
@@ -42,7 +36,7 @@ export class BootstrapTokenAuthenticator implements Authenticator {
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly types: TypeLookup,
+    private readonly types: ResourceRegistry,
     private readonly opts: BootstrapTokenOptions,
   ) {}
 

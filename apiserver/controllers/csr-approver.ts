@@ -3,21 +3,19 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { BOOTSTRAPPERS_GROUP } from '../authn/bootstrap-token';
+import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
-import { csrCertificate, csrSpec, hasTrueCondition, SIGNER_KUBELET_CLIENT, type CsrCondition } from './csr-approval';
+import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from './csr-approval';
 import { feedQueue, kubeletClientProblem, parseRequest, type ParsedRequest } from './csr-signer';
 import { controllerContext } from './system-context';
 import { WorkQueue } from './work-queue';
 
-const ctx = { ...controllerContext('csrapproving'), subresource: 'status' };
-
-export interface TypeLookup {
-  /** The served type for group/version/resource, or undefined. */
-  lookup(group: string, version: string, resource: string): ResourceType | undefined;
-}
+// Approval is written through the approval sub-resource, as upstream's approver calls UpdateApproval.
+const ctx = { ...controllerContext('csrapproving'), subresource: 'approval' };
 
 export interface CsrApproverOptions {
   now: () => Date;
@@ -42,7 +40,7 @@ export class CsrApprover {
   constructor(
     private readonly store: ObjectStore,
     private readonly cache: WatchCache,
-    private readonly types: TypeLookup,
+    private readonly types: ResourceRegistry,
     private readonly opts: CsrApproverOptions,
   ) {}
 
@@ -65,7 +63,7 @@ export class CsrApprover {
     }
     if (!undecided(csr)) return;
     const spec = csrSpec(csr);
-    if (spec.signerName !== SIGNER_KUBELET_CLIENT) return;
+    if (spec.signerName !== SIGNERS.apiserverClientKubelet) return;
     let parsed: ParsedRequest;
     try {
       parsed = parseRequest(spec.request);

@@ -5,12 +5,14 @@ import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { signPublicKey, type KeyPairPem } from '../pki/certs';
 import { x509 } from '../pki/x509';
+import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../store/object-store';
 import { collectionPrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
-import { csrCertificate, csrSpec, hasTrueCondition, SIGNER_CLIENT, SIGNER_KUBELET_CLIENT, type CsrCondition } from './csr-approval';
+import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from './csr-approval';
 import { controllerContext } from './system-context';
 import { WorkQueue } from './work-queue';
 
@@ -19,11 +21,6 @@ const everything = { labelSelector: [], fieldSelector: [] };
 /** Upstream --cluster-signing-duration default: 8760h. */
 const ONE_YEAR_MS = 365 * 24 * 3600_000;
 const SAN_OID = '2.5.29.17';
-
-export interface TypeLookup {
-  /** The served type for group/version/resource, or undefined. */
-  lookup(group: string, version: string, resource: string): ResourceType | undefined;
-}
 
 /** What the controllers read from a CSR's spec.request. */
 export interface ParsedRequest {
@@ -159,7 +156,7 @@ export class CsrSigner {
   constructor(
     private readonly store: ObjectStore,
     private readonly cache: WatchCache,
-    private readonly types: TypeLookup,
+    private readonly types: ResourceRegistry,
     private readonly opts: CsrSignerOptions,
   ) {}
 
@@ -183,7 +180,7 @@ export class CsrSigner {
     }
     if (!signable(csr)) return;
     const spec = csrSpec(csr);
-    if (spec.signerName !== SIGNER_KUBELET_CLIENT && spec.signerName !== SIGNER_CLIENT) return;
+    if (spec.signerName !== SIGNERS.apiserverClientKubelet && spec.signerName !== SIGNERS.apiserverClient) return;
     let parsed: ParsedRequest;
     try {
       parsed = parseRequest(spec.request);
@@ -191,7 +188,7 @@ export class CsrSigner {
       return this.fail(t, csr, 'InvalidRequest', (err as Error).message);
     }
     if (!(await verifyRequest(parsed))) return this.fail(t, csr, 'InvalidRequest', 'the certificate request signature does not verify');
-    const problem = spec.signerName === SIGNER_KUBELET_CLIENT ? kubeletClientProblem(parsed, spec.usages) : clientUsagesProblem(spec.usages);
+    const problem = spec.signerName === SIGNERS.apiserverClientKubelet ? kubeletClientProblem(parsed, spec.usages) : clientUsagesProblem(spec.usages);
     if (problem) return this.fail(t, csr, 'SignerValidationFailure', problem);
     const max = this.opts.maxValidityMs ?? ONE_YEAR_MS;
     const requested = typeof spec.expirationSeconds === 'number' && spec.expirationSeconds > 0 ? spec.expirationSeconds * 1000 : max;

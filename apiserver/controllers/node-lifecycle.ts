@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../store/object-store';
@@ -42,11 +43,6 @@ const MANAGED = new Set<string>([
 const ctx = controllerContext('node-lifecycle-controller');
 const statusCtx = { ...ctx, subresource: 'status' };
 const everything = { labelSelector: [], fieldSelector: [] };
-
-export interface TypeLookup {
-  /** The served type for group/version/resource, or undefined. */
-  lookup(group: string, version: string, resource: string): ResourceType | undefined;
-}
 
 export interface NodeLifecycleOptions {
   /** --node-monitor-grace-period: how long a node may stay silent before its conditions go Unknown (default 50 s). */
@@ -108,7 +104,7 @@ export class NodeLifecycleController {
   constructor(
     private readonly store: ObjectStore,
     private readonly cache: WatchCache,
-    private readonly types: TypeLookup,
+    private readonly types: ResourceRegistry,
     private readonly opts: NodeLifecycleOptions,
   ) {}
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE, hasExpired, secretData } from '../authn/bootstrap-token';
+import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import { collectionPrefix } from '../store/keys';
@@ -11,11 +12,6 @@ import { controllerContext } from './system-context';
 
 const ctx = controllerContext('token-cleaner');
 const everything = { labelSelector: [], fieldSelector: [] };
-
-export interface TypeLookup {
-  /** The served type for group/version/resource, or undefined. */
-  lookup(group: string, version: string, resource: string): ResourceType | undefined;
-}
 
 export interface TokenCleanerOptions {
   now: () => Date;
@@ -36,7 +32,7 @@ export class TokenCleaner {
   constructor(
     private readonly store: ObjectStore,
     private readonly cache: WatchCache,
-    private readonly types: TypeLookup,
+    private readonly types: ResourceRegistry,
     private readonly opts: TokenCleanerOptions,
   ) {}
 

@@ -1,7 +1,13 @@
 import type { ObjectSchema } from '../api/schema';
 import { any, atomicList, bool, int, mapList, obj, setList, str, strMap, time, kindSchema } from './schema-builders';
 
-/** Schemas shared by several kinds: ObjectMeta and the small reference/selector/condition types. */
+/**
+ * Schemas shared by several kinds: ObjectMeta and the small reference/selector/condition types.
+ *
+ * `required` lists are deliberately short everywhere: upstream decodes built-in kinds into typed
+ * structs and never enforces OpenAPI required-ness, only hand-written validation. So a field is
+ * marked required only when upstream validation rejects its absence, or when it is a list-map key.
+ */
 
 export const ownerReferenceSchema = obj(
   {
@@ -12,7 +18,8 @@ export const ownerReferenceSchema = obj(
     controller: bool('If true, this reference points to the managing controller.'),
     blockOwnerDeletion: bool('If true, the owner cannot be deleted from the key-value store until this reference is removed.'),
   },
-  { required: ['apiVersion', 'kind', 'name', 'uid'], atomic: true },
+  // Required-ness is checked by validateOwnerReferences with upstream's messages.
+  { atomic: true },
 );
 
 export const managedFieldsEntrySchema = obj({
@@ -65,7 +72,7 @@ export const labelSelectorSchema = obj(
   {
     matchLabels: strMap(),
     matchExpressions: atomicList(
-      obj({ key: str(), operator: str(), values: atomicList(str()) }, { required: ['key', 'operator'] }),
+      obj({ key: str(), operator: str(), values: atomicList(str()) }),
     ),
   },
   { atomic: true },

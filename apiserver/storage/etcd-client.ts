@@ -82,7 +82,9 @@ export async function newEtcdClient(o: EtcdConnectOptions): Promise<Etcd3> {
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
     faultHandling: {
       host: () => passThrough(),
-      global: retryUnsent(o.endpoints.length),
+      // Every endpoint once, plus one: a channel dropped after a failure elsewhere rejects the
+      // calls queued on it unsent, and the retry gets a fresh channel.
+      global: retryUnsent(o.endpoints.length + 1),
     },
   });
 }
@@ -132,4 +134,9 @@ export function storageErrorOf(e: unknown): StorageError {
   if (msg.includes('required revision has been compacted')) return new StorageError('Compacted', `etcd: ${msg}`);
   if (msg.includes('required revision is a future revision')) return new StorageError('FutureRevision', `etcd: ${msg}`);
   return new StorageError('Unavailable', `etcd: ${msg}`);
+}
+
+/** A response grpc-js refused as over grpc.max_receive_message_length (the caller may ask for less). */
+export function isMessageTooLarge(e: unknown): boolean {
+  return e instanceof Error && /Received message larger than max/.test(e.message);
 }

@@ -22,3 +22,19 @@ export function openFilesLimit(): number | null {
     return null;
   }
 }
+
+/** The filesystem type holding path (from /proc/mounts, longest matching mount point), e.g. "ext4" or "tmpfs". */
+export function filesystemOf(path: string): string {
+  try {
+    let best = { mount: '', type: 'unknown' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [, mount, type] = line.split(' ');
+      if (!mount || !type) continue;
+      const inside = path === mount || path.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
+      if (inside && mount.length >= best.mount.length) best = { mount, type };
+    }
+    return best.type;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -56,8 +56,9 @@ export function legacyEventCauses(
     return out;
   }
   if (!view.involvedNamespace && !CLUSTER_EVENT_NAMESPACES.includes(ns)) out.push(invalid(nsPath, view.involvedNamespace, 'does not match event.namespace'));
+  // Upstream also runs the qualified-name check on an empty value, repeating the Required cause.
   if (!view.reportingController) out.push(required(f.reportingController));
-  out.push(...qualifiedName(f.reportingController, view.reportingController));
+  else out.push(...qualifiedName(f.reportingController, view.reportingController));
   if (!view.reportingInstance) out.push(required(f.reportingInstance));
   if (view.reportingInstance.length > EVENT_LIMITS.reportingInstance) {
     out.push(invalid(f.reportingInstance, '', `can have at most ${EVENT_LIMITS.reportingInstance} characters`));

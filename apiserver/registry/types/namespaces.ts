@@ -20,7 +20,7 @@ export const namespaceSchema = withMeta({
   status: obj({
     phase: strEnum(['Active', 'Terminating'], 'Phase is the current lifecycle phase of the namespace.'),
     conditions: mapList(
-      obj({ type: str(), status: str(), lastTransitionTime: time(), reason: str(), message: str() }, { required: ['type', 'status'] }),
+      obj({ type: str(), status: str(), lastTransitionTime: time(), reason: str(), message: str() }, { required: ['type'] }),
       ['type'],
     ),
   }),

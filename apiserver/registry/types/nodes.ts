@@ -31,7 +31,7 @@ const nodeConditionSchema = obj(
     reason: s(),
     message: s(),
   },
-  { required: ['type', 'status'] },
+  { required: ['type'] },
 );
 
 export const nodeSchema = withMeta({
@@ -50,8 +50,8 @@ export const nodeSchema = withMeta({
     allocatable: quantityMap('Allocatable represents the resources of a node that are available for scheduling.'),
     phase: s('Deprecated.'),
     conditions: mapList(nodeConditionSchema, ['type'], 'Conditions is an array of current observed node conditions.'),
-    addresses: mapList(obj({ type: s(), address: s() }, { required: ['type', 'address'] }), ['type'], 'List of addresses reachable to the node.'),
-    daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int() }, { required: ['Port'] }) }),
+    addresses: mapList(obj({ type: s(), address: s() }, { required: ['type'] }), ['type'], 'List of addresses reachable to the node.'),
+    daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int() }) }),
     nodeInfo: obj({
       machineID: s(),
       systemUUID: s(),
@@ -67,7 +67,7 @@ export const nodeSchema = withMeta({
     }),
     images: atomicList(obj({ names: atomicList(s()), sizeBytes: int() })),
     volumesInUse: atomicList(s()),
-    volumesAttached: atomicList(obj({ name: s(), devicePath: s() }, { required: ['name', 'devicePath'] })),
+    volumesAttached: atomicList(obj({ name: s(), devicePath: s() })),
     config: any(),
     runtimeHandlers: atomicList(any()),
     features: obj({ supplementalGroupsPolicy: bool() }),

@@ -26,12 +26,12 @@ export const PULL_POLICIES: readonly string[] = ['Always', 'IfNotPresent', 'Neve
 export const TERMINATION_MESSAGE_POLICIES: readonly string[] = ['File', 'FallbackToLogsOnError'];
 export const POD_PHASES: readonly string[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 
-/** Every volume source a v1 Volume may carry; exactly one is set. */
+/** Every volume source a v1 Volume may carry, in the order upstream's validateVolumeSource checks them; exactly one is set. */
 export const VOLUME_SOURCES: readonly string[] = [
-  'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi',
-  'glusterfs', 'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc',
-  'azureFile', 'configMap', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected',
-  'portworxVolume', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image',
+  'emptyDir', 'hostPath', 'gitRepo', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi',
+  'glusterfs', 'flexVolume', 'persistentVolumeClaim', 'rbd', 'cinder', 'cephfs', 'quobyte', 'downwardAPI', 'fc',
+  'flocker', 'azureFile', 'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'storageos',
+  'configMap', 'scaleIO', 'projected', 'csi', 'ephemeral', 'image',
 ];
 
 const probeSchema = obj({
@@ -93,6 +93,7 @@ function containerFields(): Record<string, Schema> {
     resources: resourcesSchema,
     resizePolicy: atomicList(any()),
     restartPolicy: str(),
+    restartPolicyRules: atomicList(any()),
     volumeMounts: mapList(volumeMountSchema, ['mountPath']),
     volumeDevices: mapList(obj({ name: str(), devicePath: str() }, { required: ['name', 'devicePath'] }), ['devicePath']),
     livenessProbe: probeSchema,
@@ -132,7 +133,6 @@ const containerStateSchema = obj({
       finishedAt: time(),
       containerID: str(),
     },
-    { required: ['exitCode'] },
   ),
 });
 
@@ -154,7 +154,9 @@ const containerStatusSchema = obj(
     allocatedResourcesStatus: any(),
     stopSignal: str(),
   },
-  { required: ['name', 'ready', 'restartCount', 'image', 'imageID'] },
+  // Upstream's OpenAPI lists image and imageID as required, but typed decoding never enforced it;
+  // node agents may report statuses before an image is resolved.
+  { required: ['name'] },
 );
 
 const podConditionSchema = obj(
@@ -167,7 +169,7 @@ const podConditionSchema = obj(
     reason: str(),
     message: str(),
   },
-  { required: ['type', 'status'] },
+  { required: ['type'] },
 );
 
 const ipSchema = obj({ ip: str() }, { required: ['ip'] });
@@ -238,6 +240,7 @@ export const podStatusSchema: ObjectSchema = obj({
   ephemeralContainerStatuses: atomicList(containerStatusSchema),
   resize: str(),
   resourceClaimStatuses: mapList(any(), ['name']),
+  extendedResourceClaimStatus: any(),
 });
 
 export const podSchema: ObjectSchema = withMeta({ spec: podSpecSchema, status: podStatusSchema });

@@ -66,14 +66,18 @@ export function csrType(f: Fixture) {
   return f.type('certificates.svc.io', 'v1', 'certificatesigningrequests');
 }
 
-/** Sets status.conditions directly through the status path (as an admin's approval would). */
+/**
+ * Sets status.conditions as an admin would: Approved and Denied through the approval
+ * sub-resource (the only path that may add them), anything else through status.
+ */
 export async function setConditions(f: Fixture, name: string, conditions: Array<Record<string, string>>): Promise<KObject> {
+  const subresource = conditions.some((c) => c.type === 'Approved' || c.type === 'Denied') ? 'approval' : 'status';
   const { object } = await f.store.update(
     csrType(f),
     '',
     name,
     (cur) => ({ ...cur!, status: { ...((cur!.status as object) ?? {}), conditions } }),
-    { ...adminCtx, subresource: 'status' },
+    { ...adminCtx, subresource },
   );
   return object;
 }

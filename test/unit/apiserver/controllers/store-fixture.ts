@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { AdmissionChain } from '../../../../apiserver/admission/admission';
 import type { KObject } from '../../../../apiserver/api/types';
-import { builtinTypes, ResourceRegistry } from '../../../../apiserver/registry/builtin';
+import { makeBuiltinTypes, ResourceRegistry } from '../../../../apiserver/registry/builtin';
 import type { ResourceType } from '../../../../apiserver/registry/resource-type';
 import { SqliteStorage } from '../../../../apiserver/storage/sqlite';
 import { ObjectStore, type WriteContext } from '../../../../apiserver/store/object-store';
@@ -51,7 +51,8 @@ export async function openFixture(): Promise<Fixture> {
   const cache = new WatchCache(storage, { retainMs: 300_000, now: Date.now });
   const store = new ObjectStore(storage, cache, new AdmissionChain([]), { now: clock.now, rvWaitMs: 3000 });
   const registry = new ResourceRegistry();
-  for (const t of builtinTypes) registry.register(t);
+  // The types' own clocks (CSR condition stamps, table ages) follow the fake clock too.
+  for (const t of makeBuiltinTypes(() => clock.ms)) registry.register(t);
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {

@@ -1,0 +1,303 @@
+/**
+ * svc-node's composition root: flags -> config -> start-up checks -> identity -> client ->
+ * registration -> heartbeats, with systemd told about each stage. Every long-running part takes
+ * the one AbortSignal that SIGTERM/SIGINT aborts; shutdown is bounded.
+ */
+import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
+import { CertStore } from './bootstrap/cert-store';
+import { CertificateRotator } from './bootstrap/cert-rotation';
+import { CsrDeniedError, CsrRejectedError, CsrTimeoutError } from './bootstrap/request-certificate';
+import { BootstrapError, loadOrBootstrapIdentity } from './bootstrap/tls-bootstrap';
+import { ClientError } from './client/client-error';
+import { HttpApiClient } from './client/http-api-client';
+import { KubeconfigError } from './client/kubeconfig';
+import type { RestConfig } from './client/rest-config';
+import { nodeAddresses } from './node/addresses';
+import { realClock, type Clock } from './node/clock';
+import { declaredFeatures } from './node/declared-features';
+import { LeaseController } from './node/lease-controller';
+import { nodeLabels } from './node/node-object';
+import { ProgressTracker } from './node/progress';
+import { ReadinessSource } from './node/readiness';
+import { NodeRegistrar } from './node/registration';
+import { unknownRuntime } from './node/runtime-status';
+import { NodeStatusSource } from './node/status-source';
+import { NodeStatusUpdater } from './node/status-updater';
+import { agentVersion } from './node/version';
+import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
+import { createLogger } from './platform/logger';
+import { readMachineInfo } from './platform/machine';
+import { evaluatePressure, observePressure, PressureTracker } from './platform/pressure';
+import { ensureRootDirLayout } from './platform/root-dir';
+import { decideSwap, readSwaps } from './platform/swap';
+import { createSdNotifier, type SdNotifier } from './platform/systemd';
+import { Watchdog } from './platform/watchdog';
+import type pino from 'pino';
+
+/** How long shutdown may take before the process exits anyway. */
+const shutdownBoundMs = 10_000;
+/** Per-request deadline; short so one stuck call cannot eat a heartbeat interval. */
+const requestTimeoutMs = 10_000;
+/** The largest heartbeat back-off step (spec 8). */
+const maxBackoffMs = 7000;
+
+/** A start-up failure with a message fit for the operator; main logs it (no stack) and exits 1. */
+class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
+}
+
+/** Errors whose message is the whole story (operator-facing); anything else is a bug and is logged with its stack. */
+function isExpected(e: unknown): e is Error {
+  return (
+    e instanceof StartupError ||
+    e instanceof LockHeldError ||
+    e instanceof KubeconfigError ||
+    e instanceof BootstrapError ||
+    e instanceof CsrDeniedError ||
+    e instanceof CsrRejectedError ||
+    e instanceof CsrTimeoutError ||
+    e instanceof ClientError
+  );
+}
+
+interface Running {
+  loops: Promise<unknown>[];
+  client?: HttpApiClient;
+}
+
+/**
+ * The agent's life after configuration: returns the exit code. `signal` is aborted by
+ * SIGTERM/SIGINT; the start-up phases all stop early when it aborts.
+ */
+async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier, signal: AbortSignal, clock: Clock, running: Running): Promise<void> {
+  const c = cfg.config;
+  const nodeName = cfg.nodeName;
+  const progress = new ProgressTracker(clock);
+  const leaseDurationMs = c.nodeLeaseDurationSeconds * 1000;
+  // A heartbeat loop that works (even if every call fails) marks progress at least every
+  // renew interval + one request deadline; twice that is surely stuck.
+  const stuckAfterMs = Math.max(leaseDurationMs, 2 * (leaseDurationMs / 4 + requestTimeoutMs + maxBackoffMs));
+  let heartbeating = false;
+
+  // Keep-alives start first: bootstrap and registration can be slow when the API server is down.
+  const watchdogInterval = cfg.featureGates.enabled('SystemdWatchdog') ? notifier.watchdogIntervalMs() : undefined;
+  const watchdog = new Watchdog({
+    notifier,
+    intervalMs: watchdogInterval,
+    // Before heartbeats start, each start-up phase has its own bounds; afterwards the heartbeat loop must move.
+    healthy: () => !heartbeating || progress.healthy(stuckAfterMs),
+    log: log.child({ component: 'watchdog' }),
+  });
+  running.loops.push(watchdog.run(signal));
+  if (watchdogInterval) log.info({ watchdogSec: watchdogInterval / 1000, keepAliveEveryMs: watchdog.periodMs }, 'systemd watchdog enabled');
+
+  notifier.status('checking the machine');
+  let lock: FileLock;
+  try {
+    lock = await acquireLockFile(cfg.flags.lockFile);
+  } catch (e) {
+    if (e instanceof LockHeldError) throw e;
+    throw new StartupError(`cannot create lock file ${cfg.flags.lockFile}: ${(e as Error).message}`);
+  }
+  running.loops.push(abortPromise(signal).then(() => lock.release()));
+
+  const swap = decideSwap(await readSwaps(), { failSwapOn: c.failSwapOn, swapBehavior: c.memorySwap.swapBehavior });
+  if (!swap.start) throw new StartupError(swap.message);
+  if (swap.note) log.info({ swapOn: swap.swapOn, behavior: swap.behavior }, swap.note);
+
+  await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log: log.child({ component: 'root-dir' }) });
+  const machine = await readMachineInfo({ rootDir: cfg.flags.rootDir });
+  log.info({ cpu: machine.cpuCores, memoryBytes: machine.memoryBytes, kernel: machine.kernelVersion, os: machine.osImage }, 'read machine info');
+
+  if (!cfg.flags.kubeconfig) {
+    log.warn({}, 'no --kubeconfig: running standalone, without registering a node');
+    notifier.status('running standalone (no --kubeconfig)');
+    notifier.ready();
+    return;
+  }
+
+  notifier.status('bootstrapping client certificate');
+  const store = new CertStore(cfg.flags.certDir);
+  const userAgent = `svc-node/${agentVersion()} (linux/${machine.architecture})`;
+  const makeClient = (rc: RestConfig) => new HttpApiClient(rc, { timeoutMs: requestTimeoutMs, userAgent });
+  const identity = await loadOrBootstrapIdentity(
+    {
+      kubeconfigPath: cfg.flags.kubeconfig,
+      bootstrapKubeconfigPath: cfg.flags.bootstrapKubeconfig,
+      store,
+      nodeName,
+      clock,
+      log: log.child({ component: 'bootstrap' }),
+      makeClient,
+    },
+    signal,
+  );
+  log.info({ origin: identity.origin, server: identity.config.server }, 'client identity ready');
+  const client = makeClient(identity.config);
+  running.client = client;
+
+  if (c.rotateCertificates && identity.config.certFile === store.currentPath) {
+    const rotator = new CertificateRotator({
+      store,
+      client,
+      clock,
+      log: log.child({ component: 'cert-rotation' }),
+      nodeName,
+      bootstrapKubeconfigPath: cfg.flags.bootstrapKubeconfig,
+      makeClient,
+    });
+    running.loops.push(rotator.run(signal));
+  }
+
+  const readiness = new ReadinessSource();
+  const pressureTracker = new PressureTracker({ now: () => clock.now(), transitionPeriodMs: c.evictionPressureTransitionPeriod });
+  const status = new NodeStatusSource({
+    machine,
+    addresses: () => nodeAddresses(nodeName, cfg.flags.nodeIPs),
+    pressure: async () => {
+      const obs = await observePressure({ rootDir: cfg.flags.rootDir });
+      return pressureTracker.update(evaluatePressure(obs, { evictionHard: c.evictionHard, evictionSoft: c.evictionSoft }));
+    },
+    readiness,
+    // Until the CRI client lands there is no runtime to ask; the node says so ("unknown://").
+    runtime: unknownRuntime,
+    resources: { maxPods: c.maxPods, systemReserved: c.systemReserved, kubeReserved: c.kubeReserved, evictionHard: c.evictionHard },
+    agentVersion: agentVersion(),
+    declaredFeatures: declaredFeatures(cfg.featureGates),
+  });
+  const registrar = new NodeRegistrar({
+    client,
+    clock,
+    log: log.child({ component: 'registration' }),
+    identity: { name: nodeName, labels: nodeLabels(nodeName, machine, cfg.flags.nodeLabels), taints: c.registerWithTaints, providerID: c.providerID || undefined },
+    status,
+    progress,
+  });
+
+  if (c.registerNode) {
+    notifier.status(`registering node ${nodeName}`);
+    log.info({ node: nodeName, server: identity.config.server }, 'registering node');
+    if (!(await registrar.register(signal))) return; // aborted
+  } else {
+    log.info({ node: nodeName }, 'registerNode is false: not creating the Node; heartbeating an existing one');
+  }
+
+  const redial = async () => {
+    await client.redial();
+  };
+  const lease = new LeaseController({
+    client,
+    clock,
+    log: log.child({ component: 'node-lease' }),
+    nodeName,
+    leaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    nodeUid: () => registrar.nodeUid,
+    onRepeatedFailure: redial,
+    progress,
+  });
+  const updater = new NodeStatusUpdater({
+    client,
+    clock,
+    log: log.child({ component: 'node-status' }),
+    nodeName,
+    status,
+    updateFrequencyMs: c.nodeStatusUpdateFrequency,
+    reportFrequencyMs: c.nodeStatusReportFrequency,
+    reregister: c.registerNode ? (s) => registrar.register(s) : undefined,
+    onRepeatedFailure: redial,
+    progress,
+  });
+  heartbeating = true;
+  progress.mark();
+  running.loops.push(lease.run(signal), updater.run(signal));
+  await Promise.race([lease.whenFirstRenewed(), abortPromise(signal)]);
+  if (signal.aborted) return;
+  notifier.status(`heartbeating (node ${nodeName})`);
+  notifier.ready();
+  log.info({ node: nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds, renewEveryMs: lease.renewIntervalMs }, 'node registered and heartbeating');
+}
+
+/** Runs the agent; resolves the process exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let cfg: AgentConfig;
+  try {
+    cfg = await loadAgentConfig(argv);
+  } catch (e) {
+    if (e instanceof HelpRequested) {
+      process.stdout.write(e.text.endsWith('\n') ? e.text : e.text + '\n');
+      return 0;
+    }
+    if (e instanceof ConfigError) {
+      process.stderr.write(`svc-node: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  const log = createLogger({ level: cfg.logLevel });
+  for (const w of cfg.warnings) log.warn({}, w);
+  log.info({ version: agentVersion(), node: cfg.nodeName, sources: cfg.sources }, 'starting svc-node');
+
+  let notifier: SdNotifier;
+  try {
+    notifier = createSdNotifier({ log });
+  } catch (e) {
+    log.error({ error: (e as Error).message }, 'cannot talk to systemd');
+    return 1;
+  }
+
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (ac.signal.aborted) return;
+    log.info({ signal: sig }, 'shutting down');
+    notifier.stopping();
+    ac.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  // Sockets and timers come and go (and the lock's socket is unref'd); this keeps the process up until shutdown.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  const running: Running = { loops: [] };
+  let code = 0;
+  try {
+    await runAgent(cfg, log, notifier, ac.signal, realClock, running);
+    await abortPromise(ac.signal);
+  } catch (e) {
+    if (!(ac.signal.aborted && (e as Error)?.name === 'AbortError')) {
+      code = 1;
+      const message = e instanceof Error ? e.message : String(e);
+      notifier.status(`start-up failed: ${message}`);
+      if (isExpected(e)) log.error({ error: message }, 'svc-node cannot start');
+      else log.error({ err: e }, 'svc-node failed unexpectedly');
+    }
+    if (!ac.signal.aborted) {
+      notifier.stopping();
+      ac.abort();
+    }
+  }
+
+  // Shutdown: the loops see the abort; give them a bounded time to finish their current call.
+  const bound = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), shutdownBoundMs).unref());
+  const finished = await Promise.race([Promise.allSettled(running.loops).then(() => 'done' as const), bound]);
+  if (finished === 'timeout') log.warn({ boundMs: shutdownBoundMs }, 'loops did not stop in time; exiting anyway');
+  await running.client?.close();
+  clearInterval(keepAlive);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  log.info({ code }, 'svc-node stopped');
+  return code;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`svc-node: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

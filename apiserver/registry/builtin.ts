@@ -1,0 +1,46 @@
+import type { ResourceType } from './resource-type';
+import type { Now } from './table';
+import { makeCsrType } from './types/certificatesigningrequests';
+import { makeConfigMapType } from './types/configmaps';
+import { makeEndpointsType } from './types/endpoints';
+import { makeCoreEventType } from './types/events';
+import { makeEventV1Type } from './types/events-v1';
+import { makeLeaseType } from './types/leases';
+import { makeNamespaceType } from './types/namespaces';
+import { makeNodeType } from './types/nodes';
+import { makePersistentVolumeClaimType } from './types/persistentvolumeclaims';
+import { makePersistentVolumeType } from './types/persistentvolumes';
+import { makePodDisruptionBudgetType } from './types/poddisruptionbudgets';
+import { makePodType } from './types/pods';
+import { makeSecretType } from './types/secrets';
+import { makeServiceAccountType } from './types/serviceaccounts';
+import { makeServiceType } from './types/services';
+
+export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
+export { nameRuleFor } from './name-rules';
+
+/**
+ * The built-in resource types, core group first. now is the clock the Table Age columns read;
+ * pass the server's injected clock, or use builtinTypes (Date.now).
+ */
+export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
+  return [
+    makeNamespaceType(now),
+    makeNodeType(now),
+    makePodType(now),
+    makeConfigMapType(now),
+    makeSecretType(now),
+    makeServiceAccountType(now),
+    makeServiceType(now),
+    makeEndpointsType(now),
+    makeCoreEventType(now),
+    makePersistentVolumeType(now),
+    makePersistentVolumeClaimType(now),
+    makeLeaseType(now),
+    makeEventV1Type(now),
+    makePodDisruptionBudgetType(now),
+    makeCsrType(now),
+  ];
+}
+
+export const builtinTypes: readonly ResourceType[] = makeBuiltinTypes();

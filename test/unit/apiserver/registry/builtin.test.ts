@@ -1,0 +1,180 @@
+import test from 'ava';
+import type { Schema } from '../../../../apiserver/api/schema';
+import type { KObject } from '../../../../apiserver/api/types';
+import { builtinTypes, makeBuiltinTypes, nameRuleFor, ResourceRegistry } from '../../../../apiserver/registry/builtin';
+import { objectMetaSchema } from '../../../../apiserver/registry/common-schemas';
+import { validateObjectMeta } from '../../../../apiserver/registry/meta-validation';
+import { compareVersions } from '../../../../apiserver/registry/resource-registry';
+import type { ResourceType } from '../../../../apiserver/registry/resource-type';
+import { validateAgainstSchema } from '../../../../apiserver/validation/validate-schema';
+
+const ts = '2025-03-01T12:00:00Z';
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/** One valid object per built-in type (before defaults), keyed group/resource. */
+const samples: Record<string, KObject> = {
+  '/namespaces': { metadata: { name: 'team-a' } },
+  '/nodes': {
+    metadata: { name: 'worker-1' },
+    spec: { podCIDR: '10.244.0.0/24', taints: [{ key: 'node.svc.io/not-ready', effect: 'NoSchedule', timeAdded: ts }] },
+    status: {
+      capacity: { cpu: '2', memory: '4Gi' },
+      conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: ts, lastTransitionTime: ts, reason: 'KubeletReady', message: 'ok' }],
+      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: { kubeletVersion: 'v1.34.0', operatingSystem: 'linux', architecture: 'amd64' },
+    },
+  },
+  '/pods': {
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      containers: [{ name: 'app', image: 'nginx', ports: [{ containerPort: 80 }], env: [{ name: 'A', value: '1' }], resources: { requests: { cpu: 0.5 } } }],
+      volumes: [{ name: 'tmp' }],
+    },
+  },
+  '/configmaps': { metadata: { name: 'cfg', namespace: 'default' }, data: { a: '1' }, binaryData: { b: b64('x') } },
+  '/secrets': { metadata: { name: 's', namespace: 'default' }, stringData: { password: 'p' } },
+  '/serviceaccounts': { metadata: { name: 'default', namespace: 'default' } },
+  '/services': { metadata: { name: 'web', namespace: 'default' }, spec: { ports: [{ port: 80 }], selector: { app: 'web' } } },
+  '/endpoints': { metadata: { name: 'web', namespace: 'default' }, subsets: [{ addresses: [{ ip: '10.1.0.5' }], ports: [{ port: 80 }] }] },
+  '/events': {
+    metadata: { name: 'web.1', namespace: 'default' },
+    involvedObject: { kind: 'Pod', namespace: 'default', name: 'web' },
+    reason: 'Started',
+    message: 'Started container',
+    type: 'Normal',
+    firstTimestamp: ts,
+    lastTimestamp: ts,
+    count: 1,
+  },
+  '/persistentvolumes': { metadata: { name: 'pv1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/d' } } },
+  '/persistentvolumeclaims': { metadata: { name: 'c', namespace: 'default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+  'coordination.svc.io/leases': { metadata: { name: 'worker-1', namespace: 'svc-node-lease' }, spec: { holderIdentity: 'worker-1', leaseDurationSeconds: 40, renewTime: '2025-03-01T12:00:00.000000Z' } },
+  'events.svc.io/events': {
+    metadata: { name: 'web.2', namespace: 'default' },
+    eventTime: '2025-03-01T12:00:00.000000Z',
+    reportingController: 'svc.io/scheduler',
+    reportingInstance: 's-1',
+    action: 'Binding',
+    reason: 'Scheduled',
+    regarding: { kind: 'Pod', namespace: 'default', name: 'web' },
+    type: 'Normal',
+  },
+  'policy/poddisruptionbudgets': { metadata: { name: 'p', namespace: 'default' }, spec: { maxUnavailable: 1, selector: {} } },
+};
+
+const CSR = `-----BEGIN CERTIFICATE REQUEST-----
+MIGeMFICAQAwHzEOMAwGA1UEAwwFYWxpY2UxDTALBgNVBAoMBGRldnMwKjAFBgMr
+ZXADIQAnVt5Cnk61SZL0weW6mKQWzV/bFmGXz+m0Xi46xDWkcaAAMAUGAytlcANB
+ALuvkFerkE8Oen4sWV9YuX5xFFYEMrkrplcgah1FO0KAiow5hlNltO6X3Ce2LWld
+xQCb1iJaYsXRpSVxcjjTCwA=
+-----END CERTIFICATE REQUEST-----
+`;
+samples['certificates.svc.io/certificatesigningrequests'] = {
+  metadata: { name: 'csr-1' },
+  spec: { request: b64(CSR), signerName: 'svc.io/kube-apiserver-client', usages: ['client auth'] },
+};
+
+test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
+  for (const type of builtinTypes) {
+    const key = `${type.group}/${type.resource}`;
+    const sample = samples[key];
+    if (!sample) {
+      t.fail(`no sample for ${key}`);
+      continue;
+    }
+    const o: KObject = { apiVersion: type.group ? `${type.group}/${type.version}` : type.version, kind: type.kind, ...structuredClone(sample) };
+    if (type.hasStatus && !type.keepStatusOnCreate) delete o.status;
+    type.defaults?.(o);
+    const once = structuredClone(o);
+    type.defaults?.(o);
+    t.deepEqual(o, once, `${key}: defaults are idempotent`);
+    t.deepEqual(validateAgainstSchema(o, type.schema), [], `${key}: schema`);
+    t.deepEqual(validateObjectMeta(o.metadata, { namespaced: type.namespaced, nameRule: nameRuleFor(type) }), [], `${key}: metadata`);
+    t.deepEqual(type.validate?.(o) ?? [], [], `${key}: kind rules`);
+    t.deepEqual(type.validate?.(o, structuredClone(o)) ?? [], [], `${key}: kind rules on a no-op update`);
+    t.deepEqual(type.validateUpdate?.(structuredClone(o), structuredClone(o)) ?? [], [], `${key}: no-op update`);
+    for (const col of type.tableColumns ?? []) t.notThrows(() => col.cell(o), `${key}: ${col.name}`);
+    for (const [field, read] of Object.entries(type.fieldSelectors ?? {})) t.is(typeof read(o), 'string', `${key}: ${field}`);
+  }
+});
+
+function* walk(s: Schema, path: string): Generator<[string, Schema]> {
+  yield [path, s];
+  if (s.type === 'object') for (const [k, v] of Object.entries(s.properties)) yield* walk(v, `${path}.${k}`);
+  if (s.type === 'map') yield* walk(s.values, `${path}[*]`);
+  if (s.type === 'array') yield* walk(s.items, `${path}[]`);
+}
+
+test('schemas share ObjectMeta and every map list names its keys', (t) => {
+  for (const type of builtinTypes) {
+    t.is(type.schema.properties.metadata, objectMetaSchema, type.resource);
+    for (const [path, s] of walk(type.schema, type.kind)) {
+      if (s.type === 'array' && s.listType === 'map') t.true((s.mapKeys ?? []).length > 0, path);
+    }
+  }
+  const meta = objectMetaSchema.properties;
+  t.deepEqual([(meta.finalizers as any).listType, (meta.ownerReferences as any).mapKeys, (meta.managedFields as any).listType], ['set', ['uid'], 'atomic']);
+  t.is((meta.managedFields as any).items.properties.fieldsV1.type, 'any');
+});
+
+test('built-in types are unique and carry the expected scope and status flags', (t) => {
+  const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
+  t.is(new Set(keys).size, keys.length);
+  const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services']);
+  const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumes']);
+});
+
+test('makeBuiltinTypes wires the clock into Age columns', (t) => {
+  const types = makeBuiltinTypes(() => Date.parse('2025-03-01T12:00:00Z'));
+  const ns = types.find((x) => x.resource === 'namespaces')!;
+  const age = ns.tableColumns!.find((c) => c.name === 'Age')!;
+  t.is(age.cell({ metadata: { creationTimestamp: '2025-03-01T09:00:00Z' } }), '3h');
+});
+
+test('registry: lookup, byKind, resources, duplicates', (t) => {
+  const r = new ResourceRegistry();
+  for (const x of builtinTypes) r.register(x);
+  t.is(r.lookup('', 'v1', 'pods')?.kind, 'Pod');
+  t.is(r.lookup('events.svc.io', 'v1', 'events')?.group, 'events.svc.io');
+  t.is(r.lookup('', 'v1', 'events')?.group, '');
+  t.is(r.lookup('', 'v2', 'pods'), undefined);
+  t.is(r.byKind('coordination.svc.io', 'v1', 'Lease')?.resource, 'leases');
+  t.is(r.resources('', 'v1').length, 11);
+  t.is(r.all().length, builtinTypes.length);
+  t.throws(() => r.register(builtinTypes[0]), { message: /registered twice/ });
+});
+
+test('registry: groups in upstream discovery order, versions by priority', (t) => {
+  const r = new ResourceRegistry();
+  for (const x of builtinTypes) r.register(x);
+  const extra = (group: string, version: string, resource: string): ResourceType => ({ ...builtinTypes[0], group, version, resource, kind: `${resource}-${version}` });
+  r.register(extra('coordination.svc.io', 'v1beta1', 'leases'));
+  r.register(extra('coordination.svc.io', 'v1alpha2', 'leasecandidates'));
+  r.register(extra('zeta.example.com', 'v1', 'things'));
+  r.register(extra('apps', 'v1', 'deployments'));
+  t.deepEqual(
+    r.groups().map((g) => [g.name, g.versions.join(','), g.preferredVersion]),
+    [
+      ['', 'v1', 'v1'],
+      ['apps', 'v1', 'v1'],
+      ['events.svc.io', 'v1', 'v1'],
+      ['certificates.svc.io', 'v1', 'v1'],
+      ['policy', 'v1', 'v1'],
+      ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
+      ['zeta.example.com', 'v1', 'v1'],
+    ],
+  );
+  t.deepEqual(['v1alpha1', 'foo', 'v2', 'v1beta2', 'v1', 'v10beta1', 'v1beta1'].sort(compareVersions), ['v2', 'v1', 'v10beta1', 'v1beta2', 'v1beta1', 'v1alpha1', 'foo']);
+});
+
+test('name rules per kind', (t) => {
+  t.is(nameRuleFor({ group: '', resource: 'namespaces' }), 'label');
+  t.is(nameRuleFor({ group: '', resource: 'services' }), 'dns1035');
+  t.is(nameRuleFor({ group: '', resource: 'persistentvolumes' }), 'path-segment');
+  t.is(nameRuleFor({ group: 'certificates.svc.io', resource: 'certificatesigningrequests' }), 'path-segment');
+  t.is(nameRuleFor({ group: 'rbac.authorization.svc.io', resource: 'roles' }), 'path-segment');
+  t.is(nameRuleFor({ group: '', resource: 'pods' }), 'subdomain');
+});
