@@ -15,6 +15,7 @@ import type { RestConfig } from './client/rest-config';
 import { nodeAddresses } from './node/addresses';
 import { realClock, type Clock } from './node/clock';
 import { declaredFeatures } from './node/declared-features';
+import { HeartbeatHealth } from './node/heartbeat-health';
 import { LeaseController } from './node/lease-controller';
 import { nodeLabels } from './node/node-object';
 import { ProgressTracker } from './node/progress';
@@ -76,20 +77,16 @@ interface Running {
 async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier, signal: AbortSignal, clock: Clock, running: Running): Promise<void> {
   const c = cfg.config;
   const nodeName = cfg.nodeName;
-  const progress = new ProgressTracker(clock);
-  const leaseDurationMs = c.nodeLeaseDurationSeconds * 1000;
-  // A heartbeat loop that works (even if every call fails) marks progress at least every
-  // renew interval + one request deadline; twice that is surely stuck.
-  const stuckAfterMs = Math.max(leaseDurationMs, 2 * (leaseDurationMs / 4 + requestTimeoutMs + maxBackoffMs));
-  let heartbeating = false;
+  const leaseProgress = new ProgressTracker(clock);
+  const statusProgress = new ProgressTracker(clock);
+  const health = new HeartbeatHealth({ requestTimeoutMs });
 
   // Keep-alives start first: bootstrap and registration can be slow when the API server is down.
   const watchdogInterval = cfg.featureGates.enabled('SystemdWatchdog') ? notifier.watchdogIntervalMs() : undefined;
   const watchdog = new Watchdog({
     notifier,
     intervalMs: watchdogInterval,
-    // Before heartbeats start, each start-up phase has its own bounds; afterwards the heartbeat loop must move.
-    healthy: () => !heartbeating || progress.healthy(stuckAfterMs),
+    healthy: () => health.healthy(),
     log: log.child({ component: 'watchdog' }),
   });
   running.loops.push(watchdog.run(signal));
@@ -175,7 +172,8 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     log: log.child({ component: 'registration' }),
     identity: { name: nodeName, labels: nodeLabels(nodeName, machine, cfg.flags.nodeLabels), taints: c.registerWithTaints, providerID: c.providerID || undefined },
     status,
-    progress,
+    // Re-registration runs inside the status loop, so its retries count as that loop's progress.
+    progress: statusProgress,
   });
 
   if (c.registerNode) {
@@ -197,7 +195,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     leaseDurationSeconds: c.nodeLeaseDurationSeconds,
     nodeUid: () => registrar.nodeUid,
     onRepeatedFailure: redial,
-    progress,
+    progress: leaseProgress,
   });
   const updater = new NodeStatusUpdater({
     client,
@@ -209,10 +207,11 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     reportFrequencyMs: c.nodeStatusReportFrequency,
     reregister: c.registerNode ? (s) => registrar.register(s) : undefined,
     onRepeatedFailure: redial,
-    progress,
+    progress: statusProgress,
   });
-  heartbeating = true;
-  progress.mark();
+  // A renewal makes at most three calls (update, get, update); a status sync two (get, patch).
+  health.track({ progress: leaseProgress, periodMs: Math.max(lease.renewIntervalMs * 1.04, maxBackoffMs), requestsPerAttempt: 3, minStuckMs: c.nodeLeaseDurationSeconds * 1000 });
+  health.track({ progress: statusProgress, periodMs: c.nodeStatusUpdateFrequency, requestsPerAttempt: 2 });
   running.loops.push(lease.run(signal), updater.run(signal));
   await Promise.race([lease.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;

@@ -2,22 +2,31 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { AdmissionChain } from './admission/admission';
+import { CsrRequestor } from './admission/csr-requestor';
 import { NamespaceLifecycle } from './admission/namespace-lifecycle';
 import { ApiError } from './api/errors';
 import { AuthenticatorChain } from './authn/chain';
+import { BootstrapTokenAuthenticator } from './authn/bootstrap-token';
 import { TokenFileAuthenticator } from './authn/token-file';
 import { X509Authenticator } from './authn/x509';
 import type { Authenticator } from './authn/authenticator';
 import { AuthenticatedAllow } from './authz/always-allow';
+import { BootstrapRestriction } from './authz/bootstrap-restriction';
 import { AuthorizerChain } from './authz/chain';
 import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { Compactor } from './controllers/compactor';
+import { handleCsrApproval } from './controllers/csr-approval';
+import { CsrApprover } from './controllers/csr-approver';
+import { CsrSigner } from './controllers/csr-signer';
+import { NodeLifecycleController } from './controllers/node-lifecycle';
+import { TokenCleaner } from './controllers/token-cleaner';
 import { GarbageCollector } from './controllers/garbage-collector';
 import { NamespaceController } from './controllers/namespace-controller';
 import { controllerContext } from './controllers/system-context';
 import { ensureServerPki } from './pki/bootstrap';
 import { builtinTypes, ResourceRegistry } from './registry/builtin';
 import { ApiServer } from './server/api-server';
+import { EtcdStorage } from './storage/etcd';
 import { SqliteStorage } from './storage/sqlite';
 import type { Storage } from './storage/storage';
 import { ObjectStore } from './store/object-store';
@@ -43,11 +52,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
-  if (flags.etcdServers.length > 0) {
-    log.error('--etcd-servers is not supported by this build yet; remove it to use the embedded store');
-    return 2;
-  }
-  const storage: Storage = SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
+  // --etcd-servers selects the clustered store; otherwise the embedded SQLite one under --data-dir.
+  const storage: Storage =
+    flags.etcdServers.length > 0
+      ? await EtcdStorage.connect({
+          endpoints: flags.etcdServers,
+          caFile: flags.etcdCaFile,
+          certFile: flags.etcdCertFile,
+          keyFile: flags.etcdKeyFile,
+          prefix: flags.etcdPrefix,
+        })
+      : SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
   const registry = new ResourceRegistry();
   for (const t of builtinTypes) registry.register(t);
   const cache = new WatchCache(storage, { retainMs: HISTORY_MS, now: Date.now });
@@ -61,7 +76,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       throw err;
     }
   });
-  store = new ObjectStore(storage, cache, new AdmissionChain([lifecycle]), { now: () => new Date(), rvWaitMs: 3000 });
+  const admission = new AdmissionChain([lifecycle, new CsrRequestor()]);
+  store = new ObjectStore(storage, cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
 
   const pki = await ensureServerPki(flags.dataDir, { extraNames: [flags.bindAddress], port: flags.securePort });
   const serving = flags.tlsCertFile
@@ -70,7 +86,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   const clientCaPem = pki.ca.certPem + (flags.clientCaFile ? readFileSync(flags.clientCaFile, 'utf8') : '');
   const methods: Authenticator[] = [new X509Authenticator()];
   if (flags.tokenAuthFile) methods.push(TokenFileAuthenticator.fromFile(flags.tokenAuthFile));
+  // After the token file, so a static token that happens to look like <6>.<16> is still found there.
+  if (flags.enableBootstrapTokenAuth) {
+    methods.push(new BootstrapTokenAuthenticator(store, registry, { now: () => new Date(), log: log.child({ authn: 'bootstrap-token' }) }));
+  }
 
+  const now = () => new Date();
   const ac = new AbortController();
   const stop = (sig: string) => {
     if (ac.signal.aborted) return;
@@ -81,8 +102,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const cacheRun = cache.run(ac.signal);
-  await cache.whenReady();
-  await ensureSystemNamespaces(store, nsType);
 
   const server = new ApiServer({
     host: flags.bindAddress,
@@ -92,26 +111,60 @@ export async function main(argv: readonly string[]): Promise<number> {
     store,
     cache,
     authn: new AuthenticatorChain(methods, flags.anonymousAuth),
-    authz: new AuthorizerChain([new AuthenticatedAllow()]),
-    admission: new AdmissionChain([lifecycle]),
+    // Interim until RBAC and the Node authorizer: bootstrappers may only ask for a certificate.
+    authz: new AuthorizerChain([new BootstrapRestriction(), new AuthenticatedAllow()]),
+    admission,
+    subresources: new Map([['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval]]),
     log,
     now: () => new Date(),
-    checks: [{ name: 'etcd', check: async () => ((await storage.currentRevision()) >= 0 ? undefined : 'store unavailable') }],
+    checks: [
+      {
+        name: 'etcd', // upstream's check name, kept for tooling; it checks whichever store is in use
+        check: async () => {
+          try {
+            await storage.currentRevision();
+            return undefined;
+          } catch {
+            return 'store unreachable';
+          }
+        },
+      },
+    ],
     livezGraceMs: flags.livezGracePeriodMs,
     shutdownDelayMs: flags.shutdownDelayMs,
     version: VERSION,
   });
+  // Serving starts at once (readyz says not ready until the store answers); the system
+  // namespaces and the control loops follow as soon as the store is reachable.
+  const bootstrap = cache.whenReady().then(() => retry(() => ensureSystemNamespaces(store!, nsType), ac.signal, log));
   const loops = [
+    bootstrap,
     new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(ac.signal),
     new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(ac.signal),
     new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(ac.signal),
+    new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(ac.signal),
+    new CsrSigner(store, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(ac.signal),
+    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(ac.signal),
   ];
+  // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
+  if (flags.enableBootstrapTokenAuth) loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(ac.signal));
   await server.run(ac.signal, () => {
     if (!flags.tlsCertFile) log.info({ kubeconfig: pki.adminKubeconfig }, 'admin kubeconfig written');
   });
   await Promise.allSettled([cacheRun, ...loops]);
   await storage.close();
   return 0;
+}
+
+async function retry(fn: () => Promise<void>, signal: AbortSignal, log: pino.Logger): Promise<void> {
+  for (let delay = 200; !signal.aborted; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      log.warn({ err }, 'bootstrap step failed; retrying');
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 /** The namespaces every cluster has (default, svc-system, svc-public, svc-node-lease), created when missing. */

@@ -122,8 +122,17 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   private async call<T>(method: Dispatcher.HttpMethod, url: string, o: RequestOptions, body?: unknown, contentType?: string): Promise<T> {
     const what = `${method} ${url.replace(this.config.server, '')}`;
     if (o.signal?.aborted) throw abortError();
-    const deadline = AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs);
-    const signal = o.signal ? AbortSignal.any([o.signal, deadline]) : deadline;
+    // One controller per request, linked to the caller's signal and a deadline, and unlinked
+    // afterwards, so long-lived loop signals do not collect listeners.
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort();
+    }, timeoutMs);
+    const onAbort = () => ac.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     let res: Dispatcher.ResponseData;
     let text: string;
     try {
@@ -132,13 +141,16 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
         dispatcher: this.dispatcher,
         headers: this.headers(body !== undefined ? { 'content-type': contentType ?? 'application/json' } : {}),
         body: body !== undefined ? JSON.stringify(body) : undefined,
-        signal,
+        signal: ac.signal,
       });
       text = await res.body.text();
     } catch (e) {
       if (o.signal?.aborted) throw abortError();
-      if (deadline.aborted) throw new ClientError(0, 'Timeout', `${what}: no answer within ${o.timeoutMs ?? this.timeoutMs} ms`, undefined, { cause: e });
+      if (timedOut) throw new ClientError(0, 'Timeout', `${what}: no answer within ${timeoutMs} ms`, undefined, { cause: e });
       throw transportError(e, what);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
     }
     let parsed: unknown;
     try {

@@ -263,3 +263,19 @@ export function resourcesFromWire(w: WLinuxContainerResources): LinuxContainerRe
     memorySwapLimitInBytes: num(w.memory_swap_limit_in_bytes),
   });
 }
+
+/**
+ * Compacts a decoded security context but keeps run_as_user/run_as_group whenever their wrapper
+ * was sent: 0 there means "run as root", not "unset".
+ */
+export function withIds<T extends { runAsUser?: number; runAsGroup?: number }>(
+  w: { run_as_user?: Opt<WInt64Value>; run_as_group?: Opt<WInt64Value> },
+  rest: T,
+): T {
+  const out = compact(rest);
+  const user = int64ValueFromWire(w.run_as_user);
+  const group = int64ValueFromWire(w.run_as_group);
+  if (user !== undefined) out.runAsUser = user;
+  if (group !== undefined) out.runAsGroup = group;
+  return out;
+}

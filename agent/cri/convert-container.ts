@@ -4,7 +4,7 @@ import {
   enumOf,
   imageSpecFromWire,
   imageSpecToWire,
-  int64ValueFromWire,
+  withIds,
   int64ValueToWire,
   map,
   mountFromWire,
@@ -79,7 +79,7 @@ function securityToWire(s: LinuxContainerSecurityContext): WLinuxContainerSecuri
 
 function securityFromWire(w: WLinuxContainerSecurityContext): LinuxContainerSecurityContext {
   const policy = enumOf(w.supplemental_groups_policy, GROUP_POLICIES, 'Merge');
-  return compact({
+  return withIds<LinuxContainerSecurityContext>(w, {
     capabilities: opt(w.capabilities, (c) =>
       compact({
         addCapabilities: strs(c.add_capabilities),
@@ -90,8 +90,6 @@ function securityFromWire(w: WLinuxContainerSecurityContext): LinuxContainerSecu
     privileged: w.privileged,
     namespaceOptions: opt(w.namespace_options, namespaceOptionFromWire),
     selinuxOptions: opt(w.selinux_options, seLinuxFromWire),
-    runAsUser: int64ValueFromWire(w.run_as_user),
-    runAsGroup: int64ValueFromWire(w.run_as_group),
     runAsUsername: str(w.run_as_username),
     readonlyRootfs: w.readonly_rootfs,
     supplementalGroups: (w.supplemental_groups ?? []).map(num),

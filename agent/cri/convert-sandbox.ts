@@ -2,7 +2,7 @@
 import {
   compact,
   enumOf,
-  int64ValueFromWire,
+  withIds,
   int64ValueToWire,
   map,
   msToNs,
@@ -73,11 +73,9 @@ function sandboxSecurityToWire(s: LinuxSandboxSecurityContext): WLinuxSandboxSec
 
 function sandboxSecurityFromWire(w: WLinuxSandboxSecurityContext): LinuxSandboxSecurityContext {
   const policy = enumOf(w.supplemental_groups_policy, GROUP_POLICIES, 'Merge');
-  return compact({
+  return withIds<LinuxSandboxSecurityContext>(w, {
     namespaceOptions: opt(w.namespace_options, namespaceOptionFromWire),
     selinuxOptions: opt(w.selinux_options, seLinuxFromWire),
-    runAsUser: int64ValueFromWire(w.run_as_user),
-    runAsGroup: int64ValueFromWire(w.run_as_group),
     readonlyRootfs: w.readonly_rootfs,
     supplementalGroups: (w.supplemental_groups ?? []).map(num),
     supplementalGroupsPolicy: policy === 'Merge' ? undefined : policy,

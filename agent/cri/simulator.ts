@@ -734,7 +734,7 @@ export class Simulator implements RuntimeService {
       // keep as written
     }
     for (const b of this.opts.behaviours ?? []) {
-      if (b.image !== undefined && b.image !== asWritten && b.image !== norm && !image.repoTags.includes(b.image) && b.image !== image.id) continue;
+      if (b.image !== undefined && !sameImage(b.image, asWritten, norm, image)) continue;
       if (b.name !== undefined && b.name !== config.metadata.name) continue;
       if (b.podName !== undefined && b.podName !== s.config.metadata.name) continue;
       if (b.podNamespace !== undefined && b.podNamespace !== s.config.metadata.namespace) continue;
@@ -817,6 +817,17 @@ export class Simulator implements RuntimeService {
     const lines = (c.behaviour.logLines ?? []).map((l) => `${ts} stdout F ${l}\n`).join('');
     await mkdir(path.dirname(c.logPath), { recursive: true });
     await appendFile(c.logPath, lines);
+  }
+}
+
+/** Whether a behaviour's image selector names the container's image (as written, normalised, a tag or the ID). */
+function sameImage(selector: string, asWritten: string, norm: string, image: Image): boolean {
+  if (selector === asWritten || selector === norm || selector === image.id) return true;
+  try {
+    const n = normalizeImageRef(selector);
+    return n === norm || image.repoTags.includes(n);
+  } catch {
+    return false;
   }
 }
 

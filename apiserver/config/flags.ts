@@ -13,10 +13,16 @@ export interface ApiServerFlags {
   tokenAuthFile?: string;
   dataDir: string;
   etcdServers: string[];
+  etcdCaFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
+  etcdPrefix: string;
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   nodeMonitorGracePeriodMs: number;
   anonymousAuth: boolean;
+  enableBootstrapTokenAuth: boolean;
+  clusterSigningDurationMs: number;
   logLevel: string;
   help: boolean;
 }
@@ -38,9 +44,15 @@ const defs: Record<string, Def> = {
   'token-auth-file': { kind: 'string', usage: 'Static token file: CSV lines token,user,uid[,"group1,group2"]' },
   'data-dir': { kind: 'string', usage: 'Directory for the embedded SQLite store and generated credentials', def: '/var/lib/svc-apiserver' },
   'etcd-servers': { kind: 'list', usage: 'etcd endpoints (http://host:port,...); when set, etcd replaces the embedded store' },
+  'etcd-cafile': { kind: 'string', usage: 'CA bundle that verifies the etcd servers' },
+  'etcd-certfile': { kind: 'string', usage: 'Client certificate presented to etcd' },
+  'etcd-keyfile': { kind: 'string', usage: 'Key of --etcd-certfile' },
+  'etcd-prefix': { kind: 'string', usage: 'Prefix of every key this server stores in etcd', def: '/registry-svc' },
   'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
   'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
+  'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
+  'cluster-signing-duration': { kind: 'duration', usage: 'Longest validity of certificates the CSR signer issues', def: '8760h' },
   'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
   'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
@@ -103,10 +115,16 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     tokenAuthFile: str('token-auth-file'),
     dataDir: get('data-dir')!,
     etcdServers: (str('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    etcdCaFile: str('etcd-cafile'),
+    etcdCertFile: str('etcd-certfile'),
+    etcdKeyFile: str('etcd-keyfile'),
+    etcdPrefix: get('etcd-prefix')!,
     livezGracePeriodMs: dur('livez-grace-period'),
     shutdownDelayMs: dur('shutdown-delay-duration'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     anonymousAuth: bool('anonymous-auth'),
+    enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
+    clusterSigningDurationMs: dur('cluster-signing-duration'),
     logLevel: level,
     help: bool('help'),
   };

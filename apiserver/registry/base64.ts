@@ -4,10 +4,6 @@
  */
 const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-export function isBase64(s: string): boolean {
-  return B64.test(s.replace(/[\r\n]/g, ''));
-}
-
 /** Decoded length in bytes, or -1 when not valid base64. */
 export function base64DecodedLength(s: string): number {
   const clean = s.replace(/[\r\n]/g, '');

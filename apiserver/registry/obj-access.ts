@@ -52,16 +52,6 @@ export function strAt(v: unknown, ...path: string[]): string {
   return str(get(v, ...path)) ?? '';
 }
 
-/** True when the value is absent as Go would see it: undefined or null. */
-export function unset(v: unknown): boolean {
-  return v === undefined || v === null;
-}
-
-/** True for Go zero values of scalar string fields: absent, null or ''. */
-export function emptyStr(v: unknown): boolean {
-  return v === undefined || v === null || v === '';
-}
-
 /** Returns parent[k] as an object, creating (or replacing a non-object) when needed. */
 export function ensureRec(parent: JsonMap, k: string): JsonMap {
   const cur = parent[k];

@@ -13,9 +13,6 @@ export interface Quantity {
   format: QuantityFormat;
 }
 
-/** Upstream's error text for an unparsable quantity. */
-export const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-
 const decimalSuffixes: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const binarySuffixes: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const decimalByExp = new Map(Object.entries(decimalSuffixes).map(([s, e]) => [e, s]));
@@ -62,22 +59,12 @@ function numberToString(n: number): string {
   return Number.isInteger(n) && Math.abs(n) < 1e21 ? BigInt(n).toString() : String(n);
 }
 
-/** True when the string or number is a valid quantity. */
-export function isQuantity(v: unknown): boolean {
-  return (typeof v === 'string' || typeof v === 'number') && parseQuantity(v) !== undefined;
-}
-
 /** -1, 0 or 1 as a compares to b. */
 export function compareQuantities(a: Quantity, b: Quantity): number {
   const e = Math.min(a.exp, b.exp);
   const x = a.mantissa * 10n ** BigInt(a.exp - e);
   const y = b.mantissa * 10n ** BigInt(b.exp - e);
   return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/** Approximate numeric value (for display and heuristics, never for equality). */
-export function quantityToNumber(q: Quantity): number {
-  return Number(q.mantissa) * 10 ** q.exp;
 }
 
 function removeFactors(v: bigint, base: bigint): [bigint, number] {

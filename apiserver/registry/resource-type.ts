@@ -43,7 +43,7 @@ export interface ResourceType {
   /** Fills defaults in place (create, update and dry-run alike). Must be idempotent. */
   defaults?(obj: KObject): void;
   /** Kind-specific validation; old is set on update. Object metadata is validated generically before. */
-  validate?(obj: KObject, old?: KObject): Cause[];
+  validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. */
   validateUpdate?(obj: KObject, old: KObject): Cause[];
 }

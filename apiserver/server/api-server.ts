@@ -233,7 +233,7 @@ export class ApiServer {
       return [
         ping,
         ...base,
-        { name: 'informer-sync', check: async () => (this.o.cache.currentRevision() > 0 ? undefined : 'watch cache not started') },
+        { name: 'informer-sync', check: () => (this.o.cache.isReady() ? undefined : 'watch cache not started') },
         { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
       ];
     }

@@ -262,8 +262,9 @@ export class ObjectStore {
     if (meta.generateName === undefined && old.generateName !== undefined) meta.generateName = old.generateName;
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
-    if (ctx.subresource === 'status') {
-      // The status sub-resource changes status (and labels/annotations), never the spec.
+    if (ctx.subresource === 'status' || ctx.subresource === 'approval') {
+      // The status sub-resource changes status (and labels/annotations), never the spec; so does a
+      // CSR's approval sub-resource (its type's validate limits it to conditions).
       for (const k of Object.keys(obj)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') delete obj[k];
       for (const [k, v] of Object.entries(current)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') obj[k] = v;
       meta.finalizers = old.finalizers;
@@ -286,7 +287,7 @@ export class ObjectStore {
     meta.generation = old.generation ?? 1;
     if (specChanged(t, current, obj)) meta.generation++;
     await this.admission.admit(this.attrs('UPDATE', t, namespace, name, ctx, obj, current));
-    this.validate(t, obj, current);
+    this.validate(t, obj, current, ctx.subresource);
     const now = this.opts.now();
     meta.managedFields = updateManagedFields(current, obj, this.manager(t, ctx, now));
     if (meta.managedFields.length === 0) delete meta.managedFields;
@@ -412,12 +413,12 @@ export class ObjectStore {
     }
   }
 
-  private validate(t: ResourceType, obj: KObject, old?: KObject): void {
+  private validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''): void {
     const causes: Cause[] = [];
     causes.push(...validateAgainstSchema(obj, t.schema));
     causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRule(t) }));
     if (old) causes.push(...validateMetaUpdate(obj.metadata, old.metadata));
-    if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old));
+    if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
     if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old));
     if (causes.length > 0) throw errors.invalid(t.kind, obj.metadata.name ?? obj.metadata.generateName ?? '', causes, t.group);
   }

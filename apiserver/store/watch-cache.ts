@@ -40,33 +40,40 @@ export class WatchCache {
   private readonly revisionWaiters: Array<{ rev: number; resolve: () => void }> = [];
   private ready: Promise<void>;
   private markReady!: () => void;
+  private following = false;
 
   constructor(
     private readonly storage: Storage,
     private readonly opts: WatchCacheOptions,
   ) {
-    this.ready = new Promise((r) => (this.markReady = r));
+    this.ready = new Promise((r) => (this.markReady = () => ((this.following = true), r())));
   }
 
   /** Follows the store until the signal aborts; restarts from the current revision if the store watch breaks. */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const start = await this.storage.currentRevision();
-      if (start > this.latest) {
-        // Anything between the old position and `start` was missed: older resumes must go to the store.
-        this.events.length = 0;
-        this.coveredFrom = start;
-        this.latest = start;
-      }
-      this.markReady();
       try {
+        // The store may be unreachable (etcd down at start): keep trying; readyz reports it meanwhile.
+        const start = await this.storage.currentRevision();
+        if (start > this.latest) {
+          // Anything between the old position and `start` was missed: older resumes must go to the store.
+          this.events.length = 0;
+          this.coveredFrom = start;
+          this.latest = start;
+        }
+        this.markReady();
         for await (const ev of this.storage.watch('/', this.latest, signal)) this.append(ev);
       } catch (err) {
         if (signal.aborted) break;
         if (!(err instanceof StorageError)) throw err;
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 500));
       }
     }
+  }
+
+  /** True once the cache has followed the store at least once (readyz informer-sync). */
+  isReady(): boolean {
+    return this.following;
   }
 
   /** Resolves once the cache follows the store. */

@@ -183,9 +183,13 @@ export function validateCsrUpdate(o: KObject, old: KObject, path: 'main' | 'stat
   return out;
 }
 
-/** ResourceType.validate: creates, and updates through the main resource or /status (the main resource never changes status). */
-function validate(o: KObject, old?: KObject): Cause[] {
-  return old ? validateCsrUpdate(o, old, 'status') : validateCommon(o);
+/**
+ * ResourceType.validate: creates, and updates through /approval or else /status rules (the main
+ * resource never changes status, so for it those rules are the same).
+ */
+function validate(o: KObject, old?: KObject, subresource?: string): Cause[] {
+  if (!old) return validateCommon(o);
+  return validateCsrUpdate(o, old, subresource === 'approval' ? 'approval' : 'status');
 }
 
 /**

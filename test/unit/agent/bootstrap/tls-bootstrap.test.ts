@@ -1,5 +1,5 @@
 import test from 'ava';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCA, issue, type KeyPairPem } from '../../../../apiserver/pki/certs';
@@ -119,7 +119,6 @@ test('an expired client certificate in --kubeconfig triggers a new bootstrap', a
   const s = setup();
   try {
     const old = await issue(ca, { commonName: 'system:node:worker-1', usage: 'client', validityMs: 1000, now: new Date(Date.now() - 3600_000) });
-    const { mkdirSync } = await import('node:fs');
     mkdirSync(join(s.dir, 'etc'));
     writeFileSync(s.deps.kubeconfigPath, renderAdminKubeconfig({ server: 'https://127.0.0.1:6443', caPem: ca.certPem, user: 'n', certPem: old.certPem, keyPem: old.keyPem }));
     const id = await loadOrBootstrapIdentity(s.deps, new AbortController().signal);
@@ -139,7 +138,6 @@ test('without a bootstrap kubeconfig a missing or expired kubeconfig is a clear 
       message: `kubeconfig ${s.deps.kubeconfigPath} does not exist and no --bootstrap-kubeconfig was given`,
     });
     const old = await issue(ca, { commonName: 'n', usage: 'client', validityMs: 1000, now: new Date(Date.now() - 3600_000) });
-    const { mkdirSync } = await import('node:fs');
     mkdirSync(join(s.dir, 'etc'));
     writeFileSync(s.deps.kubeconfigPath, renderAdminKubeconfig({ server: 'https://h:1', caPem: ca.certPem, user: 'n', certPem: old.certPem, keyPem: old.keyPem }));
     await t.throwsAsync(loadOrBootstrapIdentity(deps, new AbortController().signal), { instanceOf: BootstrapError, message: /client certificate expired at .* and no --bootstrap-kubeconfig/ });

@@ -265,7 +265,7 @@ test('a 410 ERROR event or a 410 answer surfaces as GoneError', async (t) => {
 
 test('breaking out of a watch or aborting it closes the stream', async (t) => {
   let closed = 0;
-  const s = await serve((req, res) => {
+  const s = await serve((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } }) + '\n');
     res.on('close', () => closed++);

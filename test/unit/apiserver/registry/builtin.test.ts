@@ -178,3 +178,16 @@ test('name rules per kind', (t) => {
   t.is(nameRuleFor({ group: 'rbac.authorization.svc.io', resource: 'roles' }), 'path-segment');
   t.is(nameRuleFor({ group: '', resource: 'pods' }), 'subdomain');
 });
+
+test('regression: agent-reported statuses need only list keys (upstream never enforced OpenAPI required)', (t) => {
+  const pods = builtinTypes.find((x) => x.resource === 'pods')!;
+  const pod: KObject = {
+    metadata: { name: 'p', namespace: 'default' },
+    spec: { containers: [{ name: 'a', image: 'x' }] },
+    status: { phase: 'Pending', containerStatuses: [{ name: 'a', state: { terminated: { reason: 'Error' } } }], conditions: [{ type: 'PodScheduled' }] },
+  };
+  t.deepEqual(validateAgainstSchema(pod, pods.schema), []);
+  const nodes = builtinTypes.find((x) => x.resource === 'nodes')!;
+  const node: KObject = { metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready' }], addresses: [{ type: 'Hostname' }], daemonEndpoints: { kubeletEndpoint: {} } } };
+  t.deepEqual(validateAgainstSchema(node, nodes.schema), []);
+});

@@ -110,8 +110,10 @@ test('status updates may set the certificate but not approve; approval may appro
   t.deepEqual(validateCsrUpdate(approvedOld, old, 'approval'), []);
   t.deepEqual(validateCsrUpdate(approvedOld, old, 'status').map((c) => c.message), ['Forbidden: updates may not add a condition of type "Approved"']);
   t.deepEqual(validateCsrUpdate(issued, approvedOld, 'approval').map((c) => c.message), ['Forbidden: updates may not set certificate content']);
-  // Through the type itself (main resource or /status).
+  // Through the type itself: /status by default, /approval when the store says so.
   t.deepEqual(csrType.validate!(issued, approvedOld), []);
+  t.deepEqual(csrType.validate!(approvedOld, old, 'approval'), []);
+  t.deepEqual(fields(csrType.validate!(approvedOld, old, 'status')), ['status.conditions']);
   t.deepEqual(fields(csrType.validate!(old, approvedOld)), ['status.conditions']);
   const badCert = structuredClone(approvedOld);
   (badCert.status as any).certificate = b64(EC_CSR);
