@@ -24,9 +24,9 @@ import { GarbageCollector } from './controllers/garbage-collector';
 import { NamespaceController } from './controllers/namespace-controller';
 import { controllerContext } from './controllers/system-context';
 import { ensureServerPki } from './pki/bootstrap';
-import { builtinTypes, ResourceRegistry } from './registry/builtin';
+import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
 import { ApiServer } from './server/api-server';
-import { EtcdStorage } from './storage/etcd';
+import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
 import { SqliteStorage } from './storage/sqlite';
 import type { Storage } from './storage/storage';
 import { ObjectStore } from './store/object-store';
@@ -55,7 +55,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   // --etcd-servers selects the clustered store; otherwise the embedded SQLite one under --data-dir.
   const storage: Storage =
     flags.etcdServers.length > 0
-      ? await EtcdStorage.connect({
+      ? // Loaded only when used: the etcd client and gRPC cost ~10 MB of memory that SQLite users never need.
+        await (require('./storage/etcd') as { EtcdStorage: typeof EtcdStorageType }).EtcdStorage.connect({
           endpoints: flags.etcdServers,
           caFile: flags.etcdCaFile,
           certFile: flags.etcdCertFile,
@@ -64,7 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         })
       : SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
   const registry = new ResourceRegistry();
-  for (const t of builtinTypes) registry.register(t);
+  for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
   const cache = new WatchCache(storage, { retainMs: HISTORY_MS, now: Date.now });
   const nsType = registry.lookup('', 'v1', 'namespaces')!;
   let store: ObjectStore | undefined;

@@ -45,7 +45,7 @@ import type {
   RuntimeStatus,
   VersionInfo,
 } from './types';
-import { connectError, requireV1 } from './version-check';
+import { connectError, formatDuration, requireV1 } from './version-check';
 import type {
   WContainer,
   WContainerEventResponse,
@@ -391,7 +391,7 @@ export class GrpcRuntimeService implements RuntimeService {
           reject(
             new RuntimeError(
               'Unavailable',
-              `image service at ${endpointText(this.imageEndpoint)} not reachable within ${Math.round(timeoutMs / 1000)}s: ${err.message}`,
+              `image service at ${endpointText(this.imageEndpoint)} not reachable within ${formatDuration(timeoutMs)}: ${err.message}`,
               'ImageService',
             ),
           );

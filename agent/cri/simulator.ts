@@ -755,8 +755,12 @@ export class Simulator implements RuntimeService {
       annotations: { ...(s.config.annotations ?? {}) },
       runtimeHandler: s.runtimeHandler,
     };
+    // Absent modes mean POD, as on the wire.
     const ns = s.config.linux?.securityContext?.namespaceOptions;
-    status.namespaceOptions = { network: ns?.network ?? 'POD', pid: ns?.pid ?? 'POD', ipc: ns?.ipc ?? 'POD' };
+    status.namespaceOptions = {};
+    if (ns?.network && ns.network !== 'POD') status.namespaceOptions.network = ns.network;
+    if (ns?.pid && ns.pid !== 'POD') status.namespaceOptions.pid = ns.pid;
+    if (ns?.ipc && ns.ipc !== 'POD') status.namespaceOptions.ipc = ns.ipc;
     return status;
   }
 

@@ -34,10 +34,17 @@ export function connectError(e: unknown, endpoint: string, timeoutMs: number): u
   if (isRuntimeError(e, 'DeadlineExceeded') || isRuntimeError(e, 'Unavailable')) {
     return new RuntimeError(
       e.code,
-      `container runtime at ${endpoint} did not answer Version within ${Math.round(timeoutMs / 1000)}s: ${e.message}`,
+      `container runtime at ${endpoint} did not answer Version within ${formatDuration(timeoutMs)}: ${e.message}`,
       'Version',
       { cause: e },
     );
   }
   return e;
+}
+
+/** "300ms", "10s", "2m": how long we waited, for messages. */
+export function formatDuration(ms: number): string {
+  if (ms < 10_000) return `${Math.round(ms)}ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)}s`;
+  return `${Math.round(ms / 60_000)}m`;
 }

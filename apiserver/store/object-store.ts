@@ -7,6 +7,7 @@ import { isObject } from '../api/types';
 import type { AdmissionChain, Operation } from '../admission/admission';
 import type { UserInfo } from '../authn/user';
 import { validateMetaUpdate, validateObjectMeta } from '../registry/meta-validation';
+import { nameRuleFor } from '../registry/name-rules';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import { StorageError, type KeyValue, type Storage } from '../storage/storage';
 import { validateAgainstSchema } from '../validation/validate-schema';
@@ -284,10 +285,11 @@ export class ObjectStore {
       }
     }
     t.defaults?.(obj);
+    await this.admission.admit(this.attrs('UPDATE', t, namespace, name, ctx, obj, current));
+    // validateUpdate restores fields that may not change, so generation is judged after it.
+    this.validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;
     if (specChanged(t, current, obj)) meta.generation++;
-    await this.admission.admit(this.attrs('UPDATE', t, namespace, name, ctx, obj, current));
-    this.validate(t, obj, current, ctx.subresource);
     const now = this.opts.now();
     meta.managedFields = updateManagedFields(current, obj, this.manager(t, ctx, now));
     if (meta.managedFields.length === 0) delete meta.managedFields;
@@ -416,7 +418,7 @@ export class ObjectStore {
   private validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''): void {
     const causes: Cause[] = [];
     causes.push(...validateAgainstSchema(obj, t.schema));
-    causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRule(t) }));
+    causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t) }));
     if (old) causes.push(...validateMetaUpdate(obj.metadata, old.metadata));
     if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
     if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old));
@@ -437,12 +439,6 @@ export class ObjectStore {
   private attrs(op: Operation, t: ResourceType, namespace: string, name: string, ctx: WriteContext, object?: KObject, oldObject?: KObject) {
     return { operation: op, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
   }
-}
-
-function nameRule(t: ResourceType): 'subdomain' | 'label' | 'path-segment' {
-  if (t.resource === 'namespaces' || t.resource === 'services') return 'label';
-  if (t.group.startsWith('rbac.')) return 'path-segment';
-  return 'subdomain';
 }
 
 /** Value of a selectable field as a string (metadata.name, metadata.namespace, then the type's own). */

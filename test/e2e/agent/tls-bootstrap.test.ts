@@ -106,6 +106,39 @@ test('joins with a bootstrap token: CSR approved and signed, identity stored, no
   }
 });
 
+test('rotates a short-lived client certificate with its own identity and keeps heartbeating', async (t) => {
+  // Certificates valid 60 s (the signer backdates notBefore by 60 s): rotation falls 24-48 s after issue.
+  const api = await startApiServer({ args: ['--enable-bootstrap-token-auth', '--cluster-signing-duration=60s'] });
+  const dir = mkdtempSync(join(tmpdir(), 'svc-node-rot-'));
+  await createToken(api, 'e2erot', TOKEN_SECRET, new Date(Date.now() + 3600_000));
+  const agent = startAgent({
+    dir,
+    nodeName: 'e2e-rot-1',
+    kubeconfig: join(dir, 'kubelet.conf'),
+    bootstrapKubeconfig: bootstrapKubeconfig(api, join(dir, 'bootstrap.conf'), `e2erot.${TOKEN_SECRET}`),
+    configLines: ['nodeLeaseDurationSeconds: 4'],
+  });
+  try {
+    await agent.waitForLog('node registered and heartbeating', 60_000);
+    const rotated = await agent.waitForLog('rotated the client certificate', 90_000);
+    t.truthy(rotated['notAfter']);
+    const csrs = (await kubectlJson(api.kubeconfig, ['get', 'certificatesigningrequests.certificates.svc.io']))['items'] as any[];
+    t.deepEqual(csrs.map((c) => c.spec.username).sort(), ['system:bootstrap:e2erot', 'system:node:e2e-rot-1'], 'the renewal was requested by the node itself');
+    // Heartbeats go on under the new certificate.
+    const before = (await kubectlJson(api.kubeconfig, ['get', 'lease', '-n', 'svc-node-lease', 'e2e-rot-1']))['spec'].renewTime;
+    await eventually('a renewal after rotation', async () => {
+      const l = await kubectlJson(api.kubeconfig, ['get', 'lease', '-n', 'svc-node-lease', 'e2e-rot-1']);
+      return l['spec'].renewTime !== before ? true : undefined;
+    });
+    t.is(agent.logs.filter((l) => l['msg'] === 'failed to renew node lease; will retry').length, 0);
+    t.is(await agent.stop('SIGTERM'), 0);
+  } finally {
+    await agent.stop('SIGKILL');
+    await api.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a forged or expired bootstrap token stops start-up with a clear message', async (t) => {
   const api = await startApiServer({ args: ['--enable-bootstrap-token-auth'] });
   const dir = mkdtempSync(join(tmpdir(), 'svc-node-boot-'));

@@ -9,7 +9,6 @@ export function sandboxConfig(name: string, opts: { hostNetwork?: boolean; names
     labels: { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid },
     annotations: { 'svc.io/config.source': 'test' },
     linux: {
-      cgroupParent: '',
       securityContext: {
         namespaceOptions: {
           ...(opts.hostNetwork ? { network: 'NODE' as const } : {}),

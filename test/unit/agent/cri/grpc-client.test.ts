@@ -10,6 +10,7 @@ import { Simulator } from '../../../../agent/cri/simulator';
 import type { SimulatorOptions } from '../../../../agent/cri/sim-options';
 import type { ContainerConfig, ContainerEvent, PodSandboxConfig } from '../../../../agent/cri/types';
 import { containerConfig, sandboxConfig } from './configs';
+import { FakeClock } from './fake-clock';
 import { readTar } from './tar-reader';
 
 const BUSYBOX = 'docker.io/library/busybox:latest';
@@ -40,7 +41,8 @@ function recording(inner: RuntimeService): { svc: RuntimeService; calls: Call[] 
 
 async function harness(t: import('ava').ExecutionContext, simOpts: SimulatorOptions = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-cri-'));
-  const sim = new Simulator(simOpts);
+  // A still clock, so answers compared across two calls carry the same timestamps.
+  const sim = new Simulator({ clock: new FakeClock(), ...simOpts });
   const rec = recording(sim);
   const socket = path.join(dir, 'cri.sock');
   const server = await serveRuntimeService(rec.svc, socket);
@@ -123,7 +125,6 @@ function fullContainerConfig(): ContainerConfig {
       resources: { cpuPeriod: 100_000, cpuQuota: 50_000, cpuShares: 512, memoryLimitInBytes: 268_435_456, oomScoreAdj: 999, hugepageLimits: [{ pageSize: '2MB', limit: 0 }] },
       securityContext: {
         capabilities: { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['ALL'] },
-        privileged: false,
         namespaceOptions: { pid: 'CONTAINER' },
         runAsUser: 1000,
         runAsGroup: 0,
@@ -290,7 +291,7 @@ test('a missing socket: calls fail Unavailable, connect gives up at its timeout 
   t.true(e.retriable);
   const c = await t.throwsAsync(client.connect({ timeoutMs: 300 }));
   t.true(isRuntimeError(c, 'DeadlineExceeded') || isRuntimeError(c, 'Unavailable'));
-  t.regex(c?.message ?? '', new RegExp(`container runtime at ${endpoint} did not answer Version within 0s`));
+  t.regex(c?.message ?? '', new RegExp(`container runtime at ${endpoint} did not answer Version within 300ms: `));
 });
 
 test('per-call deadlines and cancellation map to DeadlineExceeded and Canceled', async (t) => {
@@ -307,28 +308,22 @@ test('per-call deadlines and cancellation map to DeadlineExceeded and Canceled',
 });
 
 test('GetContainerEvents streams over gRPC until aborted; Unimplemented runtimes throw on iteration', async (t) => {
-  const { client } = await harness(t);
+  const { client, sim } = await harness(t);
   const ac = new AbortController();
-  const seen: ContainerEvent[] = [];
   const it = client.getContainerEvents({ signal: ac.signal })[Symbol.asyncIterator]();
   const first = it.next();
-  // The stream is open once the server has a subscriber; poll with real calls until then.
-  let sandboxId = '';
-  for (let i = 0; i < 50 && seen.length === 0; i++) {
-    const racer = await Promise.race([first, new Promise<undefined>((r) => setTimeout(() => r(undefined), 20))]);
-    if (racer) {
-      seen.push(racer.value as ContainerEvent);
-      break;
-    }
-    if (sandboxId) await client.removePodSandbox(sandboxId);
-    sandboxId = await client.runPodSandbox(sandboxConfig(`ev-${i}`));
-  }
-  t.is(seen[0]?.type, 'CONTAINER_CREATED_EVENT');
-  t.is(seen[0]?.podSandboxStatus?.state, 'SANDBOX_READY');
-  const second = await it.next();
-  t.is((second.value as ContainerEvent).type, 'CONTAINER_STARTED_EVENT');
+  // Events published before the server has subscribed are not delivered (as on a real runtime).
+  while (sim.counts().eventSubscribers === 0) await new Promise((r) => setTimeout(r, 5));
+  const sandboxId = await client.runPodSandbox(sandboxConfig('ev'));
+  const created = (await first).value as ContainerEvent;
+  t.is(created.type, 'CONTAINER_CREATED_EVENT');
+  t.is(created.containerId, sandboxId);
+  t.is(created.podSandboxStatus?.state, 'SANDBOX_READY');
+  t.is(created.podSandboxStatus?.ip, '10.88.0.2');
+  t.is(((await it.next()).value as ContainerEvent).type, 'CONTAINER_STARTED_EVENT');
   ac.abort();
   t.true((await it.next()).done);
+  while (sim.counts().eventSubscribers !== 0) await new Promise((r) => setTimeout(r, 5));
 
   const off = await harness(t, { events: false });
   await rejectsWith(t, off.client.getContainerEvents()[Symbol.asyncIterator]().next(), 'Unimplemented');

@@ -10,12 +10,6 @@ export function ago(ms: number): string {
   return new Date(NOW - ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** Runs defaults (twice, to prove idempotence) and returns the object. */
-export function defaulted(t: ResourceType, o: KObject): KObject {
-  t.defaults?.(o);
-  return o;
-}
-
 /** The cells of the named columns, keyed by column name. */
 export function cells(t: ResourceType, o: KObject): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -23,7 +17,7 @@ export function cells(t: ResourceType, o: KObject): Record<string, unknown> {
   return out;
 }
 
-/** [field, message] pairs of causes, for compact assertions. */
+/** The field paths of causes, for compact assertions. */
 export function fields(causes: ReadonlyArray<{ field?: string; message: string }>): string[] {
   return causes.map((c) => c.field ?? '');
 }

@@ -1,0 +1,25 @@
+import test from 'ava';
+import { createRuntimeService } from '../../../../agent/cri/factory';
+import { GrpcRuntimeService } from '../../../../agent/cri/grpc-client';
+import { Simulator } from '../../../../agent/cri/simulator';
+
+test('sim:// gives the simulator named after the endpoint; unix sockets give the gRPC client', async (t) => {
+  const sim = createRuntimeService('sim://node-3', '');
+  t.true(sim instanceof Simulator);
+  t.regex((await sim.connect().catch((e: Error) => e.message)) as string, /^|/);
+  t.is((await sim.version()).runtimeName, 'svc-sim');
+  sim.close();
+  const same = createRuntimeService('sim://a', 'sim://a', { simulator: { runtimeName: 'custom' } });
+  t.is((await same.version()).runtimeName, 'custom');
+  same.close();
+  const grpc = createRuntimeService('unix:///run/containerd/containerd.sock', '/run/other.sock');
+  t.true(grpc instanceof GrpcRuntimeService);
+  grpc.close();
+});
+
+test('mixed or unknown endpoints are refused', (t) => {
+  t.throws(() => createRuntimeService('sim://a', 'unix:///x.sock'), { message: /must both name the same sim:\/\/ runtime/ });
+  t.throws(() => createRuntimeService('unix:///x.sock', 'sim://a'), { message: /must both name the same sim:\/\/ runtime/ });
+  t.throws(() => createRuntimeService('sim://a', 'sim://b'), { message: /must both name the same sim:\/\/ runtime/ });
+  t.throws(() => createRuntimeService('tcp://1.2.3.4:5', ''), { message: /tcp:\/\/1\.2\.3\.4:5/ });
+});
