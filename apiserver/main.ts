@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { AdmissionChain } from './admission/admission';
@@ -22,6 +24,7 @@ import { NodeLifecycleController } from './controllers/node-lifecycle';
 import { TokenCleaner } from './controllers/token-cleaner';
 import { GarbageCollector } from './controllers/garbage-collector';
 import { NamespaceController } from './controllers/namespace-controller';
+import { LeaderElector } from './controllers/leader-election';
 import { controllerContext } from './controllers/system-context';
 import { ensureServerPki } from './pki/bootstrap';
 import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
@@ -138,17 +141,34 @@ export async function main(argv: readonly string[]): Promise<number> {
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
   const bootstrap = cache.whenReady().then(() => retry(() => ensureSystemNamespaces(store!, nsType), ac.signal, log));
+  // The control loops (upstream's controller manager) run on one replica at a time.
+  const controllers = async (leading: AbortSignal): Promise<void> => {
+    const loops = [
+      new NamespaceController(store!, cache, registry, log.child({ controller: 'namespace' })).run(leading),
+      new GarbageCollector(store!, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
+      new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
+      new CsrApprover(store!, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
+      new CsrSigner(store!, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
+      new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+    ];
+    // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
+    if (flags.enableBootstrapTokenAuth) loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
+    await Promise.allSettled(loops);
+  };
+  const leaseType = registry.lookup('coordination.svc.io', 'v1', 'leases')!;
+  const elector = new LeaderElector(store, leaseType, {
+    namespace: 'svc-system',
+    name: 'svc-controller-manager',
+    identity: `${hostname()}_${randomUUID()}`,
+    leaseDurationMs: flags.leaderElectLeaseDurationMs,
+    renewDeadlineMs: flags.leaderElectRenewDeadlineMs,
+    retryPeriodMs: flags.leaderElectRetryPeriodMs,
+    now,
+    log: log.child({ component: 'leader-election' }),
+  });
   const loops = [
-    bootstrap,
-    new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(ac.signal),
-    new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(ac.signal),
-    new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(ac.signal),
-    new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(ac.signal),
-    new CsrSigner(store, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(ac.signal),
-    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(ac.signal),
+    bootstrap.then(() => (flags.leaderElect ? elector.run(ac.signal, controllers) : controllers(ac.signal))),
   ];
-  // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
-  if (flags.enableBootstrapTokenAuth) loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(ac.signal));
   await server.run(ac.signal, () => {
     if (!flags.tlsCertFile) log.info({ kubeconfig: pki.adminKubeconfig }, 'admin kubeconfig written');
   });

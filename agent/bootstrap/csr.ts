@@ -7,7 +7,14 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, webcrypto } from 'node:crypto';
 import type { KObject } from '../../apiserver/api/types';
-import { x509 } from '../../apiserver/pki/x509';
+
+/**
+ * @peculiar/x509 (with reflect-metadata and its ASN.1 stack) costs about 8 MB of RSS; an agent
+ * with a valid certificate never needs it, so it is loaded on the first request only.
+ */
+function x509lib(): typeof import('../../apiserver/pki/x509').x509 {
+  return (require('../../apiserver/pki/x509') as typeof import('../../apiserver/pki/x509')).x509;
+}
 
 export const kubeletClientSigner = 'svc.io/kube-apiserver-client-kubelet';
 export const clientUsages = ['digital signature', 'client auth'] as const;
@@ -28,6 +35,7 @@ export async function nodeCertificateRequest(keyPem: string, nodeName: string): 
   const pub = createPublicKey(priv);
   const privateKey = await webcrypto.subtle.importKey('pkcs8', priv.export({ format: 'der', type: 'pkcs8' }), ecdsa, false, ['sign']);
   const publicKey = await webcrypto.subtle.importKey('spki', pub.export({ format: 'der', type: 'spki' }), ecdsa, true, ['verify']);
+  const x509 = x509lib();
   const keys = { privateKey, publicKey } as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: [{ O: [nodesGroup] }, { CN: [nodeUserPrefix + nodeName] }],

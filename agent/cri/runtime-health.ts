@@ -46,7 +46,7 @@ export class RuntimeHealth implements ReadinessCheck, RuntimeStatusProvider {
   private network?: RuntimeCondition;
   private version: VersionInfo | undefined;
   private readonly listeners = new Set<(s: RuntimeHealthSnapshot) => void>();
-  private lastProblems = '';
+  private lastProblems: string | undefined;
 
   constructor(
     private readonly svc: RuntimeService,

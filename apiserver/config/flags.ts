@@ -22,6 +22,10 @@ export interface ApiServerFlags {
   nodeMonitorGracePeriodMs: number;
   anonymousAuth: boolean;
   enableBootstrapTokenAuth: boolean;
+  leaderElect: boolean;
+  leaderElectLeaseDurationMs: number;
+  leaderElectRenewDeadlineMs: number;
+  leaderElectRetryPeriodMs: number;
   clusterSigningDurationMs: number;
   logLevel: string;
   help: boolean;
@@ -53,6 +57,10 @@ const defs: Record<string, Def> = {
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
   'cluster-signing-duration': { kind: 'duration', usage: 'Longest validity of certificates the CSR signer issues', def: '8760h' },
+  'leader-elect': { kind: 'bool', usage: 'Run the control loops only on the replica holding the svc-system/svc-controller-manager Lease', def: 'true' },
+  'leader-elect-lease-duration': { kind: 'duration', usage: 'How long followers wait after the last renewal before taking over', def: '15s' },
+  'leader-elect-renew-deadline': { kind: 'duration', usage: 'How long the leader retries renewing before it stops leading', def: '10s' },
+  'leader-elect-retry-period': { kind: 'duration', usage: 'Interval between acquire and renew attempts', def: '2s' },
   'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
   'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
@@ -104,6 +112,9 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   const port = int('secure-port');
   if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
+  if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
+    throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
+  }
   const level = get('log-level')!;
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
   return {
@@ -124,6 +135,10 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     anonymousAuth: bool('anonymous-auth'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
+    leaderElect: bool('leader-elect'),
+    leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),
+    leaderElectRenewDeadlineMs: dur('leader-elect-renew-deadline'),
+    leaderElectRetryPeriodMs: dur('leader-elect-retry-period'),
     clusterSigningDurationMs: dur('cluster-signing-duration'),
     logLevel: level,
     help: bool('help'),

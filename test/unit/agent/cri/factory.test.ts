@@ -6,9 +6,10 @@ import { Simulator } from '../../../../agent/cri/simulator';
 test('sim:// gives the simulator named after the endpoint; unix sockets give the gRPC client', async (t) => {
   const sim = createRuntimeService('sim://node-3', '');
   t.true(sim instanceof Simulator);
-  t.regex((await sim.connect().catch((e: Error) => e.message)) as string, /^|/);
-  t.is((await sim.version()).runtimeName, 'svc-sim');
+  t.is((await sim.connect()).runtimeApiVersion, 'v1');
   sim.close();
+  const old = createRuntimeService('sim://node-3', '', { simulator: { runtimeApiVersion: 'v0' } });
+  await t.throwsAsync(old.connect(), { message: /at sim:\/\/node-3 speaks CRI v0/ });
   const same = createRuntimeService('sim://a', 'sim://a', { simulator: { runtimeName: 'custom' } });
   t.is((await same.version()).runtimeName, 'custom');
   same.close();
