@@ -71,7 +71,7 @@ interface Running {
 }
 
 /**
- * The agent's life after configuration: returns the exit code. `signal` is aborted by
+ * The agent's life after configuration, up to "heartbeating" (or standalone). Rejects on a start-up failure. `signal` is aborted by
  * SIGTERM/SIGINT; the start-up phases all stop early when it aborts.
  */
 async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier, signal: AbortSignal, clock: Clock, running: Running): Promise<void> {

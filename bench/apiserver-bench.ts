@@ -12,7 +12,7 @@ import { progress } from './lib/progress';
 import { ratio, round } from './lib/stats';
 import { measureStore } from './lib/store-baseline';
 import { adminTls, Target } from './lib/target';
-import { measureFanout, type FanoutOptions, type FanoutResult } from './lib/watch-fanout';
+import { measureFanout, summarizeFanout, type FanoutOptions, type FanoutSample } from './lib/watch-fanout';
 
 /** The sizes of one run; `--quick` shrinks them to check the bench itself, not to quote. */
 interface Plan {
@@ -57,8 +57,6 @@ const GOALS = {
 /** What the issue measured for the floor server on this machine, to tell a noisy run from a real change. */
 const FLOOR_REFERENCE = { creates_per_second: 3500, gets_per_second: 8600, get_p99_ms: 5, watch_p99_ms: 110 };
 
-const WATCH_NS = 'bench-watch';
-const WATCH_PATH = `/api/v1/namespaces/${WATCH_NS}/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`;
 
 /** `npm run bench -- apiserver [--quick]`: every figure of issue 2's Performance section, as one JSON document. */
 export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
@@ -76,7 +74,9 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
     if (watchers < plan.watchers) notes.push(`watchers reduced to ${watchers} to fit the limit; raise it with ulimit -n 8192`);
   }
 
-  // 1. The API server: idle RSS, requests, watch fan-out, the 10,000-pod list.
+  // Both servers run side by side, but only one is under load at any time. Their figures are taken
+  // back to back (and the watch rounds in A-B-B-A order) so that other work on the shared machine
+  // skews both alike rather than one of them.
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-'));
   cleanup.dir(dataDir);
   progress('starting svc-apiserver');
@@ -89,26 +89,34 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   const idleRss = procMemMb(pid, 'VmRSS');
   progress(`svc-apiserver idle RSS ${idleRss.toFixed(1)} MB`);
 
+  // The floor server uses the API server's own serving certificate and client CA.
+  const pki = join(dataDir, 'pki');
+  progress('starting the floor server');
+  const floor = await startFloorServer({ certFile: join(pki, 'apiserver.crt'), keyFile: join(pki, 'apiserver.key'), clientCaFile: join(pki, 'ca.crt') }, cleanup);
+  cleanup.add('stop floor server', () => floor.stop());
+
   const apiTarget = new Target('api', '127.0.0.1', api.port, adminTls(dataDir));
+  const floorTarget = new Target('floor', '127.0.0.1', floor.port, adminTls(dataDir));
   const apiRequests = await measureRequests(apiTarget, { ...plan.requests, namespace: 'bench-cm' });
-  const apiWatch = await fanout(apiTarget, watchers, plan);
+  const floorRequests = await measureRequests(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
+
+  const apiRounds: FanoutSample[] = [];
+  const floorRounds: FanoutSample[] = [];
+  apiRounds.push(await fanout(apiTarget, watchers, plan, 1));
+  floorRounds.push(await fanout(floorTarget, watchers, plan, 1));
+  floorRounds.push(await fanout(floorTarget, watchers, plan, 2));
+  apiRounds.push(await fanout(apiTarget, watchers, plan, 2));
+  const apiWatch = summarizeFanout(apiRounds, plan.watchIntervalMs);
+  const floorWatch = summarizeFanout(floorRounds, plan.watchIntervalMs);
+  await floor.stop();
+
   const apiList = await measurePodList(apiTarget, { ...plan.list, namespace: 'bench-pods' });
   const rssAfter = procMemMb(pid, 'VmRSS');
   const peakRss = procMemMb(pid, 'VmHWM');
   progress(`svc-apiserver RSS after the list ${rssAfter.toFixed(1)} MB (peak ${peakRss.toFixed(1)} MB)`);
   await stopApi(api);
 
-  // 2. The floor server, with the API server's own serving certificate and client CA.
-  const pki = join(dataDir, 'pki');
-  progress('starting the floor server');
-  const floor = await startFloorServer({ certFile: join(pki, 'apiserver.crt'), keyFile: join(pki, 'apiserver.key'), clientCaFile: join(pki, 'ca.crt') }, cleanup);
-  cleanup.add('stop floor server', () => floor.stop());
-  const floorTarget = new Target('floor', '127.0.0.1', floor.port, adminTls(dataDir));
-  const floorRequests = await measureRequests(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
-  const floorWatch = await fanout(floorTarget, watchers, plan);
-  await floor.stop();
-
-  // 3. The raw store, with values the size the API server stores.
+  // The raw store last, on a quiet machine, with values the size the API server stores.
   progress('measuring the raw SQLite store');
   const store = await measureStore({
     value: Buffer.alloc(apiRequests.object_bytes || 600, 'x'),
@@ -167,27 +175,32 @@ function requestsJson(f: RequestFigures): object {
   return { creates: f.creates, gets: f.gets, get_latency: f.get_latency, object_bytes: f.object_bytes };
 }
 
-/** Watch fan-out against one target: watchers on one namespace's ConfigMaps, writes are ConfigMap creates there. */
-async function fanout(target: Target, watchers: number, plan: Plan): Promise<FanoutResult> {
-  await ensureNamespace(target, WATCH_NS);
+/**
+ * One round of watch fan-out against one target: watchers on a namespace of its own (so a round's
+ * watchers see no objects from an earlier round), writes are ConfigMap creates there.
+ */
+async function fanout(target: Target, watchers: number, plan: Plan, roundNo: number): Promise<FanoutSample> {
+  const ns = `bench-watch-${roundNo}`;
+  await ensureNamespace(target, ns);
   const writer = target.pool(1);
   try {
     const o: FanoutOptions = {
-      watchPath: WATCH_PATH,
+      watchPath: `/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`,
       watchers,
       openConcurrency: 50,
       writes: plan.watchWrites,
       intervalMs: plan.watchIntervalMs,
       objectName: (k) => `fan-${k}`,
       write: async (k) => {
-        await target.expect(writer, [201], 'POST', `/api/v1/namespaces/${WATCH_NS}/configmaps`, configMap(`fan-${k}`));
+        await target.expect(writer, [201], 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(`fan-${k}`));
       },
       drainMs: 15_000,
     };
-    progress(`${target.name}: opening ${watchers} watchers`);
-    const r = await measureFanout(target, o);
-    progress(`${target.name}: watch delivery p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.missing} missing`);
-    return r;
+    progress(`${target.name}: watch round ${roundNo}: opening ${watchers} watchers`);
+    const s = await measureFanout(target, o);
+    const r = summarizeFanout([s], plan.watchIntervalMs);
+    progress(`${target.name}: watch round ${roundNo}: delivery p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.missing} missing`);
+    return s;
   } finally {
     await writer.close();
   }

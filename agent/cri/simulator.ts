@@ -221,6 +221,15 @@ export class Simulator implements RuntimeService {
         'RunPodSandbox',
       );
     }
+    if (hostNetwork(config) && config.hostname) {
+      // containerd puts host-network sandboxes in the host's UTS namespace and runc refuses to set
+      // a hostname there; the kubelet therefore sends none for host-network pods.
+      throw new RuntimeError(
+        'Unknown',
+        'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to set hostname without a private UTS namespace: unknown',
+        'RunPodSandbox',
+      );
+    }
     if (!this.conditionTrue('NetworkReady') && !hostNetwork(config)) {
       throw new RuntimeError('Unknown', 'failed to setup network for sandbox: cni plugin not initialized', 'RunPodSandbox');
     }

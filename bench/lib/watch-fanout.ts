@@ -21,16 +21,55 @@ export interface FanoutOptions {
   drainMs: number;
 }
 
+/** One round's raw outcome: every (write, watcher) latency that arrived. */
+export interface FanoutSample {
+  watchers: number;
+  establishSeconds: number;
+  writes: number;
+  latencies: number[];
+}
+
+export interface FanoutRound {
+  establish_seconds: number;
+  p50_ms: number;
+  p99_ms: number;
+  missing: number;
+}
+
 export interface FanoutResult {
   watchers: number;
-  establish_seconds: number;
-  writes: number;
+  writes_per_round: number;
   interval_ms: number;
+  /** Deliveries expected (writes × watchers, summed over rounds) and how many arrived. */
   deliveries: number;
   missing: number;
+  /** Over every delivery of every round. */
   p50_ms: number;
   p99_ms: number;
   max_ms: number;
+  rounds: FanoutRound[];
+}
+
+/** Pools rounds into one figure (percentiles over all their deliveries) and keeps each round's own. */
+export function summarizeFanout(samples: readonly FanoutSample[], intervalMs: number): FanoutResult {
+  const all = samples.flatMap((s) => s.latencies);
+  const expected = samples.reduce((n, s) => n + s.writes * s.watchers, 0);
+  return {
+    watchers: samples[0]?.watchers ?? 0,
+    writes_per_round: samples[0]?.writes ?? 0,
+    interval_ms: intervalMs,
+    deliveries: all.length,
+    missing: expected - all.length,
+    p50_ms: round(percentile(all, 0.5)),
+    p99_ms: round(percentile(all, 0.99)),
+    max_ms: round(percentile(all, 1)),
+    rounds: samples.map((s) => ({
+      establish_seconds: round(s.establishSeconds, 2),
+      p50_ms: round(percentile(s.latencies, 0.5)),
+      p99_ms: round(percentile(s.latencies, 0.99)),
+      missing: s.writes * s.watchers - s.latencies.length,
+    })),
+  };
 }
 
 const OPEN_TIMEOUT_MS = 120_000;
@@ -112,7 +151,7 @@ class Watcher {
  * `writes` writes `intervalMs` apart and records, for every (write, watcher) pair, the time from
  * just before the write was sent to the event's arrival at that watcher.
  */
-export async function measureFanout(target: Target, o: FanoutOptions): Promise<FanoutResult> {
+export async function measureFanout(target: Target, o: FanoutOptions): Promise<FanoutSample> {
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const pending = new Map<string, number>(); // object name → watchers still waiting for it
@@ -162,18 +201,7 @@ export async function measureFanout(target: Target, o: FanoutOptions): Promise<F
     await Promise.all(writes);
     const deadline = performance.now() + o.drainMs;
     while (performance.now() < deadline && [...pending.values()].some((n) => n > 0)) await sleep(50);
-    const expected = o.writes * o.watchers;
-    return {
-      watchers: o.watchers,
-      establish_seconds: round(establish, 2),
-      writes: o.writes,
-      interval_ms: o.intervalMs,
-      deliveries: latencies.length,
-      missing: expected - latencies.length,
-      p50_ms: round(percentile(latencies, 0.5)),
-      p99_ms: round(percentile(latencies, 0.99)),
-      max_ms: round(percentile(latencies, 1)),
-    };
+    return { watchers: o.watchers, establishSeconds: establish, writes: o.writes, latencies };
   } finally {
     for (const w of all) w.close();
   }

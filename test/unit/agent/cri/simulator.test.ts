@@ -57,8 +57,11 @@ test('sandbox lifecycle: READY with a pod IP, stop makes it NOTREADY without IP,
   t.deepEqual(await sim.listPodSandbox(), []);
 });
 
-test('host-network sandboxes get no IP; pod IPs are reused after stop', async (t) => {
+test('host-network sandboxes get no IP and refuse a hostname, as on containerd; pod IPs are reused after stop', async (t) => {
   const { sim } = setup();
+  const withName = { ...sandboxConfig('hn', { hostNetwork: true }), hostname: 'hn' };
+  const refused = await rejectsWith(t, sim.runPodSandbox(withName), 'Unknown');
+  t.regex(refused.message, /unable to set hostname without a private UTS namespace/);
   const host = await sim.runPodSandbox(sandboxConfig('h', { hostNetwork: true }));
   t.is((await sim.podSandboxStatus(host)).status.ip, '');
   t.is((await sim.podSandboxStatus(host)).status.namespaceOptions?.network, 'NODE');

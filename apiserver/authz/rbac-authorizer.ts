@@ -1,0 +1,101 @@
+import type { KObject } from '../api/types';
+import type { ResourceType } from '../registry/resource-type';
+import type { Attributes, Authorizer, Decision } from './authorizer';
+import type { InformerHandler } from './informer';
+import { describeSubject, RBAC_GROUP, type Binding, type RbacPolicy, type RoleRef, type Subject } from './rbac-policy';
+import { toPolicyRule } from './rbac-rules';
+
+/**
+ * The RBAC mode (A.2, A.6): allows when some binding of the user (or one of its groups or its
+ * service account) grants a rule matching the request; otherwise no opinion, so later modes
+ * decide. Permissions are purely additive, so RBAC never denies.
+ */
+export class RbacAuthorizer implements Authorizer {
+  readonly name = 'RBAC';
+
+  constructor(private readonly policy: RbacPolicy) {}
+
+  /** Allow with the granting binding as reason, or no opinion. */
+  async authorize(a: Attributes): Promise<{ decision: Decision; reason?: string }> {
+    const src = this.policy.allowedBy(a.user, a.info.isResourceRequest ? a.info.namespace : '', a.info);
+    if (!src) return { decision: 'no-opinion' };
+    const b = src.binding;
+    const where = b.kind === 'RoleBinding' ? ` in namespace "${b.namespace}"` : '';
+    const who = b.subjects.map((s) => describeSubject(s, b.namespace)).join(', ');
+    return { decision: 'allow', reason: `RBAC: allowed by ${b.kind} "${b.name}"${where} of ${b.roleRef.kind} "${b.roleRef.name}" to ${who}` };
+  }
+}
+
+/** Keeps an RbacPolicy in step with the four RBAC types (feed it to an Informer). */
+export function rbacPolicyHandler(policy: RbacPolicy): InformerHandler {
+  return {
+    reset(t) {
+      const k = kindOf(t);
+      if (k) policy.clear(k);
+    },
+    upsert(t, o) {
+      const name = o.metadata.name ?? '';
+      const ns = o.metadata.namespace ?? '';
+      switch (kindOf(t)) {
+        case 'Role':
+          return policy.setRole(ns, name, rulesOf(o));
+        case 'ClusterRole':
+          return policy.setClusterRole(name, rulesOf(o));
+        case 'RoleBinding':
+          return policy.setBinding(bindingOf('RoleBinding', o));
+        case 'ClusterRoleBinding':
+          return policy.setBinding(bindingOf('ClusterRoleBinding', o));
+      }
+    },
+    remove(t, o) {
+      const name = o.metadata.name ?? '';
+      const ns = o.metadata.namespace ?? '';
+      switch (kindOf(t)) {
+        case 'Role':
+          return policy.deleteRole(ns, name);
+        case 'ClusterRole':
+          return policy.deleteClusterRole(name);
+        case 'RoleBinding':
+          return policy.deleteBinding('RoleBinding', ns, name);
+        case 'ClusterRoleBinding':
+          return policy.deleteBinding('ClusterRoleBinding', '', name);
+      }
+    },
+  };
+}
+
+function kindOf(t: ResourceType): 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding' | undefined {
+  if (t.group !== RBAC_GROUP) return undefined;
+  switch (t.resource) {
+    case 'roles':
+      return 'Role';
+    case 'clusterroles':
+      return 'ClusterRole';
+    case 'rolebindings':
+      return 'RoleBinding';
+    case 'clusterrolebindings':
+      return 'ClusterRoleBinding';
+  }
+  return undefined;
+}
+
+export function rulesOf(o: KObject): ReturnType<typeof toPolicyRule>[] {
+  return Array.isArray(o.rules) ? o.rules.map(toPolicyRule) : [];
+}
+
+export function bindingOf(kind: Binding['kind'], o: KObject): Binding {
+  const ref = (o.roleRef ?? {}) as Partial<RoleRef>;
+  const subjects: Subject[] = Array.isArray(o.subjects)
+    ? (o.subjects as Partial<Subject>[]).map((s) => ({ kind: s.kind ?? '', name: s.name ?? '', namespace: s.namespace, apiGroup: s.apiGroup }))
+    : [];
+  return {
+    kind,
+    namespace: kind === 'RoleBinding' ? (o.metadata.namespace ?? '') : '',
+    name: o.metadata.name ?? '',
+    roleRef: { kind: ref.kind ?? '', name: ref.name ?? '', apiGroup: ref.apiGroup },
+    subjects,
+  };
+}
+
+/** The ResourceTypes an RBAC informer follows, looked up from the registry. */
+export const RBAC_RESOURCES = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const;
