@@ -27,7 +27,8 @@ export class SimState {
   constructor(
     readonly clock: Clock,
     private readonly name: string,
-    private readonly ips: IpPool,
+    /** Pod IPs; released when a sandbox stops. */
+    readonly ips: IpPool,
   ) {}
 
   /** A 64-hex ID, a hash of the simulator's name and a counter (deterministic). */
@@ -42,6 +43,11 @@ export class SimState {
       throw new RuntimeError('AlreadyExists', `failed to reserve ${kind} name "${name}": name "${name}" is reserved for "${holder}"`, rpc);
     }
     this.reserved.set(name, id);
+  }
+
+  /** Frees a reserved name (a creation that failed after reserving). */
+  release(name: string): void {
+    this.reserved.delete(name);
   }
 
   mustSandbox(id: string, rpc: string): SandboxRec {

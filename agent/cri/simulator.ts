@@ -3,37 +3,46 @@
  * containerd's state machines and error behaviour, but no processes. Containers go CREATED ->
  * RUNNING -> EXITED (exit codes, reasons, start/finish times); behaviours make them crash after N
  * ms, ignore SIGTERM or fail to start; images come from a preloaded set and a pretend registry.
- * All time comes from the injected clock, and IDs are hashes of a counter, so runs are
+ * All time comes from the injected clock and IDs are hashes of a counter, so runs are
  * deterministic. Test controls (crash, faults, latency, readiness) are methods beyond RuntimeService.
  *
  * Where containerd 1.6 behaves in a particular way we copy it: removes are idempotent, stopping a
- * CREATED or EXITED container is a no-op, StopPodSandbox kills containers at once (exit 137),
- * a stopped sandbox reports no IP, host-network sandboxes have no IP.
+ * CREATED or EXITED container is a no-op, StopPodSandbox kills containers at once (exit 137), a
+ * stopped sandbox reports no IP, host-network sandboxes have no IP and may not set a hostname.
  */
-import { createHash } from 'node:crypto';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { realClock, type Clock } from '../node/clock';
 import { RuntimeError } from './errors';
-import { EventFanout } from './event-fanout';
-import { normalizeImageRef } from './image-ref';
+import type { CallOptions, RuntimeService } from './runtime-service';
+import { behaviourFor } from './sim-behaviour';
+import { checkpointArchive } from './sim-checkpoint';
 import { resolveExec } from './sim-exec';
 import { SimImageStore } from './sim-images';
-import { DEFAULT_SIM_IMAGES, type ContainerBehaviour, type SimImageSpec, type SimulatorOptions } from './sim-options';
-import { tarArchive } from './sim-tar';
-import type { CallOptions, RuntimeService } from './runtime-service';
-import { requireV1 } from './version-check';
+import { IpPool } from './sim-ip-pool';
+import { DEFAULT_SIM_IMAGES, type SimImageSpec, type SimulatorOptions } from './sim-options';
+import {
+  containerListItem,
+  containerStatusOf,
+  hostNetwork,
+  imageRef,
+  labelsMatch,
+  sandboxListItem,
+  sandboxStatusOf,
+  statsOf,
+  writableBytes,
+  type ContainerRec,
+  type SandboxRec,
+} from './sim-records';
+import { KILLED, SimState } from './sim-state';
 import type {
   AuthConfig,
   Container,
   ContainerConfig,
   ContainerEvent,
-  ContainerEventType,
   ContainerFilter,
-  ContainerState,
   ContainerStats,
   ContainerStatsFilter,
-  ContainerStatus,
   ContainerStatusResult,
   ExecSyncResult,
   Image,
@@ -44,46 +53,12 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
-  PodSandboxState,
-  PodSandboxStatus,
   PodSandboxStatusResult,
   RuntimeCondition,
   RuntimeStatus,
-  StringMap,
   VersionInfo,
 } from './types';
-
-interface SandboxRec {
-  id: string;
-  config: PodSandboxConfig;
-  runtimeHandler: string;
-  state: PodSandboxState;
-  createdAt: number;
-  /** Assigned pod IP ('' for host network); reported only while READY. */
-  ip: string;
-  ipOffset: number;
-  reservedName: string;
-}
-
-interface ContainerRec {
-  id: string;
-  sandboxId: string;
-  config: ContainerConfig;
-  image: Image;
-  behaviour: ContainerBehaviour;
-  state: ContainerState;
-  createdAt: number;
-  startedAt: number;
-  finishedAt: number;
-  exitCode: number;
-  reason: string;
-  message: string;
-  /** When a running container will exit by itself (behaviour.exitAfterMs). */
-  exitAt?: number;
-  resources?: LinuxContainerResources;
-  reservedName: string;
-  logPath: string;
-}
+import { requireV1 } from './version-check';
 
 /** A queued failure for the next calls of one RPC. */
 interface Fault {
@@ -91,23 +66,16 @@ interface Fault {
   remaining: number;
 }
 
-const KILLED = 137;
+const DOWN = 'connection refused: runtime is down';
 
 export class Simulator implements RuntimeService {
   private readonly clock: Clock;
   private readonly name: string;
+  private readonly root: string;
   private readonly images: SimImageStore;
-  private readonly sandboxes = new Map<string, SandboxRec>();
-  private readonly containers = new Map<string, ContainerRec>();
-  private readonly reserved = new Map<string, string>(); // reserved name -> ID
-  private readonly usedIps = new Set<number>();
-  private readonly events = new EventFanout<ContainerEvent>();
+  private readonly state: SimState;
   private readonly faults = new Map<string, Fault>();
   private readonly latency = new Map<string, number>();
-  private readonly lifetime = new AbortController();
-  private readonly cidrBase: number;
-  private readonly cidrSize: number;
-  private seq = 0;
   private available = true;
   private closed = false;
   private conditions: RuntimeCondition[] = [
@@ -118,11 +86,10 @@ export class Simulator implements RuntimeService {
   constructor(private readonly opts: SimulatorOptions = {}) {
     this.clock = opts.clock ?? realClock;
     this.name = opts.name ?? 'sim';
+    this.root = opts.root ?? '/var/lib/svc-sim';
     const present: readonly SimImageSpec[] = opts.images ?? DEFAULT_SIM_IMAGES;
     this.images = new SimImageStore(present, opts.registryImages ?? present);
-    const [base, size] = parseCidr(opts.podCidr ?? '10.88.0.0/16');
-    this.cidrBase = base;
-    this.cidrSize = size;
+    this.state = new SimState(this.clock, this.name, new IpPool(opts.podCidr ?? '10.88.0.0/16'));
   }
 
   // ------------------------------------------------------------------ test controls
@@ -130,7 +97,7 @@ export class Simulator implements RuntimeService {
   /** Makes every call fail Unavailable (false) as if the socket were gone, or recovers (true). Open event streams fail. */
   setAvailable(available: boolean): void {
     this.available = available;
-    if (!available) this.events.failAll(new RuntimeError('Unavailable', 'connection refused: runtime is down', 'GetContainerEvents'));
+    if (!available) this.state.events.failAll(new RuntimeError('Unavailable', DOWN, 'GetContainerEvents'));
   }
 
   /** Sets a Status condition (RuntimeReady, NetworkReady) as the runtime would report it. */
@@ -159,23 +126,23 @@ export class Simulator implements RuntimeService {
     this.images.publish(spec);
   }
 
-  /** Makes a running container exit now with the code (a crash or OOM kill). Rejects NotFound/FailedPrecondition. */
+  /** Makes a running container exit now with the code (a crash, or an OOM kill with reason OOMKilled). */
   crash(containerId: string, exitCode: number, reason?: string): void {
-    this.settle();
-    const c = this.mustContainer(containerId, 'Crash');
+    this.state.settle();
+    const c = this.state.mustContainer(containerId, 'Crash');
     if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', `container ${containerId} is not running`, 'Crash');
-    this.exit(c, this.clock.now(), exitCode, reason);
+    this.state.exit(c, this.clock.now(), exitCode, reason);
   }
 
   /** Counts for leak checks. */
   counts(): { sandboxes: number; containers: number; running: number; eventSubscribers: number } {
-    this.settle();
+    this.state.settle();
     let running = 0;
-    for (const c of this.containers.values()) if (c.state === 'CONTAINER_RUNNING') running++;
-    return { sandboxes: this.sandboxes.size, containers: this.containers.size, running, eventSubscribers: this.events.size };
+    for (const c of this.state.containers.values()) if (c.state === 'CONTAINER_RUNNING') running++;
+    return { sandboxes: this.state.sandboxes.size, containers: this.state.containers.size, running, eventSubscribers: this.state.events.size };
   }
 
-  // ------------------------------------------------------------------ RuntimeService: runtime
+  // ------------------------------------------------------------------ runtime
 
   async connect(opts?: CallOptions): Promise<VersionInfo> {
     return requireV1(await this.version(opts), `sim://${this.name}`);
@@ -212,16 +179,8 @@ export class Simulator implements RuntimeService {
     if (runtimeHandler !== '') {
       throw new RuntimeError('NotFound', `failed to get sandbox runtime: no runtime for "${runtimeHandler}" is configured`, 'RunPodSandbox');
     }
-    const reservedName = `${m.name}_${m.namespace}_${m.uid}_${m.attempt}`;
-    const holder = this.reserved.get(reservedName);
-    if (holder) {
-      throw new RuntimeError(
-        'AlreadyExists',
-        `failed to reserve sandbox name "${reservedName}": name "${reservedName}" is reserved for "${holder}"`,
-        'RunPodSandbox',
-      );
-    }
-    if (hostNetwork(config) && config.hostname) {
+    const host = hostNetwork(config);
+    if (host && config.hostname) {
       // containerd puts host-network sandboxes in the host's UTS namespace and runc refuses to set
       // a hostname there; the kubelet therefore sends none for host-network pods.
       throw new RuntimeError(
@@ -230,72 +189,51 @@ export class Simulator implements RuntimeService {
         'RunPodSandbox',
       );
     }
-    if (!this.conditionTrue('NetworkReady') && !hostNetwork(config)) {
+    if (!host && !this.conditionTrue('NetworkReady')) {
       throw new RuntimeError('Unknown', 'failed to setup network for sandbox: cni plugin not initialized', 'RunPodSandbox');
     }
-    const id = this.newId('sandbox');
+    const id = this.state.newId('sandbox');
+    const reservedName = `${m.name}_${m.namespace}_${m.uid}_${m.attempt}`;
+    this.state.reserve(reservedName, id, 'sandbox', 'RunPodSandbox');
     let ip = '';
-    let ipOffset = -1;
-    if (!hostNetwork(config)) {
-      ipOffset = this.allocateIp();
-      ip = formatIp(this.cidrBase + ipOffset);
+    try {
+      if (!host) ip = this.state.ips.allocate();
+    } catch (e) {
+      this.state.release(reservedName);
+      throw e;
     }
-    const rec: SandboxRec = {
-      id,
-      config: clone(config),
-      runtimeHandler,
-      state: 'SANDBOX_READY',
-      createdAt: this.clock.now(),
-      ip,
-      ipOffset,
-      reservedName,
-    };
-    this.sandboxes.set(id, rec);
-    this.reserved.set(reservedName, id);
-    this.emit(id, rec, 'CONTAINER_CREATED_EVENT');
-    this.emit(id, rec, 'CONTAINER_STARTED_EVENT');
+    const rec: SandboxRec = { id, config: structuredClone(config), runtimeHandler, state: 'SANDBOX_READY', createdAt: this.clock.now(), ip, reservedName };
+    this.state.sandboxes.set(id, rec);
+    this.state.emit(id, rec, 'CONTAINER_CREATED_EVENT');
+    this.state.emit(id, rec, 'CONTAINER_STARTED_EVENT');
     return id;
   }
 
   async stopPodSandbox(podSandboxId: string, opts?: CallOptions): Promise<void> {
     await this.begin('StopPodSandbox', opts);
-    const s = this.mustSandbox(podSandboxId, 'StopPodSandbox');
-    this.stopSandbox(s);
+    this.state.stopSandbox(this.state.mustSandbox(podSandboxId, 'StopPodSandbox'));
   }
 
   async removePodSandbox(podSandboxId: string, opts?: CallOptions): Promise<void> {
     await this.begin('RemovePodSandbox', opts);
-    const s = this.sandboxes.get(podSandboxId);
-    if (!s) return;
-    this.stopSandbox(s);
-    for (const c of [...this.containers.values()]) if (c.sandboxId === s.id) this.deleteContainer(c);
-    this.sandboxes.delete(s.id);
-    this.reserved.delete(s.reservedName);
-    this.emit(s.id, s, 'CONTAINER_DELETED_EVENT');
+    const s = this.state.sandboxes.get(podSandboxId);
+    if (s) this.state.removeSandbox(s);
   }
 
   async podSandboxStatus(podSandboxId: string, _verbose = false, opts?: CallOptions): Promise<PodSandboxStatusResult> {
     await this.begin('PodSandboxStatus', opts);
-    const s = this.mustSandbox(podSandboxId, 'PodSandboxStatus');
-    return { status: this.sandboxStatus(s), info: {}, containersStatuses: [], timestamp: this.clock.now() };
+    const s = this.state.mustSandbox(podSandboxId, 'PodSandboxStatus');
+    return { status: sandboxStatusOf(s), info: {}, containersStatuses: [], timestamp: this.clock.now() };
   }
 
   async listPodSandbox(filter?: PodSandboxFilter, opts?: CallOptions): Promise<PodSandbox[]> {
     await this.begin('ListPodSandbox', opts);
     const out: PodSandbox[] = [];
-    for (const s of this.sandboxes.values()) {
+    for (const s of this.state.sandboxes.values()) {
       if (filter?.id && !s.id.startsWith(filter.id)) continue;
       if (filter?.state && s.state !== filter.state) continue;
       if (!labelsMatch(s.config.labels, filter?.labelSelector)) continue;
-      out.push({
-        id: s.id,
-        metadata: { ...s.config.metadata },
-        state: s.state,
-        createdAt: s.createdAt,
-        labels: { ...(s.config.labels ?? {}) },
-        annotations: { ...(s.config.annotations ?? {}) },
-        runtimeHandler: s.runtimeHandler,
-      });
+      out.push(sandboxListItem(s));
     }
     return out;
   }
@@ -304,33 +242,24 @@ export class Simulator implements RuntimeService {
 
   async createContainer(podSandboxId: string, config: ContainerConfig, _sandboxConfig: PodSandboxConfig, opts?: CallOptions): Promise<string> {
     await this.begin('CreateContainer', opts);
-    const s = this.mustSandbox(podSandboxId, 'CreateContainer');
+    const s = this.state.mustSandbox(podSandboxId, 'CreateContainer');
     if (s.state !== 'SANDBOX_READY') {
       throw new RuntimeError('FailedPrecondition', `sandbox container "${s.id}" is not running`, 'CreateContainer');
     }
     const name = config.metadata?.name;
     if (!name) throw new RuntimeError('InvalidArgument', 'container config must include metadata with a name', 'CreateContainer');
     const image = this.images.resolve(config.image?.image ?? '');
-    if (!image) {
-      throw new RuntimeError('NotFound', `failed to resolve image "${config.image?.image ?? ''}": not found`, 'CreateContainer');
-    }
+    if (!image) throw new RuntimeError('NotFound', `failed to resolve image "${config.image?.image ?? ''}": not found`, 'CreateContainer');
+    const behaviour = behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image);
+    if (behaviour.createError !== undefined) throw new RuntimeError('Unknown', behaviour.createError, 'CreateContainer');
+    const id = this.state.newId('container');
     const sm = s.config.metadata;
     const reservedName = `${name}_${sm.name}_${sm.namespace}_${sm.uid}_${config.metadata.attempt}`;
-    const holder = this.reserved.get(reservedName);
-    if (holder) {
-      throw new RuntimeError(
-        'AlreadyExists',
-        `failed to reserve container name "${reservedName}": name "${reservedName}" is reserved for "${holder}"`,
-        'CreateContainer',
-      );
-    }
-    const behaviour = this.behaviourFor(config, s, image);
-    if (behaviour.createError !== undefined) throw new RuntimeError('Unknown', behaviour.createError, 'CreateContainer');
-    const id = this.newId('container');
+    this.state.reserve(reservedName, id, 'container', 'CreateContainer');
     const rec: ContainerRec = {
       id,
       sandboxId: s.id,
-      config: clone(config),
+      config: structuredClone(config),
       image,
       behaviour,
       state: 'CONTAINER_CREATED',
@@ -343,122 +272,91 @@ export class Simulator implements RuntimeService {
       reservedName,
       logPath: s.config.logDirectory && config.logPath ? path.join(s.config.logDirectory, config.logPath) : '',
     };
-    const res = config.linux?.resources;
-    if (res) rec.resources = { ...res };
-    this.containers.set(id, rec);
-    this.reserved.set(reservedName, id);
-    this.emit(id, s, 'CONTAINER_CREATED_EVENT');
+    if (config.linux?.resources) rec.resources = { ...config.linux.resources };
+    this.state.containers.set(id, rec);
+    this.state.emit(id, s, 'CONTAINER_CREATED_EVENT');
     return id;
   }
 
   async startContainer(containerId: string, opts?: CallOptions): Promise<void> {
     await this.begin('StartContainer', opts);
-    const c = this.mustContainer(containerId, 'StartContainer');
-    if (c.state !== 'CONTAINER_CREATED') {
-      throw new RuntimeError('FailedPrecondition', `container is in ${c.state} state`, 'StartContainer');
-    }
-    const s = this.sandboxes.get(c.sandboxId);
+    const c = this.state.mustContainer(containerId, 'StartContainer');
+    if (c.state !== 'CONTAINER_CREATED') throw new RuntimeError('FailedPrecondition', `container is in ${c.state} state`, 'StartContainer');
+    const s = this.state.sandboxes.get(c.sandboxId);
     if (!s || s.state !== 'SANDBOX_READY') {
       throw new RuntimeError('FailedPrecondition', `sandbox container "${c.sandboxId}" is not running`, 'StartContainer');
     }
-    const now = this.clock.now();
     const b = c.behaviour;
-    if (b.startError !== undefined) this.failStart(c, s, now, b.startError);
+    if (b.startError !== undefined) this.state.failStart(c, s, b.startError);
     if (this.opts.writeLogs !== false && c.logPath) {
+      // containerd creates the log file before starting the task; failing that fails the start.
       try {
-        await this.writeLog(c, now);
+        await this.writeLog(c);
       } catch (e) {
-        this.failStart(c, s, now, `failed to create container log ${c.logPath}: ${(e as Error).message}`);
+        this.state.failStart(c, s, `failed to create container log ${c.logPath}: ${(e as Error).message}`);
       }
-      // The container may have been removed or started by a concurrent call meanwhile.
-      if (this.containers.get(c.id) !== c || c.state !== 'CONTAINER_CREATED') {
+      if (this.state.containers.get(c.id) !== c || c.state !== 'CONTAINER_CREATED') {
         throw new RuntimeError('FailedPrecondition', `container is in ${c.state} state`, 'StartContainer');
       }
     }
+    const now = this.clock.now();
     c.state = 'CONTAINER_RUNNING';
     c.startedAt = now;
     if (b.exitAfterMs !== undefined) {
       c.exitAt = now + Math.max(0, b.exitAfterMs);
-      this.wakeAt(c.exitAt);
+      this.state.wakeAt(c.exitAt);
     }
-    this.emit(c.id, s, 'CONTAINER_STARTED_EVENT');
-    this.settle();
-  }
-
-  /** A failed start leaves the container EXITED with 128 and the error as its message, as runc failures do; always throws. */
-  private failStart(c: ContainerRec, s: SandboxRec, now: number, error: string): never {
-    c.state = 'CONTAINER_EXITED';
-    c.startedAt = 0;
-    c.finishedAt = now;
-    c.exitCode = 128;
-    c.reason = 'StartError';
-    c.message = error;
-    this.emit(c.id, s, 'CONTAINER_STOPPED_EVENT');
-    throw new RuntimeError('Unknown', `failed to start containerd task "${c.id}": ${error}: unknown`, 'StartContainer');
+    this.state.emit(c.id, s, 'CONTAINER_STARTED_EVENT');
+    this.state.settle();
   }
 
   async stopContainer(containerId: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
     await this.begin('StopContainer', opts);
-    const c = this.mustContainer(containerId, 'StopContainer');
+    const c = this.state.mustContainer(containerId, 'StopContainer');
     if (c.state !== 'CONTAINER_RUNNING') return;
     const graceMs = Math.max(0, timeoutSeconds) * 1000;
-    const delay = c.behaviour.stopDelayMs ?? 0;
     if (graceMs === 0) {
-      this.exit(c, this.clock.now(), KILLED);
+      this.state.exit(c, this.clock.now(), KILLED);
       return;
     }
+    const delay = c.behaviour.stopDelayMs ?? 0;
     const waitMs = Math.min(delay, graceMs);
+    const exitAt = this.clock.now() + waitMs;
     if (waitMs > 0) {
-      const exitAt = this.clock.now() + waitMs;
       await this.clock.sleep(waitMs, opts?.signal);
-      this.settle();
+      this.state.settle();
       if (c.state !== 'CONTAINER_RUNNING') return;
-      this.exit(c, Math.min(exitAt, this.clock.now()), delay >= graceMs ? KILLED : (c.behaviour.stopExitCode ?? 143));
-      return;
     }
-    this.exit(c, this.clock.now(), c.behaviour.stopExitCode ?? 143);
+    this.state.exit(c, Math.min(exitAt, this.clock.now()), delay >= graceMs ? KILLED : (c.behaviour.stopExitCode ?? 143));
   }
 
   async removeContainer(containerId: string, opts?: CallOptions): Promise<void> {
     await this.begin('RemoveContainer', opts);
-    const c = this.containers.get(containerId);
-    if (!c) return;
-    if (c.state === 'CONTAINER_RUNNING') this.exit(c, this.clock.now(), KILLED);
-    this.deleteContainer(c);
+    const c = this.state.containers.get(containerId);
+    if (c) this.state.removeContainer(c);
   }
 
   async listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<Container[]> {
     await this.begin('ListContainers', opts);
     const out: Container[] = [];
-    for (const c of this.containers.values()) {
+    for (const c of this.state.containers.values()) {
       if (filter?.id && !c.id.startsWith(filter.id)) continue;
       if (filter?.state && c.state !== filter.state) continue;
       if (filter?.podSandboxId && !c.sandboxId.startsWith(filter.podSandboxId)) continue;
       if (!labelsMatch(c.config.labels, filter?.labelSelector)) continue;
-      out.push({
-        id: c.id,
-        podSandboxId: c.sandboxId,
-        metadata: { ...c.config.metadata },
-        image: { image: c.config.image.image },
-        imageRef: imageRef(c.image),
-        imageId: c.image.id,
-        state: c.state,
-        createdAt: c.createdAt,
-        labels: { ...(c.config.labels ?? {}) },
-        annotations: { ...(c.config.annotations ?? {}) },
-      });
+      out.push(containerListItem(c));
     }
     return out;
   }
 
   async containerStatus(containerId: string, _verbose = false, opts?: CallOptions): Promise<ContainerStatusResult> {
     await this.begin('ContainerStatus', opts);
-    return { status: this.containerStatusOf(this.mustContainer(containerId, 'ContainerStatus')), info: {} };
+    return { status: containerStatusOf(this.state.mustContainer(containerId, 'ContainerStatus')), info: {} };
   }
 
   async updateContainerResources(containerId: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void> {
     await this.begin('UpdateContainerResources', opts);
-    const c = this.mustContainer(containerId, 'UpdateContainerResources');
+    const c = this.state.mustContainer(containerId, 'UpdateContainerResources');
     if (c.state === 'CONTAINER_EXITED') {
       throw new RuntimeError('FailedPrecondition', `container "${c.id}" is in exited state`, 'UpdateContainerResources');
     }
@@ -467,23 +365,23 @@ export class Simulator implements RuntimeService {
 
   async reopenContainerLog(containerId: string, opts?: CallOptions): Promise<void> {
     await this.begin('ReopenContainerLog', opts);
-    const c = this.mustContainer(containerId, 'ReopenContainerLog');
+    const c = this.state.mustContainer(containerId, 'ReopenContainerLog');
     if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', 'container is not running', 'ReopenContainerLog');
   }
 
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CallOptions): Promise<ExecSyncResult> {
     await this.begin('ExecSync', opts);
-    const c = this.mustContainer(containerId, 'ExecSync');
+    const c = this.state.mustContainer(containerId, 'ExecSync');
     if (c.state !== 'CONTAINER_RUNNING') {
       throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running (state ${c.state})`, 'ExecSync');
     }
-    const s = this.sandboxes.get(c.sandboxId);
+    const pod = this.state.sandboxes.get(c.sandboxId)?.config.metadata;
     const result = resolveExec(
       {
         containerId: c.id,
         containerName: c.config.metadata.name,
-        podName: s?.config.metadata.name ?? '',
-        podNamespace: s?.config.metadata.namespace ?? '',
+        podName: pod?.name ?? '',
+        podNamespace: pod?.namespace ?? '',
         image: c.image.repoTags[0] ?? c.image.id,
         cmd: [...cmd],
       },
@@ -493,9 +391,8 @@ export class Simulator implements RuntimeService {
     if (result.error !== undefined) throw new RuntimeError('Unknown', result.error, 'ExecSync');
     const duration = result.durationMs ?? 0;
     const limit = timeoutSeconds > 0 ? timeoutSeconds * 1000 : Infinity;
-    if (duration > 0) {
-      const ok = await this.clock.sleep(Math.min(duration, limit), opts?.signal);
-      if (!ok) throw new RuntimeError('Canceled', 'exec canceled', 'ExecSync');
+    if (duration > 0 && !(await this.clock.sleep(Math.min(duration, limit), opts?.signal))) {
+      throw new RuntimeError('Canceled', 'exec canceled', 'ExecSync');
     }
     if (duration > limit) {
       throw new RuntimeError('DeadlineExceeded', `timeout ${timeoutSeconds}s exceeded: context deadline exceeded`, 'ExecSync');
@@ -505,19 +402,18 @@ export class Simulator implements RuntimeService {
 
   async containerStats(containerId: string, opts?: CallOptions): Promise<ContainerStats> {
     await this.begin('ContainerStats', opts);
-    return this.statsOf(this.mustContainer(containerId, 'ContainerStats'));
+    return statsOf(this.state.mustContainer(containerId, 'ContainerStats'), this.clock.now(), this.root);
   }
 
   async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
     await this.begin('ListContainerStats', opts);
     const out: ContainerStats[] = [];
-    for (const c of this.containers.values()) {
+    for (const c of this.state.containers.values()) {
       if (filter?.id && !c.id.startsWith(filter.id)) continue;
       if (filter?.podSandboxId && !c.sandboxId.startsWith(filter.podSandboxId)) continue;
       if (!labelsMatch(c.config.labels, filter?.labelSelector)) continue;
       // containerd lists stats of running containers only.
-      if (c.state !== 'CONTAINER_RUNNING') continue;
-      out.push(this.statsOf(c));
+      if (c.state === 'CONTAINER_RUNNING') out.push(statsOf(c, this.clock.now(), this.root));
     }
     return out;
   }
@@ -527,39 +423,12 @@ export class Simulator implements RuntimeService {
     if (this.opts.checkpoint === false) {
       throw new RuntimeError('Unimplemented', 'method CheckpointContainer not implemented', 'CheckpointContainer');
     }
-    const c = this.mustContainer(containerId, 'CheckpointContainer');
-    if (c.state !== 'CONTAINER_RUNNING') {
-      throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running`, 'CheckpointContainer');
-    }
+    const c = this.state.mustContainer(containerId, 'CheckpointContainer');
+    if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running`, 'CheckpointContainer');
     if (!path.isAbsolute(location)) {
       throw new RuntimeError('InvalidArgument', `checkpoint location ${JSON.stringify(location)} must be an absolute path`, 'CheckpointContainer');
     }
-    const s = this.sandboxes.get(c.sandboxId);
-    const mtime = Math.floor(this.clock.now() / 1000);
-    const archive = tarArchive([
-      {
-        name: 'config.dump',
-        mtime,
-        data: JSON.stringify({
-          id: c.id,
-          name: c.config.metadata.name,
-          rootfsImage: c.image.repoTags[0] ?? '',
-          rootfsImageRef: c.image.id,
-          createdTime: new Date(c.createdAt).toISOString(),
-          checkpointedTime: new Date(this.clock.now()).toISOString(),
-          runtime: this.opts.runtimeName ?? 'svc-sim',
-        }),
-      },
-      {
-        name: 'spec.dump',
-        mtime,
-        data: JSON.stringify({
-          annotations: { ...(c.config.annotations ?? {}) },
-          process: { args: [...(c.config.command ?? []), ...(c.config.args ?? [])] },
-          sandbox: s ? { ...s.config.metadata } : undefined,
-        }),
-      },
-    ]);
+    const archive = checkpointArchive(c, this.state.sandboxes.get(c.sandboxId), this.clock.now(), this.opts.runtimeName ?? 'svc-sim');
     try {
       await writeFile(location, archive, { mode: 0o600 });
     } catch (e) {
@@ -568,13 +437,10 @@ export class Simulator implements RuntimeService {
   }
 
   async *getContainerEvents(opts?: CallOptions): AsyncIterable<ContainerEvent> {
-    if (this.closed || !this.available) {
-      throw new RuntimeError('Unavailable', 'connection refused: runtime is down', 'GetContainerEvents');
-    }
-    if (this.opts.events === false) {
-      throw new RuntimeError('Unimplemented', 'method GetContainerEvents not implemented', 'GetContainerEvents');
-    }
-    yield* this.events.subscribe(mergeSignals(opts?.signal, this.lifetime.signal));
+    if (this.closed || !this.available) throw new RuntimeError('Unavailable', DOWN, 'GetContainerEvents');
+    if (this.opts.events === false) throw new RuntimeError('Unimplemented', 'method GetContainerEvents not implemented', 'GetContainerEvents');
+    const life = this.state.lifetime.signal;
+    yield* this.state.events.subscribe(opts?.signal ? AbortSignal.any([opts.signal, life]) : life);
   }
 
   // ------------------------------------------------------------------ images
@@ -599,10 +465,8 @@ export class Simulator implements RuntimeService {
     await this.begin('RemoveImage', opts);
     const found = this.images.resolve(image.image);
     if (!found) return;
-    for (const c of this.containers.values()) {
-      if (c.image.id === found.id) {
-        throw new RuntimeError('FailedPrecondition', `image "${image.image}" is in use by container ${c.id}`, 'RemoveImage');
-      }
+    for (const c of this.state.containers.values()) {
+      if (c.image.id === found.id) throw new RuntimeError('FailedPrecondition', `image "${image.image}" is in use by container ${c.id}`, 'RemoveImage');
     }
     this.images.remove(image.image);
   }
@@ -610,28 +474,30 @@ export class Simulator implements RuntimeService {
   async imageFsInfo(opts?: CallOptions): Promise<ImageFsInfo> {
     await this.begin('ImageFsInfo', opts);
     const now = this.clock.now();
-    const root = this.opts.root ?? '/var/lib/svc-sim';
     const images = this.images.list();
-    const used = images.reduce((n, i) => n + i.size, 0);
     let layers = 0;
-    for (const c of this.containers.values()) layers += writableBytes(c);
+    for (const c of this.state.containers.values()) layers += writableBytes(c);
     return {
-      imageFilesystems: [{ timestamp: now, mountpoint: path.join(root, 'images'), usedBytes: used, inodesUsed: images.length * 64 }],
-      containerFilesystems: [{ timestamp: now, mountpoint: path.join(root, 'snapshots'), usedBytes: layers, inodesUsed: this.containers.size * 8 }],
+      imageFilesystems: [
+        { timestamp: now, mountpoint: path.join(this.root, 'images'), usedBytes: images.reduce((n, i) => n + i.size, 0), inodesUsed: images.length * 64 },
+      ],
+      containerFilesystems: [
+        { timestamp: now, mountpoint: path.join(this.root, 'snapshots'), usedBytes: layers, inodesUsed: this.state.containers.size * 8 },
+      ],
     };
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.lifetime.abort();
+    this.state.lifetime.abort();
   }
 
   // ------------------------------------------------------------------ internals
 
   /** Common entry of every RPC: availability, injected faults, simulated latency, then catch up with the clock. */
   private async begin(rpc: string, opts?: CallOptions): Promise<void> {
-    if (this.closed || !this.available) throw new RuntimeError('Unavailable', 'connection refused: runtime is down', rpc);
+    if (this.closed || !this.available) throw new RuntimeError('Unavailable', DOWN, rpc);
     if (opts?.signal?.aborted) throw new RuntimeError('Canceled', `${rpc} canceled`, rpc);
     const fault = this.faults.get(rpc);
     if (fault) {
@@ -645,248 +511,21 @@ export class Simulator implements RuntimeService {
       if (!waited) throw new RuntimeError('Canceled', `${rpc} canceled`, rpc);
       if (limit !== undefined && limit < delay) throw new RuntimeError('DeadlineExceeded', 'context deadline exceeded', rpc);
     }
-    this.settle();
-  }
-
-  /** Applies every self-exit due by now (containers whose exitAfterMs elapsed), at their due time. */
-  private settle(): void {
-    const now = this.clock.now();
-    for (const c of this.containers.values()) {
-      if (c.state === 'CONTAINER_RUNNING' && c.exitAt !== undefined && c.exitAt <= now) {
-        this.exit(c, c.exitAt, c.behaviour.exitCode ?? 0, c.behaviour.exitReason);
-      }
-    }
-  }
-
-  /** Schedules a settle at clock time `at`, so events go out without anyone calling in. */
-  private wakeAt(at: number): void {
-    const ms = at - this.clock.now();
-    void this.clock.sleep(Math.max(0, ms), this.lifetime.signal).then((ok) => {
-      if (ok && !this.closed) this.settle();
-    });
-  }
-
-  private exit(c: ContainerRec, at: number, exitCode: number, reason?: string): void {
-    c.state = 'CONTAINER_EXITED';
-    c.finishedAt = at;
-    c.exitCode = exitCode;
-    c.reason = reason ?? (exitCode === 0 ? 'Completed' : 'Error');
-    delete c.exitAt;
-    const s = this.sandboxes.get(c.sandboxId);
-    if (s) this.emit(c.id, s, 'CONTAINER_STOPPED_EVENT');
-  }
-
-  private stopSandbox(s: SandboxRec): void {
-    this.settle();
-    for (const c of this.containers.values()) {
-      if (c.sandboxId === s.id && c.state === 'CONTAINER_RUNNING') this.exit(c, this.clock.now(), KILLED);
-    }
-    if (s.state === 'SANDBOX_READY') {
-      s.state = 'SANDBOX_NOTREADY';
-      if (s.ipOffset >= 0) this.usedIps.delete(s.ipOffset);
-      s.ipOffset = -1;
-      this.emit(s.id, s, 'CONTAINER_STOPPED_EVENT');
-    }
-  }
-
-  private deleteContainer(c: ContainerRec): void {
-    this.containers.delete(c.id);
-    this.reserved.delete(c.reservedName);
-    const s = this.sandboxes.get(c.sandboxId);
-    if (s) this.emit(c.id, s, 'CONTAINER_DELETED_EVENT');
-  }
-
-  private emit(id: string, s: SandboxRec, type: ContainerEventType): void {
-    if (this.events.size === 0) return;
-    const containersStatuses: ContainerStatus[] = [];
-    for (const c of this.containers.values()) if (c.sandboxId === s.id) containersStatuses.push(this.containerStatusOf(c));
-    this.events.publish({ containerId: id, type, createdAt: this.clock.now(), podSandboxStatus: this.sandboxStatus(s), containersStatuses });
-  }
-
-  private mustSandbox(id: string, rpc: string): SandboxRec {
-    const s = this.sandboxes.get(id);
-    if (!s) throw new RuntimeError('NotFound', `an error occurred when try to find sandbox "${id}": not found`, rpc);
-    return s;
-  }
-
-  private mustContainer(id: string, rpc: string): ContainerRec {
-    const c = this.containers.get(id);
-    if (!c) throw new RuntimeError('NotFound', `an error occurred when try to find container "${id}": not found`, rpc);
-    return c;
+    this.state.settle();
   }
 
   private conditionTrue(type: string): boolean {
     return this.conditions.find((c) => c.type === type)?.status === true;
   }
 
-  private newId(kind: string): string {
-    return createHash('sha256').update(`${this.name}/${kind}/${++this.seq}`).digest('hex');
-  }
-
-  private allocateIp(): number {
-    // Offsets 0 (network) and 1 (gateway) and the broadcast address are not handed out.
-    for (let off = 2; off < this.cidrSize - 1; off++) {
-      if (!this.usedIps.has(off)) {
-        this.usedIps.add(off);
-        return off;
-      }
-    }
-    throw new RuntimeError('ResourceExhausted', 'failed to allocate for range 0: no IP addresses available in range set', 'RunPodSandbox');
-  }
-
-  private behaviourFor(config: ContainerConfig, s: SandboxRec, image: Image): ContainerBehaviour {
-    const asWritten = config.image.image;
-    let norm = asWritten;
-    try {
-      norm = normalizeImageRef(asWritten);
-    } catch {
-      // keep as written
-    }
-    for (const b of this.opts.behaviours ?? []) {
-      if (b.image !== undefined && !sameImage(b.image, asWritten, norm, image)) continue;
-      if (b.name !== undefined && b.name !== config.metadata.name) continue;
-      if (b.podName !== undefined && b.podName !== s.config.metadata.name) continue;
-      if (b.podNamespace !== undefined && b.podNamespace !== s.config.metadata.namespace) continue;
-      return b;
-    }
-    return {};
-  }
-
-  private sandboxStatus(s: SandboxRec): PodSandboxStatus {
-    const status: PodSandboxStatus = {
-      id: s.id,
-      metadata: { ...s.config.metadata },
-      state: s.state,
-      createdAt: s.createdAt,
-      ip: s.state === 'SANDBOX_READY' ? s.ip : '',
-      additionalIps: [],
-      labels: { ...(s.config.labels ?? {}) },
-      annotations: { ...(s.config.annotations ?? {}) },
-      runtimeHandler: s.runtimeHandler,
-    };
-    // Absent modes mean POD, as on the wire.
-    const ns = s.config.linux?.securityContext?.namespaceOptions;
-    status.namespaceOptions = {};
-    if (ns?.network && ns.network !== 'POD') status.namespaceOptions.network = ns.network;
-    if (ns?.pid && ns.pid !== 'POD') status.namespaceOptions.pid = ns.pid;
-    if (ns?.ipc && ns.ipc !== 'POD') status.namespaceOptions.ipc = ns.ipc;
-    return status;
-  }
-
-  private containerStatusOf(c: ContainerRec): ContainerStatus {
-    const status: ContainerStatus = {
-      id: c.id,
-      metadata: { ...c.config.metadata },
-      state: c.state,
-      createdAt: c.createdAt,
-      startedAt: c.startedAt,
-      finishedAt: c.finishedAt,
-      exitCode: c.exitCode,
-      // As containerd: the image's first tag, and its digest as the reference.
-      image: { image: c.image.repoTags[0] ?? c.image.id },
-      imageRef: imageRef(c.image),
-      imageId: c.image.id,
-      reason: c.reason,
-      message: c.message,
-      labels: { ...(c.config.labels ?? {}) },
-      annotations: { ...(c.config.annotations ?? {}) },
-      mounts: (c.config.mounts ?? []).map((m) => ({ ...m })),
-      logPath: c.logPath,
-      stopSignal: c.config.stopSignal ?? 'SIGNAL_RUNTIME_DEFAULT',
-    };
-    if (c.resources) status.resources = { ...c.resources };
-    const sc = c.config.linux?.securityContext;
-    status.user = { uid: sc?.runAsUser ?? c.image.uid ?? 0, gid: sc?.runAsGroup ?? 0, supplementalGroups: [...(sc?.supplementalGroups ?? [])] };
-    return status;
-  }
-
-  private statsOf(c: ContainerRec): ContainerStats {
-    const now = this.clock.now();
-    const running = c.state === 'CONTAINER_RUNNING';
-    const nanoCores = c.behaviour.cpuNanoCores ?? 10_000_000;
-    const ranMs = c.startedAt === 0 ? 0 : (running ? now : c.finishedAt) - c.startedAt;
-    const ws = running ? (c.behaviour.memoryBytes ?? 4 * 1024 * 1024) : 0;
-    const limit = c.resources?.memoryLimitInBytes ?? 0;
-    const stats: ContainerStats = {
-      id: c.id,
-      metadata: { ...c.config.metadata },
-      labels: { ...(c.config.labels ?? {}) },
-      annotations: { ...(c.config.annotations ?? {}) },
-      cpu: { timestamp: now, usageCoreNanoSeconds: Math.round((nanoCores * Math.max(0, ranMs)) / 1000), usageNanoCores: running ? nanoCores : 0 },
-      memory: { timestamp: now, workingSetBytes: ws, usageBytes: ws, rssBytes: ws, pageFaults: 0, majorPageFaults: 0 },
-      writableLayer: {
-        timestamp: now,
-        mountpoint: path.join(this.opts.root ?? '/var/lib/svc-sim', 'snapshots'),
-        usedBytes: writableBytes(c),
-        inodesUsed: 8,
-      },
-    };
-    if (limit > 0 && stats.memory) stats.memory.availableBytes = Math.max(0, limit - ws);
-    return stats;
-  }
-
-  private async writeLog(c: ContainerRec, now: number): Promise<void> {
-    const ts = new Date(now).toISOString().replace('Z', '000000Z');
-    const lines = (c.behaviour.logLines ?? []).map((l) => `${ts} stdout F ${l}\n`).join('');
+  private async writeLog(c: ContainerRec): Promise<void> {
+    const ts = new Date(this.clock.now()).toISOString().replace('Z', '000000Z');
     await mkdir(path.dirname(c.logPath), { recursive: true });
-    await appendFile(c.logPath, lines);
+    await appendFile(c.logPath, (c.behaviour.logLines ?? []).map((l) => `${ts} stdout F ${l}\n`).join(''));
   }
-}
-
-/** Whether a behaviour's image selector names the container's image (as written, normalised, a tag or the ID). */
-function sameImage(selector: string, asWritten: string, norm: string, image: Image): boolean {
-  if (selector === asWritten || selector === norm || selector === image.id) return true;
-  try {
-    const n = normalizeImageRef(selector);
-    return n === norm || image.repoTags.includes(n);
-  } catch {
-    return false;
-  }
-}
-
-function hostNetwork(config: PodSandboxConfig): boolean {
-  return config.linux?.securityContext?.namespaceOptions?.network === 'NODE';
-}
-
-function imageRef(i: Image): string {
-  return i.repoDigests[0] ?? i.id;
-}
-
-function writableBytes(c: ContainerRec): number {
-  return c.startedAt === 0 ? 0 : 4096;
-}
-
-function labelsMatch(labels: StringMap | undefined, selector: StringMap | undefined): boolean {
-  if (!selector) return true;
-  for (const [k, v] of Object.entries(selector)) if (labels?.[k] !== v) return false;
-  return true;
 }
 
 function toBuffer(v: string | Buffer | undefined): Buffer {
   if (v === undefined) return Buffer.alloc(0);
   return typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
-}
-
-function clone<T>(v: T): T {
-  return structuredClone(v);
-}
-
-function parseCidr(cidr: string): [number, number] {
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
-  if (!m) throw new Error(`simulator podCidr ${JSON.stringify(cidr)} is not an IPv4 CIDR`);
-  const octets = m.slice(1, 5).map(Number);
-  const bits = Number(m[5]);
-  if (octets.some((o) => o > 255) || bits < 8 || bits > 30) throw new Error(`simulator podCidr ${cidr} is out of range (/8../30)`);
-  const ip = octets.reduce((n, o) => n * 256 + o, 0);
-  const size = 2 ** (32 - bits);
-  return [ip - (ip % size), size];
-}
-
-function formatIp(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
-
-/** A signal that aborts when either does. */
-function mergeSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
-  return a ? AbortSignal.any([a, b]) : b;
 }

@@ -60,13 +60,22 @@ export class BearerTokenAuthenticator implements Authenticator {
   constructor(
     private readonly tokens: TokenAuthenticator,
     private readonly apiAudiences: readonly string[],
+    /** Told why a token failed (the client only sees a plain 401, as upstream). */
+    private readonly onReject: (err: unknown) => void = () => undefined,
   ) {}
 
   /** Returns the token's user, null without a bearer token, and throws 401 for a token nobody accepts. */
   async authenticate(req: IncomingMessage): Promise<UserInfo | null> {
     const token = bearerToken(req);
     if (token === undefined || token === '') return null;
-    const r = await this.tokens.authenticateToken(token, this.apiAudiences);
+    let r: TokenResponse | null;
+    try {
+      r = await this.tokens.authenticateToken(token, this.apiAudiences);
+    } catch (err) {
+      // Store or webhook failures are 401s too: the request could not be authenticated.
+      this.onReject(err);
+      throw errors.unauthorized();
+    }
     if (!r) throw errors.unauthorized();
     return r.user;
   }

@@ -15,6 +15,9 @@ import { makePodType } from './types/pods';
 import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
 import { makeServiceType } from './types/services';
+import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
+import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
+import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -40,6 +43,11 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeEventV1Type(now),
     makePodDisruptionBudgetType(now),
     makeCsrType(now),
+    makeRoleType(now),
+    makeClusterRoleType(now),
+    makeRoleBindingType(now),
+    makeClusterRoleBindingType(now),
+    ...makeAuthorizationReviewTypes(),
   ];
 }
 

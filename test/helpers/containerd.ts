@@ -66,6 +66,7 @@ export interface Containerd {
 
 /** Fails with a message naming what to install when a needed binary is missing (tests must not skip silently). */
 export function requireContainerdTools(): void {
+  if (process.getuid?.() !== 0) throw new Error('containerd e2e must run as root (it mounts, creates cgroups and network devices)');
   const missing = [
     [CONTAINERD_BIN, 'containerd'],
     [CTR_BIN, 'containerd'],

@@ -14,6 +14,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
+  console.error(server?.output().split('\n').filter((l) => /error|warn/i.test(l)).map((l) => l.slice(0, 600)).join('\n'));
   await server?.stop();
   await cluster?.close();
 });

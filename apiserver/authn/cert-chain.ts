@@ -1,0 +1,111 @@
+import { X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+
+const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
+const ANY_EKU_OID = '2.5.29.37.0';
+const MAX_DEPTH = 8;
+
+/** A bundle of trusted CA certificates (one PEM file may hold several). */
+export class CertPool {
+  readonly certs: readonly X509Certificate[];
+  constructor(pem: string, source = 'CA bundle') {
+    const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    this.certs = blocks.map((b) => new X509Certificate(b));
+    if (this.certs.length === 0) throw new Error(`${source}: no certificates found`);
+  }
+}
+
+export type ChainResult = { ok: true; leaf: X509Certificate } | { ok: false; reason: string };
+
+function inValidity(c: X509Certificate, now: Date): string | undefined {
+  const t = now.getTime();
+  if (t < Date.parse(c.validFrom)) return `certificate is not yet valid (valid from ${c.validFrom})`;
+  if (t > Date.parse(c.validTo)) return `certificate has expired (valid to ${c.validTo})`;
+  return undefined;
+}
+
+/**
+ * Verifies a client certificate chain against a pool, as Go's x509.Verify with
+ * ExtKeyUsageClientAuth does for upstream's x509 and request-header authenticators: every
+ * certificate in its validity period, each signed by the next, intermediates marked CA, and the
+ * leaf usable for client authentication (no extended key usage at all counts as any).
+ */
+export function verifyChain(leaf: X509Certificate, intermediates: readonly X509Certificate[], roots: CertPool, now: Date): ChainResult {
+  const eku = leaf.keyUsage;
+  if (eku && eku.length > 0 && !eku.includes(CLIENT_AUTH_OID) && !eku.includes(ANY_EKU_OID)) return { ok: false, reason: 'certificate specifies an incompatible key usage' };
+  let current = leaf;
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    const bad = inValidity(current, now);
+    if (bad) return { ok: false, reason: `x509: ${bad}` };
+    for (const root of roots.certs) {
+      if (current.checkIssued(root) && current.verify(root.publicKey)) {
+        const rootBad = inValidity(root, now);
+        if (rootBad) return { ok: false, reason: `x509: CA ${rootBad}` };
+        return { ok: true, leaf };
+      }
+    }
+    // A self-signed certificate that is not in the pool ends the search.
+    const next = intermediates.find((i) => i !== current && i.ca && current.checkIssued(i) && current.verify(i.publicKey));
+    if (!next) return { ok: false, reason: 'x509: certificate signed by unknown authority' };
+    current = next;
+  }
+  return { ok: false, reason: 'x509: certificate chain too long' };
+}
+
+/** The client certificate chain the TLS peer sent (leaf first), or undefined when it sent none. */
+export function peerChain(req: IncomingMessage): { leaf: X509Certificate; intermediates: X509Certificate[] } | undefined {
+  const sock = req.socket as TLSSocket;
+  if (typeof sock.getPeerCertificate !== 'function') return undefined;
+  const detailed = sock.getPeerCertificate(true);
+  if (!detailed || !detailed.raw) return undefined;
+  const leaf = new X509Certificate(detailed.raw);
+  const intermediates: X509Certificate[] = [];
+  const seen = new Set<unknown>([detailed]);
+  let c = detailed.issuerCertificate;
+  while (c && !seen.has(c) && c.raw && intermediates.length < MAX_DEPTH) {
+    seen.add(c);
+    intermediates.push(new X509Certificate(c.raw));
+    c = c.issuerCertificate;
+  }
+  return { leaf, intermediates };
+}
+
+/**
+ * Verifies the request's client certificate against one pool, remembering the chain result per
+ * TLS connection (signature checks are the expensive part; validity times are rechecked on each
+ * request because a connection may outlive its certificate).
+ */
+export class ClientCertVerifier {
+  private readonly bySocket = new WeakMap<object, ChainResult | null>();
+  constructor(
+    private readonly pool: CertPool,
+    private readonly now: () => Date,
+  ) {}
+
+  /** null when the peer sent no certificate; else the chain result. */
+  verify(req: IncomingMessage): ChainResult | null {
+    const sock = req.socket as object;
+    let r = this.bySocket.get(sock);
+    if (r === undefined) {
+      const chain = peerChain(req);
+      r = chain ? verifyChain(chain.leaf, chain.intermediates, this.pool, this.now()) : null;
+      this.bySocket.set(sock, r);
+      return r;
+    }
+    if (r && r.ok) {
+      const bad = inValidity(r.leaf, this.now());
+      if (bad) return { ok: false, reason: `x509: ${bad}` };
+    }
+    return r;
+  }
+}
+
+/** Subject CN and each O of a certificate (RFC 4514 parts as Node lists them, one per line). */
+export function subjectOf(c: X509Certificate): { cn: string; orgs: string[] } {
+  const parts = c.subject.split('\n');
+  return {
+    cn: parts.find((p) => p.startsWith('CN='))?.slice(3) ?? '',
+    orgs: parts.filter((p) => p.startsWith('O=')).map((p) => p.slice(2)),
+  };
+}

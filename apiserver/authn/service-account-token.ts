@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { errors } from '../api/errors';
+import type { KObject } from '../api/types';
+import { decodeJwt, jwtVerify, SignJWT, type JWTPayload } from './jose';
+import type { SaSigningKey, SaVerificationKey } from './service-account-keys';
+import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
+import type { UserInfo } from './user';
+
+/** The private claim holding the binding (upstream "kubernetes.io"). */
+export const SA_PRIVATE_CLAIM = 'svc.io';
+/** Extra keys describing the token's binding (upstream authentication.kubernetes.io/...). */
+export const EXTRA_POD_NAME = 'authentication.svc.io/pod-name';
+export const EXTRA_POD_UID = 'authentication.svc.io/pod-uid';
+export const EXTRA_NODE_NAME = 'authentication.svc.io/node-name';
+export const EXTRA_NODE_UID = 'authentication.svc.io/node-uid';
+export const EXTRA_CREDENTIAL_ID = 'authentication.svc.io/credential-id';
+
+const SA_PREFIX = 'system:serviceaccount:';
+/** Clock skew accepted on exp and nbf, as go-jose's default leeway upstream uses. */
+const LEEWAY_SECONDS = 60;
+
+export interface ObjectRef {
+  name: string;
+  uid: string;
+}
+
+/** The private claim's shape (upstream serviceaccount.privateClaims' kubernetes.io part). */
+export interface SaPrivateClaim {
+  namespace: string;
+  serviceaccount: ObjectRef;
+  pod?: ObjectRef;
+  secret?: ObjectRef;
+  node?: ObjectRef;
+}
+
+/** The username of a service account (5.1). */
+export function serviceAccountUsername(namespace: string, name: string): string {
+  return `${SA_PREFIX}${namespace}:${name}`;
+}
+
+/** Namespace and name of a service account username, or undefined when it is not one. */
+export function splitServiceAccountUsername(username: string): { namespace: string; name: string } | undefined {
+  if (!username.startsWith(SA_PREFIX)) return undefined;
+  const parts = username.slice(SA_PREFIX.length).split(':');
+  if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
+  return { namespace: parts[0], name: parts[1] };
+}
+
+/** Groups of every service account and of those in one namespace (5.1). */
+export function serviceAccountGroups(namespace: string): string[] {
+  return ['system:serviceaccounts', `system:serviceaccounts:${namespace}`];
+}
+
+/** The user a token with this binding authenticates as, with the binding in extra (upstream ServiceAccountInfo.UserInfo). */
+export function serviceAccountUser(c: SaPrivateClaim, jti?: string): UserInfo {
+  const extra: Record<string, string[]> = {};
+  if (c.pod) {
+    extra[EXTRA_POD_NAME] = [c.pod.name];
+    extra[EXTRA_POD_UID] = [c.pod.uid];
+  }
+  if (c.node) {
+    extra[EXTRA_NODE_NAME] = [c.node.name];
+    if (c.node.uid) extra[EXTRA_NODE_UID] = [c.node.uid];
+  }
+  if (jti) extra[EXTRA_CREDENTIAL_ID] = [`JTI=${jti}`];
+  return {
+    username: serviceAccountUsername(c.namespace, c.serviceaccount.name),
+    uid: c.serviceaccount.uid,
+    groups: serviceAccountGroups(c.namespace),
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+  };
+}
+
+export interface IssueRequest {
+  binding: SaPrivateClaim;
+  audiences: readonly string[];
+  expirationSeconds: number;
+}
+
+/** Signs bound service account tokens (the TokenRequest API, serviceaccounts/{name}/token). */
+export class ServiceAccountTokenIssuer {
+  constructor(
+    private readonly key: SaSigningKey,
+    /** The first --service-account-issuer: the iss of every token made here. */
+    readonly issuer: string,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Returns a signed JWT and its expiry; never fails for valid input. */
+  async issue(r: IssueRequest): Promise<{ token: string; expirationTimestamp: Date }> {
+    const nowS = Math.floor(this.now().getTime() / 1000);
+    const exp = nowS + r.expirationSeconds;
+    const token = await new SignJWT({ [SA_PRIVATE_CLAIM]: r.binding as unknown as Record<string, unknown> })
+      .setProtectedHeader({ alg: this.key.alg, kid: this.key.kid })
+      .setIssuer(this.issuer)
+      .setSubject(serviceAccountUsername(r.binding.namespace, r.binding.serviceaccount.name))
+      .setAudience([...r.audiences])
+      .setIssuedAt(nowS)
+      .setNotBefore(nowS)
+      .setExpirationTime(exp)
+      .setJti(randomUUID())
+      .sign(this.key.privateKey);
+    return { token, expirationTimestamp: new Date(exp * 1000) };
+  }
+}
+
+/** Reads the objects a token is bound to; null when absent. */
+export interface BoundObjectGetter {
+  /** Resolves the object or null; rejects only on store failure. */
+  get(kind: 'ServiceAccount' | 'Pod' | 'Secret' | 'Node', namespace: string, name: string): Promise<KObject | null>;
+}
+
+export interface ServiceAccountAuthenticatorOptions {
+  /** --service-account-issuer values: tokens with another iss are not this method's. */
+  issuers: readonly string[];
+  keys: readonly SaVerificationKey[];
+  /** --service-account-lookup: check the account and bound objects still exist with the token's uids. */
+  lookup?: BoundObjectGetter;
+  now: () => Date;
+  log: Logger;
+}
+
+/**
+ * Service account JWTs (5.1), as upstream's serviceaccount.JWTTokenAuthenticator for bound
+ * tokens. A JWT whose iss is not one of ours is "not mine" (OIDC may own it). Only the algorithm
+ * each configured key dictates is accepted: alg "none", HMAC with a public key as secret and
+ * any other algorithm confusion are refused. With lookup, a token of a deleted account, or bound
+ * to a Pod/Secret/Node that is gone or has another uid, is refused (revocation).
+ */
+export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
+  readonly name = 'service-account';
+  private readonly issuers: ReadonlySet<string>;
+
+  constructor(private readonly o: ServiceAccountAuthenticatorOptions) {
+    this.issuers = new Set(o.issuers);
+  }
+
+  /** Returns the account's user for a valid token of ours, null for other tokens, throws 401 otherwise. */
+  async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
+    const unverified = peekClaims(token);
+    if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
+    const payload = await this.verify(token);
+    const tokenAuds = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+    const auds = intersect(audiences, tokenAuds);
+    if (auds.length === 0) return this.reject('token audiences do not match the requested audiences');
+    const binding = bindingOf(payload);
+    if (!binding) return this.reject('token lacks a valid service account claim');
+    if (payload.sub !== serviceAccountUsername(binding.namespace, binding.serviceaccount.name)) return this.reject('token subject does not match its service account claim');
+    if (this.o.lookup) await this.validateBinding(binding);
+    return { user: serviceAccountUser(binding, typeof payload.jti === 'string' ? payload.jti : undefined), audiences: auds };
+  }
+
+  private async verify(token: string): Promise<JWTPayload> {
+    const header = peekHeader(token);
+    const candidates = header?.kid ? this.o.keys.filter((k) => k.kid === header.kid) : [];
+    // Upstream tries every key when the kid is unknown or absent; a kid is a hint, not a trust decision.
+    const keys = candidates.length > 0 ? candidates : this.o.keys;
+    let why = 'no service account verification keys configured';
+    for (const k of keys) {
+      try {
+        const { payload } = await jwtVerify(token, k.key, {
+          algorithms: [k.alg],
+          currentDate: this.o.now(),
+          clockTolerance: LEEWAY_SECONDS,
+          requiredClaims: ['exp', 'iat', 'sub'],
+        });
+        return payload;
+      } catch (err) {
+        why = (err as Error).message;
+        // Claim failures (expired, not yet valid) are decided by the first key whose signature matched.
+        if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED' || (err as { code?: string }).code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') break;
+      }
+    }
+    return this.reject(why);
+  }
+
+  private async validateBinding(b: SaPrivateClaim): Promise<void> {
+    const lookup = this.o.lookup!;
+    const sa = await lookup.get('ServiceAccount', b.namespace, b.serviceaccount.name);
+    if (!sa) return this.reject(`service account ${b.namespace}/${b.serviceaccount.name} has been deleted`);
+    if (sa.metadata.uid !== b.serviceaccount.uid) return this.reject(`service account UID (${sa.metadata.uid}) does not match claim (${b.serviceaccount.uid})`);
+    if (sa.metadata.deletionTimestamp) return this.reject(`service account ${b.namespace}/${b.serviceaccount.name} is being deleted`);
+    const bound: Array<['Pod' | 'Secret' | 'Node', ObjectRef | undefined, string]> = [
+      ['Pod', b.pod, b.namespace],
+      ['Secret', b.secret, b.namespace],
+      // A pod-bound token names its node for information; only a token bound to the node itself is revoked with it.
+      ['Node', b.pod ? undefined : b.node, ''],
+    ];
+    for (const [kind, ref, ns] of bound) {
+      if (!ref) continue;
+      const o = await lookup.get(kind, ns, ref.name);
+      if (!o) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token has been deleted`);
+      if (o.metadata.uid !== ref.uid) return this.reject(`${kind} UID (${o.metadata.uid}) does not match claim (${ref.uid})`);
+      if (o.metadata.deletionTimestamp) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token is being deleted`);
+    }
+  }
+
+  private reject(why: string): never {
+    this.o.log.debug({ authn: this.name, reason: why }, 'service account token rejected');
+    throw errors.unauthorized(`invalid bearer token, ${why}`);
+  }
+}
+
+/** The payload of a compact JWT without verifying it, or undefined when the text is not one. */
+export function peekClaims(token: string): JWTPayload | undefined {
+  if (token.split('.').length !== 3) return undefined;
+  try {
+    return decodeJwt(token);
+  } catch {
+    return undefined;
+  }
+}
+
+function peekHeader(token: string): { alg?: string; kid?: string } | undefined {
+  try {
+    const h = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')) as unknown;
+    return typeof h === 'object' && h !== null ? (h as { alg?: string; kid?: string }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ref(v: unknown): ObjectRef | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const r = v as Record<string, unknown>;
+  return typeof r.name === 'string' && r.name !== '' ? { name: r.name, uid: typeof r.uid === 'string' ? r.uid : '' } : undefined;
+}
+
+function bindingOf(p: JWTPayload): SaPrivateClaim | undefined {
+  const c = p[SA_PRIVATE_CLAIM];
+  if (typeof c !== 'object' || c === null) return undefined;
+  const r = c as Record<string, unknown>;
+  const sa = ref(r.serviceaccount);
+  if (typeof r.namespace !== 'string' || r.namespace === '' || !sa) return undefined;
+  const out: SaPrivateClaim = { namespace: r.namespace, serviceaccount: sa };
+  const pod = ref(r.pod);
+  const secret = ref(r.secret);
+  const node = ref(r.node);
+  if (pod) out.pod = pod;
+  if (secret) out.secret = secret;
+  if (node) out.node = node;
+  return out;
+}

@@ -1,0 +1,131 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import { matches, type Requirement } from '../api/selectors';
+import type { KObject } from '../api/types';
+import { isObject } from '../api/types';
+import { Informer } from '../authz/informer';
+import { RBAC_GROUP } from '../authz/rbac-policy';
+import type { ResourceRegistry } from '../registry/builtin';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore } from '../store/object-store';
+import type { WatchCache } from '../store/watch-cache';
+import { rbacMaintenanceContext } from './rbac-bootstrap';
+import { WorkQueue } from './work-queue';
+
+const ctx = rbacMaintenanceContext('clusterrole-aggregation-controller');
+
+/**
+ * ClusterRole aggregation (A.6), as upstream's clusterrole-aggregation controller: a ClusterRole
+ * with aggregationRule.clusterRoleSelectors gets as rules the union of the rules of every other
+ * ClusterRole matching one of its selectors (in name order, duplicates dropped); any change to
+ * any ClusterRole re-evaluates every aggregating one, so adding a matching role later adds its rules.
+ */
+export class ClusterRoleAggregationController {
+  private readonly roles = new Map<string, KObject>();
+  private readonly queue = new WorkQueue();
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: WatchCache,
+    private readonly registry: ResourceRegistry,
+    private readonly log: Logger,
+  ) {}
+
+  /** Aggregates until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const t = this.type();
+    const informer = new Informer(
+      this.store,
+      this.cache,
+      [t],
+      {
+        reset: () => this.roles.clear(),
+        upsert: (_t, o) => {
+          this.roles.set(o.metadata.name!, o);
+          this.enqueueAggregators();
+        },
+        remove: (_t, o) => {
+          this.roles.delete(o.metadata.name!);
+          this.enqueueAggregators();
+        },
+      },
+      this.log,
+    );
+    const following = informer.run(signal);
+    await informer.whenSynced();
+    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.log.warn({ err, clusterrole: name }, 'aggregation failed; retrying'));
+    await following;
+  }
+
+  /** The rules the named aggregating role should have now; undefined when it does not aggregate. */
+  aggregatedRules(name: string): unknown[] | undefined {
+    const role = this.roles.get(name);
+    const selectors = selectorsOf(role);
+    if (!role || !selectors) return undefined;
+    const out: unknown[] = [];
+    const names = [...this.roles.keys()].filter((n) => n !== name).sort();
+    for (const n of names) {
+      const other = this.roles.get(n)!;
+      const labels = other.metadata.labels ?? {};
+      if (!selectors.some((sel) => sel !== null && matches(sel, (k) => labels[k]))) continue;
+      for (const rule of Array.isArray(other.rules) ? other.rules : []) {
+        if (!out.some((r) => isDeepStrictEqual(r, rule))) out.push(rule);
+      }
+    }
+    return out;
+  }
+
+  private enqueueAggregators(): void {
+    for (const [name, role] of this.roles) if (selectorsOf(role)) this.queue.add(name);
+  }
+
+  private async sync(name: string): Promise<void> {
+    const want = this.aggregatedRules(name);
+    if (!want) return;
+    const current = this.roles.get(name)!;
+    if (isDeepStrictEqual(current.rules ?? [], want)) return;
+    try {
+      await this.store.update(
+        this.type(),
+        '',
+        name,
+        (cur) => {
+          if (!cur) throw new ApiError('NotFound', `clusterroles "${name}" not found`);
+          return { ...cur, rules: this.aggregatedRules(name) ?? cur.rules };
+        },
+        ctx,
+      );
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+  }
+
+  private type(): ResourceType {
+    const t = this.registry.lookup(RBAC_GROUP, 'v1', 'clusterroles');
+    if (!t) throw new Error(`clusterroles.${RBAC_GROUP} is not registered`);
+    return t;
+  }
+}
+
+/** The role's selectors as requirement lists (null for an invalid selector, which matches nothing); undefined when it does not aggregate. */
+function selectorsOf(role: KObject | undefined): (Requirement[] | null)[] | undefined {
+  const agg = role?.aggregationRule;
+  if (!isObject(agg) || !Array.isArray(agg.clusterRoleSelectors)) return undefined;
+  return agg.clusterRoleSelectors.map(labelSelectorRequirements);
+}
+
+/** metav1.LabelSelector → requirements (upstream LabelSelectorAsSelector); an empty selector matches everything. */
+export function labelSelectorRequirements(sel: unknown): Requirement[] | null {
+  if (!isObject(sel)) return null;
+  const out: Requirement[] = [];
+  if (isObject(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) out.push({ key: k, operator: '=', values: [String(v)] });
+  for (const e of Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []) {
+    if (!isObject(e) || typeof e.key !== 'string') return null;
+    const values = Array.isArray(e.values) ? e.values.map(String) : [];
+    if (e.operator === 'In' || e.operator === 'NotIn' || e.operator === 'Exists' || e.operator === 'DoesNotExist') out.push({ key: e.key, operator: e.operator, values });
+    else return null;
+  }
+  return out;
+}

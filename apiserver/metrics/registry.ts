@@ -1,0 +1,104 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Latency buckets upstream uses for apiserver_request_duration_seconds and etcd_request_duration_seconds (seconds). */
+export const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+export interface ApiMetricsOptions {
+  /** Also export process_* and nodejs_* metrics (memory, CPU, event-loop lag, GC), as upstream exports process_*. Default false. */
+  processMetrics?: boolean;
+}
+
+/**
+ * The API server's metrics, in its own prom-client Registry (never the library's global one, so two
+ * servers in one process, or tests, never share counters). Names and labels follow upstream
+ * kube-apiserver, so existing dashboards and alerts apply:
+ * - apiserver_request_total{verb, resource, code}: every request, WATCH included.
+ * - apiserver_request_duration_seconds{verb, resource}: request latency; WATCH and CONNECT excluded,
+ *   as upstream does, since their duration is a lifetime, not a latency.
+ * - etcd_request_duration_seconds{operation, type}: latency of each store call (whichever backend),
+ *   recorded by InstrumentedStorage; etcd_request_errors_total{operation, type} counts failed ones.
+ */
+export class ApiMetrics {
+  /** The registry; GET /metrics renders it with metricsText(). */
+  readonly registry = new Registry();
+  private readonly requests: Counter<'verb' | 'resource' | 'code'>;
+  private readonly requestLatency: Histogram<'verb' | 'resource'>;
+  private readonly storeLatency: Histogram<'operation' | 'type'>;
+  private readonly storeErrors: Counter<'operation' | 'type'>;
+
+  constructor(o: ApiMetricsOptions = {}) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'apiserver_request_total',
+      help: 'Counter of apiserver requests broken out for each verb, resource, and HTTP response code.',
+      labelNames: ['verb', 'resource', 'code'],
+      registers,
+    });
+    this.requestLatency = new Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Response latency distribution in seconds for each verb and resource (WATCH and CONNECT excluded).',
+      labelNames: ['verb', 'resource'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.storeLatency = new Histogram({
+      name: 'etcd_request_duration_seconds',
+      help: 'Store request latency in seconds for each operation and object type.',
+      labelNames: ['operation', 'type'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.storeErrors = new Counter({
+      name: 'etcd_request_errors_total',
+      help: 'Store requests that failed, for each operation and object type.',
+      labelNames: ['operation', 'type'],
+      registers,
+    });
+    if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Records one finished request. verb is RequestInfo's (get, list, watch, create, update, patch,
+   * delete, deletecollection, or the lower-case HTTP method of a non-resource request); it is
+   * reported in upstream's form (GET, LIST, WATCH, POST, PUT, PATCH, DELETE, DELETECOLLECTION).
+   * resource is '' for non-resource paths (upstream also leaves it empty there).
+   */
+  recordRequest(verb: string, resource: string, code: number, seconds: number): void {
+    const v = reportedVerb(verb);
+    this.requests.inc({ verb: v, resource, code: String(code) });
+    if (v !== 'WATCH' && v !== 'CONNECT') this.requestLatency.observe({ verb: v, resource }, seconds);
+  }
+
+  /** Records one store call: operation (get, list, create, update, delete, compact, ...) on a type ("pods", "leases.coordination.svc.io"). */
+  recordStore(operation: string, type: string, seconds: number, failed: boolean): void {
+    this.storeLatency.observe({ operation, type }, seconds);
+    if (failed) this.storeErrors.inc({ operation, type });
+  }
+
+  /** The Prometheus text exposition of every metric (serve with contentType). */
+  metricsText(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The Content-Type of metricsText(): text/plain; version=0.0.4; charset=utf-8. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+const VERBS: Record<string, string> = {
+  get: 'GET',
+  list: 'LIST',
+  watch: 'WATCH',
+  create: 'POST',
+  update: 'PUT',
+  patch: 'PATCH',
+  delete: 'DELETE',
+  deletecollection: 'DELETECOLLECTION',
+  connect: 'CONNECT',
+};
+
+/** Upstream's reported verb: API verbs mapped to their request method form, others upper-cased. */
+export function reportedVerb(verb: string): string {
+  return VERBS[verb] ?? verb.toUpperCase();
+}

@@ -1,0 +1,29 @@
+import { withMeta } from '../common-schemas';
+import type { ResourceType } from '../resource-type';
+import { obj } from '../schema-builders';
+import { userInfoSchema } from './authentication-userinfo';
+
+/**
+ * authentication.svc.io SelfSubjectReview (spec 2.7, 4.9): a virtual resource whose create
+ * answers with the caller's own user info (handlers/self-subject-review.ts). v1 plus the older
+ * v1beta1 and v1alpha1, which kubectl auth whoami falls back to.
+ */
+export const selfSubjectReviewSchema = withMeta({
+  status: obj({ userInfo: userInfoSchema }),
+});
+
+export function makeSelfSubjectReviewType(version: 'v1' | 'v1beta1' | 'v1alpha1'): ResourceType {
+  return {
+    group: 'authentication.svc.io',
+    version,
+    resource: 'selfsubjectreviews',
+    singular: 'selfsubjectreview',
+    kind: 'SelfSubjectReview',
+    listKind: 'SelfSubjectReviewList',
+    namespaced: false,
+    schema: selfSubjectReviewSchema,
+    hasStatus: false,
+  };
+}
+
+export const selfSubjectReviewTypes: readonly ResourceType[] = [makeSelfSubjectReviewType('v1'), makeSelfSubjectReviewType('v1beta1'), makeSelfSubjectReviewType('v1alpha1')];

@@ -1,0 +1,38 @@
+import { withMeta } from '../common-schemas';
+import type { ResourceType } from '../resource-type';
+import { atomicList, bool, obj, str } from '../schema-builders';
+import { userInfoSchema } from './authentication-userinfo';
+
+/**
+ * authentication.svc.io TokenReview (spec 2.7), v1 and v1beta1: a virtual resource. Creating one
+ * runs the token authenticators on spec.token (handlers/token-review.ts); nothing is stored, so
+ * create is its only verb.
+ */
+export const tokenReviewSchema = withMeta({
+  spec: obj({
+    token: str('The opaque bearer token.'),
+    audiences: atomicList(str(), 'Audiences the token should be valid for; empty means the API server audiences.'),
+  }),
+  status: obj({
+    authenticated: bool('Whether the token is associated with a known user.'),
+    user: userInfoSchema,
+    audiences: atomicList(str(), 'Audiences the token is valid for, a subset of the requested ones.'),
+    error: str('Why the token could not be checked.'),
+  }),
+});
+
+export function makeTokenReviewType(version: 'v1' | 'v1beta1'): ResourceType {
+  return {
+    group: 'authentication.svc.io',
+    version,
+    resource: 'tokenreviews',
+    singular: 'tokenreview',
+    kind: 'TokenReview',
+    listKind: 'TokenReviewList',
+    namespaced: false,
+    schema: tokenReviewSchema,
+    hasStatus: false,
+  };
+}
+
+export const tokenReviewTypes: readonly ResourceType[] = [makeTokenReviewType('v1'), makeTokenReviewType('v1beta1')];
