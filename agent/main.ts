@@ -24,14 +24,14 @@ import { NodeRegistrar } from './node/registration';
 import { unknownRuntime } from './node/runtime-status';
 import { NodeStatusSource } from './node/status-source';
 import { NodeStatusUpdater } from './node/status-updater';
-import { agentVersion } from './node/version';
+import { svcVersion } from '../common/version';
 import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
 import { createLogger } from './platform/logger';
 import { readMachineInfo } from './platform/machine';
 import { evaluatePressure, observePressure, PressureTracker } from './platform/pressure';
 import { ensureRootDirLayout } from './platform/root-dir';
 import { decideSwap, readSwaps } from './platform/swap';
-import { createSdNotifier, type SdNotifier } from './platform/systemd';
+import { createSdNotifier, type SdNotifier } from '../common/systemd';
 import { Watchdog } from './platform/watchdog';
 import type pino from 'pino';
 
@@ -119,7 +119,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
 
   notifier.status('bootstrapping client certificate');
   const store = new CertStore(cfg.flags.certDir);
-  const userAgent = `svc-node/${agentVersion()} (linux/${machine.architecture})`;
+  const userAgent = `svc-node/${svcVersion()} (linux/${machine.architecture})`;
   const makeClient = (rc: RestConfig) => new HttpApiClient(rc, { timeoutMs: requestTimeoutMs, userAgent });
   const identity = await loadOrBootstrapIdentity(
     {
@@ -163,7 +163,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     // Until the CRI client lands there is no runtime to ask; the node says so ("unknown://").
     runtime: unknownRuntime,
     resources: { maxPods: c.maxPods, systemReserved: c.systemReserved, kubeReserved: c.kubeReserved, evictionHard: c.evictionHard },
-    agentVersion: agentVersion(),
+    svcVersion: svcVersion(),
     declaredFeatures: declaredFeatures(cfg.featureGates),
   });
   const registrar = new NodeRegistrar({
@@ -238,7 +238,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const log = createLogger({ level: cfg.logLevel });
   for (const w of cfg.warnings) log.warn({}, w);
-  log.info({ version: agentVersion(), node: cfg.nodeName, sources: cfg.sources }, 'starting svc-node');
+  log.info({ version: svcVersion(), node: cfg.nodeName, sources: cfg.sources }, 'starting svc-node');
 
   let notifier: SdNotifier;
   try {

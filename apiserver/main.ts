@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { createSdNotifier } from '../common/systemd';
+import { svcVersion } from '../common/version';
 import { AdmissionChain } from './admission/admission';
 import { CsrRequestor } from './admission/csr-requestor';
 import { NamespaceLifecycle } from './admission/namespace-lifecycle';
@@ -36,7 +38,9 @@ import { ObjectStore } from './store/object-store';
 import { WatchCache } from './store/watch-cache';
 
 const HISTORY_MS = 5 * 60_000; // section 8: watch history and continue tokens, 5 minutes
-const VERSION = { gitVersion: 'v0.1.0', major: '0', minor: '1' };
+const gitVersion = svcVersion();
+const [major = '0', minor = '0'] = gitVersion.replace(/^v/, '').split('.');
+const VERSION = { gitVersion, major, minor };
 
 /** Composition root: flags → store → server and control loops; runs until SIGTERM or SIGINT. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -52,6 +56,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (flags.help) {
     process.stdout.write(helpText());
+    return 0;
+  }
+  if (flags.version) {
+    process.stdout.write(`svc-apiserver ${svcVersion()}\n`);
     return 0;
   }
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
@@ -169,8 +177,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const loops = [
     bootstrap.then(() => (flags.leaderElect ? elector.run(ac.signal, controllers) : controllers(ac.signal))),
   ];
+  // Type=notify: READY=1 once the listener is bound, STOPPING=1 when shutdown begins.
+  const notifier = createSdNotifier({ log });
+  ac.signal.addEventListener('abort', () => notifier.stopping(), { once: true });
   await server.run(ac.signal, () => {
     if (!flags.tlsCertFile) log.info({ kubeconfig: pki.adminKubeconfig }, 'admin kubeconfig written');
+    notifier.status(`serving on ${flags.bindAddress}:${flags.securePort}`);
+    notifier.ready();
   });
   await Promise.allSettled([cacheRun, ...loops]);
   await storage.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
 import type { Cleanup } from './lib/cleanup';
 import { startFloorServer } from './lib/floor-process';
-import { configMap, ensureNamespace, measureRequests, type RequestFigures, type RequestPlan } from './lib/http-figures';
+import { configMap, ensureNamespace, RequestBench, type RequestFigures, type RequestPlan } from './lib/http-figures';
 import { sleep } from './lib/load';
 import { measurePodList, type ListPlan } from './lib/pod-list';
 import { filesystemOf, openFilesLimit, procMemMb, procName } from './lib/proc-stats';
@@ -74,8 +74,8 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
     if (watchers < plan.watchers) notes.push(`watchers reduced to ${watchers} to fit the limit; raise it with ulimit -n 8192`);
   }
 
-  // Both servers run side by side, but only one is under load at any time. Their figures are taken
-  // back to back (and the watch rounds in A-B-B-A order) so that other work on the shared machine
+  // Both servers run side by side, but only one is under load at any time. Every figure is taken
+  // in A-B-B-A order (API, floor, floor, API) and pooled, so that other work on the shared machine
   // skews both alike rather than one of them.
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-'));
   cleanup.dir(dataDir);
@@ -97,8 +97,22 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
 
   const apiTarget = new Target('api', '127.0.0.1', api.port, adminTls(dataDir));
   const floorTarget = new Target('floor', '127.0.0.1', floor.port, adminTls(dataDir));
-  const apiRequests = await measureRequests(apiTarget, { ...plan.requests, namespace: 'bench-cm' });
-  const floorRequests = await measureRequests(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
+  const apiBench = new RequestBench(apiTarget, { ...plan.requests, namespace: 'bench-cm' });
+  const floorBench = new RequestBench(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
+  cleanup.add('close request pools', () => Promise.all([apiBench.close(), floorBench.close()]).then(() => undefined));
+  await apiBench.setup();
+  await floorBench.setup();
+  for (const phase of ['creates', 'gets', 'get_latency'] as const) {
+    // A-B-B-A: each server's figure pools an early and a late part.
+    await apiBench.run(phase, 0, 2);
+    await floorBench.run(phase, 0, 2);
+    await floorBench.run(phase, 1, 2);
+    await apiBench.run(phase, 1, 2);
+  }
+  const apiRequests = apiBench.figures();
+  const floorRequests = floorBench.figures();
+  await apiBench.close();
+  await floorBench.close();
 
   const apiRounds: FanoutSample[] = [];
   const floorRounds: FanoutSample[] = [];
@@ -132,6 +146,14 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
     watch_p99_vs_floor: ratio(apiWatch.p99_ms, floorWatch.p99_ms),
     creates_vs_floor: ratio(apiRequests.creates.per_second, floorRequests.creates.per_second),
   };
+  if (loadBefore > 1.5) notes.push(`the machine was busy (1-minute load ${loadBefore.toFixed(2)} on ${cpus().length} cores before the run): figures are noisier than usual`);
+  const floorVsStore = ratio(floorRequests.creates.per_second, store.puts_concurrent.per_second);
+  if (floorVsStore !== null && floorVsStore < 0.4) {
+    notes.push(
+      `even the floor server creates only ${floorVsStore} of the store's ${plan.requests.createClients}-writer puts/s here (fsync is cheap on this disk and group commit shares it), ` +
+        'so creates_vs_store_puts measures HTTPS+JSON cost more than the API server; creates_vs_store_puts_single_writer is the other reading',
+    );
+  }
   if (apiWatch.missing > 0 || floorWatch.missing > 0) notes.push('some watch events were never delivered: see api.watch.missing and baseline.floor.watch.missing');
   const goal = (name: keyof typeof GOALS, value: number | null) => ({
     target: GOALS[name].target,

@@ -41,6 +41,7 @@ export const flagDefs: readonly FlagDef[] = [
   { name: 'root-dir', type: 'string', usage: 'Directory for the agent\'s state files', shownDefault: '"/var/lib/svc-node"' },
   { name: 'tls-cert-file', type: 'string', usage: 'x509 certificate for the agent\'s HTTPS server', configField: 'tlsCertFile' },
   { name: 'tls-private-key-file', type: 'string', usage: 'Private key matching --tls-cert-file', configField: 'tlsPrivateKeyFile' },
+  { name: 'version', type: 'bool', usage: 'Print the version and exit' },
   { name: 'v', short: 'v', type: 'int', valueName: 'Level', usage: 'Log verbosity: 0-3 info, 4 debug, 5 and above trace', configField: 'logging.verbosity' },
 ];
 

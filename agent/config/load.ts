@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { ConfigError, HelpRequested, type ConfigProblem } from './config-error';
 import { decode, mergeOnto, visitSet, withDefaults, defaultOf, type FieldProblem } from './field-spec';
 import { FeatureGates, featureGateWarnings, parseFeatureGatesFlag, parseGoBool } from './feature-gates';
+import { svcVersion } from '../../common/version';
 import { helpText, lastValue, parseArgs, type ParsedArgs } from './flags';
 import { checkNodeLabels, parseLabelsFlag } from './labels';
 import { nodeAgentConfigSchema, pathRefFields } from './schema';
@@ -55,6 +56,7 @@ export async function loadAgentConfig(argv: readonly string[], env: ConfigEnv = 
 
   const args = parseArgs(argv);
   if (lastValue(args, 'help') !== undefined && parseGoBool(lastValue(args, 'help')!) !== false) throw new HelpRequested(helpText());
+  if (lastValue(args, 'version') !== undefined && parseGoBool(lastValue(args, 'version')!) !== false) throw new HelpRequested(`svc-node ${svcVersion()}\n`);
 
   const flagProblems: ConfigProblem[] = [];
   const flags = resolveFlags(args, cwd, flagProblems);

@@ -21,7 +21,7 @@ export interface StatusSourceDeps {
   readiness: ReadinessSource;
   runtime: RuntimeStatusProvider;
   resources: Omit<ResourceInputs, 'machine'>;
-  agentVersion: string;
+  svcVersion: string;
   declaredFeatures: readonly string[];
 }
 
@@ -59,7 +59,7 @@ export class NodeStatusSource {
         kernelVersion: m.kernelVersion,
         osImage: m.osImage,
         containerRuntimeVersion: runtimeVersion,
-        kubeletVersion: this.d.agentVersion,
+        kubeletVersion: this.d.svcVersion,
         operatingSystem: m.operatingSystem,
         architecture: m.architecture,
       },

@@ -5,7 +5,7 @@
  * restarts the agent (Restart=). Start it before the slow parts of start-up.
  */
 import type { Log } from './logger';
-import type { SdNotifier } from './systemd';
+import type { SdNotifier } from '../../common/systemd';
 
 /** Timer seam (fake timers in tests). */
 export interface Timers {

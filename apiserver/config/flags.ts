@@ -29,6 +29,7 @@ export interface ApiServerFlags {
   clusterSigningDurationMs: number;
   logLevel: string;
   help: boolean;
+  version: boolean;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list';
@@ -64,6 +65,7 @@ const defs: Record<string, Def> = {
   'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
   'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
+  version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
 
 export class FlagError extends Error {}
@@ -142,6 +144,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     clusterSigningDurationMs: dur('cluster-signing-duration'),
     logLevel: level,
     help: bool('help'),
+    version: bool('version'),
   };
 }
 

@@ -1,4 +1,5 @@
-import { runClosedLoop, type LoadResult } from './load';
+import type { Agent } from 'undici';
+import { runClosedLoop, summarize, type LoadResult, type LoadRun } from './load';
 import { progress } from './progress';
 import type { Target } from './target';
 
@@ -18,6 +19,7 @@ export interface RequestPlan {
   warmupCreates: number;
   warmupGets: number;
   createClients: number;
+  /** Total creates, split evenly over the runs. */
   creates: number;
   getClients: number;
   gets: number;
@@ -45,49 +47,85 @@ export async function ensureNamespace(target: Target, name: string): Promise<voi
   }
 }
 
-/** Creates/s, gets/s and get latency against one target, after a warm-up, with the same request code for every target. */
-export async function measureRequests(target: Target, plan: RequestPlan): Promise<RequestFigures> {
-  const ns = plan.namespace;
-  const collection = `/api/v1/namespaces/${ns}/configmaps`;
-  await ensureNamespace(target, ns);
+export type RequestPhase = 'creates' | 'gets' | 'get_latency';
 
-  const writers = target.pool(plan.createClients);
-  let objectBytes = 0;
-  let creates: LoadResult;
-  try {
-    await runClosedLoop(plan.createClients, plan.warmupCreates, async (i) => {
-      await target.expect(writers, [201], 'POST', collection, configMap(`warm-${i}`));
+/**
+ * Creates/s, gets/s and get latency against one target, with the same request code for every
+ * target. Each phase can run in several parts (`run(phase, part, parts)`), so that two targets'
+ * parts can be interleaved; `figures()` pools the parts. Every phase of part p must run before
+ * the gets of any part (gets read what the creates wrote).
+ */
+export class RequestBench {
+  private readonly collection: string;
+  private readonly runs: Record<RequestPhase, LoadRun[]> = { creates: [], gets: [], get_latency: [] };
+  private readonly pools: Record<RequestPhase, Agent>;
+  private objectBytes = 0;
+  private created = 0;
+  private closed = false;
+
+  constructor(
+    private readonly target: Target,
+    private readonly plan: RequestPlan,
+  ) {
+    this.collection = `/api/v1/namespaces/${plan.namespace}/configmaps`;
+    // One TLS connection per concurrent client, kept for the whole bench (warmed by the warm-up).
+    this.pools = { creates: target.pool(plan.createClients), gets: target.pool(plan.getClients), get_latency: target.pool(plan.latencyClients) };
+  }
+
+  /** The namespace, then warm-up creates and gets on every connection pool (JIT, TLS sessions, caches). */
+  async setup(): Promise<void> {
+    const t = this.target;
+    await ensureNamespace(t, this.plan.namespace);
+    await runClosedLoop(this.plan.createClients, this.plan.warmupCreates, async (i) => {
+      await t.expect(this.pools.creates, [201], 'POST', this.collection, configMap(`warm-${i}`));
     });
-    creates = await runClosedLoop(plan.createClients, plan.creates, async (i) => {
-      const r = await target.expect(writers, [201], 'POST', collection, configMap(`cm-${i}`));
-      if (i === 0) objectBytes = Buffer.byteLength(r.text);
-    });
-  } finally {
-    await writers.close();
+    const warm = (pool: Agent) => async (i: number) => {
+      await t.expect(pool, [200], 'GET', `${this.collection}/warm-${i % this.plan.warmupCreates}`);
+    };
+    await runClosedLoop(this.plan.getClients, this.plan.warmupGets, warm(this.pools.gets));
+    await runClosedLoop(this.plan.latencyClients, Math.ceil(this.plan.warmupGets / 4), warm(this.pools.get_latency));
   }
-  progress(`${target.name}: ${creates.per_second} creates/s with ${creates.clients} clients`);
 
-  const getOne = (dispatcher: ReturnType<Target['pool']>) => async (i: number) => {
-    await target.expect(dispatcher, [200], 'GET', `${collection}/cm-${(i * 7919) % plan.creates}`);
-  };
-  const readers = target.pool(plan.getClients);
-  let gets: LoadResult;
-  try {
-    await runClosedLoop(plan.getClients, plan.warmupGets, getOne(readers));
-    gets = await runClosedLoop(plan.getClients, plan.gets, getOne(readers));
-  } finally {
-    await readers.close();
+  /** Runs part `part` (0-based) of `parts` of one phase. */
+  async run(phase: RequestPhase, part: number, parts: number): Promise<void> {
+    const t = this.target;
+    const p = this.plan;
+    let r: LoadRun;
+    if (phase === 'creates') {
+      const n = Math.floor(p.creates / parts);
+      const base = this.created;
+      r = await runClosedLoop(p.createClients, n, async (i) => {
+        const res = await t.expect(this.pools.creates, [201], 'POST', this.collection, configMap(`cm-${base + i}`));
+        if (base + i === 0) this.objectBytes = Buffer.byteLength(res.text);
+      });
+      this.created += n;
+    } else {
+      const clients = phase === 'gets' ? p.getClients : p.latencyClients;
+      const n = Math.floor((phase === 'gets' ? p.gets : p.latencyGets) / parts);
+      const created = this.created;
+      r = await runClosedLoop(clients, n, async (i) => {
+        await t.expect(this.pools[phase], [200], 'GET', `${this.collection}/cm-${((part * n + i) * 7919) % created}`);
+      });
+    }
+    this.runs[phase].push(r);
+    const s = summarize([r]);
+    progress(`${t.name}: ${phase} part ${part + 1}/${parts}: ${s.per_second}/s with ${s.clients} clients, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);
   }
-  progress(`${target.name}: ${gets.per_second} gets/s with ${gets.clients} clients`);
 
-  const few = target.pool(plan.latencyClients);
-  let latency: LoadResult;
-  try {
-    await runClosedLoop(plan.latencyClients, plan.warmupGets, getOne(few));
-    latency = await runClosedLoop(plan.latencyClients, plan.latencyGets, getOne(few));
-  } finally {
-    await few.close();
+  /** The pooled figures of every part run so far. */
+  figures(): RequestFigures {
+    return {
+      creates: summarize(this.runs.creates),
+      gets: summarize(this.runs.gets),
+      get_latency: summarize(this.runs.get_latency),
+      object_bytes: this.objectBytes,
+    };
   }
-  progress(`${target.name}: get p50 ${latency.p50_ms} ms, p99 ${latency.p99_ms} ms with ${latency.clients} clients`);
-  return { creates, gets, get_latency: latency, object_bytes: objectBytes };
+
+  /** Closes the connection pools; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(Object.values(this.pools).map((a) => a.close()));
+  }
 }

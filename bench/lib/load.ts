@@ -1,7 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { percentile, round } from './stats';
 
-/** The result of a closed-loop load run: fixed operation count, fixed number of concurrent clients. */
+/** The raw outcome of one closed-loop run. */
+export interface LoadRun {
+  clients: number;
+  count: number;
+  seconds: number;
+  /** Latency of every operation, ms. */
+  latencies: number[];
+}
+
+/** Load figures as printed: fixed operation count, fixed number of concurrent clients. */
 export interface LoadResult {
   clients: number;
   count: number;
@@ -9,6 +18,8 @@ export interface LoadResult {
   per_second: number;
   p50_ms: number;
   p99_ms: number;
+  /** When the figure pools several runs: each run's own rate. */
+  runs_per_second?: number[];
 }
 
 /**
@@ -16,7 +27,7 @@ export interface LoadResult {
  * operation as soon as its previous one ends). The first failure stops the run and is thrown,
  * so a figure is never computed over errors.
  */
-export async function runClosedLoop(clients: number, count: number, op: (i: number) => Promise<void>): Promise<LoadResult> {
+export async function runClosedLoop(clients: number, count: number, op: (i: number) => Promise<void>): Promise<LoadRun> {
   const latencies = new Array<number>(count);
   let next = 0;
   let failed: unknown;
@@ -38,14 +49,24 @@ export async function runClosedLoop(clients: number, count: number, op: (i: numb
   await Promise.all(Array.from({ length: clients }, worker));
   const seconds = (performance.now() - t0) / 1000;
   if (failed !== undefined) throw failed;
-  return {
-    clients,
+  return { clients, count, seconds, latencies };
+}
+
+/** One figure from one or more runs: total count over total time, percentiles over every operation. */
+export function summarize(runs: readonly LoadRun[]): LoadResult {
+  const count = runs.reduce((n, r) => n + r.count, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const all = runs.flatMap((r) => r.latencies);
+  const result: LoadResult = {
+    clients: runs[0]?.clients ?? 0,
     count,
     seconds: round(seconds, 3),
     per_second: round(count / seconds, 0),
-    p50_ms: round(percentile(latencies, 0.5)),
-    p99_ms: round(percentile(latencies, 0.99)),
+    p50_ms: round(percentile(all, 0.5)),
+    p99_ms: round(percentile(all, 0.99)),
   };
+  if (runs.length > 1) result.runs_per_second = runs.map((r) => round(r.count / r.seconds, 0));
+  return result;
 }
 
 /** Resolves after ms milliseconds. */

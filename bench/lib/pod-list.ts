@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { runClosedLoop, type LoadResult } from './load';
+import { runClosedLoop, summarize, type LoadResult } from './load';
 import { progress } from './progress';
 import { median, round } from './stats';
 import { ensureNamespace } from './http-figures';
@@ -49,9 +49,11 @@ export async function measurePodList(target: Target, plan: ListPlan): Promise<Li
   const writers = target.pool(plan.createClients);
   let create: LoadResult;
   try {
-    create = await runClosedLoop(plan.createClients, plan.pods, async (i) => {
-      await target.expect(writers, [201], 'POST', collection, pod(`pod-${i}`));
-    });
+    create = summarize([
+      await runClosedLoop(plan.createClients, plan.pods, async (i) => {
+        await target.expect(writers, [201], 'POST', collection, pod(`pod-${i}`));
+      }),
+    ]);
   } finally {
     await writers.close();
   }

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SqliteStorage } from '../../apiserver/storage/sqlite';
-import { runClosedLoop, type LoadResult } from './load';
+import { runClosedLoop, summarize, type LoadResult } from './load';
 import { progress } from './progress';
-import { percentile, round } from './stats';
 
 export interface StoreBaseline {
   synchronous: 'FULL';
@@ -40,15 +39,19 @@ export async function measureStore(o: StoreBaselineOptions): Promise<StoreBaseli
 
     const single = await singleWriter(store, o);
     progress(`store: single writer ${single.per_second} puts/s`);
-    const concurrent = await runClosedLoop(o.concurrency, o.concurrentCount, async (i) => {
-      await store.create(`/configmaps/conc/cm-${i}`, o.value);
-    });
+    const concurrent = summarize([
+      await runClosedLoop(o.concurrency, o.concurrentCount, async (i) => {
+        await store.create(`/configmaps/conc/cm-${i}`, o.value);
+      }),
+    ]);
     progress(`store: ${o.concurrency} concurrent writers ${concurrent.per_second} puts/s`);
     const keys = o.concurrentCount;
-    const gets = await runClosedLoop(1, o.getCount, async (i) => {
-      const kv = await store.get(`/configmaps/conc/cm-${(i * 7919) % keys}`);
-      if (!kv) throw new Error('store: a written key is missing');
-    });
+    const gets = summarize([
+      await runClosedLoop(1, o.getCount, async (i) => {
+        const kv = await store.get(`/configmaps/conc/cm-${(i * 7919) % keys}`);
+        if (!kv) throw new Error('store: a written key is missing');
+      }),
+    ]);
     progress(`store: ${gets.per_second} gets/s`);
     return { synchronous: 'FULL', value_bytes: o.value.length, puts_single_writer: single, puts_concurrent: concurrent, gets };
   } finally {
@@ -66,13 +69,5 @@ async function singleWriter(store: SqliteStorage, o: StoreBaselineOptions): Prom
     await store.create(`/configmaps/single/cm-${i}`, o.value);
     lat.push(performance.now() - s);
   }
-  const seconds = (performance.now() - t0) / 1000;
-  return {
-    clients: 1,
-    count: lat.length,
-    seconds: round(seconds, 3),
-    per_second: round(lat.length / seconds, 0),
-    p50_ms: round(percentile(lat, 0.5)),
-    p99_ms: round(percentile(lat, 0.99)),
-  };
+  return summarize([{ clients: 1, count: lat.length, seconds: (performance.now() - t0) / 1000, latencies: lat }]);
 }

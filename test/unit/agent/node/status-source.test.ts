@@ -47,7 +47,7 @@ test('unreadable pressure signals give Unknown pressure conditions, not a failur
     readiness: new ReadinessSource(),
     runtime: unknownRuntime,
     resources: { maxPods: 10 },
-    agentVersion: 'v1',
+    svcVersion: 'v1',
     declaredFeatures: [],
   });
   const st = await source.compute();

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { NoopNotifier, SystemdNotifier, createSdNotifier, watchdogIntervalFromEnv, type SdNotifyBinding } from '../../../../agent/platform/systemd';
+import { NoopNotifier, SystemdNotifier, createSdNotifier, watchdogIntervalFromEnv, type SdNotifyBinding } from '../../../../common/systemd';
 
 const repo = resolve(__dirname, '../../../../..');
 const receiverScript = join(repo, 'test/helpers/notify-socket.py');

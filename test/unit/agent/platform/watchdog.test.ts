@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Watchdog, type Timers } from '../../../../agent/platform/watchdog';
-import type { SdNotifier } from '../../../../agent/platform/systemd';
+import type { SdNotifier } from '../../../../common/systemd';
 import type { Log } from '../../../../agent/platform/logger';
 
 class FakeTimers implements Timers {

@@ -44,7 +44,7 @@ export function testStatus(): TestStatus {
     readiness: t.readiness,
     runtime: unknownRuntime,
     resources: { maxPods: 110 },
-    agentVersion: 'v0.1.0',
+    svcVersion: 'v0.1.0',
     declaredFeatures: ['ContainerCheckpoint'],
   });
   return t;

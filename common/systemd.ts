@@ -1,5 +1,5 @@
 /**
- * sd_notify(3) for the agent under systemd (Type=notify, WatchdogSec=).
+ * sd_notify(3) for both daemons under systemd (Type=notify; WatchdogSec= for the agent).
  *
  * Why the `sd-notify` package: it binds libsystemd's own sd_notify, so the datagram format,
  * abstract-socket NOTIFY_SOCKETs and credential passing are systemd's code, and it has a
@@ -8,7 +8,12 @@
  * watchdog. Every call in the binding passes unset_environment=0, so NOTIFY_SOCKET stays set
  * for the life of the process; nothing here deletes it either.
  */
-import type { Log } from './logger';
+
+/** What this module logs through; a pino Logger satisfies it. */
+interface Log {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
 
 /** The agent's channel to systemd. Methods never throw and are no-ops outside systemd. */
 export interface SdNotifier {

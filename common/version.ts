@@ -1,9 +1,9 @@
-/** The agent's own version (Node.status.nodeInfo.kubeletVersion), taken from the package it ships in. */
+/** The svc release both binaries report (svc-node puts it in Node.status.nodeInfo.kubeletVersion), taken from the package it ships in. */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** Walks up from `from` to the svc package.json and returns "v<version>"; "v0.0.0-unknown" when none is found. */
-export function agentVersion(from: string = __dirname): string {
+export function svcVersion(from: string = __dirname): string {
   let dir = from;
   for (let i = 0; i < 6; i++) {
     try {

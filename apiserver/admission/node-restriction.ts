@@ -1,0 +1,165 @@
+import { isDeepStrictEqual } from 'node:util';
+import { errors } from '../api/errors';
+import type { KObject } from '../api/types';
+import { NODE_LEASE_NAMESPACE, nodeName } from '../authz/node-identity';
+import { podReferences } from '../authz/pod-references';
+import { get, rec, recs, strAt } from '../registry/obj-access';
+import type { AdmissionAttributes, AdmissionPlugin } from './admission';
+
+/** Reads a pod; null when absent. */
+export type PodGetter = (namespace: string, name: string) => Promise<KObject | null>;
+
+/** The annotation that marks a mirror pod (upstream kubernetes.io/config.mirror). */
+export const MIRROR_POD_ANNOTATION = 'svc.io/config.mirror';
+
+/** Labels under svc.io a node may set on itself (upstream kubelet's well-known labels). */
+export const KUBELET_LABELS: ReadonlySet<string> = new Set([
+  'svc.io/hostname',
+  'svc.io/arch',
+  'svc.io/os',
+  'beta.svc.io/arch',
+  'beta.svc.io/os',
+  'beta.svc.io/instance-type',
+  'node.svc.io/instance-type',
+  'failure-domain.beta.svc.io/region',
+  'failure-domain.beta.svc.io/zone',
+  'topology.svc.io/region',
+  'topology.svc.io/zone',
+]);
+/** Label namespaces a node owns (upstream kubelet.kubernetes.io and node.kubernetes.io; svc-node.svc.io is the agent's name for the first). */
+export const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.svc.io', 'svc-node.svc.io', 'node.svc.io'];
+/** Labels under this namespace are for the control plane to steer workloads; nodes may never set them. */
+export const NODE_RESTRICTION_LABEL_NAMESPACE = 'node-restriction.svc.io';
+
+function labelNamespace(key: string): string {
+  const slash = key.indexOf('/');
+  return slash >= 0 ? key.slice(0, slash) : '';
+}
+
+const within = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
+
+/** Upstream isForbiddenLabel: node-restriction labels, and svc.io labels other than the kubelet's. */
+export function isForbiddenNodeLabel(key: string): boolean {
+  const ns = labelNamespace(key);
+  if (within(ns, NODE_RESTRICTION_LABEL_NAMESPACE)) return true;
+  if (within(ns, 'svc.io') && !(KUBELET_LABELS.has(key) || KUBELET_LABEL_NAMESPACES.some((d) => within(ns, d)))) return true;
+  return false;
+}
+
+/** Forbidden labels added, changed or removed between old and new (upstream getModifiedLabels + filter). */
+export function forbiddenLabelChanges(labels: Record<string, string> | undefined, old: Record<string, string> | undefined): string[] {
+  const a = labels ?? {};
+  const b = old ?? {};
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((k) => a[k] !== b[k] && isForbiddenNodeLabel(k)).sort();
+}
+
+/**
+ * NodeRestriction (A.7, upstream admission plugin of that name): a node (system:node:<name> in
+ * system:nodes) may write only its own Node (not its taints, pod CIDRs or restricted labels), its
+ * own Lease in svc-node-lease, the status of pods bound to it, mirror pods bound to it, and delete
+ * or evict pods bound to it. Other users are not affected.
+ */
+export class NodeRestriction implements AdmissionPlugin {
+  readonly name = 'NodeRestriction';
+
+  constructor(private readonly getPod: PodGetter) {}
+
+  /** Rejects a node's write outside its own objects with 403. */
+  async validate(a: AdmissionAttributes): Promise<void> {
+    const node = nodeName(a.user);
+    if (node === undefined) return;
+    if (node === '') throw this.forbidden(a, `could not determine node from user "${a.user.username}"`);
+    const g = a.type.group;
+    const r = a.type.resource;
+    if (g === '' && r === 'pods') return this.pod(node, a);
+    if (g === '' && r === 'nodes') return this.node(node, a);
+    if (g === '' && r === 'persistentvolumeclaims') return this.claim(node, a);
+    if (g === 'coordination.svc.io' && r === 'leases') return this.lease(node, a);
+  }
+
+  private forbidden(a: AdmissionAttributes, why: string) {
+    const name = a.name || a.object?.metadata.name || '';
+    return errors.forbidden(`${a.type.resource} "${name}" is forbidden: ${why}`);
+  }
+
+  private async pod(node: string, a: AdmissionAttributes): Promise<void> {
+    switch (a.subresource) {
+      case '':
+        if (a.operation === 'CREATE') return this.mirrorPodCreate(node, a);
+        if (a.operation === 'DELETE') {
+          if (strAt(a.oldObject, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only delete pods with spec.nodeName set to itself`);
+          return;
+        }
+        throw this.forbidden(a, `unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
+      case 'status':
+        if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
+        if (strAt(a.oldObject, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
+        return;
+      case 'eviction': {
+        if (a.operation !== 'CREATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
+        const pod = await this.getPod(a.namespace, a.name);
+        if (!pod) throw errors.notFound('pods', a.name);
+        if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only evict pods with spec.nodeName set to itself`);
+        return;
+      }
+    }
+    throw this.forbidden(a, `unexpected subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
+  }
+
+  private mirrorPodCreate(node: string, a: AdmissionAttributes): void {
+    const pod = a.object!;
+    if (!pod.metadata.annotations?.[MIRROR_POD_ANNOTATION]) {
+      throw this.forbidden(a, `pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`);
+    }
+    if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only create pods with spec.nodeName set to itself`);
+    const owners = pod.metadata.ownerReferences ?? [];
+    if (owners.length > 1) throw this.forbidden(a, `node "${node}" can only create pods with a single owner reference set to itself`);
+    if (owners.length === 1) {
+      const o = owners[0];
+      if (o.apiVersion !== 'v1' || o.kind !== 'Node' || o.name !== node || o.controller !== true) {
+        throw this.forbidden(a, `node "${node}" can only create pods with an owner reference set to itself`);
+      }
+    }
+    const refs = podReferences(pod);
+    // The registry defaults serviceAccountName to "default" on every pod, so only another name is a reference here.
+    if (refs.serviceAccount && refs.serviceAccount !== 'default') throw this.forbidden(a, `node "${node}" can not create pods that reference a service account`);
+    if (refs.secrets.size) throw this.forbidden(a, `node "${node}" can not create pods that reference secrets`);
+    if (refs.configMaps.size) throw this.forbidden(a, `node "${node}" can not create pods that reference configmaps`);
+    if (refs.claims.size) throw this.forbidden(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
+  }
+
+  private node(node: string, a: AdmissionAttributes): void {
+    const requested = a.name || a.object?.metadata.name || '';
+    if (requested !== node) throw this.forbidden(a, `node "${node}" is not allowed to modify node "${requested}"`);
+    if (a.operation === 'CREATE') {
+      const bad = forbiddenLabelChanges(a.object?.metadata.labels, undefined);
+      if (bad.length) throw this.forbidden(a, `node "${node}" is not allowed to set the following labels: ${bad.join(', ')}`);
+      return;
+    }
+    if (a.operation !== 'UPDATE' || !a.object || !a.oldObject) return;
+    const spec = rec(a.object.spec) ?? {};
+    const oldSpec = rec(a.oldObject.spec) ?? {};
+    if (!isDeepStrictEqual(spec.podCIDRs ?? [], oldSpec.podCIDRs ?? []) || (spec.podCIDR ?? '') !== (oldSpec.podCIDR ?? '')) {
+      throw this.forbidden(a, `node "${node}" is not allowed to modify pod CIDRs`);
+    }
+    if (!isDeepStrictEqual(recs(get(a.object, 'spec', 'taints')), recs(get(a.oldObject, 'spec', 'taints')))) {
+      throw this.forbidden(a, `node "${node}" is not allowed to modify taints`);
+    }
+    const bad = forbiddenLabelChanges(a.object.metadata.labels, a.oldObject.metadata.labels);
+    if (bad.length) throw this.forbidden(a, `node "${node}" is not allowed to modify labels: ${bad.join(', ')}`);
+  }
+
+  private claim(node: string, a: AdmissionAttributes): void {
+    if (a.subresource !== 'status') throw this.forbidden(a, `may only update PVC status`);
+    if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
+    // Only the status may change; the status sub-resource already keeps the spec.
+    void node;
+  }
+
+  private lease(node: string, a: AdmissionAttributes): void {
+    if (a.namespace !== NODE_LEASE_NAMESPACE) throw this.forbidden(a, `can only access leases in the "${NODE_LEASE_NAMESPACE}" system namespace`);
+    const name = a.operation === 'CREATE' ? (a.object?.metadata.name ?? '') : a.name;
+    if (name !== node) throw this.forbidden(a, 'can only access node lease with the same name as the requesting node');
+  }
+}

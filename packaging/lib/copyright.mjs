@@ -1,0 +1,118 @@
+/**
+ * /usr/share/doc/svc/copyright in the machine-readable format (DEP-5): svc itself, every npm
+ * package esbuild put into the bundles (found from its metafile), the native modules shipped
+ * beside them, and SQLite inside better-sqlite3. Holders come from each package's own license
+ * file; the build fails on a license it has no text for, so nothing ships unaccounted for.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** npm license expression -> DEP-5 short name, and where its text comes from. */
+const licenses = {
+  MIT: { dep5: 'Expat', file: 'Expat' },
+  ISC: { dep5: 'ISC', file: 'ISC' },
+  '0BSD': { dep5: '0BSD', file: '0BSD' },
+  'BSD-3-Clause': { dep5: 'BSD-3-clause', file: 'BSD-3-clause' },
+  'Apache-2.0': { dep5: 'Apache-2.0', common: '/usr/share/common-licenses/Apache-2.0' },
+};
+
+/** The package directories (relative to the repository, e.g. node_modules/@grpc/grpc-js) of the given input files. */
+export function packageDirsOf(inputPaths) {
+  const dirs = new Set();
+  for (const p of inputPaths) {
+    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(p);
+    if (m) dirs.add(m[1]);
+  }
+  return [...dirs].sort();
+}
+
+/** Copyright lines of a package: "Copyright ..." lines of its license/notice files, else its package.json author. */
+function holdersOf(dir, pkg) {
+  const found = [];
+  for (const name of readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice|copyrightnotice)(\.(md|txt))?$/i.test(f)).sort()) {
+    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
+      const t = line.trim().replace(/^[#*>\s]+/, '');
+      if (/^(copyright\b|\(c\)|©)/i.test(t) && !/copyright (notice|holder|owner)s?\b/i.test(t) && /\d{4}|[A-Za-z]{3,}/.test(t.replace(/^copyright/i, ''))) {
+        const cleaned = t.replace(/^copyright\s*(\(c\)|©)?\s*/i, '').replace(/\s+/g, ' ').replace(/\.$/, '');
+        if (cleaned && !found.includes(cleaned)) found.push(cleaned);
+      }
+    }
+  }
+  if (found.length) return found;
+  const author = typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
+  if (author) return [author];
+  return [`the ${pkg.name} authors`];
+}
+
+function licenseOf(pkg, where) {
+  const id = typeof pkg.license === 'string' ? pkg.license : pkg.license?.type;
+  const known = licenses[id];
+  if (!known) {
+    throw new Error(`${where}: license ${JSON.stringify(id)} has no text in packaging/debian/licenses; add it to packaging/lib/copyright.mjs before shipping this package`);
+  }
+  return { id, ...known };
+}
+
+const indent = (text) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((l) => (l.trim() === '' ? ' .' : ' ' + l))
+    .join('\n');
+
+/**
+ * Builds the copyright file. `opts`: { repoRoot, licenseDir, project: {name, license, source},
+ * bundled: { dir, shippedAs }[] (package dirs relative to repoRoot and where they end up),
+ * extra: paragraphs to add verbatim ({files, copyright[], license, comment}) }.
+ */
+export function renderCopyright(opts) {
+  const paragraphs = [];
+  const used = new Set();
+  paragraphs.push(
+    [
+      'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/',
+      `Upstream-Name: ${opts.project.name}`,
+      `Source: ${opts.project.source}`,
+      'Comment: The programs are shipped as two esbuild bundles,',
+      ' /usr/lib/svc/svc-node.js and /usr/lib/svc/svc-apiserver.js, that contain svc',
+      ' and the npm packages listed below; native modules are shipped beside them in',
+      ' /usr/lib/svc/node_modules. Paths in Files: are those of the build tree (the',
+      ' repository after npm ci).',
+    ].join('\n'),
+  );
+  const own = licenses[opts.project.license];
+  if (!own) throw new Error(`project license ${opts.project.license} is not known to packaging/lib/copyright.mjs`);
+  used.add(opts.project.license);
+  paragraphs.push(['Files: *', `Copyright: ${opts.project.copyright}`, `License: ${own.dep5}`].join('\n'));
+
+  for (const { dir, shippedAs } of opts.bundled) {
+    const pkg = JSON.parse(readFileSync(join(opts.repoRoot, dir, 'package.json'), 'utf8'));
+    const lic = licenseOf(pkg, dir);
+    used.add(lic.id);
+    const holders = holdersOf(join(opts.repoRoot, dir), pkg);
+    paragraphs.push(
+      [
+        `Files: ${dir}/*`,
+        `Copyright: ${holders.join('\n ')}`,
+        `License: ${lic.dep5}`,
+        `Comment: ${pkg.name} ${pkg.version}, ${shippedAs}.`,
+      ].join('\n'),
+    );
+  }
+  for (const p of opts.extra ?? []) {
+    paragraphs.push([`Files: ${p.files}`, `Copyright: ${p.copyright.join('\n ')}`, `License: ${p.license}`, p.comment ? `Comment: ${p.comment}` : ''].filter(Boolean).join('\n'));
+  }
+
+  for (const id of [...used].sort()) {
+    const l = licenses[id];
+    if (l.common) {
+      paragraphs.push(`License: ${l.dep5}\n On Debian systems, the full text of the ${l.dep5} license can be found in\n ${l.common}.`);
+    } else {
+      const path = join(opts.licenseDir, l.file);
+      if (!existsSync(path)) throw new Error(`missing license text ${path}`);
+      paragraphs.push(`License: ${l.dep5}\n${indent(readFileSync(path, 'utf8'))}`);
+    }
+  }
+  for (const p of opts.extraLicenses ?? []) paragraphs.push(`License: ${p.name}\n${indent(readFileSync(join(opts.licenseDir, p.file), 'utf8'))}`);
+  return paragraphs.join('\n\n') + '\n';
+}

@@ -1,0 +1,53 @@
+import test from 'ava';
+import { register as globalRegistry } from 'prom-client';
+import { ApiMetrics, reportedVerb } from '../../../../apiserver/metrics/registry';
+
+test('recordRequest counts by upstream verb, resource and code, and observes latency', async (t) => {
+  const m = new ApiMetrics();
+  m.recordRequest('create', 'configmaps', 201, 0.01);
+  m.recordRequest('create', 'configmaps', 201, 0.03);
+  m.recordRequest('create', 'configmaps', 503, 7);
+  m.recordRequest('list', 'pods', 200, 0.002);
+  m.recordRequest('get', '', 200, 0.001);
+  const text = await m.metricsText();
+  t.regex(text, /^# TYPE apiserver_request_total counter$/m);
+  t.regex(text, /^apiserver_request_total\{verb="POST",resource="configmaps",code="201"\} 2$/m);
+  t.regex(text, /^apiserver_request_total\{verb="POST",resource="configmaps",code="503"\} 1$/m);
+  t.regex(text, /^apiserver_request_total\{verb="LIST",resource="pods",code="200"\} 1$/m);
+  t.regex(text, /^apiserver_request_total\{verb="GET",resource="",code="200"\} 1$/m);
+  t.regex(text, /^# TYPE apiserver_request_duration_seconds histogram$/m);
+  t.regex(text, /^apiserver_request_duration_seconds_count\{verb="POST",resource="configmaps"\} 3$/m);
+  t.regex(text, /^apiserver_request_duration_seconds_bucket\{le="0\.025",verb="POST",resource="configmaps"\} 1$/m);
+  t.regex(text, /^apiserver_request_duration_seconds_bucket\{le="0\.05",verb="POST",resource="configmaps"\} 2$/m);
+  t.regex(text, /^apiserver_request_duration_seconds_bucket\{le="8",verb="POST",resource="configmaps"\} 3$/m);
+});
+
+test('watches are counted but kept out of the latency histogram, as upstream does', async (t) => {
+  const m = new ApiMetrics();
+  m.recordRequest('watch', 'pods', 200, 1800);
+  const text = await m.metricsText();
+  t.regex(text, /^apiserver_request_total\{verb="WATCH",resource="pods",code="200"\} 1$/m);
+  t.notRegex(text, /apiserver_request_duration_seconds_count\{verb="WATCH"/);
+});
+
+test('each ApiMetrics has its own registry, never the global one', async (t) => {
+  const a = new ApiMetrics();
+  const b = new ApiMetrics();
+  a.recordRequest('get', 'pods', 200, 0.1);
+  t.regex(await a.metricsText(), /apiserver_request_total\{verb="GET",resource="pods",code="200"\} 1/);
+  t.notRegex(await b.metricsText(), /apiserver_request_total\{/);
+  t.is(globalRegistry.getSingleMetric('apiserver_request_total'), undefined);
+  t.is(a.contentType, 'text/plain; version=0.0.4; charset=utf-8');
+});
+
+test('process metrics are opt-in', async (t) => {
+  t.notRegex(await new ApiMetrics().metricsText(), /process_resident_memory_bytes/);
+  t.regex(await new ApiMetrics({ processMetrics: true }).metricsText(), /^process_resident_memory_bytes \d+/m);
+});
+
+test('reportedVerb maps API verbs to upstream reporting verbs', (t) => {
+  t.deepEqual(
+    ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'apply', 'head'].map(reportedVerb),
+    ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION', 'APPLY', 'HEAD'],
+  );
+});
