@@ -223,6 +223,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
 /** Runs the agent; resolves the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   let cfg: AgentConfig;
+  const EX_CONFIG = 78;
   try {
     cfg = await loadAgentConfig(argv);
   } catch (e) {
@@ -232,7 +233,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (e instanceof ConfigError) {
       process.stderr.write(`svc-node: ${e.message}\n`);
-      return 1;
+      // EX_CONFIG (78): the unit's RestartPreventExitStatus=78 keeps a broken configuration from
+      // hiding in a restart loop; other start-up failures exit 1 and are retried.
+      return EX_CONFIG;
     }
     throw e;
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -14,22 +15,27 @@ import { BootstrapTokenAuthenticator } from './authn/bootstrap-token';
 import { TokenFileAuthenticator } from './authn/token-file';
 import { X509Authenticator } from './authn/x509';
 import type { Authenticator } from './authn/authenticator';
-import { AuthenticatedAllow } from './authz/always-allow';
-import { BootstrapRestriction } from './authz/bootstrap-restriction';
-import { AuthorizerChain } from './authz/chain';
+import { NodeRestriction } from './admission/node-restriction';
+import { ServiceAccountAdmission } from './admission/service-account';
+import { buildAuthorizers, type Authorization } from './authz/build';
+import { AuthorizationConfigError } from './authz/config-error';
+import { ServiceAccountsController } from './controllers/serviceaccounts';
 import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { Compactor } from './controllers/compactor';
 import { handleCsrApproval } from './controllers/csr-approval';
 import { CsrApprover } from './controllers/csr-approver';
 import { CsrSigner } from './controllers/csr-signer';
 import { NodeLifecycleController } from './controllers/node-lifecycle';
+import { TaintEvictionController } from './controllers/taint-eviction';
 import { TokenCleaner } from './controllers/token-cleaner';
 import { GarbageCollector } from './controllers/garbage-collector';
 import { NamespaceController } from './controllers/namespace-controller';
 import { LeaderElector } from './controllers/leader-election';
 import { controllerContext } from './controllers/system-context';
 import { ensureServerPki } from './pki/bootstrap';
+import { handlePodBinding } from './handlers/pod-binding';
 import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
+import { Scheduler } from './scheduler/scheduler';
 import { ApiServer } from './server/api-server';
 import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
 import { SqliteStorage } from './storage/sqlite';
@@ -88,8 +94,47 @@ export async function main(argv: readonly string[]): Promise<number> {
       throw err;
     }
   });
-  const admission = new AdmissionChain([lifecycle, new CsrRequestor()]);
+  const getOrNull = async (t: Parameters<ObjectStore['get']>[0], ns: string, name: string) => {
+    try {
+      return await store!.get(t, ns, name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return null;
+      throw err;
+    }
+  };
+  const podType = registry.lookup('', 'v1', 'pods')!;
+  const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
+  let authz: Authorization | undefined;
+  const admission = new AdmissionChain([
+    lifecycle,
+    new CsrRequestor(),
+    new NodeRestriction((ns, name) => getOrNull(podType, ns, name)),
+    new ServiceAccountAdmission((ns, name) => getOrNull(saType, ns, name)),
+    // RBAC escalation prevention needs the authorizer chain, built just below from the same store.
+    { name: 'RBACEscalation', validate: (a) => authz!.escalation.validate!(a) },
+  ]);
   store = new ObjectStore(storage, cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
+  try {
+    authz = buildAuthorizers(
+      {
+        modes: flags.authorizationMode,
+        policyFile: flags.authorizationPolicyFile,
+        webhookConfigFile: flags.authorizationWebhookConfigFile,
+        webhookAuthorizedTtlMs: flags.authorizationWebhookCacheAuthorizedTtlMs,
+        webhookUnauthorizedTtlMs: flags.authorizationWebhookCacheUnauthorizedTtlMs,
+        webhookVersion: flags.authorizationWebhookVersion,
+        configFile: flags.authorizationConfig,
+      },
+      { store, cache, registry, log },
+    );
+  } catch (err) {
+    if (err instanceof AuthorizationConfigError) {
+      process.stderr.write(`svc-apiserver: ${err.message}\n`);
+      await storage.close();
+      return 2;
+    }
+    throw err;
+  }
 
   const pki = await ensureServerPki(flags.dataDir, { extraNames: [flags.bindAddress], port: flags.securePort });
   const serving = flags.tlsCertFile
@@ -105,6 +150,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const now = () => new Date();
   const ac = new AbortController();
+  // Every control loop and watch listens on this one signal; the default of 10 listeners is too few.
+  setMaxListeners(100, ac.signal);
   const stop = (sig: string) => {
     if (ac.signal.aborted) return;
     log.info({ signal: sig }, 'shutdown requested');
@@ -123,10 +170,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     store,
     cache,
     authn: new AuthenticatorChain(methods, flags.anonymousAuth),
-    // Interim until RBAC and the Node authorizer: bootstrappers may only ask for a certificate.
-    authz: new AuthorizerChain([new BootstrapRestriction(), new AuthenticatedAllow()]),
+    authz: authz.chain,
     admission,
-    subresources: new Map([['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval]]),
+    virtual: authz.reviewHandlers,
+    subresources: new Map([
+      ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
+      ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
+    ]),
     log,
     now: () => new Date(),
     checks: [
@@ -141,6 +191,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           }
         },
       },
+      ...authz.checks,
     ],
     livezGraceMs: flags.livezGracePeriodMs,
     shutdownDelayMs: flags.shutdownDelayMs,
@@ -158,6 +209,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       new CsrApprover(store!, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
       new CsrSigner(store!, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
       new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+      authz!.aggregation.run(leading),
+      new ServiceAccountsController(store!, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+      new TaintEvictionController(store!, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
+      // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
+      new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
     ];
     // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
     if (flags.enableBootstrapTokenAuth) loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
@@ -176,6 +232,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   const loops = [
     bootstrap.then(() => (flags.leaderElect ? elector.run(ac.signal, controllers) : controllers(ac.signal))),
+    // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.
+    authz.run(ac.signal),
   ];
   // Type=notify: READY=1 once the listener is bound, STOPPING=1 when shutdown begins.
   const notifier = createSdNotifier({ log });
@@ -186,6 +244,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     notifier.ready();
   });
   await Promise.allSettled([cacheRun, ...loops]);
+  await authz.close();
   await storage.close();
   return 0;
 }

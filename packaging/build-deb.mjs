@@ -11,7 +11,6 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
-  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -231,7 +230,7 @@ async function main() {
       extra: [
         {
           files: `${relative(repoRoot, packageDir(repoRoot, 'better-sqlite3'))}/deps/*`,
-          copyright: ['none: SQLite is in the public domain'],
+          copyright: ['none: the SQLite authors disclaim copyright (public domain)'],
           license: 'public-domain',
           comment: 'SQLite, compiled into better_sqlite3.node.',
         },
@@ -240,7 +239,10 @@ async function main() {
     }),
   );
   put(stage, 'usr/share/doc/svc/changelog.Debian.gz', gzipSync(changelog.text, { level: 9 }));
-  if (existsSync(join(repoRoot, 'docs', 'install.md'))) copy(stage, 'docs/install.md', 'usr/share/doc/svc/install.md');
+  // Each override is explained in the file and in packaging/README.md.
+  copy(stage, 'packaging/debian/lintian-overrides', `usr/share/lintian/overrides/${changelog.source}`);
+  // The units' Documentation= points here.
+  copy(stage, 'docs/install.md', 'usr/share/doc/svc/install.md');
 
   // Control area.
   const natFiles = natives.flatMap((n) => walk(join(stage, lib, 'node_modules', n.name)).filter((p) => p.endsWith('.node')));

@@ -20,6 +20,7 @@ export type Reason =
   | 'Timeout'
   | 'TooManyRequests'
   | 'InternalError'
+  | 'ServiceUnavailable'
   | 'Expired';
 
 const codes: Record<Reason, number> = {
@@ -38,6 +39,7 @@ const codes: Record<Reason, number> = {
   Invalid: 422,
   TooManyRequests: 429,
   InternalError: 500,
+  ServiceUnavailable: 503,
   Timeout: 504,
 };
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import { CelEvalError, type CelResultValue } from '../cel/program';
@@ -6,10 +7,13 @@ import { jwtVerify, type JWTPayload } from './jose';
 import type { OidcKeySource } from './oidc-keys';
 import { peekClaims } from './service-account-token';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
+import { TokenDecisionCache } from './token-cache';
 import type { UserInfo } from './user';
 
 /** go-oidc's allowance for a not-before time slightly in the future; expiry has none. */
 const NBF_LEEWAY_SECONDS = 300;
+/** Accepted tokens are remembered this long (never past their expiry), as upstream's 10 s token success cache. */
+const SUCCESS_TTL_MS = 10_000;
 
 class ClaimError extends Error {}
 
@@ -30,26 +34,38 @@ export interface JwtAuthenticatorOptions {
 export class JwtAuthenticator implements TokenAuthenticator {
   readonly name = 'jwt';
   readonly issuer: string;
+  private readonly accepted: TokenDecisionCache<UserInfo>;
 
   constructor(
     readonly spec: CompiledJwtAuthenticator,
     private readonly o: JwtAuthenticatorOptions,
   ) {
     this.issuer = spec.config.issuer.url;
+    this.accepted = new TokenDecisionCache(() => o.now().getTime());
+  }
+
+  /** Fetches the issuer's keys ahead of the first token; never rejects. */
+  async warm(): Promise<void> {
+    await this.o.keys.getKeys().catch(() => undefined);
   }
 
   /** Returns the mapped user for a valid token of this issuer; throws 401 otherwise; null when its audiences are not the API's. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     const auds = audiences.length === 0 ? [...this.o.apiAudiences] : intersect(audiences, this.o.apiAudiences);
-    const claims = await this.verify(token);
-    let user: UserInfo;
-    try {
-      user = this.map(claims);
-    } catch (err) {
-      if (err instanceof ClaimError) return this.reject(err.message);
-      if (err instanceof CelEvalError) return this.reject(`oidc: error evaluating expression: ${err.message}`);
-      throw err;
-    }
+    const key = createHash('sha256').update(token).digest('base64url');
+    const user = await this.accepted.get(key, async () => {
+      const claims = await this.verify(token);
+      let u: UserInfo;
+      try {
+        u = this.map(claims);
+      } catch (err) {
+        if (err instanceof ClaimError) return this.reject(err.message);
+        if (err instanceof CelEvalError) return this.reject(`oidc: error evaluating expression: ${err.message}`);
+        throw err;
+      }
+      const untilExpiry = (claims.exp ?? 0) * 1000 - this.o.now().getTime();
+      return { value: u, ttlMs: Math.max(0, Math.min(SUCCESS_TTL_MS, untilExpiry)) };
+    });
     if (auds.length === 0) return null;
     return { user, audiences: auds };
   }

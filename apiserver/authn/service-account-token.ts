@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { decodeJwt, jwtVerify, SignJWT, type JWTPayload } from './jose';
 import type { SaSigningKey, SaVerificationKey } from './service-account-keys';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
+import { TokenDecisionCache } from './token-cache';
 import type { UserInfo } from './user';
 
 /** The private claim holding the binding (upstream "kubernetes.io"). */
@@ -19,6 +20,8 @@ export const EXTRA_CREDENTIAL_ID = 'authentication.svc.io/credential-id';
 const SA_PREFIX = 'system:serviceaccount:';
 /** Clock skew accepted on exp and nbf, as go-jose's default leeway upstream uses. */
 const LEEWAY_SECONDS = 60;
+/** How long a verified signature is remembered (never past the token's expiry); lookups still run on every use. */
+const VERIFIED_TTL_MS = 5 * 60_000;
 
 export interface ObjectRef {
   name: string;
@@ -131,16 +134,24 @@ export interface ServiceAccountAuthenticatorOptions {
 export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   readonly name = 'service-account';
   private readonly issuers: ReadonlySet<string>;
+  /** Signature checks are the expensive part (RSA/ECDSA verify); their result depends only on the token and the clock. */
+  private readonly verified: TokenDecisionCache<JWTPayload>;
 
   constructor(private readonly o: ServiceAccountAuthenticatorOptions) {
     this.issuers = new Set(o.issuers);
+    this.verified = new TokenDecisionCache(() => o.now().getTime());
   }
 
   /** Returns the account's user for a valid token of ours, null for other tokens, throws 401 otherwise. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     const unverified = peekClaims(token);
     if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
-    const payload = await this.verify(token);
+    const key = createHash('sha256').update(token).digest('base64url');
+    const payload = await this.verified.get(key, async () => {
+      const p = await this.verify(token);
+      const untilExpiry = ((p.exp ?? 0) + LEEWAY_SECONDS) * 1000 - this.o.now().getTime();
+      return { value: p, ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
+    });
     const tokenAuds = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
     const auds = intersect(audiences, tokenAuds);
     if (auds.length === 0) return this.reject('token audiences do not match the requested audiences');

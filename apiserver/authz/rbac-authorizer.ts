@@ -1,16 +1,18 @@
 import type { KObject } from '../api/types';
+import type { UserInfo } from '../authn/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { InformerHandler } from './informer';
 import { describeSubject, RBAC_GROUP, type Binding, type RbacPolicy, type RoleRef, type Subject } from './rbac-policy';
 import { toPolicyRule } from './rbac-rules';
+import type { RuleList, RuleLister } from './rule-lister';
 
 /**
  * The RBAC mode (A.2, A.6): allows when some binding of the user (or one of its groups or its
  * service account) grants a rule matching the request; otherwise no opinion, so later modes
  * decide. Permissions are purely additive, so RBAC never denies.
  */
-export class RbacAuthorizer implements Authorizer {
+export class RbacAuthorizer implements Authorizer, RuleLister {
   readonly name = 'RBAC';
 
   constructor(private readonly policy: RbacPolicy) {}
@@ -23,6 +25,11 @@ export class RbacAuthorizer implements Authorizer {
     const where = b.kind === 'RoleBinding' ? ` in namespace "${b.namespace}"` : '';
     const who = b.subjects.map((s) => describeSubject(s, b.namespace)).join(', ');
     return { decision: 'allow', reason: `RBAC: allowed by ${b.kind} "${b.name}"${where} of ${b.roleRef.kind} "${b.roleRef.name}" to ${who}` };
+  }
+
+  /** Every rule bound to the user, cluster-wide and in the namespace. */
+  rulesFor(user: UserInfo, namespace: string): RuleList {
+    return { rules: this.policy.rulesFor(user, namespace), incomplete: false };
   }
 }
 

@@ -102,7 +102,9 @@ export function nodeRules(): PolicyRule[] {
 }
 
 const DISCOVERY_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'];
-const PUBLIC_INFO_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
+// Upstream lists only the bare health paths; the individual checks (/livez/ping, ...) are added so
+// load balancers and probes may read them too (their failure reasons are withheld anyway).
+const PUBLIC_INFO_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/', '/healthz/*', '/livez/*', '/readyz/*'];
 
 export function defaultClusterRoles(): DefaultClusterRole[] {
   return [

@@ -161,6 +161,13 @@ export class RbacPolicy {
     return out;
   }
 
+  /** True when the object is known (readiness checks: the defaults have reached the index). */
+  has(kind: 'Role' | 'ClusterRole' | Binding['kind'], namespace: string, name: string): boolean {
+    if (kind === 'Role') return this.roles.get(namespace)?.has(name) ?? false;
+    if (kind === 'ClusterRole') return this.clusterRoles.has(name);
+    return this.bindings.has(bindingKey(kind, kind === 'ClusterRoleBinding' ? '' : namespace, name));
+  }
+
   /** Counts, for diagnostics and benchmarks. */
   size(): { roles: number; clusterRoles: number; bindings: number } {
     let roles = 0;

@@ -28,6 +28,14 @@ export interface ApiServerFlags {
   leaderElectRetryPeriodMs: number;
   clusterSigningDurationMs: number;
   logLevel: string;
+  /** --authorization-mode split on commas; undefined when the flag is absent (then buildAuthorizers uses Node,RBAC unless --authorization-config is set). */
+  authorizationMode?: string[];
+  authorizationPolicyFile?: string;
+  authorizationWebhookConfigFile?: string;
+  authorizationWebhookCacheAuthorizedTtlMs?: number;
+  authorizationWebhookCacheUnauthorizedTtlMs?: number;
+  authorizationWebhookVersion?: string;
+  authorizationConfig?: string;
   help: boolean;
   version: boolean;
 }
@@ -64,6 +72,13 @@ const defs: Record<string, Def> = {
   'leader-elect-retry-period': { kind: 'duration', usage: 'Interval between acquire and renew attempts', def: '2s' },
   'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
   'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
+  'authorization-mode': { kind: 'list', usage: 'Ordered list of authorization modes: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook (default Node,RBAC)' },
+  'authorization-policy-file': { kind: 'string', usage: 'ABAC policy file: one JSON Policy per line (with --authorization-mode=ABAC)' },
+  'authorization-webhook-config-file': { kind: 'string', usage: 'Kubeconfig-format file naming the authorization webhook (with --authorization-mode=Webhook)' },
+  'authorization-webhook-cache-authorized-ttl': { kind: 'duration', usage: 'How long to cache allowed webhook decisions (default 5m0s)' },
+  'authorization-webhook-cache-unauthorized-ttl': { kind: 'duration', usage: 'How long to cache denied webhook decisions (default 30s)' },
+  'authorization-webhook-version': { kind: 'string', usage: 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)' },
+  'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
@@ -143,6 +158,13 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     leaderElectRetryPeriodMs: dur('leader-elect-retry-period'),
     clusterSigningDurationMs: dur('cluster-signing-duration'),
     logLevel: level,
+    authorizationMode: values.has('authorization-mode') ? get('authorization-mode')!.split(',').map((m) => m.trim()).filter(Boolean) : undefined,
+    authorizationPolicyFile: str('authorization-policy-file'),
+    authorizationWebhookConfigFile: str('authorization-webhook-config-file'),
+    authorizationWebhookCacheAuthorizedTtlMs: values.has('authorization-webhook-cache-authorized-ttl') ? dur('authorization-webhook-cache-authorized-ttl') : undefined,
+    authorizationWebhookCacheUnauthorizedTtlMs: values.has('authorization-webhook-cache-unauthorized-ttl') ? dur('authorization-webhook-cache-unauthorized-ttl') : undefined,
+    authorizationWebhookVersion: str('authorization-webhook-version'),
+    authorizationConfig: str('authorization-config'),
     help: bool('help'),
     version: bool('version'),
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Storage } from '../storage/storage';
 
@@ -22,10 +23,8 @@ export class Compactor {
       } catch (err) {
         this.o.log.warn({ err }, 'compaction failed; will retry');
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.o.intervalMs);
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      // Rejects at once when the signal is (or was already) aborted.
+      await sleep(this.o.intervalMs, undefined, { signal }).catch(() => undefined);
     }
   }
 

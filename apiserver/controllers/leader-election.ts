@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -57,8 +58,14 @@ export class LeaderElector {
         await sleep(this.o.retryPeriodMs, signal);
         continue;
       }
+      if (signal.aborted) {
+        // Shutdown began while acquiring: hand the lease straight back instead of starting to lead.
+        await this.release();
+        break;
+      }
       this.o.log.info({ identity: this.o.identity, lease: `${this.o.namespace}/${this.o.name}` }, 'became leader');
       const leading = new AbortController();
+      setMaxListeners(100, leading.signal);
       const work = lead(leading.signal).catch((err) => this.o.log.error({ err }, 'control loops failed'));
       let lastRenew = Date.now();
       while (!signal.aborted) {

@@ -2,8 +2,9 @@ import { ApiError, errors, fieldError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import type { BoundObjectGetter, ObjectRef, SaPrivateClaim, ServiceAccountTokenIssuer } from '../authn/service-account-token';
+import { decodeTokenRequestProto } from '../authn/token-request-proto';
 import { tokenRequestType } from '../registry/types/serviceaccount-token-request';
-import { decodeObject, readBody } from '../server/decode';
+import { checkObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { rfc3339 } from '../store/object-store';
 import { parseFieldValidation } from '../validation/field-validation';
@@ -13,6 +14,8 @@ import { reply, type ResourceRequest } from './context';
 export const DEFAULT_EXPIRATION_SECONDS = 3600;
 export const MIN_EXPIRATION_SECONDS = 600;
 export const MAX_EXPIRATION_SECONDS = 2 ** 32;
+/** The group name upstream clients put in TokenRequest bodies. */
+const UPSTREAM_API_VERSION = 'authentication.k8s.io/v1';
 
 export interface ServiceAccountTokenDeps {
   issuer: ServiceAccountTokenIssuer;
@@ -31,9 +34,24 @@ export interface ServiceAccountTokenDeps {
 export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.info.verb !== 'create') throw errors.methodNotAllowed(`the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
-    const format = bodyFormat(r.req.headers['content-type'], 'POST');
     const body = await readBody(r.req);
-    const { object, warnings } = decodeObject(body, format === 'yaml' ? 'yaml' : 'json', tokenRequestType, parseFieldValidation(r.query.get('fieldValidation')));
+    let value: unknown;
+    let duplicates: string[] = [];
+    if (/^application\/vnd\.kubernetes\.protobuf\b/.test(r.req.headers['content-type'] ?? '')) {
+      // kubectl create token sends protobuf; the answer goes back as JSON, which client-go also accepts.
+      try {
+        value = { metadata: {}, ...decodeTokenRequestProto(body) };
+      } catch (err) {
+        throw errors.badRequest(`the TokenRequest body could not be decoded as protobuf: ${(err as Error).message}`);
+      }
+    } else {
+      const format = bodyFormat(r.req.headers['content-type'], 'POST');
+      ({ value, duplicates } = parseDocument(body, format === 'yaml' ? 'yaml' : 'json'));
+    }
+    // kubectl create token (client-go) names the group by its upstream name; accept it and answer in kind.
+    const sentVersion = isObject(value) && value.apiVersion === UPSTREAM_API_VERSION ? UPSTREAM_API_VERSION : 'authentication.svc.io/v1';
+    if (isObject(value) && value.apiVersion === UPSTREAM_API_VERSION) value.apiVersion = 'authentication.svc.io/v1';
+    const { object, warnings } = checkObject(value, duplicates, tokenRequestType, parseFieldValidation(r.query.get('fieldValidation')));
     const ns = r.info.namespace;
     const name = r.info.name;
     const spec = isObject(object.spec) ? object.spec : {};
@@ -50,7 +68,7 @@ export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: 
     const seconds = d.maxExpirationSeconds ? Math.min(expirationSeconds, d.maxExpirationSeconds) : expirationSeconds;
     const { token, expirationTimestamp } = await d.issuer.issue({ binding, audiences, expirationSeconds: seconds });
     const out: KObject = {
-      apiVersion: 'authentication.svc.io/v1',
+      apiVersion: sentVersion,
       kind: 'TokenRequest',
       metadata: { name, namespace: ns, creationTimestamp: rfc3339(r.now()) },
       spec: { audiences, expirationSeconds: seconds, boundObjectRef: boundRef ?? null },

@@ -44,8 +44,8 @@ export interface ResourceType {
   defaults?(obj: KObject): void;
   /** Kind-specific validation; old is set on update. Object metadata is validated generically before. */
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
-  /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. */
-  validateUpdate?(obj: KObject, old: KObject): Cause[];
+  /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
+  validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
 }
 
 export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string {

@@ -1,6 +1,6 @@
 import type { KObject } from '../api/types';
 import { podRequests, type Resources } from './resources';
-import { podTolerations, type Toleration } from './taints';
+import { podTolerations, type Taint, type Toleration } from './taints';
 
 /** A pod being scheduled, with what the filters and scores need computed once. */
 export interface PodInfo {
@@ -17,6 +17,7 @@ export interface NodeInfo {
   node: KObject;
   name: string;
   allocatable: Resources;
+  taints: Taint[];
   /** Sum of the exact requests of the non-terminal pods bound to the node. */
   requested: Resources;
   /** Sum of their non-zero requests (scoring). */

@@ -21,6 +21,8 @@ import { Discovery } from './discovery';
 import { runChecks, type HealthCheck } from './health';
 import { openApiV2, openApiV3, openApiV3Index } from './openapi';
 import { parseRequestInfo, type RequestInfo } from './request-info';
+import { requestAttributes } from '../authz/attributes';
+import { reviewAlias } from '../handlers/review-handlers';
 import { send, sendError } from './respond';
 
 export interface ApiServerOptions {
@@ -44,6 +46,8 @@ export interface ApiServerOptions {
   version: { gitVersion: string; major: string; minor: string };
   /** Extra handlers for sub-resources, keyed "group/resource/subresource" (e.g. certificatesigningrequests approval). */
   subresources?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
+  /** Types that are created, never stored (the authorization reviews), keyed "group/version/resource": every verb goes to the handler. */
+  virtual?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
 }
 
 /**
@@ -115,9 +119,10 @@ export class ApiServer {
     const o = this.o;
     try {
       const url = new URL(req.url ?? '/', 'https://localhost');
-      const info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
+      // Stock kubectl posts the review APIs to authorization.k8s.io: served as authorization.svc.io.
+      const info = reviewAlias(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams));
       const user = await o.authn.authenticate(req);
-      await o.authz.authorize({ user, info });
+      await o.authz.authorize(requestAttributes(user, info, url.searchParams));
       if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
@@ -143,6 +148,8 @@ export class ApiServer {
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now };
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
+    const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
+    if (virtual) return virtual(r);
     if (info.subresource) {
       const extra = o.subresources?.get(`${type.group}/${type.resource}/${info.subresource}`);
       if (extra) return extra(r);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { ApiError } from '../api/errors';
+import { StorageError } from '../storage/storage';
 
 export interface SendOptions {
   yaml?: boolean;
@@ -38,9 +39,27 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   res.end(payload);
 }
 
+/**
+ * Store errors that reach the edge: an unreachable store is 503 (clients retry), a revision
+ * beyond the store's is 504 "Too large resource version", a compacted one 410 (as upstream maps
+ * etcd's errors). Anything else stays an internal error.
+ */
+function fromStorage(err: unknown): ApiError | undefined {
+  if (!(err instanceof StorageError)) return undefined;
+  switch (err.code) {
+    case 'Unavailable':
+      return new ApiError('ServiceUnavailable', `the storage backend is unavailable: ${err.message}`, { retryAfterSeconds: 1 });
+    case 'FutureRevision':
+      return new ApiError('Timeout', `Too large resource version: ${err.message}`, { retryAfterSeconds: 1 });
+    case 'Compacted':
+      return new ApiError('Expired', `too old resource version: ${err.message}`);
+  }
+  return undefined;
+}
+
 /** Every error answer is a Status object (section 7). Non-ApiErrors become 500 without leaking internals. */
 export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void): void {
-  const e = err instanceof ApiError ? err : undefined;
+  const e = err instanceof ApiError ? err : fromStorage(err);
   if (!e) onInternal?.(err);
   const status = e ?? new ApiError('InternalError', 'Internal error occurred: an unexpected error happened; see the server log');
   if (res.headersSent) {

@@ -272,8 +272,9 @@ export class ObjectStore {
       meta.ownerReferences = old.ownerReferences;
       if (meta.finalizers === undefined) delete meta.finalizers;
       if (meta.ownerReferences === undefined) delete meta.ownerReferences;
-    } else if (t.hasStatus) {
-      // The main resource ignores status changes.
+    } else if (t.hasStatus && ctx.subresource !== 'binding') {
+      // The main resource ignores status changes. pods/binding is the exception: as upstream's
+      // BindingREST it sets spec.nodeName and the PodScheduled condition in one write.
       if (current.status === undefined) delete obj.status;
       else obj.status = current.status;
     }
@@ -421,7 +422,7 @@ export class ObjectStore {
     causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t) }));
     if (old) causes.push(...validateMetaUpdate(obj.metadata, old.metadata));
     if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
-    if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old));
+    if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old, subresource));
     if (causes.length > 0) throw errors.invalid(t.kind, obj.metadata.name ?? obj.metadata.generateName ?? '', causes, t.group);
   }
 

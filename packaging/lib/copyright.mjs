@@ -26,22 +26,34 @@ export function packageDirsOf(inputPaths) {
   return [...dirs].sort();
 }
 
-/** Copyright lines of a package: "Copyright ..." lines of its license/notice files, else its package.json author. */
+/** The package.json author as text, or undefined. */
+function authorOf(pkg) {
+  return typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
+}
+
+/**
+ * Copyright holders of a package: the notices of its license/notice files ("Copyright (c) 2020
+ * Name"), else its package.json author. License body text that merely mentions copyright (the
+ * Apache-2.0 terms, "[yyyy] [name of copyright owner]" templates) is not a notice.
+ */
 function holdersOf(dir, pkg) {
   const found = [];
+  const author = authorOf(pkg);
   for (const name of readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice|copyrightnotice)(\.(md|txt))?$/i.test(f)).sort()) {
     for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
-      const t = line.trim().replace(/^[#*>\s]+/, '');
-      if (/^(copyright\b|\(c\)|©)/i.test(t) && !/copyright (notice|holder|owner)s?\b/i.test(t) && /\d{4}|[A-Za-z]{3,}/.test(t.replace(/^copyright/i, ''))) {
-        const cleaned = t.replace(/^copyright\s*(\(c\)|©)?\s*/i, '').replace(/\s+/g, ' ').replace(/\.$/, '');
-        if (cleaned && !found.includes(cleaned)) found.push(cleaned);
-      }
+      const t = line.trim().replace(/^[#*>/\s]+/, '');
+      const m = /^(?:copyright\s*(?:\(c\)|©)?|\(c\)|©)\s*(.*)$/i.exec(t);
+      if (!m) continue;
+      let holder = m[1].replace(/&lt;/g, '<').replace(/&gt;?/g, '>').replace(/&amp;/g, '&').replace(/^(\(c\)|©)\s*/i, '').replace(/\s+/g, ' ').replace(/[.,;]$/, '').trim();
+      if (!/^\d{4}/.test(holder) && !/^[A-Z]/.test(holder)) continue;
+      if (/\[yyyy\]|\b(license|licensor|notice|owner|statement|retain|holders?)\b/i.test(holder)) continue;
+      // "Copyright (c) 2020" with the name left out: the author is the best available name.
+      if (!/[A-Za-z]/.test(holder) && author) holder = `${holder} ${author}`;
+      if (holder && !found.includes(holder)) found.push(holder);
     }
   }
   if (found.length) return found;
-  const author = typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
-  if (author) return [author];
-  return [`the ${pkg.name} authors`];
+  return [author ?? `the ${pkg.name} authors`];
 }
 
 function licenseOf(pkg, where) {

@@ -28,6 +28,17 @@ function jsFilesUnder(dir) {
   return out;
 }
 
+/**
+ * Debian policy 10.2 wants every shared object linked against libc. An addon that calls nothing
+ * from libc itself (sd-notify's calls only libsystemd) loses libc.so.6 from DT_NEEDED to the
+ * linker's --as-needed; adding it back changes nothing at run time (node has libc loaded) and
+ * states the dependency honestly. Needs patchelf.
+ */
+function linkLibc(file) {
+  const needed = execFileSync('patchelf', ['--print-needed', file], { encoding: 'utf8' }).split('\n');
+  if (!needed.includes('libc.so.6')) execFileSync('patchelf', ['--add-needed', 'libc.so.6', file]);
+}
+
 /** The directory of an installed npm package, resolved the way the build's own require would. */
 export function packageDir(repoRoot, name) {
   return dirname(createRequire(join(repoRoot, 'package.json')).resolve(`${name}/package.json`));
@@ -57,8 +68,9 @@ export function copyNativeModules(repoRoot, destNodeModules) {
         if (f.endsWith('.node')) {
           // Debug symbols and build notes are not needed; strip like dh_strip does for libraries.
           execFileSync('strip', ['--strip-unneeded', '--remove-section=.comment', '--remove-section=.note', to]);
-          chmodSync(to, 0o644);
-        } else chmodSync(to, 0o644);
+          linkLibc(to);
+        }
+        chmodSync(to, 0o644);
       }
     }
     copied.push({ name, version: pkg.version, dir: relative(repoRoot, src) });

@@ -21,7 +21,7 @@ function onlyAddedTolerations(next: JsonMap[], prev: JsonMap[]): Cause[] {
   return [];
 }
 
-export function validatePodUpdate(o: KObject, old: KObject): Cause[] {
+export function validatePodUpdate(o: KObject, old: KObject, subresource = ''): Cause[] {
   const spec = rec(o.spec) ?? {};
   const oldSpec = rec(old.spec) ?? {};
   const out: Cause[] = [];
@@ -53,6 +53,11 @@ export function validatePodUpdate(o: KObject, old: KObject): Cause[] {
   // Scheduling gates may only be removed.
   const oldGates = recs(oldSpec.schedulingGates).map((g) => g.name);
   if (recs(spec.schedulingGates).every((g) => oldGates.includes(g.name))) munged.schedulingGates = oldSpec.schedulingGates;
+  // pods/binding (upstream BindingREST) may set spec.nodeName once, on a pod not yet bound.
+  if (subresource === 'binding' && !oldSpec.nodeName) {
+    if (oldSpec.nodeName === undefined) delete munged.nodeName;
+    else munged.nodeName = oldSpec.nodeName;
+  }
   const tgps = oldSpec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0 && munged.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = tgps;
   if (!semanticEqual(munged, oldSpec)) {

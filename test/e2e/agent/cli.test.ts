@@ -14,17 +14,17 @@ test('--help prints help and exits 0', (t) => {
   t.regex(r.stdout, /--bootstrap-kubeconfig/);
 });
 
-test('bad flags and bad configuration exit 1 with a message naming the problem, never a stack trace', (t) => {
+test('bad flags and bad configuration exit 78 (EX_CONFIG) with a message naming the problem, never a stack trace', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-node-cli-'));
   try {
     const r = run(['--no-such-flag']);
-    t.is(r.status, 1);
+    t.is(r.status, 78);
     t.regex(r.stderr, /^svc-node: .*unknown flag: --no-such-flag/);
     t.notRegex(r.stderr, noStack);
     const cfg = join(dir, 'bad.yaml');
     writeFileSync(cfg, 'apiVersion: nodeagent.config.svc.io/v1beta1\nkind: NodeAgentConfiguration\nmaxPods: many\n');
     const b = run([`--config=${cfg}`]);
-    t.is(b.status, 1);
+    t.is(b.status, 78);
     t.true(b.stderr.includes(cfg));
     t.regex(b.stderr, /maxPods/);
     t.notRegex(b.stderr, noStack);

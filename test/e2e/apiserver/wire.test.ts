@@ -18,7 +18,8 @@ const pod = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, labels: { app: 'web' } },
-  spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] },
+  // A scheduler nobody runs, so the built-in scheduler does not write to these pods mid-test.
+  spec: { schedulerName: 'wire-test', containers: [{ name: 'c', image: 'busybox:1.36' }] },
   ...extra,
 });
 
@@ -109,7 +110,7 @@ test.serial('merge patch with null removes a label', async (t) => {
 });
 
 test.serial('label and field selectors', async (t) => {
-  await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/wire/pods`, pod('p2', { spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } }));
+  await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/wire/pods`, pod('p2', { spec: { nodeName: 'n1', schedulerName: 'wire-test', containers: [{ name: 'c', image: 'x' }] } }));
   const byLabel = await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/wire/pods?labelSelector=app%3Dweb`);
   t.deepEqual(byLabel.body.items.map((p: { metadata: { name: string } }) => p.metadata.name), ['p2']);
   const byNode = await call(s.admin, 'GET', `${s.url}/api/v1/pods?fieldSelector=spec.nodeName%3Dn1`);

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent } from 'undici';
 import type { RunningApiServer } from '../../helpers/apiserver-process';
 import { call } from '../../helpers/http';
 
@@ -81,4 +84,10 @@ export function summarize(failed: readonly FailedWrite[]): string {
   const counts = new Map<string, number>();
   for (const f of failed) counts.set(`${f.status} ${f.reason}`, (counts.get(`${f.status} ${f.reason}`) ?? 0) + 1);
   return [...counts].map(([k, n]) => `${n}× ${k}`).join('; ') || 'none';
+}
+
+/** An undici dispatcher with the admin client certificate the server wrote under dataDir/pki (throws until it exists). */
+export function adminAgent(dataDir: string): Agent {
+  const pki = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
+  return new Agent({ connect: { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key'), servername: 'localhost' } });
 }

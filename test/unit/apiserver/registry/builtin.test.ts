@@ -75,6 +75,15 @@ samples['certificates.svc.io/certificatesigningrequests'] = {
   spec: { request: b64(CSR), signerName: 'svc.io/kube-apiserver-client', usages: ['client auth'] },
 };
 
+samples['rbac.authorization.svc.io/roles'] = { metadata: { name: 'pod-reader', namespace: 'default' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }] };
+samples['rbac.authorization.svc.io/clusterroles'] = { metadata: { name: 'system:agg' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }], aggregationRule: { clusterRoleSelectors: [{ matchLabels: { a: 'b' } }] } };
+samples['rbac.authorization.svc.io/rolebindings'] = { metadata: { name: 'rb', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' }, { kind: 'ServiceAccount', name: 'default' }] };
+samples['rbac.authorization.svc.io/clusterrolebindings'] = { metadata: { name: 'crb' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.svc.io', name: 'devs' }] };
+samples['authorization.svc.io/selfsubjectaccessreviews'] = { metadata: { name: 'r' }, spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
+samples['authorization.svc.io/selfsubjectrulesreviews'] = { metadata: { name: 'r' }, spec: { namespace: 'default' } };
+samples['authorization.svc.io/subjectaccessreviews'] = { metadata: { name: 'r' }, spec: { user: 'alice', nonResourceAttributes: { path: '/healthz', verb: 'get' } } };
+samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
+
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
     const key = `${type.group}/${type.resource}`;
@@ -124,7 +133,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumes']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -161,8 +170,10 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['', 'v1', 'v1'],
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
+      ['authorization.svc.io', 'v1,v1beta1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
+      ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],

@@ -1,0 +1,57 @@
+/**
+ * The query parameters of a container log request, as upstream's PodLogOptions: follow,
+ * previous, timestamps, tailLines, sinceSeconds or sinceTime (not both), limitBytes. Bad values
+ * are a LogOptionsError, which the handler answers with 400 and the message.
+ */
+
+export interface LogOptions {
+  follow: boolean;
+  previous: boolean;
+  timestamps: boolean;
+  /** Only the last N lines. */
+  tailLines?: number;
+  /** Only records at or after this time (ms). */
+  sinceMs?: number;
+  /** Stop after this many bytes. */
+  limitBytes?: number;
+}
+
+export class LogOptionsError extends Error {
+  override readonly name = 'LogOptionsError';
+}
+
+function bool(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  if (v === null) return false;
+  if (v === '' || v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new LogOptionsError(`${name}: invalid boolean ${JSON.stringify(v)}`);
+}
+
+function int(q: URLSearchParams, name: string, min: number): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw new LogOptionsError(`${name}: invalid integer ${JSON.stringify(v)}`);
+  const n = Number(v);
+  if (n < min) throw new LogOptionsError(`${name}: must be greater than or equal to ${min}`);
+  return n;
+}
+
+/** Reads the options; `now` resolves sinceSeconds. Throws LogOptionsError. */
+export function parseLogOptions(q: URLSearchParams, now: number): LogOptions {
+  const o: LogOptions = { follow: bool(q, 'follow'), previous: bool(q, 'previous'), timestamps: bool(q, 'timestamps') };
+  const tail = int(q, 'tailLines', 0);
+  if (tail !== undefined) o.tailLines = tail;
+  const since = int(q, 'sinceSeconds', 1);
+  const sinceTime = q.get('sinceTime');
+  if (since !== undefined && sinceTime) throw new LogOptionsError('at most one of sinceTime or sinceSeconds may be specified');
+  if (since !== undefined) o.sinceMs = now - since * 1000;
+  if (sinceTime) {
+    const t = Date.parse(sinceTime);
+    if (!Number.isFinite(t)) throw new LogOptionsError(`sinceTime: invalid time ${JSON.stringify(sinceTime)}`);
+    o.sinceMs = t;
+  }
+  const limit = int(q, 'limitBytes', 1);
+  if (limit !== undefined) o.limitBytes = limit;
+  return o;
+}

@@ -1,0 +1,90 @@
+/**
+ * The serving certificate of the agent's log endpoint. With tlsCertFile/tlsPrivateKeyFile set
+ * those are used; otherwise, as upstream's kubelet without a serving certificate, a self-signed
+ * one (ECDSA P-256, one year, the node name, "localhost" and the node's IPs as names) is made once
+ * in the cert dir as svc-node-server.crt/.key and reused until it is within 30 days of expiry.
+ */
+import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface ServingCert {
+  certPem: string;
+  keyPem: string;
+  certFile: string;
+  keyFile: string;
+  /** True when it was generated now. */
+  generated: boolean;
+}
+
+export interface ServingCertOptions {
+  certDir: string;
+  nodeName: string;
+  ips: readonly string[];
+  /** Configured files; both set means "use these". */
+  certFile?: string;
+  keyFile?: string;
+  now?: Date;
+}
+
+/** @peculiar/x509 costs several MB; it is loaded only when a certificate must be made. */
+function x509lib(): typeof import('../../apiserver/pki/x509').x509 {
+  return (require('../../apiserver/pki/x509') as typeof import('../../apiserver/pki/x509')).x509;
+}
+
+const DAY = 24 * 3600_000;
+const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+async function writeAtomic(file: string, data: string, mode: number): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}`;
+  await writeFile(tmp, data, { mode });
+  await rename(tmp, file);
+}
+
+/** Loads or creates the serving certificate. Rejects with the fs or crypto error. */
+export async function ensureServingCert(o: ServingCertOptions): Promise<ServingCert> {
+  if (o.certFile && o.keyFile) {
+    return { certPem: await readFile(o.certFile, 'utf8'), keyPem: await readFile(o.keyFile, 'utf8'), certFile: o.certFile, keyFile: o.keyFile, generated: false };
+  }
+  const now = o.now ?? new Date();
+  const certFile = path.join(o.certDir, 'svc-node-server.crt');
+  const keyFile = path.join(o.certDir, 'svc-node-server.key');
+  try {
+    const certPem = await readFile(certFile, 'utf8');
+    const keyPem = await readFile(keyFile, 'utf8');
+    const validTo = new Date(new X509Certificate(certPem).validTo).getTime();
+    if (validTo - now.getTime() > 30 * DAY) return { certPem, keyPem, certFile, keyFile, generated: false };
+  } catch {
+    // absent or unreadable: make a new one
+  }
+  const x509 = x509lib();
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const serial = randomBytes(16);
+  serial[0]! &= 0x7f;
+  const names = [
+    { type: 'dns' as const, value: o.nodeName },
+    { type: 'dns' as const, value: 'localhost' },
+    ...[...new Set(['127.0.0.1', ...o.ips])].map((ip) => ({ type: 'ip' as const, value: ip })),
+  ];
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial.toString('hex'),
+    name: `CN=${o.nodeName.replace(/([,+"\\<>;=])/g, '\\$1')}@${Math.floor(now.getTime() / 1000)}`,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter: new Date(now.getTime() + 365 * DAY),
+    keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
+      new x509.SubjectAlternativeNameExtension(names, false),
+    ],
+  });
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  const keyPem = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'sec1' }).toString();
+  const certPem = cert.toString('pem') + '\n';
+  await mkdir(o.certDir, { recursive: true, mode: 0o700 });
+  await writeAtomic(keyFile, keyPem, 0o600);
+  await writeAtomic(certFile, certPem, 0o644);
+  return { certPem, keyPem, certFile, keyFile, generated: true };
+}

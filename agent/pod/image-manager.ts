@@ -1,0 +1,113 @@
+/**
+ * Makes a container's image present per its imagePullPolicy, as upstream's kubelet image manager
+ * (images/image_manager.go EnsureImageExists):
+ *   Never         the image must be there (ErrImageNeverPull otherwise);
+ *   IfNotPresent  ImageStatus first, pull only when absent;
+ *   Always        pull every time a container is created.
+ * A failed pull is ErrImagePull and starts a per-image-and-pod back-off (10 s doubling to 5 min);
+ * while it lasts the answer is ImagePullBackOff without asking the registry. Pulls are recorded
+ * under image_manager (./pull-records) and serialized when serializeImagePulls is set.
+ */
+import { isImageId, parseImageRef } from '../cri/image-ref';
+import type { RuntimeService } from '../cri/runtime-service';
+import type { PodSandboxConfig } from '../cri/types';
+import type { Clock } from '../node/clock';
+import type { Log } from '../platform/logger';
+import { FlowBackoff } from './flow-backoff';
+import type { Container, Pod } from './pod-types';
+import type { PullRecords } from './pull-records';
+import { ContainerSyncError, Reasons } from './sync-errors';
+
+export interface ImageManagerOptions {
+  runtime: RuntimeService;
+  clock: Clock;
+  records: PullRecords;
+  log: Log;
+  /** One pull at a time (the kubelet's serializeImagePulls, default true). */
+  serialize: boolean;
+  /** Deadline of ImageStatus calls. */
+  callTimeoutMs: number;
+  /** Deadline of one pull. */
+  pullTimeoutMs: number;
+}
+
+/** Upstream's default: Always for :latest or untagged images, else IfNotPresent. */
+export function pullPolicy(c: Container): 'Always' | 'IfNotPresent' | 'Never' {
+  if (c.imagePullPolicy) return c.imagePullPolicy;
+  const image = c.image ?? '';
+  if (image.includes('@')) return 'IfNotPresent';
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  return !last.includes(':') || last.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+}
+
+export class ImageManager {
+  private readonly backoff: FlowBackoff;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: ImageManagerOptions) {
+    this.backoff = new FlowBackoff(o.clock);
+  }
+
+  /**
+   * Resolves the image reference to create the container with (the image ID). Rejects
+   * ContainerSyncError with reason ErrImagePull, ImagePullBackOff, ErrImageNeverPull or InvalidImageName.
+   */
+  async ensureImage(pod: Pod, c: Container, sandbox?: PodSandboxConfig, signal?: AbortSignal): Promise<string> {
+    const image = c.image ?? '';
+    try {
+      if (!isImageId(image)) parseImageRef(image);
+    } catch (e) {
+      throw new ContainerSyncError(Reasons.InvalidImageName, `Failed to apply default image tag "${image}": ${(e as Error).message}`);
+    }
+    const policy = pullPolicy(c);
+    const call = { timeoutMs: this.o.callTimeoutMs, ...(signal ? { signal } : {}) };
+    if (policy !== 'Always') {
+      const st = await this.o.runtime.imageStatus({ image }, false, call);
+      if (st.image) return st.image.id;
+      if (policy === 'Never') {
+        throw new ContainerSyncError(Reasons.ErrImageNeverPull, `Container image "${image}" is not present with pull policy of Never`);
+      }
+    }
+    const key = `${pod.metadata.uid ?? ''}_${image}`;
+    if (this.backoff.isInBackOffSinceUpdate(key)) {
+      throw new ContainerSyncError(Reasons.ImagePullBackOff, `Back-off pulling image "${image}"`, Math.max(100, this.backoff.remainingSinceUpdate(key)));
+    }
+    try {
+      const ref = await this.pull(image, sandbox, signal);
+      return ref;
+    } catch (e) {
+      this.backoff.next(key, this.o.clock.now());
+      // Sync again soon, so the status turns to ImagePullBackOff while the back-off lasts (as upstream shows it).
+      throw new ContainerSyncError(Reasons.ErrImagePull, (e as Error).message, 1000);
+    }
+  }
+
+  /** Forgets the back-off of a pod that is gone. */
+  forgetPod(uid: string): void {
+    this.backoff.forgetPrefix(`${uid}_`);
+  }
+
+  private pull(image: string, sandbox: PodSandboxConfig | undefined, signal: AbortSignal | undefined): Promise<string> {
+    const run = async () => {
+      this.o.log.info({ image }, 'pulling image');
+      const started = this.o.clock.now();
+      await this.o.records.startPull(image).catch((e: Error) => this.o.log.warn({ image, error: e.message }, 'cannot write image pull intent'));
+      try {
+        const ref = await this.o.runtime.pullImage({ image }, undefined, sandbox, { timeoutMs: this.o.pullTimeoutMs, ...(signal ? { signal } : {}) });
+        await this.o.records.finishPull(image, ref).catch((e: Error) => this.o.log.warn({ image, error: e.message }, 'cannot write image pull record'));
+        this.o.log.info({ image, imageRef: ref, ms: this.o.clock.now() - started }, 'pulled image');
+        // CreateContainer gets the image ID, as upstream passes the resolved reference.
+        const st = await this.o.runtime.imageStatus({ image: ref }, false, { timeoutMs: this.o.callTimeoutMs });
+        return st.image?.id ?? ref;
+      } catch (e) {
+        await this.o.records.abandonPull(image).catch(() => undefined);
+        this.o.log.warn({ image, error: (e as Error).message }, 'image pull failed');
+        throw e;
+      }
+    };
+    if (!this.o.serialize) return run();
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}

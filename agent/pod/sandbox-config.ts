@@ -1,0 +1,108 @@
+/**
+ * A pod as a CRI PodSandboxConfig, as upstream's kuberuntime generatePodSandboxConfig: metadata
+ * (name, namespace, uid, attempt), hostname (none for host-network pods: containerd puts them in
+ * the host's UTS namespace and runc refuses to set a hostname there), the log directory
+ * <podLogsDir>/<namespace>_<name>_<uid>, DNS, port mappings, labels, the pod's cgroup parent and
+ * the sandbox's security context (namespaces, privileged if any container is, seccomp, sysctls).
+ */
+import path from 'node:path';
+import type { DnsConfig, PodSandboxConfig, PortMapping, SecurityProfile } from '../cri/types';
+import type { Pod } from './pod-types';
+import { sandboxAnnotations, sandboxLabels } from './runtime-labels';
+
+export interface SandboxConfigInput {
+  pod: Pod;
+  attempt: number;
+  /** podLogsDir of the agent configuration. */
+  podLogsDir: string;
+  cgroupParent: string;
+  seccomp: SecurityProfile;
+  clusterDNS: readonly string[];
+  clusterDomain: string;
+}
+
+/** <podLogsDir>/<namespace>_<name>_<uid>, upstream's BuildPodLogsDirectory. */
+export function podLogDirectory(podLogsDir: string, pod: Pod): string {
+  return path.join(podLogsDir, `${pod.metadata.namespace ?? 'default'}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`);
+}
+
+/** The pod's hostname: spec.hostname, else the pod name, cut to 63 characters without a trailing '-' or '.' (upstream GeneratePodHostNameAndDomain). */
+export function podHostname(pod: Pod): string {
+  const name = pod.spec.hostname || pod.metadata.name || '';
+  if (name.length <= 63) return name;
+  return name.slice(0, 63).replace(/[-.]+$/, '');
+}
+
+function dnsConfig(input: SandboxConfigInput): DnsConfig | undefined {
+  const { pod } = input;
+  const policy = pod.spec.dnsPolicy ?? 'ClusterFirst';
+  const extra = pod.spec.dnsConfig;
+  const custom: DnsConfig = {
+    servers: [...(extra?.nameservers ?? [])],
+    searches: [...(extra?.searches ?? [])],
+    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
+  };
+  if (policy === 'None') return custom;
+  // Upstream: ClusterFirst on the host network falls back to the node's resolv.conf; ClusterFirstWithHostNet does not.
+  const clusterFirst = (policy === 'ClusterFirst' && !pod.spec.hostNetwork) || policy === 'ClusterFirstWithHostNet';
+  if (clusterFirst && input.clusterDNS.length > 0) {
+    const ns = pod.metadata.namespace ?? 'default';
+    const d = input.clusterDomain;
+    const searches = d ? [`${ns}.svc.${d}`, `svc.${d}`, d] : [];
+    return {
+      servers: [...input.clusterDNS, ...(custom.servers ?? [])],
+      searches: [...searches, ...(custom.searches ?? [])],
+      options: ['ndots:5', ...(custom.options ?? [])],
+    };
+  }
+  // Default: the runtime copies the node's resolv.conf (plus any dnsConfig additions).
+  const any = (custom.servers?.length ?? 0) + (custom.searches?.length ?? 0) + (custom.options?.length ?? 0) > 0;
+  return any ? custom : undefined;
+}
+
+function portMappings(pod: Pod): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      const m: PortMapping = { containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' };
+      if (p.hostPort) m.hostPort = p.hostPort;
+      if (p.hostIP) m.hostIp = p.hostIP;
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+export function buildSandboxConfig(input: SandboxConfigInput): PodSandboxConfig {
+  const { pod } = input;
+  const s = pod.spec;
+  const psc = s.securityContext ?? {};
+  const privileged = [...s.containers, ...(s.initContainers ?? [])].some((c) => c.securityContext?.privileged === true);
+  const config: PodSandboxConfig = {
+    metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? 'default', uid: pod.metadata.uid ?? '', attempt: input.attempt },
+    logDirectory: podLogDirectory(input.podLogsDir, pod),
+    portMappings: portMappings(pod),
+    labels: sandboxLabels(pod),
+    annotations: sandboxAnnotations(pod),
+    linux: {
+      cgroupParent: input.cgroupParent,
+      securityContext: {
+        namespaceOptions: {
+          network: s.hostNetwork ? 'NODE' : 'POD',
+          pid: s.hostPID ? 'NODE' : s.shareProcessNamespace ? 'POD' : 'CONTAINER',
+          ipc: s.hostIPC ? 'NODE' : 'POD',
+        },
+        privileged,
+        seccomp: input.seccomp,
+      },
+    },
+  };
+  if (!s.hostNetwork) config.hostname = podHostname(pod);
+  const dns = dnsConfig(input);
+  if (dns) config.dnsConfig = dns;
+  if (psc.runAsUser !== undefined) config.linux!.securityContext!.runAsUser = psc.runAsUser;
+  if (psc.runAsGroup !== undefined) config.linux!.securityContext!.runAsGroup = psc.runAsGroup;
+  if (psc.supplementalGroups?.length) config.linux!.securityContext!.supplementalGroups = [...psc.supplementalGroups];
+  if (psc.sysctls?.length) config.linux!.sysctls = Object.fromEntries(psc.sysctls.map((x) => [x.name, x.value]));
+  return config;
+}

@@ -1,0 +1,215 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
+import { Informer } from '../authz/informer';
+import { get, recs, strAt } from '../registry/obj-access';
+import type { ResourceRegistry } from '../registry/builtin';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore, WriteContext } from '../store/object-store';
+import type { WatchCache } from '../store/watch-cache';
+import { assignPod } from './assign-pod';
+import { filterNode, fitErrorMessage } from './filters';
+import { podInfo } from './node-info';
+import { podCondition, setPodCondition, type PodCondition } from './pod-conditions';
+import { SchedulerCache } from './scheduler-cache';
+import { SchedulingQueue } from './scheduling-queue';
+import { selectHost } from './select-host';
+import { realTimers, type Timers } from './timers';
+
+/** Pods whose spec.schedulerName is this (or unset) are ours (upstream's default profile name). */
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+
+export interface SchedulerOptions {
+  now: () => Date;
+  log: Logger;
+  /** Back-off timers; default real ones. */
+  timers?: Timers;
+  /** Which pods to schedule (spec.schedulerName); default default-scheduler. */
+  schedulerName?: string;
+  /** Back-off after the first failed attempt, doubling up to maxBackoffMs (upstream 1 s and 10 s). */
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** What one scheduling attempt did. */
+export type ScheduleResult =
+  | { outcome: 'bound'; node: string }
+  | { outcome: 'unschedulable'; message: string }
+  | { outcome: 'gated' }
+  /** Not (or no longer) a pending pod of ours, or another binder won. */
+  | { outcome: 'skipped' };
+
+/** The scheduler's identity (upstream system:kube-scheduler, renamed as the RBAC defaults name it). */
+const schedulerCtx: WriteContext = {
+  user: { username: 'system:svc-scheduler', groups: ['system:authenticated'] },
+  dryRun: false,
+  fieldManager: 'svc-scheduler',
+  subresource: '',
+};
+
+/**
+ * The scheduler (issue 4 point 6; upstream kube-scheduler's default profile, trimmed): binds
+ * pending pods — no spec.nodeName, not terminating, spec.schedulerName ours — through the
+ * pods/binding write path to a node that passes the filters (cordon, taints and tolerations,
+ * Ready, nodeSelector and required node affinity, resource requests against allocatable), the
+ * best by least-allocated score with PreferNoSchedule taints lowering it.
+ *
+ * Nodes and pods come from an Informer into a SchedulerCache. Pods are tried one at a time from a
+ * queue, so every decision sees the previous binding. A pod that fits nowhere gets
+ * PodScheduled=False reason Unschedulable with upstream's "0/N nodes are available: ..." message
+ * and is retried with back-off (1 s doubling to 10 s), and at once when a node is added or changes
+ * in what the filters read or a bound pod goes away. Gated pods (spec.schedulingGates) get
+ * PodScheduled=False reason SchedulingGated and wait for their gates to go.
+ */
+export class Scheduler {
+  private readonly view: SchedulerCache;
+  private readonly queue: SchedulingQueue;
+  /** Pods that failed to schedule → consecutive failed attempts (back-off grows with them). */
+  private readonly failures = new Map<string, number>();
+  private readonly name: string;
+  /** The pod being tried right now: its own condition write comes back as an update meanwhile. */
+  private current?: string;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: WatchCache,
+    private readonly types: ResourceRegistry,
+    private readonly opts: SchedulerOptions,
+  ) {
+    this.name = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    this.queue = new SchedulingQueue(opts.timers ?? realTimers);
+    this.view = new SchedulerCache({
+      podChanged: (key, pod, prev) => this.podChanged(key, pod, prev),
+      clusterChanged: () => {
+        for (const key of this.failures.keys()) this.queue.add(key);
+      },
+    });
+  }
+
+  /** Schedules until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const informer = new Informer(this.store, this.cache, [this.type('nodes'), this.type('pods')], this.view, this.opts.log);
+    const following = informer.run(signal);
+    try {
+      const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+      await Promise.race([informer.whenSynced(), aborted]);
+      for (;;) {
+        const key = await this.queue.next(signal);
+        if (key === undefined) break;
+        await this.attempt(key);
+      }
+    } finally {
+      this.queue.close();
+      await following;
+    }
+  }
+
+  /** One attempt for the pod "namespace/name" as the cache has it: bind it, or record why not. */
+  async scheduleOne(key: string): Promise<ScheduleResult> {
+    const pod = this.view.pod(key);
+    if (!pod || !this.isPending(pod)) return { outcome: 'skipped' };
+    if (recs(get(pod, 'spec', 'schedulingGates')).length > 0) {
+      await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' });
+      return { outcome: 'gated' };
+    }
+    const info = podInfo(pod);
+    const nodes = this.view.nodeInfos();
+    const choice = selectHost(info, nodes, (p, n) => filterNode(p, n));
+    if ('node' in choice) {
+      const node = choice.node.name;
+      try {
+        const bound = await assignPod(this.store, this.type('pods'), pod.metadata.namespace ?? '', pod.metadata.name ?? '', { node, uid: pod.metadata.uid }, schedulerCtx, this.opts.now);
+        this.view.assume(bound);
+      } catch (err) {
+        // Bound by someone else, deleted, or replaced since we looked: its next event tells.
+        if (err instanceof ApiError && (err.code === 409 || err.code === 404)) return { outcome: 'skipped' };
+        throw err;
+      }
+      this.opts.log.debug({ pod: key, node, score: choice.score }, 'pod bound');
+      return { outcome: 'bound', node };
+    }
+    const message = fitErrorMessage(nodes.length, choice.reasons);
+    await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
+    return { outcome: 'unschedulable', message };
+  }
+
+  private async attempt(key: string): Promise<void> {
+    let result: ScheduleResult;
+    this.current = key;
+    try {
+      result = await this.scheduleOne(key);
+    } catch (err) {
+      this.opts.log.warn({ err, pod: key }, 'scheduling attempt failed; retrying');
+      result = { outcome: 'unschedulable', message: '' };
+    } finally {
+      this.current = undefined;
+    }
+    if (result.outcome === 'unschedulable') {
+      const n = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, n);
+      this.queue.addAfter(key, this.backoff(n));
+      if (n === 1 && result.message) this.opts.log.info({ pod: key, reason: result.message }, 'pod unschedulable');
+    } else {
+      this.failures.delete(key);
+    }
+  }
+
+  /** Upstream's per-pod back-off: initial × 2^(attempts−1), capped. */
+  private backoff(attempts: number): number {
+    const initial = this.opts.initialBackoffMs ?? 1000;
+    const max = this.opts.maxBackoffMs ?? 10_000;
+    return Math.min(max, initial * 2 ** Math.min(attempts - 1, 30));
+  }
+
+  private podChanged(key: string, pod: KObject | undefined, prev: KObject | undefined): void {
+    if (!pod || !this.isPending(pod)) {
+      this.queue.forget(key);
+      this.failures.delete(key);
+      return;
+    }
+    // Our own condition writes come back as updates: only new pods, changed specs (tolerations
+    // added, gates removed) or pods nobody is tracking go to the queue.
+    const replaced = !prev || prev.metadata.uid !== pod.metadata.uid;
+    if (replaced) this.failures.delete(key);
+    const tracked = this.queue.has(key) || this.failures.has(key) || this.current === key;
+    if (replaced || !isDeepStrictEqual(prev.spec, pod.spec) || !tracked) this.queue.add(key);
+  }
+
+  private isPending(pod: KObject): boolean {
+    if (strAt(pod, 'spec', 'nodeName') || pod.metadata.deletionTimestamp) return false;
+    const phase = strAt(pod, 'status', 'phase');
+    if (phase === 'Succeeded' || phase === 'Failed') return false;
+    return (strAt(pod, 'spec', 'schedulerName') || DEFAULT_SCHEDULER_NAME) === this.name;
+  }
+
+  /** Writes the PodScheduled condition through pods/status unless it already says the same. */
+  private async setScheduledCondition(pod: KObject, cond: PodCondition): Promise<void> {
+    const have = podCondition(pod, cond.type);
+    if (have && have.status === cond.status && (have.reason ?? '') === (cond.reason ?? '') && (have.message ?? '') === (cond.message ?? '')) return;
+    try {
+      await this.store.update(
+        this.type('pods'),
+        pod.metadata.namespace ?? '',
+        pod.metadata.name ?? '',
+        (fresh) => {
+          // Bound or replaced meanwhile: leave it (an unchanged object is not written).
+          if (!fresh || fresh.metadata.uid !== pod.metadata.uid || strAt(fresh, 'spec', 'nodeName')) return fresh ?? pod;
+          setPodCondition(fresh, cond, this.opts.now());
+          delete fresh.metadata.resourceVersion; // unpinned: the store retries if the pod changes meanwhile
+          return fresh;
+        },
+        { ...schedulerCtx, subresource: 'status' },
+      );
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+  }
+
+  private type(resource: 'nodes' | 'pods'): ResourceType {
+    const t = this.types.lookup('', 'v1', resource);
+    if (!t) throw new Error(`${resource} type not registered`);
+    return t;
+  }
+}
