@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -10,11 +11,14 @@ import { AdmissionChain } from './admission/admission';
 import { CsrRequestor } from './admission/csr-requestor';
 import { NamespaceLifecycle } from './admission/namespace-lifecycle';
 import { ApiError } from './api/errors';
-import { AuthenticatorChain } from './authn/chain';
-import { BootstrapTokenAuthenticator } from './authn/bootstrap-token';
-import { TokenFileAuthenticator } from './authn/token-file';
-import { X509Authenticator } from './authn/x509';
-import type { Authenticator } from './authn/authenticator';
+import { buildAuthentication, type Authentication } from './authn/authentication';
+import { AuthenticationConfigError } from './authn/authentication-config';
+import { ensureClusterInfo } from './authn/cluster-info';
+import { impersonate } from './authn/impersonation';
+import { MetricsRegistry } from './authn/metrics';
+import { authenticationOptions } from './config/authn-options';
+import { BootstrapSigner } from './controllers/bootstrap-signer';
+import { authenticationTypes } from './registry/types/authentication-types';
 import { NodeRestriction } from './admission/node-restriction';
 import { ServiceAccountAdmission } from './admission/service-account';
 import { buildAuthorizers, type Authorization } from './authz/build';
@@ -141,12 +145,27 @@ export async function main(argv: readonly string[]): Promise<number> {
     ? { certPem: readFileSync(flags.tlsCertFile, 'utf8'), keyPem: readFileSync(flags.tlsPrivateKeyFile!, 'utf8') }
     : pki.serving;
   const clientCaPem = pki.ca.certPem + (flags.clientCaFile ? readFileSync(flags.clientCaFile, 'utf8') : '');
-  const methods: Authenticator[] = [new X509Authenticator()];
-  if (flags.tokenAuthFile) methods.push(TokenFileAuthenticator.fromFile(flags.tokenAuthFile));
-  // After the token file, so a static token that happens to look like <6>.<16> is still found there.
-  if (flags.enableBootstrapTokenAuth) {
-    methods.push(new BootstrapTokenAuthenticator(store, registry, { now: () => new Date(), log: log.child({ authn: 'bootstrap-token' }) }));
+  for (const t of authenticationTypes) registry.register(t);
+  const metrics = new MetricsRegistry();
+  let auth: Authentication;
+  try {
+    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date() });
+  } catch (err) {
+    if (err instanceof AuthenticationConfigError) {
+      process.stderr.write(`svc-apiserver: ${err.message}\n`);
+      await storage.close();
+      return 2;
+    }
+    throw err;
   }
+  if (auth.generatedSigningKeyPath) log.info({ path: auth.generatedSigningKeyPath }, 'generated the service account signing key');
+  const chain = authz.chain;
+  // Impersonation (5.7) sits between authentication and authorization: the impersonate verb is
+  // checked for the caller, then the request is authorized as the impersonated user.
+  const authn = {
+    authenticate: async (req: IncomingMessage) =>
+      impersonate(req, await auth.request.authenticate(req), (a) => chain.authorize(a).then(() => true, () => false)),
+  };
 
   const now = () => new Date();
   const ac = new AbortController();
@@ -165,15 +184,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   const server = new ApiServer({
     host: flags.bindAddress,
     port: flags.securePort,
-    tls: { ...serving, clientCaPem },
+    tls: { ...serving, clientCaPem: auth.tlsClientCaPem ?? clientCaPem },
     registry,
     store,
     cache,
-    authn: new AuthenticatorChain(methods, flags.anonymousAuth),
+    authn,
     authz: authz.chain,
     admission,
-    virtual: authz.reviewHandlers,
+    virtual: new Map([...authz.reviewHandlers, ...auth.virtual]),
     subresources: new Map([
+      ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
     ]),
@@ -199,7 +219,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
-  const bootstrap = cache.whenReady().then(() => retry(() => ensureSystemNamespaces(store!, nsType), ac.signal, log));
+  // cluster-info (svc-public) carries the CA and address for joining nodes (5.9).
+  const clusterServer = `https://${flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' ? hostname() : flags.bindAddress}:${flags.securePort}`;
+  const bootstrap = cache.whenReady().then(() =>
+    retry(async () => {
+      await ensureSystemNamespaces(store!, nsType);
+      await ensureClusterInfo(store!, registry, { server: clusterServer, caPem: pki.ca.certPem });
+    }, ac.signal, log),
+  );
   // The control loops (upstream's controller manager) run on one replica at a time.
   const controllers = async (leading: AbortSignal): Promise<void> => {
     const loops = [
@@ -216,7 +243,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
     ];
     // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
-    if (flags.enableBootstrapTokenAuth) loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
+    if (flags.enableBootstrapTokenAuth) {
+      loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
+      loops.push(new BootstrapSigner(store!, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
+    }
     await Promise.allSettled(loops);
   };
   const leaseType = registry.lookup('coordination.svc.io', 'v1', 'leases')!;
@@ -234,6 +264,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     bootstrap.then(() => (flags.leaderElect ? elector.run(ac.signal, controllers) : controllers(ac.signal))),
     // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.
     authz.run(ac.signal),
+    auth.run(ac.signal),
   ];
   // Type=notify: READY=1 once the listener is bound, STOPPING=1 when shutdown begins.
   const notifier = createSdNotifier({ log });

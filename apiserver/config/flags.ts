@@ -20,7 +20,6 @@ export interface ApiServerFlags {
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   nodeMonitorGracePeriodMs: number;
-  anonymousAuth: boolean;
   enableBootstrapTokenAuth: boolean;
   leaderElect: boolean;
   leaderElectLeaseDurationMs: number;
@@ -36,11 +35,42 @@ export interface ApiServerFlags {
   authorizationWebhookCacheUnauthorizedTtlMs?: number;
   authorizationWebhookVersion?: string;
   authorizationConfig?: string;
+  /** Authentication (spec 5): see AuthenticationOptions for each. */
+  authn: {
+    serviceAccountKeyFiles: string[];
+    serviceAccountSigningKeyFile?: string;
+    serviceAccountIssuers: string[];
+    serviceAccountLookup: boolean;
+    serviceAccountMaxTokenExpirationS: number;
+    apiAudiences?: string[];
+    oidcIssuerUrl?: string;
+    oidcClientId?: string;
+    oidcUsernameClaim: string;
+    oidcUsernamePrefix?: string;
+    oidcGroupsClaim?: string;
+    oidcGroupsPrefix?: string;
+    oidcCaFile?: string;
+    oidcRequiredClaims: string[];
+    oidcSigningAlgs: string[];
+    authenticationConfig?: string;
+    webhookConfigFile?: string;
+    webhookCacheTtlMs: number;
+    webhookVersion: 'v1' | 'v1beta1';
+    requestheaderUsernameHeaders: string[];
+    requestheaderGroupHeaders: string[];
+    requestheaderExtraHeadersPrefix: string[];
+    requestheaderUidHeaders: string[];
+    requestheaderAllowedNames: string[];
+    requestheaderClientCaFile?: string;
+    /** undefined when --anonymous-auth was not given (then the default, or the config file's anonymous section). */
+    anonymousAuth?: boolean;
+  };
   help: boolean;
   version: boolean;
 }
 
-type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list';
+/** list: comma-separated; strings: repeatable, each occurrence one value (paths may hold commas). */
+type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'strings';
 
 interface Def {
   kind: Kind;
@@ -70,7 +100,32 @@ const defs: Record<string, Def> = {
   'leader-elect-lease-duration': { kind: 'duration', usage: 'How long followers wait after the last renewal before taking over', def: '15s' },
   'leader-elect-renew-deadline': { kind: 'duration', usage: 'How long the leader retries renewing before it stops leading', def: '10s' },
   'leader-elect-retry-period': { kind: 'duration', usage: 'Interval between acquire and renew attempts', def: '2s' },
-  'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits', def: 'true' },
+  'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits (default true)' },
+  'service-account-key-file': { kind: 'strings', usage: 'PEM file with RSA or ECDSA keys that verify service account tokens (repeatable; default the signing key)' },
+  'service-account-signing-key-file': { kind: 'string', usage: 'PEM private key that signs service account tokens (default <data-dir>/pki/sa.key, generated once)' },
+  'service-account-issuer': { kind: 'strings', usage: 'Issuer of service account tokens (repeatable: the first signs, all are accepted)', def: 'https://svc.default.svc' },
+  'service-account-lookup': { kind: 'bool', usage: 'Reject tokens of service accounts or bound objects that no longer exist', def: 'true' },
+  'service-account-max-token-expiration': { kind: 'duration', usage: 'Longest validity of issued service account tokens (0: no cap)', def: '0s' },
+  'api-audiences': { kind: 'list', usage: 'Audiences the API accepts in tokens (default the service account issuers)' },
+  'oidc-issuer-url': { kind: 'string', usage: 'OpenID Connect issuer (https); enables OIDC id_token authentication' },
+  'oidc-client-id': { kind: 'string', usage: 'Audience every OIDC token must be issued to' },
+  'oidc-username-claim': { kind: 'string', usage: 'Claim used as the user name', def: 'sub' },
+  'oidc-username-prefix': { kind: 'string', usage: 'Prefix for OIDC user names ("-" disables; default <issuer>#, except for email)' },
+  'oidc-groups-claim': { kind: 'string', usage: 'Claim holding the user\'s groups' },
+  'oidc-groups-prefix': { kind: 'string', usage: 'Prefix for OIDC group names' },
+  'oidc-ca-file': { kind: 'string', usage: 'CA that verifies the OIDC provider (default the host roots)' },
+  'oidc-required-claim': { kind: 'strings', usage: 'key=value a token must carry (repeatable)' },
+  'oidc-signing-algs': { kind: 'list', usage: 'Accepted signing algorithms', def: 'RS256' },
+  'authentication-config': { kind: 'string', usage: 'AuthenticationConfiguration file (apiserver.config.svc.io/v1); reloaded on change; not with --oidc-*' },
+  'authentication-token-webhook-config-file': { kind: 'string', usage: 'Kubeconfig-format file naming the token review webhook' },
+  'authentication-token-webhook-cache-ttl': { kind: 'duration', usage: 'How long webhook token decisions are cached', def: '2m' },
+  'authentication-token-webhook-version': { kind: 'string', usage: 'TokenReview version sent to the webhook: v1 or v1beta1', def: 'v1beta1' },
+  'requestheader-username-headers': { kind: 'list', usage: 'Headers an authenticating proxy puts the user name in (enables request-header authentication)' },
+  'requestheader-group-headers': { kind: 'list', usage: 'Headers holding the proxy user\'s groups' },
+  'requestheader-extra-headers-prefix': { kind: 'list', usage: 'Header prefixes whose headers become user extras' },
+  'requestheader-uid-headers': { kind: 'list', usage: 'Headers holding the proxy user\'s uid' },
+  'requestheader-allowed-names': { kind: 'list', usage: 'Common names the proxy\'s client certificate may have (default any)' },
+  'requestheader-client-ca-file': { kind: 'string', usage: 'CA that verifies the authenticating proxy\'s client certificate' },
   'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
   'authorization-mode': { kind: 'list', usage: 'Ordered list of authorization modes: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook (default Node,RBAC)' },
   'authorization-policy-file': { kind: 'string', usage: 'ABAC policy file: one JSON Policy per line (with --authorization-mode=ABAC)' },
@@ -87,6 +142,7 @@ export class FlagError extends Error {}
 
 export function parseFlags(argv: readonly string[]): ApiServerFlags {
   const values = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '-h') {
@@ -105,9 +161,12 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
       if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: --${name}`);
       v = argv[++i];
     }
+    if (def.kind === 'strings') repeated.set(name, [...(repeated.get(name) ?? []), v]);
     values.set(name, v);
   }
   const get = (n: string) => values.get(n) ?? defs[n].def;
+  const list = (n: string) => (values.has(n) ? get(n)!.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+  const strings = (n: string) => repeated.get(n) ?? [];
   const str = (n: string) => get(n) || undefined;
   const int = (n: string) => {
     const v = get(n)!;
@@ -125,6 +184,11 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     } catch (err) {
       throw new FlagError(`invalid argument "${get(n)}" for --${n}: ${(err as Error).message}`);
     }
+  };
+  const oneOf = <T extends string>(n: string, allowed: readonly T[]): T => {
+    const v = get(n)!;
+    if (!(allowed as readonly string[]).includes(v)) throw new FlagError(`invalid argument "${v}" for --${n}: must be one of ${allowed.join(', ')}`);
+    return v as T;
   };
   const port = int('secure-port');
   if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
@@ -150,7 +214,6 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     livezGracePeriodMs: dur('livez-grace-period'),
     shutdownDelayMs: dur('shutdown-delay-duration'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
-    anonymousAuth: bool('anonymous-auth'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
     leaderElect: bool('leader-elect'),
     leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),
@@ -165,6 +228,34 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     authorizationWebhookCacheUnauthorizedTtlMs: values.has('authorization-webhook-cache-unauthorized-ttl') ? dur('authorization-webhook-cache-unauthorized-ttl') : undefined,
     authorizationWebhookVersion: str('authorization-webhook-version'),
     authorizationConfig: str('authorization-config'),
+    authn: {
+      serviceAccountKeyFiles: strings('service-account-key-file'),
+      serviceAccountSigningKeyFile: str('service-account-signing-key-file'),
+      serviceAccountIssuers: strings('service-account-issuer').length ? strings('service-account-issuer') : [defs['service-account-issuer'].def!],
+      serviceAccountLookup: bool('service-account-lookup'),
+      serviceAccountMaxTokenExpirationS: Math.floor(dur('service-account-max-token-expiration') / 1000),
+      apiAudiences: list('api-audiences'),
+      oidcIssuerUrl: str('oidc-issuer-url'),
+      oidcClientId: str('oidc-client-id'),
+      oidcUsernameClaim: get('oidc-username-claim')!,
+      oidcUsernamePrefix: str('oidc-username-prefix'),
+      oidcGroupsClaim: str('oidc-groups-claim'),
+      oidcGroupsPrefix: str('oidc-groups-prefix'),
+      oidcCaFile: str('oidc-ca-file'),
+      oidcRequiredClaims: strings('oidc-required-claim'),
+      oidcSigningAlgs: list('oidc-signing-algs') ?? ['RS256'],
+      authenticationConfig: str('authentication-config'),
+      webhookConfigFile: str('authentication-token-webhook-config-file'),
+      webhookCacheTtlMs: dur('authentication-token-webhook-cache-ttl'),
+      webhookVersion: oneOf('authentication-token-webhook-version', ['v1', 'v1beta1'] as const),
+      requestheaderUsernameHeaders: list('requestheader-username-headers') ?? [],
+      requestheaderGroupHeaders: list('requestheader-group-headers') ?? [],
+      requestheaderExtraHeadersPrefix: list('requestheader-extra-headers-prefix') ?? [],
+      requestheaderUidHeaders: list('requestheader-uid-headers') ?? [],
+      requestheaderAllowedNames: list('requestheader-allowed-names') ?? [],
+      requestheaderClientCaFile: str('requestheader-client-ca-file'),
+      anonymousAuth: values.has('anonymous-auth') ? bool('anonymous-auth') : undefined,
+    },
     help: bool('help'),
     version: bool('version'),
   };
@@ -173,7 +264,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
 export function helpText(): string {
   const lines = ['Usage: svc-apiserver [flags]', '', 'The compact API server svc-node registers with.', '', 'Flags:'];
   for (const [name, d] of Object.entries(defs)) {
-    const t = d.kind === 'bool' ? '' : ` ${d.kind === 'list' ? 'strings' : d.kind}`;
+    const t = d.kind === 'bool' ? '' : ` ${d.kind === 'list' || d.kind === 'strings' ? 'strings' : d.kind}`;
     lines.push(`      --${name}${t}`.padEnd(44) + d.usage + (d.def && d.kind !== 'bool' ? ` (default ${JSON.stringify(d.def)})` : ''));
   }
   return lines.join('\n') + '\n';

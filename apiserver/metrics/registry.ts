@@ -25,6 +25,7 @@ export class ApiMetrics {
   private readonly requestLatency: Histogram<'verb' | 'resource'>;
   private readonly storeLatency: Histogram<'operation' | 'type'>;
   private readonly storeErrors: Counter<'operation' | 'type'>;
+  private readonly sources: Array<() => string> = [];
 
   constructor(o: ApiMetricsOptions = {}) {
     const registers = [this.registry];
@@ -75,9 +76,14 @@ export class ApiMetrics {
     if (failed) this.storeErrors.inc({ operation, type });
   }
 
-  /** The Prometheus text exposition of every metric (serve with contentType). */
-  metricsText(): Promise<string> {
-    return this.registry.metrics();
+  /** Appends another registry's text exposition (e.g. the authenticators' MetricsRegistry.render) to metricsText(). */
+  include(render: () => string): void {
+    this.sources.push(render);
+  }
+
+  /** The Prometheus text exposition of every metric, this registry's then the included ones (serve with contentType). */
+  async metricsText(): Promise<string> {
+    return (await this.registry.metrics()) + this.sources.map((render) => render()).join('');
   }
 
   /** The Content-Type of metricsText(): text/plain; version=0.0.4; charset=utf-8. */

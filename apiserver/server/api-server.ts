@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
-import type { AuthenticatorChain } from '../authn/chain';
+import type { UserInfo } from '../authn/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
@@ -32,7 +32,8 @@ export interface ApiServerOptions {
   registry: ResourceRegistry;
   store: ObjectStore;
   cache: WatchCache;
-  authn: AuthenticatorChain;
+  /** Resolves the request's user (after impersonation); rejects with 401. */
+  authn: { authenticate(req: IncomingMessage): Promise<UserInfo> };
   authz: AuthorizerChain;
   admission: AdmissionChain;
   log: Logger;

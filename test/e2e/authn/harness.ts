@@ -14,12 +14,11 @@ import { Agent } from 'undici';
 import { AdmissionChain } from '../../../apiserver/admission/admission';
 import { ApiError } from '../../../apiserver/api/errors';
 import { buildAuthentication, type Authentication, type AuthenticationOptions } from '../../../apiserver/authn/authentication';
-import type { AuthenticatorChain } from '../../../apiserver/authn/chain';
 import { impersonate } from '../../../apiserver/authn/impersonation';
 import { MetricsRegistry } from '../../../apiserver/authn/metrics';
 import type { UserInfo } from '../../../apiserver/authn/user';
 import type { Attributes, Authorizer } from '../../../apiserver/authz/authorizer';
-import { AuthenticatedAllow } from '../../../apiserver/authz/always-allow';
+import { AuthenticatedAllow } from './authenticated-allow';
 import { AuthorizerChain } from '../../../apiserver/authz/chain';
 import { ensureServerPki, type ServerPki } from '../../../apiserver/pki/bootstrap';
 import { builtinTypes, ResourceRegistry } from '../../../apiserver/registry/builtin';
@@ -116,7 +115,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     registry,
     store,
     cache,
-    authn: authn as unknown as AuthenticatorChain,
+    authn,
     authz,
     admission,
     subresources: auth.subresources,

@@ -3,19 +3,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer } from '../../helpers/apiserver-process';
+import { repoRoot, startApiServer } from '../../helpers/apiserver-process';
 import { startEtcd } from '../../helpers/etcd-process';
 import { call } from '../../helpers/http';
 
 // Migration from the SQLite default to etcd (issue 7, point 4): fill a SQLite store through a real
 // server, export it, import it into etcd, verify, and read the same objects through a server on etcd.
 
-/** The migration sub-commands' entry in this build (svc-apiserver export|import|verify dispatch to the same code). */
-const toolMain = join(__dirname, '..', '..', '..', 'apiserver', 'tools', 'main.js');
-
+/** Runs `svc-apiserver <sub-command> ...` (the launcher startApiServer uses too). */
 function tool(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [toolMain, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(join(repoRoot, 'bin', 'svc-apiserver'), args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

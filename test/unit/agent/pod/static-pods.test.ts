@@ -83,7 +83,7 @@ test('a manifest runs as a static pod with a mirror pod that carries its status;
     // Removing it: the pod is stopped and cleaned up, the mirror deleted.
     await rm(path.join(dir, 'web.yaml'));
     t.true(await h.until(async () => h.pod(name) === undefined && (await h.sim.listPodSandbox()).length === 0, 60_000));
-    t.deepEqual(h.mgr.workerUids, []);
+    t.true(await h.until(() => h.mgr.workerUids.length === 0));
   } finally {
     await h.stop();
   }

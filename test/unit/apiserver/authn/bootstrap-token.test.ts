@@ -2,7 +2,7 @@ import test from 'ava';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../../../apiserver/api/errors';
 import { BootstrapTokenAuthenticator } from '../../../../apiserver/authn/bootstrap-token';
-import { AuthenticatorChain } from '../../../../apiserver/authn/chain';
+import { RequestAuthenticator } from '../../../../apiserver/authn/request-authenticator';
 import { adminCtx, openFixture, type Fixture } from '../controllers/store-fixture';
 
 const ID = 'abcdef';
@@ -60,7 +60,7 @@ test('a valid token authenticates as system:bootstrap:<id> in system:bootstrappe
 test('through the chain the bootstrapper also gets system:authenticated', async (t) => {
   const { f, authn } = await setup(t);
   await tokenSecret(f, valid());
-  const user = await new AuthenticatorChain([authn], true).authenticate(request(TOKEN));
+  const user = await new RequestAuthenticator(() => [authn], () => ({ enabled: true })).authenticate(request(TOKEN));
   t.is(user.username, 'system:bootstrap:abcdef');
   t.deepEqual(user.groups, ['system:bootstrappers', 'system:authenticated']);
 });

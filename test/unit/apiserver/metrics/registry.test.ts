@@ -51,3 +51,11 @@ test('reportedVerb maps API verbs to upstream reporting verbs', (t) => {
     ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION', 'APPLY', 'HEAD'],
   );
 });
+
+test('include appends other registries to the exposition', async (t) => {
+  const m = new ApiMetrics();
+  m.include(() => '# HELP authentication_config_controller_automatic_reload_last_timestamp_seconds x\n# TYPE authentication_config_controller_automatic_reload_last_timestamp_seconds gauge\nauthentication_config_controller_automatic_reload_last_timestamp_seconds 5\n');
+  const text = await m.metricsText();
+  t.regex(text, /^# TYPE apiserver_request_total counter$/m);
+  t.regex(text, /\nauthentication_config_controller_automatic_reload_last_timestamp_seconds 5\n$/);
+});

@@ -1,6 +1,6 @@
-import type { Attributes, Authorizer } from './authorizer';
+import type { Attributes, Authorizer } from '../../../apiserver/authz/authorizer';
 
-/** A.2 AlwaysAllow for authenticated users, with anonymous callers limited to health and version (the public-info-viewer paths). */
+/** Test authorizer: allow every authenticated user, with anonymous callers limited to health and version (the public-info-viewer paths). */
 export class AuthenticatedAllow implements Authorizer {
   readonly name = 'AlwaysAllow';
   private static readonly PUBLIC = /^\/(livez|readyz|healthz|version)(\/.*)?$/;
