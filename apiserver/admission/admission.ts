@@ -1,3 +1,4 @@
+import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { UserInfo } from '../authn/user';
 import type { ResourceType } from '../registry/resource-type';
@@ -35,7 +36,19 @@ export class AdmissionChain {
 
   /** Rejects with the first plugin's error. */
   async admit(attrs: AdmissionAttributes): Promise<void> {
-    for (const p of this.plugins) if (p.mutate) await p.mutate(attrs);
-    for (const p of this.plugins) if (p.validate) await p.validate(attrs);
+    for (const p of this.plugins) if (p.mutate) await named(p, () => p.mutate!(attrs));
+    for (const p of this.plugins) if (p.validate) await named(p, () => p.validate!(attrs));
+  }
+}
+
+/** A rejection names the plugin that made it (Appendix B), keeping the plugin's own status code and reason. */
+async function named(p: AdmissionPlugin, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (err) {
+    if (err instanceof ApiError && !err.message.includes(`admission plugin ${p.name}`)) {
+      throw new ApiError(err.reason, `${err.message} (admission plugin ${p.name})`, err.details, err.code);
+    }
+    throw err;
   }
 }

@@ -66,7 +66,10 @@ export class ApiServer {
   private idle?: () => void;
 
   constructor(private readonly o: ApiServerOptions) {
-    this.discovery = new Discovery(() => o.registry.all());
+    this.discovery = new Discovery(
+      () => o.registry.all(),
+      (t) => o.virtual?.has(`${t.group}/${t.version}/${t.resource}`) ?? false,
+    );
   }
 
   /** The bound port (after run has started listening). */

@@ -6,7 +6,11 @@ import type { ResourceType } from '../registry/resource-type';
  * is not offered; clients fall back to these, as upstream clients do against older servers.
  */
 export class Discovery {
-  constructor(private readonly types: () => readonly ResourceType[]) {}
+  constructor(
+    private readonly types: () => readonly ResourceType[],
+    /** Virtual types (the review APIs) that can only be created. */
+    private readonly createOnly: (t: ResourceType) => boolean = () => false,
+  ) {}
 
   versions(): Record<string, unknown> {
     return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }] };
@@ -33,11 +37,11 @@ export class Discovery {
         singularName: t.singular,
         namespaced: t.namespaced,
         kind: t.kind,
-        verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        verbs: this.createOnly(t) ? ['create'] : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
         ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
         ...(t.categories?.length ? { categories: t.categories } : {}),
       });
-      if (t.hasStatus) {
+      if (t.hasStatus && !this.createOnly(t)) {
         resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
       }
     }

@@ -30,6 +30,15 @@ async function withFile(fn: (file: string) => Promise<void>): Promise<void> {
   }
 }
 
+/** Moves fake time in small steps, letting real file I/O finish in between, until cond holds. */
+async function settleUntil(clock: FakeClock, cond: () => boolean, steps = 100): Promise<boolean> {
+  for (let i = 0; i < steps && !cond(); i++) {
+    await clock.advance(100);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return cond();
+}
+
 async function read(file: string, o: Partial<LogOptions>, clock = new FakeClock()): Promise<string> {
   const chunks: Buffer[] = [];
   await readContainerLogs(file, { follow: false, previous: false, timestamps: false, ...o }, (c) => void chunks.push(c), { clock, isRunning: async () => false });
@@ -66,23 +75,18 @@ test('follow streams what is appended and ends once the container stopped and th
     let running = true;
     let out = '';
     const done = readContainerLogs(file, { follow: true, previous: false, timestamps: false, tailLines: 1 }, (c) => void (out += c.toString()), { clock, isRunning: async () => running, pollMs: 100 });
-    await flush();
-    t.is(out, '\n');
+    t.true(await settleUntil(clock, () => out === '\n'));
     await appendFile(file, '2025-01-01T00:00:06Z stdout F five\n2025-01-01T00:00:07Z stdout P si');
-    await clock.advance(200);
-    await flush();
-    t.is(out, '\nfive\n');
+    t.true(await settleUntil(clock, () => out === '\nfive\n'), out);
     // The partial record's line ends; it prints without a newline and the next record continues it.
     await appendFile(file, '\n2025-01-01T00:00:08Z stdout F xth\n');
-    await clock.advance(200);
-    await flush();
-    t.is(out, '\nfive\nsixth\n');
-    running = false;
+    t.true(await settleUntil(clock, () => out === '\nfive\nsixth\n'), out);
     let ended = false;
     void done.then(() => (ended = true));
-    await clock.advance(2000);
-    await flush();
-    t.true(ended);
+    await clock.advance(3000);
+    t.false(ended, 'still following while the container runs');
+    running = false;
+    t.true(await settleUntil(clock, () => ended));
   });
 });
 
