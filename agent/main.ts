@@ -1,8 +1,12 @@
 /**
- * svc-node's composition root: flags -> config -> start-up checks -> identity -> client ->
- * registration -> heartbeats, with systemd told about each stage. Every long-running part takes
- * the one AbortSignal that SIGTERM/SIGINT aborts; shutdown is bounded.
+ * svc-node's composition root: flags -> config -> start-up checks -> container runtime ->
+ * identity -> client -> registration -> heartbeats -> pods and the container log endpoint, with
+ * systemd told about each stage. Every long-running part takes the one AbortSignal that
+ * SIGTERM/SIGINT aborts; shutdown is bounded.
  */
+import { setMaxListeners } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
 import { CertStore } from './bootstrap/cert-store';
 import { CertificateRotator } from './bootstrap/cert-rotation';
@@ -12,6 +16,8 @@ import { ClientError } from './client/client-error';
 import { HttpApiClient } from './client/http-api-client';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
+import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
+import { containerLogHandler, ensureServingCert, LogServer } from './logs';
 import { nodeAddresses } from './node/addresses';
 import { realClock, type Clock } from './node/clock';
 import { declaredFeatures } from './node/declared-features';
@@ -21,9 +27,9 @@ import { nodeLabels } from './node/node-object';
 import { ProgressTracker } from './node/progress';
 import { ReadinessSource } from './node/readiness';
 import { NodeRegistrar } from './node/registration';
-import { unknownRuntime } from './node/runtime-status';
 import { NodeStatusSource } from './node/status-source';
 import { NodeStatusUpdater } from './node/status-updater';
+import { PodManager } from './pod/pod-manager';
 import { svcVersion } from '../common/version';
 import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
 import { createLogger } from './platform/logger';
@@ -41,6 +47,11 @@ const shutdownBoundMs = 10_000;
 const requestTimeoutMs = 10_000;
 /** The largest heartbeat back-off step (spec 8). */
 const maxBackoffMs = 7000;
+/**
+ * Parent of every pod's cgroup (cgroupfs driver). Upstream's kubelet has cgroupRoot for this; the
+ * agent configuration has no such field yet, so it is fixed here.
+ */
+const podCgroupRoot = '/svc-node';
 
 /** A start-up failure with a message fit for the operator; main logs it (no stack) and exits 1. */
 class StartupError extends Error {
@@ -68,6 +79,7 @@ function isExpected(e: unknown): e is Error {
 interface Running {
   loops: Promise<unknown>[];
   client?: HttpApiClient;
+  runtime?: RuntimeService;
 }
 
 /**
@@ -110,6 +122,18 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   const machine = await readMachineInfo({ rootDir: cfg.flags.rootDir });
   log.info({ cpu: machine.cpuCores, memoryBytes: machine.memoryBytes, kernel: machine.kernelVersion, os: machine.osImage }, 'read machine info');
 
+  // The runtime is dialled lazily; its health (Status every 5 s) feeds the node's Ready condition.
+  let runtime: RuntimeService;
+  try {
+    runtime = createRuntimeService(c.containerRuntimeEndpoint, c.imageServiceEndpoint, { timeoutMs: c.runtimeRequestTimeout });
+  } catch (e) {
+    throw new StartupError((e as Error).message);
+  }
+  running.runtime = runtime;
+  const runtimeHealth = new RuntimeHealth(runtime, { clock });
+  running.loops.push(runtimeHealth.run(signal));
+  log.info({ endpoint: c.containerRuntimeEndpoint, imageEndpoint: c.imageServiceEndpoint }, 'using container runtime');
+
   if (!cfg.flags.kubeconfig) {
     log.warn({}, 'no --kubeconfig: running standalone, without registering a node');
     notifier.status('running standalone (no --kubeconfig)');
@@ -151,6 +175,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   }
 
   const readiness = new ReadinessSource();
+  readiness.add(runtimeHealth);
   const pressureTracker = new PressureTracker({ now: () => clock.now(), transitionPeriodMs: c.evictionPressureTransitionPeriod });
   const status = new NodeStatusSource({
     machine,
@@ -160,8 +185,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
       return pressureTracker.update(evaluatePressure(obs, { evictionHard: c.evictionHard, evictionSoft: c.evictionSoft }));
     },
     readiness,
-    // Until the CRI client lands there is no runtime to ask; the node says so ("unknown://").
-    runtime: unknownRuntime,
+    runtime: runtimeHealth,
     resources: { maxPods: c.maxPods, systemReserved: c.systemReserved, kubeReserved: c.kubeReserved, evictionHard: c.evictionHard },
     svcVersion: svcVersion(),
     declaredFeatures: declaredFeatures(cfg.featureGates),
@@ -213,11 +237,69 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   health.track({ progress: leaseProgress, periodMs: Math.max(lease.renewIntervalMs * 1.04, maxBackoffMs), requestsPerAttempt: 3, minStuckMs: c.nodeLeaseDurationSeconds * 1000 });
   health.track({ progress: statusProgress, periodMs: c.nodeStatusUpdateFrequency, requestsPerAttempt: 2 });
   running.loops.push(lease.run(signal), updater.run(signal));
+
+  const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  const pods = new PodManager({
+    client,
+    runtime,
+    clock,
+    log: log.child({ component: 'pods' }),
+    nodeName,
+    nodeUid: () => registrar.nodeUid,
+    hostIPs,
+    nodeCpuMilli: machine.cpuCores * 1000,
+    nodeMemoryBytes: machine.memoryBytes,
+    rootDir: cfg.flags.rootDir,
+    podLogsDir: c.podLogsDir,
+    staticPodPath: c.staticPodPath,
+    fileCheckFrequencyMs: c.fileCheckFrequency,
+    syncFrequencyMs: c.syncFrequency,
+    runtimeRequestTimeoutMs: c.runtimeRequestTimeout,
+    serializeImagePulls: c.serializeImagePulls,
+    seccompDefault: c.seccompDefault,
+    cgroupDriver: c.cgroupDriver,
+    cgroupRoot: podCgroupRoot,
+    clusterDNS: c.clusterDNS,
+    clusterDomain: c.clusterDomain,
+    imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
+  });
+  running.loops.push(pods.run(signal));
+  if (c.enableServer) {
+    await startLogServer(cfg, identity.config, hostIPs(), pods, clock, log.child({ component: 'log-server' }), signal, running);
+  }
   await Promise.race([lease.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;
   notifier.status(`heartbeating (node ${nodeName})`);
   notifier.ready();
   log.info({ node: nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds, renewEveryMs: lease.renewIntervalMs }, 'node registered and heartbeating');
+}
+
+/**
+ * Serves /containerLogs on address:port over TLS with client certificates from the cluster CA
+ * (authentication.x509.clientCAFile, else the kubeconfig's CA), until the agent's full HTTPS server
+ * takes the handler over. A port that cannot be bound is logged, not fatal: pods still run.
+ */
+async function startLogServer(cfg: AgentConfig, rc: RestConfig, ips: string[], pods: PodManager, clock: Clock, log: pino.Logger, signal: AbortSignal, running: Running): Promise<void> {
+  const c = cfg.config;
+  try {
+    const clientCaPem = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : rc.caPem;
+    if (!clientCaPem) {
+      log.warn({}, 'no client CA (authentication.x509.clientCAFile or the kubeconfig CA): not serving container logs');
+      return;
+    }
+    const cert = await ensureServingCert({
+      certDir: cfg.flags.certDir || path.join(cfg.flags.rootDir, 'pki'),
+      nodeName: cfg.nodeName,
+      ips,
+      ...(c.tlsCertFile && c.tlsPrivateKeyFile ? { certFile: c.tlsCertFile, keyFile: c.tlsPrivateKeyFile } : {}),
+    });
+    const server = new LogServer({ address: c.address, port: c.port, certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem, handler: containerLogHandler({ locator: pods, clock }), log });
+    const port = await server.start();
+    running.loops.push(server.run(signal));
+    log.info({ address: c.address, port, cert: cert.certFile, generated: cert.generated }, 'serving container logs');
+  } catch (e) {
+    log.error({ address: c.address, port: c.port, error: (e as Error).message }, 'cannot serve container logs');
+  }
 }
 
 /** Runs the agent; resolves the process exit code. */
@@ -252,6 +334,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 
   const ac = new AbortController();
+  // Every loop, pod worker and in-flight runtime call listens on this one signal.
+  setMaxListeners(0, ac.signal);
   const onSignal = (sig: NodeJS.Signals) => {
     if (ac.signal.aborted) return;
     log.info({ signal: sig }, 'shutting down');
@@ -287,6 +371,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const finished = await Promise.race([Promise.allSettled(running.loops).then(() => 'done' as const), bound]);
   if (finished === 'timeout') log.warn({ boundMs: shutdownBoundMs }, 'loops did not stop in time; exiting anyway');
   await running.client?.close();
+  running.runtime?.close();
   clearInterval(keepAlive);
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);

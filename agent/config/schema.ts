@@ -27,8 +27,10 @@ export function checkAbsolutePath(v: string): string | undefined {
 export function checkEndpoint(v: string): string | undefined {
   // The kubelet still accepts a bare path with a deprecation warning; a new agent need not.
   if (v === '') return undefined;
+  // sim://[name] selects the built-in CRI simulator (tests, benchmarks, many simulated nodes).
+  if (/^sim:\/\/[A-Za-z0-9._-]*$/.test(v)) return undefined;
   if (!v.startsWith('unix://') || v.length <= 'unix://'.length || !isAbsolute(v.slice('unix://'.length))) {
-    return `invalid value ${JSON.stringify(v)}: must be a unix socket URL such as "unix:///run/containerd/containerd.sock"`;
+    return `invalid value ${JSON.stringify(v)}: must be a unix socket URL such as "unix:///run/containerd/containerd.sock" (or sim:// for the built-in simulator)`;
   }
   return undefined;
 }

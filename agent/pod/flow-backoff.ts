@@ -75,12 +75,6 @@ export class FlowBackoff {
   forgetPrefix(prefix: string): void {
     for (const k of [...this.entries.keys()]) if (k.startsWith(prefix)) this.entries.delete(k);
   }
-
-  /** Drops entries quiet for longer than twice the cap (upstream GC). */
-  gc(): void {
-    const now = this.clock.now();
-    for (const [k, e] of this.entries) if (this.expired(now, e)) this.entries.delete(k);
-  }
 }
 
 /** A duration as Go's time.Duration String() prints whole seconds: "10s", "1m20s", "5m0s". */

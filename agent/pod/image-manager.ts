@@ -77,8 +77,9 @@ export class ImageManager {
       return ref;
     } catch (e) {
       this.backoff.next(key, this.o.clock.now());
-      // Sync again soon, so the status turns to ImagePullBackOff while the back-off lasts (as upstream shows it).
-      throw new ContainerSyncError(Reasons.ErrImagePull, (e as Error).message, 1000);
+      // Sync again halfway through the back-off: the status shows ErrImagePull for a while, then
+      // ImagePullBackOff until the next attempt (upstream's jittered worker requeue gives the same mix).
+      throw new ContainerSyncError(Reasons.ErrImagePull, (e as Error).message, Math.max(1000, this.backoff.get(key) / 2));
     }
   }
 

@@ -31,7 +31,9 @@ export interface PodActions {
 
 /** Probe verdicts the actions depend on, by container ID. */
 export interface ProbeVerdicts {
+  /** True when the container's liveness probe has failed (it must be killed). */
   livenessFailed(containerId: string): boolean;
+  /** True when the container's startup probe has failed (it must be killed). */
   startupFailed(containerId: string): boolean;
 }
 

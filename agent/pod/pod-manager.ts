@@ -157,11 +157,6 @@ export class PodManager implements PodSourceHandler {
     return undefined;
   }
 
-  /** The latest status the agent computed for a pod. */
-  podStatus(uid: string): Pod['status'] {
-    return this.status.get(uid);
-  }
-
   /**
    * Starts everything once the runtime answers Version (retrying while it does not) and runs until
    * the signal aborts. Never rejects.
@@ -254,14 +249,9 @@ export class PodManager implements PodSourceHandler {
     await Promise.allSettled([...this.workerRuns]);
   }
 
-  /** Runs one housekeeping round now (tests, and the log handler's freshness). */
+  /** Runs one housekeeping round now. */
   async housekeepOnce(signal?: AbortSignal): Promise<void> {
     await this.housekeeping?.runOnce(signal);
-  }
-
-  /** Runs one image GC round now; resolves the removed image IDs. */
-  async imageGcOnce(signal?: AbortSignal): Promise<string[]> {
-    return (await this.imageGc?.runOnce(signal)) ?? [];
   }
 
   // ------------------------------------------------------------------ PodSourceHandler

@@ -248,10 +248,6 @@ export function podKey(pod: KObject): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name ?? ''}`;
 }
 
-export function podUid(pod: KObject): string {
-  return pod.metadata.uid ?? '';
-}
-
 /** Reads an untyped object as a Pod when it has a spec with a containers list; undefined otherwise. */
 export function asPod(o: KObject): Pod | undefined {
   const spec = o['spec'] as { containers?: unknown } | undefined;

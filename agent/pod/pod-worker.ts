@@ -11,6 +11,7 @@ import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import type { Pod } from './pod-types';
 import { podDesc, type PodSyncer, type PodSyncState } from './pod-sync';
+import { canonicalJson } from './runtime-labels';
 import type { StatusManager } from './status-manager';
 
 export interface PodWorkerDeps {
@@ -25,6 +26,18 @@ export interface PodWorkerDeps {
 }
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
+
+/** The parts of a pod a change of which needs a sync (upstream checkAndUpdatePod). */
+function actionable(p: Pod): string {
+  const m = p.metadata;
+  return canonicalJson({
+    spec: p.spec,
+    labels: m.labels,
+    annotations: m.annotations,
+    deletionTimestamp: m.deletionTimestamp,
+    deletionGracePeriodSeconds: m.deletionGracePeriodSeconds,
+  });
+}
 
 export type WorkerPhase = 'syncing' | 'terminating' | 'finished';
 
@@ -65,10 +78,15 @@ export class PodWorker {
     return this.pod;
   }
 
-  /** Takes a newer version of the pod and syncs soon. Never blocks. */
+  /**
+   * Takes a newer version of the pod. It syncs soon only when what the node acts on changed (spec,
+   * labels, annotations, deletion): as upstream's config source, a write of the pod's own status
+   * coming back as an update is no reason to sync. Never blocks.
+   */
   update(pod: Pod): void {
+    const changed = actionable(pod) !== actionable(this.pod);
     this.pod = pod;
-    this.kick();
+    if (changed) this.kick();
   }
 
   /** The pod left its source: terminate it. Never blocks. */

@@ -54,20 +54,17 @@ export class ProbeManager {
     return `${containerId}/${type}`;
   }
 
-  /** The current result for a container; for containers without that probe: liveness/startup success, readiness success. */
-  result(containerId: string, type: ProbeType): ProbeResult {
-    return this.results.get(this.key(containerId, type)) ?? 'success';
-  }
-
   /** The last probe output (why it failed), or ''. */
   output(containerId: string, type: ProbeType): string {
     return this.outputs.get(this.key(containerId, type)) ?? '';
   }
 
+  /** True once the container's liveness probe has failed failureThreshold times in a row. */
   livenessFailed(containerId: string): boolean {
     return this.results.get(this.key(containerId, 'liveness')) === 'failure';
   }
 
+  /** True once the container's startup probe has failed failureThreshold times in a row. */
   startupFailed(containerId: string): boolean {
     return this.results.get(this.key(containerId, 'startup')) === 'failure';
   }
@@ -112,23 +109,6 @@ export class ProbeManager {
   /** Stops every worker of the pod and forgets its results. */
   removePod(uid: string): void {
     for (const [k, w] of this.workers) if (w.uid === uid) this.stop(k, w);
-  }
-
-  /** Forgets the results of containers that are gone (their workers are stopped by sync). */
-  forgetContainers(ids: Iterable<string>): void {
-    for (const id of ids) {
-      for (const type of ['startup', 'liveness', 'readiness'] as const) {
-        const k = this.key(id, type);
-        if (!this.workers.has(k)) {
-          this.results.delete(k);
-          this.outputs.delete(k);
-        }
-      }
-    }
-  }
-
-  get workerCount(): number {
-    return this.workers.size;
   }
 
   private stop(k: string, w: Worker): void {

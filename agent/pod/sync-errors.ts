@@ -20,8 +20,6 @@ export const Reasons = {
   OOMKilled: 'OOMKilled',
 } as const;
 
-export type WaitingReason = (typeof Reasons)[keyof typeof Reasons];
-
 /** A failure to bring one container up, carrying the waiting reason pod status shows. */
 export class ContainerSyncError extends Error {
   override readonly name = 'ContainerSyncError';

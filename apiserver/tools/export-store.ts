@@ -17,20 +17,17 @@ export interface ExportResult {
 export async function exportStore(storage: Storage, source: string, write: (chunk: string) => Promise<void>, now: () => Date): Promise<ExportResult> {
   const digest = new DumpDigest();
   let revision = 0;
-  let headerWritten = false;
-  const header = async (rev: number) => {
-    revision = rev;
-    await write(headerLine({ revision: rev, source, createdAt: now().toISOString() }));
-    headerWritten = true;
-  };
-  // The header needs the revision, known only once the first page is read.
-  const it = readAll(storage, 500, (r) => (revision = r));
-  for await (const kv of it) {
-    if (!headerWritten) await header(revision);
+  let started = false;
+  // readAll reports the snapshot's revision as soon as it read the first page, before any record.
+  const records = readAll(storage, 500, (r) => (revision = r));
+  const header = () => write(headerLine({ revision, source, createdAt: now().toISOString() }));
+  for await (const kv of records) {
+    if (!started) await header();
+    started = true;
     digest.add(kv.key, valueHash(kv.value));
     await write(recordLine(kv.key, kv.value));
   }
-  if (!headerWritten) await header(revision || (await storage.currentRevision()));
+  if (!started) await header(); // an empty store still gets a header and a trailer
   const sha256 = digest.hex();
   await write(trailerLine(digest.count, sha256));
   return { count: digest.count, revision, sha256 };

@@ -1,5 +1,5 @@
 import { StorageError, type Storage } from '../storage/storage';
-import { DumpDigest, DumpFormatError, parseLine, valueHash, type DumpHeader } from './dump-format';
+import { DUMP_KIND, DumpDigest, DumpFormatError, parseLine, valueHash, type DumpHeader } from './dump-format';
 import type { Snapshot } from './verify';
 
 /** A dump read completely and checked against its trailer. */
@@ -41,7 +41,7 @@ export async function readDump(lines: AsyncIterable<string>): Promise<ParsedDump
       header = parsed.header;
       continue;
     }
-    if (!header) throw new DumpFormatError(`line ${lineNo}: the dump does not start with a ${'SvcStoreDump'} header`);
+    if (!header) throw new DumpFormatError(`line ${lineNo}: the dump does not start with a ${DUMP_KIND} header`);
     if (parsed.type === 'record') {
       if (seen.has(parsed.key)) throw new DumpFormatError(`line ${lineNo}: key ${parsed.key} appears twice`);
       seen.add(parsed.key);

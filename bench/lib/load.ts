@@ -18,8 +18,9 @@ export interface LoadResult {
   per_second: number;
   p50_ms: number;
   p99_ms: number;
-  /** When the figure pools several runs: each run's own rate. */
+  /** When the figure pools several runs: each run's own rate and p99 (a big spread means a noisy run). */
   runs_per_second?: number[];
+  runs_p99_ms?: number[];
 }
 
 /**
@@ -65,7 +66,10 @@ export function summarize(runs: readonly LoadRun[]): LoadResult {
     p50_ms: round(percentile(all, 0.5)),
     p99_ms: round(percentile(all, 0.99)),
   };
-  if (runs.length > 1) result.runs_per_second = runs.map((r) => round(r.count / r.seconds, 0));
+  if (runs.length > 1) {
+    result.runs_per_second = runs.map((r) => round(r.count / r.seconds, 0));
+    result.runs_p99_ms = runs.map((r) => round(percentile(r.latencies, 0.99)));
+  }
   return result;
 }
 

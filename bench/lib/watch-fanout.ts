@@ -195,7 +195,9 @@ export async function measureFanout(target: Target, o: FanoutOptions): Promise<F
       const name = o.objectName(k);
       pending.set(name, o.watchers);
       sentAt.set(name, performance.now());
-      writes.push(o.write(k));
+      const w = o.write(k);
+      w.catch(() => undefined); // awaited below; meanwhile a failure must not count as unhandled
+      writes.push(w);
       await sleep(o.intervalMs);
     }
     await Promise.all(writes);

@@ -54,6 +54,25 @@ test.serial('one member stops in the middle of a write load: writes continue and
   await cluster.waitHealthy();
 });
 
+test.serial('a follower killed with SIGKILL under load: writes continue and every acknowledged write is kept', async (t) => {
+  const load = startWriteLoad(server, { clients: 4, namespace: 'default', prefix: 'kill' });
+  t.true(await eventually(async () => load.acked.length >= 20, 30_000, 50), 'the load did not get going');
+  const leader = await cluster.leader();
+  const victim = leader === 0 ? 1 : 0;
+  await cluster.kill9(victim);
+  const killedAt = Date.now();
+  t.true(await eventually(async () => load.acked.filter((a) => a.at > killedAt).length >= 40, 30_000, 50), 'writes did not continue on two members');
+  await load.stop();
+  t.log(`member ${victim} killed; ${load.acked.length} acknowledged; failures: ${summarize(load.failed)}`);
+  for (const f of load.failed) t.true(f.status >= 500 && f.status <= 599, `failure ${f.name}: ${f.status} ${f.reason}`);
+  // The killed member comes back with its data directory and catches up; then every write is there.
+  await cluster.start(victim);
+  await cluster.waitHealthy();
+  const list = await call(server.admin, 'GET', cms());
+  const stored = new Map<string, string>(list.body.items.map((i: { metadata: { name: string; resourceVersion: string } }) => [i.metadata.name, i.metadata.resourceVersion]));
+  t.deepEqual(load.acked.filter((a) => stored.get(a.name) !== a.resourceVersion), [], 'acknowledged writes lost or changed');
+});
+
 test.serial('two members stop: writes fail with a 5xx Status, readyz reports the etcd check failing, and all recovers', async (t) => {
   t.is((await readyz()).status, 200);
   await cluster.stop(1);

@@ -1,7 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
-import type { RunningApiServer } from '../../helpers/apiserver-process';
+import { repoRoot, type RunningApiServer } from '../../helpers/apiserver-process';
 import { call } from '../../helpers/http';
 
 /** A write the server acknowledged (201), as the client saw it. */
@@ -90,4 +91,26 @@ export function summarize(failed: readonly FailedWrite[]): string {
 export function adminAgent(dataDir: string): Agent {
   const pki = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
   return new Agent({ connect: { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key'), servername: 'localhost' } });
+}
+
+/**
+ * Starts bin/svc-apiserver without waiting for readiness (startApiServer waits for readyz 200,
+ * which a server with a broken store never reaches). stop() sends SIGTERM and waits for the exit.
+ */
+export function spawnApiServer(dataDir: string, port: number, args: string[]): { proc: ChildProcess; output: () => string; stop(): Promise<void> } {
+  const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), ['--bind-address=127.0.0.1', `--secure-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  return {
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -69,11 +69,15 @@ export interface Harness {
   secret(name: string, data: Record<string, string>, namespace?: string): void;
   /** Marks the pod deleted (as the API server's graceful delete does). */
   deletePod(name: string, graceSeconds?: number, namespace?: string): void;
+  /** Stops the manager only (an agent going down); runtime, API and files stay. */
+  stopAgent(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface HarnessOptions {
   sim?: SimulatorOptions;
+  /** Reuse these (an agent restart): the runtime, the API and the root dir of an earlier harness. */
+  reuse?: { sim: RecordingSimulator; api: FakeApiClient; root: string; clock: FakeClock };
   /** Manager options, or a function of the temp root for options that are paths. */
   manager?: Partial<PodManagerOptions> | ((root: string) => Partial<PodManagerOptions>);
   /** Runs before the manager starts (write manifests, profiles ...). */
@@ -81,11 +85,11 @@ export interface HarnessOptions {
 }
 
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
-  const clock = new FakeClock();
-  const sim = new RecordingSimulator({ clock, ...o.sim });
-  const api = new FakeApiClient();
+  const clock = o.reuse?.clock ?? new FakeClock();
+  const sim = o.reuse?.sim ?? new RecordingSimulator({ clock, ...o.sim });
+  const api = o.reuse?.api ?? new FakeApiClient();
   const log = new MemLog();
-  const root = await mkdtemp(path.join(tmpdir(), 'svc-pod-test-'));
+  const root = o.reuse?.root ?? (await mkdtemp(path.join(tmpdir(), 'svc-pod-test-')));
   await mkdir(path.join(root, 'cgroup', 'cpu'), { recursive: true });
   await mkdir(path.join(root, 'cgroup', 'memory'), { recursive: true });
   await o.prepare?.(root);
@@ -170,6 +174,11 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
         o.metadata.deletionTimestamp = new Date(clock.now() + grace * 1000).toISOString();
         o.metadata.deletionGracePeriodSeconds = grace;
       });
+    },
+    async stopAgent() {
+      ac.abort();
+      await flush();
+      await running;
     },
     async stop() {
       ac.abort();

@@ -71,7 +71,7 @@ test('an image that does not exist: ErrImagePull, then ImagePullBackOff while th
     // After 10 s the pull is tried again (and fails again), then the back-off doubles.
     t.true(await h.until(() => h.sim.pulls.length === 2, 10_000));
     t.true(await h.until(() => h.sim.pulls.length === 3, 25_000));
-    t.deepEqual(await readdir(path.join(h.root, 'root', 'image_manager', 'pulling')), [], 'failed pulls leave no intent');
+    t.true(await h.until(async () => (await readdir(path.join(h.root, 'root', 'image_manager', 'pulling'))).length === 0, 2000), 'failed pulls leave no intent');
     t.true(written().filter((w) => w.reason === 'ErrImagePull').length >= 2);
     // Once the image appears, the pod starts.
     h.sim.publishImage('svc.local/nope:1');
@@ -270,6 +270,18 @@ test('a failing sandbox creation keeps the pod ContainerCreating with the reason
     h.createPod('nonet', { containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
     t.true(await h.until(() => waitingReason(h.status('nonet'), 'c') === 'ContainerCreating' && /cni plugin/.test(h.status('nonet')?.containerStatuses?.[0]?.state.waiting?.message ?? '')));
     t.true(await h.until(() => isRunningReady(h.status('nonet')), 60_000));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an image name that does not parse is InvalidImageName', async (t) => {
+  const h = await startHarness();
+  try {
+    h.createPod('badname', { containers: [{ name: 'c', image: 'Not A Valid Image!', imagePullPolicy: 'IfNotPresent' }] });
+    t.true(await h.until(() => waitingReason(h.status('badname'), 'c') === 'InvalidImageName'));
+    t.regex(h.status('badname')!.containerStatuses![0]!.state.waiting!.message!, /^Failed to apply default image tag "Not A Valid Image!"/);
+    t.deepEqual(h.sim.pulls, []);
   } finally {
     await h.stop();
   }

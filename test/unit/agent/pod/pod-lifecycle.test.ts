@@ -244,3 +244,49 @@ test('activeDeadlineSeconds fails the pod with DeadlineExceeded and stops it', a
     await h.stop();
   }
 });
+
+test('an agent restart adopts running containers: no new attempt, the start time and restart count are kept', async (t) => {
+  const first = await startHarness();
+  let second: Awaited<ReturnType<typeof startHarness>> | undefined;
+  try {
+    const pod = first.createPod('keep', { containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
+    t.true(await first.until(() => isRunningReady(first.status('keep'))));
+    const before = first.status('keep')!;
+    await first.stopAgent();
+    await first.clock.advance(60_000);
+    second = await startHarness({ reuse: { sim: first.sim, api: first.api, root: first.root, clock: first.clock } });
+    const s = second;
+    await s.clock.advance(5000);
+    t.true(await s.until(() => s.log.find('connected to the container runtime').length > 0));
+    await s.clock.advance(5000);
+    const containers = await s.containers(pod.metadata.uid!);
+    t.is(containers.length, 1, 'the running container was adopted, not replaced');
+    t.is(s.sim.sandboxes.length, 1, 'no second sandbox');
+    const after = s.status('keep')!;
+    t.is(after.startTime, before.startTime);
+    t.is(after.containerStatuses![0]!.containerID, before.containerStatuses![0]!.containerID);
+    t.true(isRunningReady(after));
+  } finally {
+    await second?.stop();
+    await first.stop().catch(() => undefined);
+  }
+});
+
+test('a runtime that is not there at start: the agent keeps trying and runs pods once it answers', async (t) => {
+  const h = await startHarness();
+  try {
+    // The harness connected already; a second manager against an unavailable runtime shows the retry.
+    h.sim.setAvailable(false);
+    const late = await startHarness({ reuse: { sim: h.sim, api: h.api, root: h.root, clock: h.clock } });
+    try {
+      await late.clock.advance(3000);
+      t.truthy(late.log.find('container runtime not available yet')[0]);
+      h.sim.setAvailable(true);
+      t.true(await late.until(() => late.log.find('connected to the container runtime').length > 0, 60_000));
+    } finally {
+      await late.stopAgent();
+    }
+  } finally {
+    await h.stop();
+  }
+});

@@ -62,6 +62,18 @@ test('export → import copies every key byte for byte and the verification pass
   t.true(compareSnapshots(dumpSnapshot(dump, 'dump'), await snapshotStore(dst, 'dst')).ok);
 });
 
+test('an empty store exports a header and a trailer, and imports as nothing', async (t) => {
+  const src = SqliteStorage.open(':memory:');
+  const dst = SqliteStorage.open(':memory:');
+  t.teardown(() => Promise.all([src.close(), dst.close()]).then(() => undefined));
+  const text = await dumpOf(src);
+  t.is(text.trimEnd().split('\n').length, 2);
+  const dump = await readDump(lines(text));
+  t.is(dump.records.length, 0);
+  t.deepEqual(await importDump(dst, dump), { created: 0, unchanged: 0, conflicts: [] });
+  t.true(compareSnapshots(dumpSnapshot(dump, 'dump'), await snapshotStore(dst, 'dst')).ok);
+});
+
 test('an export pages through many keys at one revision', async (t) => {
   const src = SqliteStorage.open(':memory:');
   t.teardown(() => src.close());

@@ -1,0 +1,170 @@
+/**
+ * `npm start`: a single-node cluster on the embedded defaults (issue 10, point 4). Starts
+ * svc-apiserver (SQLite under the data dir), creates a bootstrap token, starts svc-node joining
+ * with it (containerd when its socket exists, otherwise the built-in CRI simulator), waits for
+ * the node to be Ready and prints how to use kubectl. Ctrl-C stops both cleanly.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+
+const root = resolve(__dirname, '..', '..');
+const CONTAINERD = '/run/containerd/containerd.sock';
+
+interface Options {
+  dataDir: string;
+  port: number;
+}
+
+function parse(argv: readonly string[]): Options {
+  const o: Options = { dataDir: resolve('.svc-data'), port: 6443 };
+  for (const a of argv) {
+    const [k, v] = a.split('=', 2);
+    if (k === '--data-dir' && v) o.dataDir = resolve(v);
+    else if (k === '--port' && v && /^\d+$/.test(v)) o.port = Number(v);
+    else {
+      process.stderr.write(`usage: npm start -- [--data-dir=DIR] [--port=N]\nunknown argument: ${a}\n`);
+      process.exit(2);
+    }
+  }
+  return o;
+}
+
+function start(name: string, args: string[]): ChildProcess {
+  const p = spawn(join(root, 'bin', name), args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  p.on('exit', (code, sig) => {
+    if (!stopping) {
+      process.stderr.write(`quickstart: ${name} exited (${sig ?? code}); stopping\n`);
+      void shutdown(1);
+    }
+  });
+  return p;
+}
+
+let stopping = false;
+const children: ChildProcess[] = [];
+
+async function shutdown(code: number): Promise<never> {
+  stopping = true;
+  // The agent first, so it stops heartbeating before the server goes away.
+  for (const c of [...children].reverse()) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    c.kill('SIGTERM');
+    await new Promise((r) => c.once('exit', r));
+  }
+  process.exit(code);
+}
+
+async function call(agent: Agent, url: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await request(url, { method, dispatcher: agent, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  const text = await res.body.text();
+  const isJson = String(res.headers['content-type'] ?? '').startsWith('application/json');
+  return { status: res.statusCode, json: isJson && text ? JSON.parse(text) : undefined };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parse(process.argv.slice(2));
+  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  const apiDir = join(o.dataDir, 'apiserver');
+  children.push(
+    start('svc-apiserver', [`--data-dir=${apiDir}`, '--bind-address=127.0.0.1', `--secure-port=${o.port}`, '--enable-bootstrap-token-auth', '--log-level=warn']),
+  );
+  const pki = join(apiDir, 'pki');
+  const admin = await until('the API server credentials', async () =>
+    existsSync(join(pki, 'admin.key'))
+      ? new Agent({ connect: { ca: readFileSync(join(pki, 'ca.crt')), cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) } })
+      : undefined,
+  30_000);
+  const base = `https://127.0.0.1:${o.port}`;
+  await until('svc-apiserver to be ready', async () => ((await call(admin, `${base}/readyz`)).status === 200 ? true : undefined), 60_000);
+
+  // A bootstrap token for the node, as spec 2.7 lays it out (valid one hour).
+  const id = randomBytes(3).toString('hex');
+  const secret = randomBytes(8).toString('hex');
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const created = await call(admin, `${base}/api/v1/namespaces/svc-system/secrets`, 'POST', {
+    metadata: { name: `bootstrap-token-${id}` },
+    type: 'bootstrap.svc.io/token',
+    data: {
+      'token-id': b64(id),
+      'token-secret': b64(secret),
+      expiration: b64(new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z')),
+      'usage-bootstrap-authentication': b64('true'),
+      'usage-bootstrap-signing': b64('true'),
+    },
+  });
+  if (created.status !== 201) throw new Error(`creating the bootstrap token failed: ${created.status} ${JSON.stringify(created.json)}`);
+  const nodeDir = join(o.dataDir, 'node');
+  mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
+  const ca = readFileSync(join(pki, 'ca.crt')).toString('base64');
+  const bootstrap = join(nodeDir, 'bootstrap.kubeconfig');
+  writeFileSync(
+    bootstrap,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      `- name: svc\n  cluster:\n    server: ${base}\n    certificate-authority-data: ${ca}`,
+      'users:',
+      `- name: bootstrap\n  user:\n    token: ${id}.${secret}`,
+      'contexts:',
+      '- name: bootstrap\n  context:\n    cluster: svc\n    user: bootstrap',
+      'current-context: bootstrap',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const runtime = existsSync(CONTAINERD) ? `unix://${CONTAINERD}` : 'sim://quickstart';
+  if (runtime.startsWith('sim://')) {
+    process.stderr.write(`quickstart: no container runtime at ${CONTAINERD}; svc-node uses the built-in CRI simulator (pods run no processes)\n`);
+  }
+  const config = join(nodeDir, 'config.yaml');
+  writeFileSync(config, 'apiVersion: nodeagent.config.svc.io/v1beta1\nkind: NodeAgentConfiguration\nfailSwapOn: false\n');
+  const nodeName = hostname().toLowerCase();
+  children.push(
+    start('svc-node', [
+      `--config=${config}`,
+      `--root-dir=${join(nodeDir, 'root')}`,
+      `--lock-file=${join(nodeDir, 'svc-node.lock')}`,
+      `--bootstrap-kubeconfig=${bootstrap}`,
+      `--kubeconfig=${join(nodeDir, 'kubeconfig')}`,
+      `--container-runtime-endpoint=${runtime}`,
+      `--port=${o.port + 1}`,
+      '--log-level=warn',
+    ]),
+  );
+  await until(`node ${nodeName} to be Ready`, async () => {
+    const n = await call(admin, `${base}/api/v1/nodes/${nodeName}`);
+    const ready = (n.json?.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');
+    return ready?.status === 'True' ? true : undefined;
+  }, 120_000);
+  const kubeconfig = join(apiDir, 'admin.kubeconfig');
+  process.stdout.write(
+    `\nsvc is up: node ${nodeName} is Ready.\n  kubeconfig: ${kubeconfig}\n  try:        kubectl --kubeconfig ${kubeconfig} get nodes\nPress Ctrl-C to stop.\n`,
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`quickstart: ${err instanceof Error ? err.message : String(err)}\n`);
+  void shutdown(1);
+});
