@@ -259,6 +259,8 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     seccompDefault: c.seccompDefault,
     cgroupDriver: c.cgroupDriver,
     cgroupRoot: podCgroupRoot,
+    // The simulator creates no cgroups; an agent on it must not touch the host's.
+    cleanCgroups: !c.containerRuntimeEndpoint.startsWith('sim://'),
     clusterDNS: c.clusterDNS,
     clusterDomain: c.clusterDomain,
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },

@@ -40,7 +40,9 @@ import { ensureServerPki } from './pki/bootstrap';
 import { handlePodBinding } from './handlers/pod-binding';
 import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
 import { Scheduler } from './scheduler/scheduler';
+import { ApiMetrics } from './metrics/registry';
 import { ApiServer } from './server/api-server';
+import { InstrumentedStorage } from './storage/instrumented';
 import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
 import { SqliteStorage } from './storage/sqlite';
 import type { Storage } from './storage/storage';
@@ -54,6 +56,12 @@ const VERSION = { gitVersion, major, minor };
 
 /** Composition root: flags → store → server and control loops; runs until SIGTERM or SIGINT. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // The store migration sub-commands (svc-apiserver export|import|verify) run instead of the
+  // server; loaded only when used.
+  if (argv[0] === 'export' || argv[0] === 'import' || argv[0] === 'verify') {
+    const tools = require('./tools/cli') as typeof import('./tools/cli');
+    return tools.runTool(argv[0], argv.slice(1), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, now: () => new Date() });
+  }
   let flags: ApiServerFlags;
   try {
     flags = parseFlags(argv);
@@ -74,7 +82,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
   // --etcd-servers selects the clustered store; otherwise the embedded SQLite one under --data-dir.
-  const storage: Storage =
+  const apiMetrics = new ApiMetrics({ processMetrics: true });
+  const backend: Storage =
     flags.etcdServers.length > 0
       ? // Loaded only when used: the etcd client and gRPC cost ~10 MB of memory that SQLite users never need.
         await (require('./storage/etcd') as { EtcdStorage: typeof EtcdStorageType }).EtcdStorage.connect({
@@ -83,11 +92,19 @@ export async function main(argv: readonly string[]): Promise<number> {
           certFile: flags.etcdCertFile,
           keyFile: flags.etcdKeyFile,
           prefix: flags.etcdPrefix,
+          onForeignEndpoint: (endpoint, clusterId, expected) =>
+            log.error({ endpoint, clusterId, expected }, 'etcd endpoint belongs to another cluster than the other --etcd-servers; it is not used'),
         })
       : SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
+  // Every store call is timed into etcd_request_duration_seconds (whichever backend, as /metrics documents).
+  const storage: Storage = new InstrumentedStorage(backend, apiMetrics, () => performance.now());
   const registry = new ResourceRegistry();
   for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
-  const cache = new WatchCache(storage, { retainMs: HISTORY_MS, now: Date.now });
+  const cache = new WatchCache(storage, {
+    retainMs: HISTORY_MS,
+    now: Date.now,
+    onCorrupt: (key, revision, err) => log.error({ key, revision, err: err.message }, 'stored object cannot be decoded; watchers do not get this write'),
+  });
   const nsType = registry.lookup('', 'v1', 'namespaces')!;
   let store: ObjectStore | undefined;
   const lifecycle = new NamespaceLifecycle(async (name) => {
@@ -147,6 +164,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const clientCaPem = pki.ca.certPem + (flags.clientCaFile ? readFileSync(flags.clientCaFile, 'utf8') : '');
   for (const t of authenticationTypes) registry.register(t);
   const metrics = new MetricsRegistry();
+  apiMetrics.include(() => metrics.render());
   let auth: Authentication;
   try {
     auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date() });
@@ -182,6 +200,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const cacheRun = cache.run(ac.signal);
 
   const server = new ApiServer({
+    metrics: apiMetrics,
     host: flags.bindAddress,
     port: flags.securePort,
     tls: { ...serving, clientCaPem: auth.tlsClientCaPem ?? clientCaPem },
@@ -203,11 +222,16 @@ export async function main(argv: readonly string[]): Promise<number> {
       {
         name: 'etcd', // upstream's check name, kept for tooling; it checks whichever store is in use
         check: async () => {
+          // Bounded like upstream's --etcd-healthcheck-timeout (2 s): without quorum etcd holds a
+          // linearizable read until its own 7 s timeout, and a probe must not wait that long.
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('store did not answer within 2s'), 2000)));
           try {
-            await storage.currentRevision();
-            return undefined;
+            return await Promise.race([storage.currentRevision().then(() => undefined), timeout]);
           } catch {
             return 'store unreachable';
+          } finally {
+            clearTimeout(timer);
           }
         },
       },

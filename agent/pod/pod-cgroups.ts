@@ -19,6 +19,8 @@ export interface PodCgroupsOptions {
   root: string;
   /** Where cgroup filesystems are mounted (default /sys/fs/cgroup). */
   fsRoot?: string;
+  /** false: never touch the host's cgroups (the simulated runtime creates none). Default true. */
+  clean?: boolean;
 }
 
 const PREFIX = 'pod';
@@ -50,7 +52,7 @@ export class PodCgroups {
 
   /** Removes the pod's (empty) cgroup directories, deepest first. Resolves the directories it could not remove. Never rejects. */
   async remove(uid: string): Promise<string[]> {
-    if (this.o.driver !== 'cgroupfs') return [];
+    if (this.o.driver !== 'cgroupfs' || this.o.clean === false) return [];
     const left: string[] = [];
     for (const h of await this.hierarchies()) {
       const dir = path.join(h, this.parentFor(uid));
@@ -68,7 +70,7 @@ export class PodCgroups {
 
   /** UIDs that have a pod cgroup directory under the root in any hierarchy. */
   async podUids(): Promise<string[]> {
-    if (this.o.driver !== 'cgroupfs') return [];
+    if (this.o.driver !== 'cgroupfs' || this.o.clean === false) return [];
     const out = new Set<string>();
     for (const h of await this.hierarchies()) {
       let names: string[] = [];

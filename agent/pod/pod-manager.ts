@@ -57,6 +57,8 @@ export interface PodManagerOptions {
   cgroupDriver: 'cgroupfs' | 'systemd';
   /** Parent of the pods' cgroups ("/svc-node"). */
   cgroupRoot: string;
+  /** Remove pod cgroups the runtime leaves behind (default true; false for the simulator, which makes none). */
+  cleanCgroups?: boolean;
   clusterDNS: readonly string[];
   clusterDomain: string;
   imageGC: { highThresholdPercent: number; lowThresholdPercent: number; minAgeMs: number };
@@ -132,7 +134,7 @@ export class PodManager implements PodSourceHandler {
     this.probes = new ProbeManager({ prober: o.prober ?? new DefaultProber(o.runtime), clock: o.clock, log, onChange: (uid) => this.workers.get(uid)?.kick() });
     const objects = o.objects ?? new ApiConfigObjects(o.client);
     this.volumes = new VolumeManager({ podsDir: path.join(o.rootDir, 'pods'), objects, now: () => o.clock.now() });
-    this.cgroups = new PodCgroups({ driver: o.cgroupDriver, root: o.cgroupRoot, ...(o.cgroupFsRoot ? { fsRoot: o.cgroupFsRoot } : {}) });
+    this.cgroups = new PodCgroups({ driver: o.cgroupDriver, root: o.cgroupRoot, clean: o.cleanCgroups ?? true, ...(o.cgroupFsRoot ? { fsRoot: o.cgroupFsRoot } : {}) });
     this.records = new PullRecords(path.join(o.rootDir, 'image_manager'), () => o.clock.now());
     this.mirrorPods = new MirrorPods({ client: o.client, nodeName: o.nodeName, nodeUid: o.nodeUid, log });
     this.pleg = new Pleg({ runtime: o.runtime, clock: o.clock, log, periodMs: o.relistPeriodMs ?? 1000, timeoutMs: o.runtimeRequestTimeoutMs, onChange: (uid) => this.workers.get(uid)?.kick() });

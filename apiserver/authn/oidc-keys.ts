@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../api/lazy-undici';
 import { isObject } from '../api/types';
 import { createLocalJWKSet, type JSONWebKeySet } from './jose';
 
@@ -8,10 +9,10 @@ export type FetchJson = (url: string) => Promise<unknown>;
 
 /** The default fetcher: HTTPS only, verified against caPem (or the host's root CAs), bounded by timeoutMs. */
 export function httpsJsonFetcher(caPem: string | undefined, timeoutMs = 10_000): FetchJson {
-  const agent = new Agent({ connect: { ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: true }, connectTimeout: timeoutMs });
+  const agent = new (undici().Agent)({ connect: { ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: true }, connectTimeout: timeoutMs });
   return async (url) => {
     if (!url.startsWith('https://')) throw new Error(`refusing to fetch ${url}: only https is allowed`);
-    const res = await request(url, { dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+    const res = await undici().request(url, { dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`GET ${url}: HTTP ${res.statusCode}`);
     try {

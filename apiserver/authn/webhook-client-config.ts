@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undici } from '../api/lazy-undici';
 import YAML from 'yaml';
 import { isObject } from '../api/types';
 
@@ -140,7 +141,7 @@ export class WebhookClient {
     private readonly cfg: WebhookClientConfig,
     private readonly timeoutMs: number,
   ) {
-    this.agent = new Agent({
+    this.agent = new (undici().Agent)({
       connect: {
         ca: cfg.caPem,
         cert: cfg.certPem,
@@ -157,7 +158,7 @@ export class WebhookClient {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(this.cfg.server, {
+      res = await undici().request(this.cfg.server, {
         method: 'POST',
         dispatcher: this.agent,
         signal,

@@ -1,5 +1,6 @@
-import { celEnv, isCelError, parse, plan, type CelEnv, type CelInput } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import type { CelEnv, CelInput } from '@bufbuild/cel';
+import type * as Cel from '@bufbuild/cel';
+import { celExt, celLib } from '../cel/lazy';
 
 /**
  * matchConditions of an authorization webhook (A.3): CEL boolean expressions over `request` (a
@@ -27,16 +28,16 @@ type Node = { id?: bigint; exprKind: { case: string | undefined; value?: unknown
 
 let env: CelEnv | undefined;
 function celEnvironment(): CelEnv {
-  env ??= celEnv({ funcs: strings });
+  env ??= celLib().celEnv({ funcs: celExt().strings });
   return env;
 }
 
 /** Compiles one expression; throws Error with the reason (syntax, unknown variable, cost over budget). */
 export function compileCondition(expression: string): CompiledCondition {
   if (!expression.trim()) throw new Error('Required value');
-  let parsed: ReturnType<typeof parse>;
+  let parsed: ReturnType<typeof Cel.parse>;
   try {
-    parsed = parse(expression);
+    parsed = celLib().parse(expression);
   } catch (err) {
     throw new Error(`compilation failed: ${(err as Error).message}`);
   }
@@ -44,14 +45,14 @@ export function compileCondition(expression: string): CompiledCondition {
   if (unknown.length) throw new Error(`compilation failed: undeclared reference to '${unknown[0]}'`);
   const cost = estimateCost(parsed.expr as unknown as Node);
   if (cost > COST_LIMIT) throw new Error(`estimated cost ${cost} exceeds the budget of ${COST_LIMIT}; simplify the expression`);
-  const run = plan(celEnvironment(), parsed);
+  const run = celLib().plan(celEnvironment(), parsed);
   return {
     expression,
     cost,
     eval(request) {
       // Plain JSON objects are CEL maps at run time; the input type only lists the library's own shapes.
       const v = run({ request: request as unknown as CelInput });
-      if (isCelError(v)) throw new Error(v.message);
+      if (celLib().isCelError(v)) throw new Error(v.message);
       if (typeof v !== 'boolean') throw new Error(`expression did not evaluate to a boolean`);
       return v;
     },

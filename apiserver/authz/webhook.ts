@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../api/lazy-undici';
 import type { Logger } from 'pino';
 import { fieldSelectorOf, labelSelectorOf } from './attributes';
 import type { Attributes, Authorizer, Decision } from './authorizer';
@@ -44,7 +45,7 @@ export class WebhookAuthorizer implements Authorizer {
   constructor(private readonly o: WebhookOptions) {
     this.name = o.name;
     const e = o.endpoint;
-    this.agent = new Agent({ connect: { ca: e.caPem, cert: e.certPem, key: e.keyPem, rejectUnauthorized: !e.insecureSkipTlsVerify } });
+    this.agent = new (undici().Agent)({ connect: { ca: e.caPem, cert: e.certPem, key: e.keyPem, rejectUnauthorized: !e.insecureSkipTlsVerify } });
   }
 
   async authorize(a: Attributes): Promise<Result> {
@@ -97,7 +98,7 @@ export class WebhookAuthorizer implements Authorizer {
     let text: string;
     let status: number;
     try {
-      const res = await request(this.o.endpoint.url, { method: 'POST', body, headers, dispatcher: this.agent, signal, headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs });
+      const res = await undici().request(this.o.endpoint.url, { method: 'POST', body, headers, dispatcher: this.agent, signal, headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {

@@ -9,11 +9,12 @@
  * each comprehension iteration and each list or map literal passes through a charging identity
  * function. Evaluation is synchronous, so one current meter per environment is enough.
  */
-import { celEnv, celFunc, CelScalar, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelEnv, type CelInput, type CelValue } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import type { CelEnv, CelInput, CelValue } from '@bufbuild/cel';
+import type * as Cel from '@bufbuild/cel';
+import { celExt, celLib } from './lazy';
 import { callCost, CostLimitExceeded, CostMeter, ITERATION_COST, LIST_LITERAL_COST, MAP_LITERAL_COST } from './cost';
 
-type ParsedExpr = ReturnType<typeof parse>;
+type ParsedExpr = ReturnType<typeof Cel.parse>;
 type Expr = ParsedExpr['expr'];
 type FuncResolver = CelEnv['funcs'];
 type FuncGroup = NonNullable<ReturnType<FuncResolver['find']>>;
@@ -41,7 +42,7 @@ export class CelEvalError extends Error {
   }
 }
 
-/** A plain JS rendering of a CEL result: strings, booleans, numbers, null, arrays and objects. */
+/** A plain JS rendering of a CEL result: celExt().strings, booleans, numbers, null, arrays and objects. */
 export type CelResultValue = string | number | boolean | null | CelResultValue[] | { [k: string]: CelResultValue } | Uint8Array;
 
 export interface CelProgram {
@@ -71,8 +72,8 @@ export class CelEnvironment {
 
   constructor(private readonly opts: CelEnvironmentOptions) {
     this.vars = new Set(opts.variables);
-    const identity = (name: string) => celFunc(name, [CelScalar.DYN], CelScalar.DYN, (v: CelValue) => v as CelInput);
-    this.base = celEnv({ funcs: [...strings, identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
+    const identity = (name: string) => celLib().celFunc(name, [celLib().CelScalar.DYN], celLib().CelScalar.DYN, (v: CelValue) => v as CelInput);
+    this.base = celLib().celEnv({ funcs: [...celExt().strings, identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
     this.metered = meteredEnv(this.base, () => this.current);
   }
 
@@ -80,7 +81,7 @@ export class CelEnvironment {
   compile(source: string): CelProgram {
     let parsed: ParsedExpr;
     try {
-      parsed = parse(source);
+      parsed = celLib().parse(source);
     } catch (err) {
       throw new CelCompileError(`compilation failed: ${firstLine((err as Error).message)}`);
     }
@@ -90,7 +91,7 @@ export class CelEnvironment {
     instrument(parsed.expr, state);
     let run: (ctx: Record<string, CelInput>) => unknown;
     try {
-      run = plan(this.metered, parsed.expr) as (ctx: Record<string, CelInput>) => unknown;
+      run = celLib().plan(this.metered, parsed.expr) as (ctx: Record<string, CelInput>) => unknown;
     } catch (err) {
       throw new CelCompileError(`compilation failed: ${firstLine((err as Error).message)}`);
     }
@@ -117,7 +118,7 @@ export class CelEnvironment {
     } finally {
       this.current = previous;
     }
-    if (isCelError(out)) {
+    if (celLib().isCelError(out)) {
       if (out.cause instanceof CostLimitExceeded) throw new CelEvalError(out.cause.message, true);
       throw new CelEvalError(out.message);
     }
@@ -339,11 +340,11 @@ export function toJs(v: CelValue): CelResultValue {
   if (v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   if (v instanceof Uint8Array) return v;
-  if (isCelUint(v)) return Number(v.value);
-  if (isCelList(v)) return [...v].map((x) => toJs(x));
-  if (isCelMap(v)) {
+  if (celLib().isCelUint(v)) return Number(v.value);
+  if (celLib().isCelList(v)) return [...v].map((x) => toJs(x));
+  if (celLib().isCelMap(v)) {
     const out: { [k: string]: CelResultValue } = {};
-    for (const [k, x] of v) out[isCelUint(k) ? String(k.value) : String(k)] = toJs(x);
+    for (const [k, x] of v) out[celLib().isCelUint(k) ? String(k.value) : String(k)] = toJs(x);
     return out;
   }
   return String(v);

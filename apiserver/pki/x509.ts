@@ -1,9 +1,31 @@
-// @peculiar/x509 resolves its crypto provider through tsyringe, which needs the Reflect
-// metadata polyfill loaded first. This module is the only place that imports the library.
-import 'reflect-metadata';
+// @peculiar/x509 costs ~7 MB of memory and is needed only to mint certificates (first start,
+// CSR signing), so it is loaded on first use. It resolves its crypto provider through tsyringe,
+// which needs the Reflect metadata polyfill loaded first; this module is the only place that
+// loads the library.
 import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let loaded: typeof X509 | undefined;
 
-export { x509 };
+function load(): typeof X509 {
+  if (!loaded) {
+    require('reflect-metadata');
+    const mod = require('@peculiar/x509') as typeof X509;
+    mod.cryptoProvider.set(webcrypto as unknown as Parameters<typeof mod.cryptoProvider.set>[0]);
+    loaded = mod;
+  }
+  return loaded;
+}
+
+/** The library, loaded when a member is first used. */
+export const x509: typeof X509 = new Proxy({} as typeof X509, {
+  get: (_target, key) => (load() as unknown as Record<string | symbol, unknown>)[key],
+});
+
+// The types callers name (x509.Extension, ...) without loading anything.
+// eslint-disable-next-line @typescript-eslint/no-namespace
+export declare namespace x509 {
+  type Extension = X509.Extension;
+  type X509Certificate = X509.X509Certificate;
+  type Pkcs10CertificateRequest = X509.Pkcs10CertificateRequest;
+}

@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
 import type { UserInfo } from '../authn/user';
 import type { AuthorizerChain } from '../authz/chain';
+import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
@@ -26,6 +28,8 @@ import { reviewAlias } from '../handlers/review-handlers';
 import { send, sendError } from './respond';
 
 export interface ApiServerOptions {
+  /** Request metrics (recorded for every request) and GET /metrics. */
+  metrics?: ApiMetrics;
   host: string;
   port: number;
   tls: { certPem: string; keyPem: string; clientCaPem?: string };
@@ -121,10 +125,12 @@ export class ApiServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.inFlight++;
     const o = this.o;
+    const started = performance.now();
+    let info: RequestInfo | undefined;
     try {
       const url = new URL(req.url ?? '/', 'https://localhost');
       // Stock kubectl posts the review APIs to authorization.k8s.io: served as authorization.svc.io.
-      const info = reviewAlias(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams));
+      info = reviewAlias(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams));
       const user = await o.authn.authenticate(req);
       await o.authz.authorize(requestAttributes(user, info, url.searchParams));
       if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
@@ -132,6 +138,9 @@ export class ApiServer {
     } catch (err) {
       sendError(req, res, err, (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'));
     } finally {
+      // Upstream reports server-side apply as its own verb; res.statusCode is what was sent (a watch records on its end).
+      const verb = info?.verb === 'patch' && /^application\/apply-patch/.test(req.headers['content-type'] ?? '') ? 'apply' : (info?.verb ?? (req.method ?? '').toLowerCase());
+      o.metrics?.recordRequest(verb, info?.isResourceRequest ? info.resource : '', res.statusCode, (performance.now() - started) / 1000);
       this.inFlight--;
       if (this.inFlight === 0) this.idle?.();
     }
@@ -196,6 +205,12 @@ export class ApiServer {
     const parts = path.split('/').filter(Boolean);
     const pretty = query.has('pretty');
     const json = (body: unknown) => send(req, res, 200, body, { pretty });
+    if (path === '/metrics' && this.o.metrics) {
+      const text = await this.o.metrics.metricsText();
+      res.writeHead(200, { 'Content-Type': this.o.metrics.contentType, 'Cache-Control': 'no-cache, private' });
+      res.end(text);
+      return;
+    }
     if (path === '/api') return json(this.discovery.versions());
     if (path === '/apis') return json(this.discovery.groups());
     if (parts[0] === 'api' && parts.length === 2) {

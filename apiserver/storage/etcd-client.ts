@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
-import { Etcd3, type IOptions } from 'etcd3';
+import { castGrpcError, Etcd3, isRecoverableError, type IOptions } from 'etcd3';
+import { ClusterIdentity } from './etcd-identity';
 import { StorageError } from './storage';
 
 /** How to reach the etcd cluster (kube-apiserver's --etcd-servers, --etcd-cafile, --etcd-certfile, --etcd-keyfile). */
@@ -20,6 +21,8 @@ export interface EtcdConnectOptions {
   maxReceiveMessageBytes?: number;
   /** Keys fetched per etcd range call when listing (default 1,000; see EtcdStorage.list). */
   rangePageSize?: number;
+  /** Told about each endpoint that belongs to another etcd cluster than the rest (it is never used; see ClusterIdentity). */
+  onForeignEndpoint?: (endpoint: string, clusterId: string, expected: string) => void;
 }
 
 type FaultPolicy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
@@ -74,18 +77,53 @@ export async function newEtcdClient(o: EtcdConnectOptions): Promise<Etcd3> {
     };
   }
   const timeout = o.requestTimeoutMs ?? 10_000;
+  const hosts = o.endpoints.map((e) => e.replace(/\/$/, ''));
+  const grpcOptions = etcdChannelOptions(o.maxReceiveMessageBytes ?? 64 * 1024 * 1024);
+  // Each endpoint's cluster ID is asked on a client of its own (one host, no retries, short deadline).
+  const probe = async (host: string): Promise<string> => {
+    const one = new Etcd3({
+      hosts: [host],
+      credentials,
+      grpcOptions,
+      defaultCallOptions: () => ({ deadline: Date.now() + Math.min(timeout, 2000) }),
+      faultHandling: { host: () => passThrough(), global: passThrough() },
+    });
+    try {
+      return String((await one.maintenance.status()).header.cluster_id);
+    } finally {
+      one.close();
+    }
+  };
+  const identity = new ClusterIdentity(hosts, probe, Date.now, o.onForeignEndpoint);
   return new Etcd3({
-    hosts: o.endpoints.map((e) => e.replace(/\/$/, '')),
+    hosts,
     credentials,
-    grpcOptions: etcdChannelOptions(o.maxReceiveMessageBytes ?? 64 * 1024 * 1024),
+    grpcOptions,
     // Streams (watches) live until cancelled; every unary call gets the deadline.
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
     faultHandling: {
-      host: () => passThrough(),
+      host: (host) => sameCluster(identity, host),
       // Every endpoint once, plus one: a channel dropped after a failure elsewhere rejects the
       // calls queued on it unsent, and the retry gets a fresh channel.
       global: retryUnsent(o.endpoints.length + 1),
     },
+  });
+}
+
+/**
+ * The per-host policy: a call goes to host only once its cluster ID is known to be the cluster's
+ * (ClusterIdentity.admit throws before anything is sent otherwise, and etcd3 then tries the next
+ * host); after a transport failure the host's ID is probed again before its next call.
+ */
+function sameCluster(identity: ClusterIdentity, host: string): FaultPolicy {
+  return policy(async (fn, signal) => {
+    await identity.admit(host);
+    try {
+      return await fn({ signal });
+    } catch (e) {
+      if (e instanceof Error && isRecoverableError(castGrpcError(e))) identity.forget(host);
+      throw e;
+    }
   });
 }
 

@@ -15,7 +15,7 @@ import { encodeContinue } from './continue-token';
 import { collectionPrefix, objectKey } from './keys';
 import { managerFromUserAgent, updateManagedFields } from './managed-fields';
 import { parseRv, planList, type ListParams } from './read-plan';
-import { decodeObject, tooOld, type WatchCache } from './watch-cache';
+import { CorruptObjectError, decodeObject, tooOld, type WatchCache } from './watch-cache';
 
 /** Who writes and how (4.4 write options). */
 export interface WriteContext {
@@ -87,6 +87,7 @@ export class ObjectStore {
     const filtering = q.labelSelector.length > 0 || q.fieldSelector.length > 0;
     const prefix = collectionPrefix(t, namespace);
     const items: KObject[] = [];
+    const corrupt: string[] = [];
     let remaining = 0;
     let lastKey: string | undefined;
     let more = false;
@@ -120,7 +121,15 @@ export class ObjectStore {
       for (; i < res.items.length; i++) {
         const kv = res.items[i];
         lastKey = kv.key;
-        const obj = this.decode(t, kv);
+        let obj: KObject;
+        try {
+          obj = this.decode(t, kv);
+        } catch (err) {
+          // Keep reading so the error names every undecodable object of the list, not just the first.
+          if (!(err instanceof ApiError) || err.code !== 500) throw err;
+          corrupt.push(err.message.replace(/^Internal error occurred: failed to decode the stored object /, ''));
+          continue;
+        }
         if (!filtering || this.selects(t, obj, q)) items.push(obj);
         if (limit && items.length >= limit) {
           i++;
@@ -136,6 +145,7 @@ export class ObjectStore {
       if (res.remaining === 0 || !limit) break;
       startAfter = lastKey;
     }
+    if (corrupt.length > 0) throw errors.internal(`failed to decode ${corrupt.length} stored object(s): ${corrupt.join('; ')}`);
     const list: KList = {
       apiVersion: apiVersionOf(t),
       kind: t.listKind,
@@ -397,8 +407,15 @@ export class ObjectStore {
     }
   }
 
+  /** The stored object; a value that cannot be decoded is a 500 naming its key (spec 2.5: the read error is reported). */
   private decode(t: ResourceType, kv: KeyValue): KObject {
-    const obj = decodeObject(kv.value, kv.modRevision);
+    let obj: KObject;
+    try {
+      obj = decodeObject(kv.value, kv.modRevision);
+    } catch (err) {
+      if (!(err instanceof CorruptObjectError)) throw err;
+      throw errors.internal(`failed to decode the stored object ${kv.key} at revision ${kv.modRevision}: ${err.message}`);
+    }
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
     return obj;

@@ -1,5 +1,5 @@
 import { ApiError } from '../api/errors';
-import type { KObject } from '../api/types';
+import { isObject, type KObject } from '../api/types';
 import { StorageError, type Storage, type StorageEvent } from '../storage/storage';
 
 export interface CachedEvent {
@@ -23,6 +23,8 @@ export interface WatchCacheOptions {
   /** How long events stay in memory (section 8: 5 minutes). */
   retainMs: number;
   now: () => number;
+  /** Told about each stored value that cannot be decoded (the event is skipped, or a delete carries a stub object). */
+  onCorrupt?: (key: string, revision: number, err: CorruptObjectError) => void;
 }
 
 /**
@@ -114,7 +116,8 @@ export class WatchCache {
       signal.addEventListener('abort', stop, { once: true });
       try {
         for await (const ev of this.storage.watch(prefix, fromRevision, inner.signal)) {
-          yield this.decode(ev, this.opts.now());
+          const ce = this.decode(ev, this.opts.now());
+          if (ce) yield ce;
           last = ev.revision;
           if (last >= this.coveredFrom) break;
         }
@@ -172,10 +175,11 @@ export class WatchCache {
   private append(ev: StorageEvent): void {
     const now = this.opts.now();
     const ce = this.decode(ev, now);
-    this.events.push(ce);
+    // An undecodable write is skipped, but its revision still counts: readers waiting for it go on.
+    if (ce) this.events.push(ce);
     this.latest = ev.revision;
     this.trim(now);
-    for (const s of this.subscribers) if (ce.key.startsWith(s.prefix)) s.push(ce);
+    if (ce) for (const s of this.subscribers) if (ce.key.startsWith(s.prefix)) s.push(ce);
     for (let i = this.revisionWaiters.length - 1; i >= 0; i--) {
       if (this.revisionWaiters[i].rev <= this.latest) this.revisionWaiters.splice(i, 1)[0].resolve();
     }
@@ -190,29 +194,63 @@ export class WatchCache {
     }
   }
 
-  private decode(ev: StorageEvent, now: number): CachedEvent {
+  /**
+   * The watch event for a store event, or null for a value that cannot be decoded (reported via
+   * onCorrupt): one corrupt object written by another tool must not stop the cache, which every
+   * watch and every resourceVersion wait of this replica depends on. The deletion of a corrupt
+   * object (spec 2.5 unsafe deletion) is still delivered, with a stub object naming it.
+   */
+  private decode(ev: StorageEvent, now: number): CachedEvent | null {
+    const safe = (value: Buffer): KObject | undefined => {
+      try {
+        return decodeObject(value, ev.revision);
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError)) throw err;
+        this.opts.onCorrupt?.(ev.key, ev.revision, err);
+        return undefined;
+      }
+    };
     if (ev.type === 'delete') {
-      const object = decodeObject(ev.prevValue ?? ev.value, ev.revision);
+      const object = safe(ev.prevValue ?? ev.value) ?? stubObject(ev.key, ev.revision);
       return { type: 'DELETED', key: ev.key, revision: ev.revision, object, time: now };
     }
-    const object = decodeObject(ev.value, ev.revision);
+    const object = safe(ev.value);
+    if (!object) return null;
     const created = ev.createRevision === ev.revision;
     return {
       type: created ? 'ADDED' : 'MODIFIED',
       key: ev.key,
       revision: ev.revision,
       object,
-      prevObject: ev.prevValue ? decodeObject(ev.prevValue, ev.revision) : undefined,
+      prevObject: ev.prevValue ? safe(ev.prevValue) : undefined,
       time: now,
     };
   }
 }
 
+/** A stored value that is not a serialized object (truncated, foreign, or not JSON). */
+export class CorruptObjectError extends Error {}
+
+/** Names an object only by its key (/<group>/<resource>/[<namespace>/]<name>), for the deletion of a corrupt one. */
+function stubObject(key: string, revision: number): KObject {
+  const parts = key.split('/').filter(Boolean);
+  const metadata: KObject['metadata'] = { name: parts[parts.length - 1], resourceVersion: String(revision) };
+  if (parts.length === 4) metadata.namespace = parts[2];
+  return { metadata } as KObject;
+}
+
 /** Stored bytes → object with its resourceVersion (the write's revision). */
 export function decodeObject(value: Buffer, revision: number): KObject {
-  const obj = JSON.parse(value.toString('utf8')) as KObject;
-  obj.metadata.resourceVersion = String(revision);
-  return obj;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(value.toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(`not JSON (${(err as Error).message})`);
+  }
+  if (!isObject(obj) || !isObject(obj.metadata)) throw new CorruptObjectError('not an object with metadata');
+  const o = obj as unknown as KObject;
+  o.metadata.resourceVersion = String(revision);
+  return o;
 }
 
 export function tooOld(rev: number): ApiError {

@@ -37,7 +37,9 @@ export function writeAgentConfig(dir: string, extra: string[] = []): string {
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,
-    ['apiVersion: nodeagent.config.svc.io/v1beta1', 'kind: NodeAgentConfiguration', 'failSwapOn: false', ...extra].join('\n') + '\n',
+    // The built-in CRI simulator: these tests are about joining and heartbeats, not containers
+    // (test/e2e/pods runs real containerd).
+    ['apiVersion: nodeagent.config.svc.io/v1beta1', 'kind: NodeAgentConfiguration', 'failSwapOn: false', 'containerRuntimeEndpoint: sim://', ...extra].join('\n') + '\n',
   );
   return file;
 }

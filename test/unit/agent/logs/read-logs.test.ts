@@ -6,7 +6,7 @@ import test from 'ava';
 import { parseCriLine } from '../../../../agent/logs/cri-log';
 import { LogOptionsError, parseLogOptions, type LogOptions } from '../../../../agent/logs/log-options';
 import { readContainerLogs } from '../../../../agent/logs/read-logs';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock } from '../node/fakes/fake-clock';
 
 const LOG = [
   '2025-01-01T00:00:01.000000001Z stdout F one',
@@ -99,8 +99,7 @@ test('a follower ends when the caller goes away', async (t) => {
     await clock.advance(5000);
     t.false(ended);
     ac.abort();
-    await flush();
-    t.true(ended);
+    t.true(await settleUntil(clock, () => ended));
   });
 });
 

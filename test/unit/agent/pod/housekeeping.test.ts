@@ -1,9 +1,11 @@
 /** Housekeeping removes what the runtime and the disk hold for pods the agent does not know; container GC keeps the newest and one dead per container. */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { planContainerGc } from '../../../../agent/pod/container-gc';
+import { PodCgroups } from '../../../../agent/pod/pod-cgroups';
 import type { Container, PodSandbox } from '../../../../agent/cri/types';
 import { BUSYBOX, isRunningReady, startHarness } from './harness';
 
@@ -74,4 +76,28 @@ test('container GC plan: newest kept, one dead before it kept, older dead remove
   const plan = planContainerGc(containers, sandboxes, new Set(['u1']));
   t.deepEqual(plan.containers.sort(), ['a0', 'a1', 'b0']);
   t.deepEqual(plan.sandboxes.sort(), ['old', 's0']);
+});
+
+test('pod cgroups: parent names per driver; only empty directories are removed, and never with clean=false', async (t) => {
+  const root = await mkdtemp(path.join(tmpdir(), 'svc-cg-'));
+  try {
+    const fs = path.join(root, 'cgroup');
+    await mkdir(path.join(fs, 'memory', 'svc-node', 'poda', 'c1'), { recursive: true });
+    await mkdir(path.join(fs, 'memory', 'svc-node', 'podb'), { recursive: true });
+    // A directory that still holds a file stands for a cgroup with processes: rmdir fails.
+    await writeFile(path.join(fs, 'memory', 'svc-node', 'podb', 'busy'), '');
+    t.is(new PodCgroups({ driver: 'systemd', root: '/svc-node' }).parentFor('ab-cd'), 'svc_node-podab_cd.slice');
+    const off = new PodCgroups({ driver: 'cgroupfs', root: '/svc-node', fsRoot: fs, clean: false });
+    t.is(off.parentFor('a'), '/svc-node/poda');
+    t.deepEqual(await off.podUids(), []);
+    t.deepEqual(await off.remove('a'), []);
+    t.true(existsSync(path.join(fs, 'memory', 'svc-node', 'poda')));
+    const on = new PodCgroups({ driver: 'cgroupfs', root: '/svc-node', fsRoot: fs });
+    t.deepEqual((await on.podUids()).sort(), ['a', 'b']);
+    t.deepEqual(await on.remove('a'), []);
+    t.false(existsSync(path.join(fs, 'memory', 'svc-node', 'poda')));
+    t.deepEqual(await on.remove('b'), [path.join(fs, 'memory', 'svc-node', 'podb')]);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
 });

@@ -1,0 +1,19 @@
+import type * as Cel from '@bufbuild/cel';
+import type * as CelExt from '@bufbuild/cel/ext';
+
+let cel: typeof Cel | undefined;
+let ext: typeof CelExt | undefined;
+
+/**
+ * @bufbuild/cel, loaded when the first expression is compiled: ~7 MB of memory that servers
+ * without CEL in their authentication or authorization configuration never need.
+ */
+export function celLib(): typeof Cel {
+  cel ??= require('@bufbuild/cel') as typeof Cel;
+  return cel;
+}
+
+export function celExt(): typeof CelExt {
+  ext ??= require('@bufbuild/cel/ext') as typeof CelExt;
+  return ext;
+}
