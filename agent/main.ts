@@ -189,6 +189,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     resources: { maxPods: c.maxPods, systemReserved: c.systemReserved, kubeReserved: c.kubeReserved, evictionHard: c.evictionHard },
     svcVersion: svcVersion(),
     declaredFeatures: declaredFeatures(cfg.featureGates),
+    port: c.port,
   });
   const registrar = new NodeRegistrar({
     client,

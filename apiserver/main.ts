@@ -41,6 +41,7 @@ import { handlePodBinding } from './handlers/pod-binding';
 import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
 import { Scheduler } from './scheduler/scheduler';
 import { ApiMetrics } from './metrics/registry';
+import { podLogHandler } from './handlers/pod-log';
 import { ApiServer } from './server/api-server';
 import { InstrumentedStorage } from './storage/instrumented';
 import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
@@ -215,6 +216,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
+      ['/pods/log', podLogHandler(pki.kubeletClient, registry.lookup('', 'v1', 'nodes')!)],
     ]),
     log,
     now: () => new Date(),

@@ -2,6 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
+import { startEtcd } from '../test/helpers/etcd-process';
+import { measureEtcd } from './lib/etcd-baseline';
 import type { Cleanup } from './lib/cleanup';
 import { startFloorServer } from './lib/floor-process';
 import { configMap, ensureNamespace, RequestBench, type RequestFigures, type RequestPlan } from './lib/http-figures';
@@ -58,9 +60,16 @@ const GOALS = {
 const FLOOR_REFERENCE = { creates_per_second: 3500, gets_per_second: 8600, get_p99_ms: 5, watch_p99_ms: 110 };
 
 
-/** `npm run bench -- apiserver [--quick]`: every figure of issue 2's Performance section, as one JSON document. */
+/**
+ * `npm run bench -- apiserver [--quick] [--store etcd]`: every figure of issue 2's Performance
+ * section, as one JSON document. `--store etcd` (issue 7) runs the server on a real etcd member
+ * (--etcd-servers) and takes the store baseline from that member instead of SQLite.
+ */
 export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const plan = args.includes('--quick') ? QUICK : FULL;
+  const storeIdx = args.indexOf('--store');
+  const backend = storeIdx >= 0 ? args[storeIdx + 1] : 'sqlite';
+  if (backend !== 'sqlite' && backend !== 'etcd') throw new Error('--store wants sqlite or etcd');
   const notes: string[] = [];
   const loadBefore = loadavg()[0];
   if (plan === QUICK) notes.push('--quick: reduced counts, figures are not comparable with a full run');
@@ -79,8 +88,16 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   // skews both alike rather than one of them.
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-'));
   cleanup.dir(dataDir);
-  progress('starting svc-apiserver');
-  const api = await startApiServer({ dataDir });
+  let etcdEndpoint: string | undefined;
+  if (backend === 'etcd') {
+    progress('starting etcd');
+    const etcd = await startEtcd();
+    cleanup.add('stop etcd', () => etcd.stop());
+    etcdEndpoint = etcd.endpoint;
+    notes.push(`--store etcd: one etcd member (/usr/bin/etcd) with its data dir on ${etcd.dataDir.startsWith('/dev/shm') ? '/dev/shm (tmpfs: its fsyncs cost nothing)' : etcd.dataDir}; the store baseline is that member`);
+  }
+  progress(`starting svc-apiserver (${backend})`);
+  const api = await startApiServer({ dataDir, args: etcdEndpoint ? [`--etcd-servers=${etcdEndpoint}`] : [] });
   cleanup.child(api.proc);
   cleanup.add('stop svc-apiserver', () => stopApi(api));
   const pid = api.proc.pid!;
@@ -131,12 +148,25 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   await stopApi(api);
 
   // The raw store last, once no server is running, with values the size the API server stores.
-  progress('measuring the raw SQLite store');
-  const store = await measureStore({
-    value: Buffer.alloc(apiRequests.object_bytes || 600, 'x'),
-    concurrency: plan.requests.createClients,
-    ...plan.store,
-  });
+  const value = Buffer.alloc(apiRequests.object_bytes || 600, 'x');
+  let store: { puts_single_writer: LoadResult; puts_concurrent: LoadResult };
+  if (etcdEndpoint) {
+    progress('measuring the etcd member');
+    store = await measureEtcd({
+      endpoint: etcdEndpoint,
+      value,
+      rawInFlight: 64,
+      rawPuts: plan.store.concurrentCount,
+      rawGets: plan.store.getCount,
+      concurrency: plan.requests.createClients,
+      singleWriterCount: plan.store.singleWriterCount,
+      singleWriterMaxMs: plan.store.singleWriterMaxMs,
+      concurrentCount: plan.store.concurrentCount,
+    });
+  } else {
+    progress('measuring the raw SQLite store');
+    store = await measureStore({ value, concurrency: plan.requests.createClients, ...plan.store });
+  }
 
   const ratios = {
     creates_vs_store_puts: ratio(apiRequests.creates.per_second, store.puts_concurrent.per_second),
@@ -154,7 +184,7 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   const floorVsStore = ratio(floorRequests.creates.per_second, store.puts_concurrent.per_second);
   if (floorVsStore !== null && floorVsStore < 0.4) {
     notes.push(
-      `even the floor server creates only ${floorVsStore} of the store's ${plan.requests.createClients}-writer puts/s here (fsync is cheap on this disk and group commit shares it), ` +
+      `even the floor server creates only ${floorVsStore} of the store's ${plan.requests.createClients}-writer puts/s here (${backend === 'etcd' ? 'the etcd member is on tmpfs' : 'fsync is cheap on this disk and group commit shares it'}), ` +
         'so creates_vs_store_puts measures HTTPS+JSON cost more than the API server; creates_vs_store_puts_single_writer is the other reading',
     );
   }
@@ -166,6 +196,7 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   });
   return {
     benchmark: 'apiserver',
+    store_backend: backend,
     machine: {
       cpus: cpus().length,
       cpu_model: cpus()[0]?.model ?? 'unknown',

@@ -2,7 +2,9 @@
  * Benchmark entry: `npm run bench -- <name> [options]`. Each benchmark prints one JSON document on
  * stdout (progress goes to stderr) and undoes everything it started, however it ends.
  */
+import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
+import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
 
@@ -15,6 +17,8 @@ interface Benchmark {
 /** Add a benchmark here: one line each. */
 const BENCHMARKS: Record<string, Benchmark> = {
   apiserver: { describe: 'svc-apiserver creates, gets, lists, watch fan-out, against the raw store and a floor HTTPS server', run: runApiServerBench },
+  'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
+  'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
 };
 
 /** The whole run is killed past this, so a hung server cannot hold the machine. */

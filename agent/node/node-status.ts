@@ -38,6 +38,8 @@ export interface DesiredNodeStatus {
   conditions: NodeCondition[];
   nodeInfo: NodeSystemInfo;
   declaredFeatures: string[];
+  /** Where the agent's HTTPS server listens (the API server proxies pods/log there). */
+  daemonEndpoints: { kubeletEndpoint: { Port: number } };
 }
 
 /** The condition types the agent owns; others (NetworkUnavailable, set by network plugins) are left alone. */
@@ -74,7 +76,7 @@ export function findCondition(status: unknown, type: string): NodeCondition | un
 export function changedFields(current: unknown, desired: DesiredNodeStatus): Set<keyof DesiredNodeStatus> {
   const cur = isObject(current) ? current : {};
   const out = new Set<keyof DesiredNodeStatus>();
-  for (const f of ['addresses', 'capacity', 'allocatable', 'nodeInfo'] as const) {
+  for (const f of ['addresses', 'capacity', 'allocatable', 'nodeInfo', 'daemonEndpoints'] as const) {
     if (!sameJson(cur[f], desired[f])) out.add(f);
   }
   if (!sameJson(cur['declaredFeatures'] ?? [], desired.declaredFeatures)) out.add('declaredFeatures');
@@ -118,6 +120,7 @@ export function statusPatch(current: unknown, desired: DesiredNodeStatus, nowIso
   if (changed.has('allocatable')) status['allocatable'] = mapPatch(cur['allocatable'], desired.allocatable);
   if (changed.has('nodeInfo')) status['nodeInfo'] = desired.nodeInfo;
   if (changed.has('declaredFeatures')) status['declaredFeatures'] = desired.declaredFeatures;
+  if (changed.has('daemonEndpoints')) status['daemonEndpoints'] = desired.daemonEndpoints;
   return { status };
 }
 
@@ -130,6 +133,7 @@ export function initialStatus(desired: DesiredNodeStatus, nowIso: string): Recor
     conditions: stampConditions(undefined, desired.conditions, nowIso),
     nodeInfo: desired.nodeInfo,
     declaredFeatures: desired.declaredFeatures,
+    daemonEndpoints: desired.daemonEndpoints,
   };
 }
 

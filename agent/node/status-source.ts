@@ -23,6 +23,8 @@ export interface StatusSourceDeps {
   resources: Omit<ResourceInputs, 'machine'>;
   svcVersion: string;
   declaredFeatures: readonly string[];
+  /** The agent's HTTPS port (config port), published as status.daemonEndpoints. */
+  port: number;
 }
 
 /** Upstream's reason strings are kept: tools and dashboards match on them. */
@@ -64,6 +66,7 @@ export class NodeStatusSource {
         architecture: m.architecture,
       },
       declaredFeatures: [...this.d.declaredFeatures],
+      daemonEndpoints: { kubeletEndpoint: { Port: this.d.port } },
     };
   }
 }

@@ -9,6 +9,8 @@ export interface ServerPki {
   serving: KeyPairPem;
   caFile: string;
   adminKubeconfig: string;
+  /** The client certificate the server presents to node agents (pods/log), as kubeadm's apiserver-kubelet-client. */
+  kubeletClient: KeyPairPem;
 }
 
 /** Writes a file atomically (temp + rename) with the given mode, so a crash never leaves half a key. */
@@ -64,13 +66,18 @@ export async function ensureServerPki(dataDir: string, opts: { extraNames: reado
     admin = await issue(ca, { commonName: 'svc-admin', organizations: ['system:masters'], usage: 'client', validityMs: 365 * DAY, now });
     save(dir, 'admin', admin);
   }
+  let kubeletClient = load(dir, 'apiserver-kubelet-client');
+  if (!kubeletClient || expiresSoon(kubeletClient, now)) {
+    kubeletClient = await issue(ca, { commonName: 'svc-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client', validityMs: 365 * DAY, now });
+    save(dir, 'apiserver-kubelet-client', kubeletClient);
+  }
   const adminKubeconfig = join(dataDir, 'admin.kubeconfig');
   writeFileAtomic(
     adminKubeconfig,
     kubeconfig({ server: `https://127.0.0.1:${opts.port}`, caPem: ca.certPem, user: 'svc-admin', certPem: admin.certPem, keyPem: admin.keyPem }),
     0o600,
   );
-  return { ca, serving, caFile: join(dir, 'ca.crt'), adminKubeconfig };
+  return { ca, serving, caFile: join(dir, 'ca.crt'), adminKubeconfig, kubeletClient };
 }
 
 /** A kubeconfig with embedded data for one cluster and one user (client certificate or token). */

@@ -58,11 +58,14 @@ function holdersOf(dir, pkg) {
 
 function licenseOf(pkg, where) {
   const id = typeof pkg.license === 'string' ? pkg.license : pkg.license?.type;
-  const known = licenses[id];
-  if (!known) {
-    throw new Error(`${where}: license ${JSON.stringify(id)} has no text in packaging/debian/licenses; add it to packaging/lib/copyright.mjs before shipping this package`);
+  // SPDX conjunctions such as "(Apache-2.0 AND BSD-3-Clause)": every part applies; DEP-5 writes "and".
+  const ids = String(id ?? '').replace(/^\((.*)\)$/, '$1').split(/\s+AND\s+/);
+  for (const part of ids) {
+    if (!licenses[part]) {
+      throw new Error(`${where}: license ${JSON.stringify(id)} has no text in packaging/debian/licenses; add it to packaging/lib/copyright.mjs before shipping this package`);
+    }
   }
-  return { id, ...known };
+  return { ids, dep5: ids.map((part) => licenses[part].dep5).join(' and ') };
 }
 
 const indent = (text) =>
@@ -100,7 +103,7 @@ export function renderCopyright(opts) {
   for (const { dir, shippedAs } of opts.bundled) {
     const pkg = JSON.parse(readFileSync(join(opts.repoRoot, dir, 'package.json'), 'utf8'));
     const lic = licenseOf(pkg, dir);
-    used.add(lic.id);
+    for (const part of lic.ids) used.add(part);
     const holders = holdersOf(join(opts.repoRoot, dir), pkg);
     paragraphs.push(
       [

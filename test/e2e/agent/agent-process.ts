@@ -39,7 +39,13 @@ export function writeAgentConfig(dir: string, extra: string[] = []): string {
     file,
     // The built-in CRI simulator: these tests are about joining and heartbeats, not containers
     // (test/e2e/pods runs real containerd).
-    ['apiVersion: nodeagent.config.svc.io/v1beta1', 'kind: NodeAgentConfiguration', 'failSwapOn: false', 'containerRuntimeEndpoint: sim://', ...extra].join('\n') + '\n',
+    [
+      'apiVersion: nodeagent.config.svc.io/v1beta1',
+      'kind: NodeAgentConfiguration',
+      'failSwapOn: false',
+      ...(extra.some((l) => l.startsWith('containerRuntimeEndpoint:')) ? [] : ['containerRuntimeEndpoint: sim://']),
+      ...extra,
+    ].join('\n') + '\n',
   );
   return file;
 }

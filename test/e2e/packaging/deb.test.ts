@@ -251,6 +251,9 @@ test.serial('installed svc-apiserver and svc-node start under a fake NOTIFY_SOCK
       '--hostname-override=pkg-test-node',
       // The test machine may have swap on; the agent's refusal is tested elsewhere.
       '--fail-swap-on=false',
+      // No containerd here: the built-in CRI simulator (test/e2e/pods runs real containerd).
+      '--container-runtime-endpoint=sim://',
+      `--port=${api.port + 1}`,
     ],
     { ...process.env, NOTIFY_SOCKET: join(nodeDir, 'notify.sock'), WATCHDOG_USEC: '15000000' },
   );

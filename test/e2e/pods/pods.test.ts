@@ -135,6 +135,8 @@ test.before(async () => {
       dir,
       nodeName: NODE,
       kubeconfig: api.kubeconfig,
+      // The agent serves /containerLogs on loopback; the API server's pods/log proxy finds it by InternalIP.
+      args: ['--node-ip=127.0.0.1'],
       configLines: [
         `containerRuntimeEndpoint: ${ctrd.endpoint}`,
         `podLogsDir: ${ctrd.logRoot}`,
@@ -194,6 +196,9 @@ test.serial('a scheduled pod runs on containerd with a pod IP; env from a config
   t.is(all.body, 'started\noops\n');
   t.is((await logs('web', '?tailLines=1')).body, 'oops\n');
   t.is((await logs('web', '?previous=true')).status, 400);
+  // Through the API server's pods/log proxy, as kubectl reads it.
+  t.is(await kubectl(['logs', 'web']), 'started\noops\n');
+  t.is(await kubectl(['logs', 'web', '--tail=1']), 'oops\n');
 });
 
 test.serial('imagePullPolicy Never runs the imported image; an image that does not exist is ErrImagePull / ImagePullBackOff', async (t) => {

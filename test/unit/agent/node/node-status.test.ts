@@ -2,6 +2,7 @@ import test from 'ava';
 import { changedFields, microTime, rfc3339, stampConditions, statusPatch, type DesiredNodeStatus } from '../../../../agent/node/node-status';
 
 const desired = (): DesiredNodeStatus => ({
+  daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
   addresses: [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'a' }],
   capacity: { cpu: '4', memory: '8Ki', pods: '110', 'ephemeral-storage': '1Ki' },
   allocatable: { cpu: '4', memory: '8Ki', pods: '110', 'ephemeral-storage': '1Ki' },

@@ -49,6 +49,7 @@ test('unreadable pressure signals give Unknown pressure conditions, not a failur
     resources: { maxPods: 10 },
     svcVersion: 'v1',
     declaredFeatures: [],
+    port: 10250,
   });
   const st = await source.compute();
   t.deepEqual(st.conditions.map((c) => c.status), ['Unknown', 'Unknown', 'Unknown', 'True']);

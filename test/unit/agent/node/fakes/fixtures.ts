@@ -46,6 +46,7 @@ export function testStatus(): TestStatus {
     resources: { maxPods: 110 },
     svcVersion: 'v0.1.0',
     declaredFeatures: ['ContainerCheckpoint'],
+    port: 10250,
   });
   return t;
 }

@@ -1,0 +1,75 @@
+import { request as httpsRequest } from 'node:https';
+import { ApiError, errors } from '../api/errors';
+import type { KObject } from '../api/types';
+import type { KeyPairPem } from '../pki/certs';
+import type { ResourceType } from '../registry/resource-type';
+import type { ResourceRequest } from './context';
+
+/** Query parameters of pods/log that the agent's /containerLogs endpoint understands. */
+const PASSED = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
+const DEFAULT_AGENT_PORT = 10250;
+
+/**
+ * GET pods/{name}/log (4.1): proxied to the agent of the pod's node at
+ * https://<InternalIP>:<daemonEndpoints port>/containerLogs/{ns}/{pod}/{container}, presenting the
+ * server's kubelet-client certificate. As upstream by default, the agent's serving certificate is
+ * not verified (agents serve self-signed certificates until serving-certificate bootstrap exists).
+ */
+export function podLogHandler(client: KeyPairPem, nodeType: ResourceType): (r: ResourceRequest) => Promise<void> {
+  return async (r) => {
+    if (r.req.method !== 'GET') throw errors.methodNotAllowed(`pods/log supports only GET, not ${r.req.method}`);
+    const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
+    const containers = ((pod.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map((c) => c.name);
+    const initContainers = ((pod.spec as { initContainers?: Array<{ name: string }> } | undefined)?.initContainers ?? []).map((c) => c.name);
+    let container = r.query.get('container') ?? '';
+    if (!container) {
+      if (containers.length !== 1) {
+        throw errors.badRequest(`a container name must be specified for pod ${r.info.name}, choose one of: [${containers.join(' ')}]`);
+      }
+      container = containers[0];
+    } else if (!containers.includes(container) && !initContainers.includes(container)) {
+      throw errors.badRequest(`container ${container} is not valid for pod ${r.info.name}`);
+    }
+    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (!nodeName) throw errors.badRequest(`pod ${r.info.name} does not have a host assigned`);
+    const node = await r.store.get(nodeType, '', nodeName);
+    const { host, port } = agentEndpoint(node);
+    const q = new URLSearchParams();
+    for (const k of PASSED) {
+      const v = r.query.get(k);
+      if (v !== null) q.set(k, v);
+    }
+    const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q}` : ''}`;
+    await new Promise<void>((resolve, reject) => {
+      const up = httpsRequest(
+        { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, timeout: 30_000 },
+        (res) => {
+          const type = res.headers['content-type'] ?? 'text/plain';
+          if ((res.statusCode ?? 500) >= 400) {
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => reject(new ApiError(res.statusCode === 404 ? 'NotFound' : 'BadRequest', body.trim() || `the node agent answered ${res.statusCode}`, undefined, res.statusCode === 404 ? 404 : 400)));
+            return;
+          }
+          r.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private' });
+          res.pipe(r.res);
+          res.on('end', () => resolve());
+          res.on('error', reject);
+        },
+      );
+      up.on('timeout', () => up.destroy(new Error('timed out')));
+      up.on('error', (err) => reject(new ApiError('ServiceUnavailable', `cannot reach the node agent of ${nodeName} at ${host}:${port}: ${err.message}`)));
+      // A follow stream ends when the client goes away.
+      r.req.on('close', () => up.destroy());
+      up.end();
+    });
+  };
+}
+
+function agentEndpoint(node: KObject): { host: string; port: number } {
+  const status = (node.status ?? {}) as { addresses?: Array<{ type: string; address: string }>; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+  const addrs = status.addresses ?? [];
+  const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))?.address;
+  if (!host) throw new ApiError('ServiceUnavailable', `node ${node.metadata.name} reports no address`);
+  return { host, port: status.daemonEndpoints?.kubeletEndpoint?.Port || DEFAULT_AGENT_PORT };
+}
