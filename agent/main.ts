@@ -1,12 +1,10 @@
 /**
  * svc-node's composition root: flags -> config -> start-up checks -> container runtime ->
- * identity -> client -> registration -> heartbeats -> pods and the container log endpoint, with
+ * identity -> client -> registration -> heartbeats -> pods and the agent's HTTPS server, with
  * systemd told about each stage. Every long-running part takes the one AbortSignal that
  * SIGTERM/SIGINT aborts; shutdown is bounded.
  */
 import { setMaxListeners } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
 import { CertStore } from './bootstrap/cert-store';
 import { CertificateRotator } from './bootstrap/cert-rotation';
@@ -17,7 +15,7 @@ import { HttpApiClient } from './client/http-api-client';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
-import { containerLogHandler, ensureServingCert, LogServer } from './logs';
+import { startAgentServer } from './server/agent-server';
 import { nodeAddresses } from './node/addresses';
 import { realClock, type Clock } from './node/clock';
 import { declaredFeatures } from './node/declared-features';
@@ -268,41 +266,23 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   });
   running.loops.push(pods.run(signal));
   if (c.enableServer) {
-    await startLogServer(cfg, identity.config, hostIPs(), pods, clock, log.child({ component: 'log-server' }), signal, running);
+    const started = await startAgentServer({
+      cfg,
+      kubeconfigCaPem: identity.config.caPem,
+      client,
+      runtime,
+      pods,
+      clock,
+      ips: hostIPs(),
+      log: log.child({ component: 'agent-server' }),
+    });
+    if (started) running.loops.push(started.server.run(signal));
   }
   await Promise.race([lease.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;
   notifier.status(`heartbeating (node ${nodeName})`);
   notifier.ready();
   log.info({ node: nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds, renewEveryMs: lease.renewIntervalMs }, 'node registered and heartbeating');
-}
-
-/**
- * Serves /containerLogs on address:port over TLS with client certificates from the cluster CA
- * (authentication.x509.clientCAFile, else the kubeconfig's CA), until the agent's full HTTPS server
- * takes the handler over. A port that cannot be bound is logged, not fatal: pods still run.
- */
-async function startLogServer(cfg: AgentConfig, rc: RestConfig, ips: string[], pods: PodManager, clock: Clock, log: pino.Logger, signal: AbortSignal, running: Running): Promise<void> {
-  const c = cfg.config;
-  try {
-    const clientCaPem = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : rc.caPem;
-    if (!clientCaPem) {
-      log.warn({}, 'no client CA (authentication.x509.clientCAFile or the kubeconfig CA): not serving container logs');
-      return;
-    }
-    const cert = await ensureServingCert({
-      certDir: cfg.flags.certDir || path.join(cfg.flags.rootDir, 'pki'),
-      nodeName: cfg.nodeName,
-      ips,
-      ...(c.tlsCertFile && c.tlsPrivateKeyFile ? { certFile: c.tlsCertFile, keyFile: c.tlsPrivateKeyFile } : {}),
-    });
-    const server = new LogServer({ address: c.address, port: c.port, certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem, handler: containerLogHandler({ locator: pods, clock }), log });
-    const port = await server.start();
-    running.loops.push(server.run(signal));
-    log.info({ address: c.address, port, cert: cert.certFile, generated: cert.generated }, 'serving container logs');
-  } catch (e) {
-    log.error({ address: c.address, port: c.port, error: (e as Error).message }, 'cannot serve container logs');
-  }
 }
 
 /** Runs the agent; resolves the process exit code. */

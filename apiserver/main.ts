@@ -239,6 +239,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       },
       ...authz.checks,
     ],
+    gates: flags.featureGates,
     livezGraceMs: flags.livezGracePeriodMs,
     shutdownDelayMs: flags.shutdownDelayMs,
     version: VERSION,

@@ -65,6 +65,8 @@ export interface ApiServerFlags {
     /** undefined when --anonymous-auth was not given (then the default, or the config file's anonymous section). */
     anonymousAuth?: boolean;
   };
+  /** --feature-gates: the gates switched on. */
+  featureGates: Set<string>;
   help: boolean;
   version: boolean;
 }
@@ -77,6 +79,11 @@ interface Def {
   usage: string;
   def?: string;
 }
+
+/** The gates this server knows, with their defaults (spec 9.4). */
+const FEATURE_GATES: Record<string, { stage: 'alpha' | 'beta'; default: boolean }> = {
+  AllowUnsafeMalformedObjectDeletion: { stage: 'alpha', default: false },
+};
 
 const defs: Record<string, Def> = {
   'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
@@ -134,11 +141,24 @@ const defs: Record<string, Def> = {
   'authorization-webhook-cache-unauthorized-ttl': { kind: 'duration', usage: 'How long to cache denied webhook decisions (default 30s)' },
   'authorization-webhook-version': { kind: 'string', usage: 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)' },
   'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
+  'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${Object.keys(FEATURE_GATES).join(', ')}` },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
 
 export class FlagError extends Error {}
+
+function featureGates(pairs: readonly string[]): Set<string> {
+  const on = new Set(Object.entries(FEATURE_GATES).filter(([, g]) => g.default).map(([n]) => n));
+  for (const p of pairs) {
+    const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(p);
+    if (!m) throw new FlagError(`invalid argument "${p}" for --feature-gates: expected Name=true|false`);
+    if (!FEATURE_GATES[m[1]]) throw new FlagError(`invalid argument "${p}" for --feature-gates: unrecognized feature gate: ${m[1]}`);
+    if (m[2] === 'true') on.add(m[1]);
+    else on.delete(m[1]);
+  }
+  return on;
+}
 
 export function parseFlags(argv: readonly string[]): ApiServerFlags {
   const values = new Map<string, string>();
@@ -256,6 +276,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
       requestheaderClientCaFile: str('requestheader-client-ca-file'),
       anonymousAuth: values.has('anonymous-auth') ? bool('anonymous-auth') : undefined,
     },
+    featureGates: featureGates(list('feature-gates') ?? []),
     help: bool('help'),
     version: bool('version'),
   };

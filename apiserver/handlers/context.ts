@@ -25,6 +25,8 @@ export interface ResourceRequest {
   /** Ends with the server's shutdown (long-running watches close). */
   signal: AbortSignal;
   now: () => Date;
+  /** Feature gates switched on (--feature-gates); absent means none. */
+  gates?: ReadonlySet<string>;
 }
 
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {

@@ -9,6 +9,7 @@ import { listQuery, reply, writeContext, type ResourceRequest } from './context'
 export async function handleDelete(r: ResourceRequest): Promise<void> {
   const ctx = writeContext(r);
   const options = await deleteOptions(r);
+  if (options.unsafeIgnoreReadError) return unsafeDelete(r);
   const { object, gone } = await r.store.delete(r.type, r.info.namespace, r.info.name, options, ctx);
   if (!gone) {
     reply(r, 200, object);
@@ -34,6 +35,25 @@ export async function handleDeleteCollection(r: ResourceRequest): Promise<void> 
     }
   }
   reply(r, 200, { apiVersion: list.apiVersion, kind: list.kind, metadata: { resourceVersion: list.metadata.resourceVersion }, items });
+}
+
+/**
+ * The unsafe deletion of spec 2.5: removes an object that cannot be read, skipping finalizers,
+ * preconditions and admission. A readable object is refused, so the option cannot bypass them.
+ */
+async function unsafeDelete(r: ResourceRequest): Promise<void> {
+  try {
+    await r.store.get(r.type, r.info.namespace, r.info.name);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 500) {
+      await r.store.remove(r.type, r.info.namespace, r.info.name);
+      r.log.warn({ resource: r.type.resource, namespace: r.info.namespace, name: r.info.name, user: r.user.username }, 'unsafe deletion of an undecodable object');
+      reply(r, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: r.info.name, group: r.type.group || undefined, kind: r.type.resource } });
+      return;
+    }
+    throw err;
+  }
+  throw new ApiError('BadRequest', 'ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: the object can be read; delete it normally');
 }
 
 function success(r: ResourceRequest, obj: KObject): Record<string, unknown> {
@@ -84,8 +104,21 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
     };
   }
   if (o.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
-    // Needs the alpha gate AllowUnsafeMalformedObjectDeletion (2.5), which this server does not enable.
-    throw new ApiError('BadRequest', 'ignoreStoreReadErrorWithClusterBreakingPotential: Forbidden: the AllowUnsafeMalformedObjectDeletion feature gate is not enabled');
+    // Spec 2.5: alpha, behind AllowUnsafeMalformedObjectDeletion, and alone: no other option may be set.
+    if (!r.gates?.has('AllowUnsafeMalformedObjectDeletion')) {
+      throw new ApiError('BadRequest', 'ignoreStoreReadErrorWithClusterBreakingPotential: Forbidden: the AllowUnsafeMalformedObjectDeletion feature gate is not enabled');
+    }
+    const others = [
+      ['dryRun', r.query.getAll('dryRun').length > 0 || o.dryRun !== undefined],
+      ['gracePeriodSeconds', out.gracePeriodSeconds !== undefined],
+      ['orphanDependents', out.orphanDependents !== undefined],
+      ['preconditions', out.preconditions !== undefined],
+      ['propagationPolicy', out.propagationPolicy !== undefined],
+    ].filter(([, set]) => set).map(([name]) => name);
+    if (others.length > 0) {
+      throw new ApiError('BadRequest', `ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: must not be combined with ${others.join(', ')}`);
+    }
+    out.unsafeIgnoreReadError = true;
   }
   return out;
 }

@@ -49,6 +49,8 @@ export interface ApiServerOptions {
   /** --shutdown-delay-duration: readyz fails this long before the listener closes. */
   shutdownDelayMs: number;
   version: { gitVersion: string; major: string; minor: string };
+  /** Feature gates switched on (--feature-gates), e.g. AllowUnsafeMalformedObjectDeletion. */
+  gates?: ReadonlySet<string>;
   /** Extra handlers for sub-resources, keyed "group/resource/subresource" (e.g. certificatesigningrequests approval). */
   subresources?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
   /** Types that are created, never stored (the authorization reviews), keyed "group/version/resource": every verb goes to the handler. */
@@ -159,7 +161,7 @@ export class ApiServer {
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
-    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now };
+    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
     if (virtual) return virtual(r);

@@ -36,6 +36,8 @@ export interface DeleteOptions {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** ignoreStoreReadErrorWithClusterBreakingPotential (2.5), validated by the handler. */
+  unsafeIgnoreReadError?: boolean;
 }
 
 export interface ObjectStoreOptions {

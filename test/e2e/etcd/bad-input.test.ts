@@ -147,6 +147,31 @@ test('an object that cannot be decoded: reads report it, the rest keeps working,
   t.is(Number(await raw.getAll().prefix(`${PREFIX}/core/configmaps/default/broken`).count()), 1);
 });
 
+test('with AllowUnsafeMalformedObjectDeletion an undecodable object can be deleted, alone and only when it is undecodable', async (t) => {
+  const cluster = await startEtcdCluster({ size: 1 });
+  const server = await startApiServer({ args: [`--etcd-servers=${cluster.endpoints()[0]}`, '--feature-gates=AllowUnsafeMalformedObjectDeletion=true'] });
+  const raw = new Etcd3({ hosts: cluster.endpoints() });
+  t.teardown(async () => {
+    raw.close();
+    await server.stop();
+    await cluster.close();
+  });
+  const base = `${server.url}/api/v1/namespaces/default/configmaps`;
+  t.is((await call(server.admin, 'POST', base, { metadata: { name: 'good' } })).status, 201);
+  await raw.put(`${PREFIX}/core/configmaps/default/broken`).value('{"metadata": {"name": "broken"');
+  const unsafe = { kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true };
+  const combined = await call(server.admin, 'DELETE', `${base}/broken`, { ...unsafe, propagationPolicy: 'Background' });
+  t.is(combined.status, 400, 'no other option may be combined with it');
+  t.regex(combined.body?.message, /propagationPolicy/);
+  const readable = await call(server.admin, 'DELETE', `${base}/good`, unsafe);
+  t.is(readable.status, 400, 'a readable object is deleted normally, not unsafely');
+  t.is((await call(server.admin, 'GET', `${base}/good`)).status, 200);
+  const del = await call(server.admin, 'DELETE', `${base}/broken`, unsafe);
+  t.is(del.status, 200, del.text);
+  t.is(Number(await raw.getAll().prefix(`${PREFIX}/core/configmaps/default/broken`).count()), 0);
+  t.is((await call(server.admin, 'GET', base)).status, 200, 'lists work again once it is gone');
+});
+
 async function eventuallyValue<T>(fn: () => T, timeoutMs: number): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {

@@ -1,0 +1,39 @@
+/**
+ * Checks that a checkpoint archive the runtime wrote is a complete tar (tar-stream reads every
+ * header and skips every body): an empty, truncated or garbled file is refused, so the agent never
+ * reports a path to an archive nobody can restore from.
+ */
+import { createReadStream } from 'node:fs';
+import { extract } from 'tar-stream';
+
+export class ArchiveInvalidError extends Error {
+  override readonly name = 'ArchiveInvalidError';
+}
+
+/** Resolves the number of entries; rejects ArchiveInvalidError when the file is not a readable, non-empty tar (or the fs error). */
+export function verifyTarArchive(file: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let entries = 0;
+    let done = false;
+    const finish = (e: Error | undefined) => {
+      if (done) return;
+      done = true;
+      input.destroy();
+      if (e) reject(e);
+      else if (entries === 0) reject(new ArchiveInvalidError(`checkpoint archive ${file} holds no entries`));
+      else resolve(entries);
+    };
+    const ex = extract();
+    ex.on('entry', (_header, body, next) => {
+      entries++;
+      body.on('end', () => next());
+      body.on('error', (e: Error) => finish(new ArchiveInvalidError(`checkpoint archive ${file} is not a readable tar: ${e.message}`)));
+      body.resume();
+    });
+    ex.on('finish', () => finish(undefined));
+    ex.on('error', (e: Error) => finish(new ArchiveInvalidError(`checkpoint archive ${file} is not a readable tar: ${e.message}`)));
+    const input = createReadStream(file);
+    input.on('error', (e) => finish(e));
+    input.pipe(ex);
+  });
+}

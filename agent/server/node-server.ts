@@ -1,0 +1,140 @@
+/**
+ * The agent's HTTPS server (upstream's kubelet server on --address:--port): TLS with the serving
+ * certificate, client certificates requested (and checked by the authenticator, not the TLS layer,
+ * so token and anonymous callers can connect), every request authenticated (401 Status on failure)
+ * and authorized for nodes/<sub-resource> (403 Status on denial) before it is routed by path
+ * prefix to a handler; unknown paths are 404.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../../apiserver/api/errors';
+import type { Log } from '../platform/logger';
+import type { Authenticator } from './authenticator';
+import type { Authorizer } from './authorizer';
+import { requestAttributes } from './request-attributes';
+import { replyError } from './status-reply';
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export interface Route {
+  /** Path prefix with its trailing slash ("/checkpoint/"), or an exact path without one. */
+  prefix: string;
+  handler: RequestHandler;
+}
+
+export interface NodeServerOptions {
+  nodeName: string;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  routes: readonly Route[];
+  log: Log;
+}
+
+export interface ListenOptions {
+  address: string;
+  /** 0 picks a free port. */
+  port: number;
+  certPem: string;
+  keyPem: string;
+  /** CA bundle client certificates are verified against; undefined accepts none. */
+  clientCaPem?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
+function matches(path: string, prefix: string): boolean {
+  return prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix;
+}
+
+export class NodeServer {
+  private server: Server | undefined;
+
+  constructor(private readonly o: NodeServerOptions) {}
+
+  /** Handles one request: authn, authz, route. Never rejects; failures are answered. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let path: string;
+    try {
+      path = new URL(req.url ?? '/', 'https://node.invalid').pathname;
+    } catch {
+      replyError(res, new ApiError('BadRequest', 'malformed request URL'));
+      return;
+    }
+    const authn = await this.o.authenticator.authenticate(req);
+    if (!authn.ok) {
+      this.o.log.info({ path, reason: authn.reason }, 'unauthenticated request refused');
+      replyError(res, new ApiError('Unauthorized', 'Unauthorized'));
+      return;
+    }
+    const user = authn.user;
+    const attrs = requestAttributes(req.method, path, this.o.nodeName);
+    try {
+      const d = await this.o.authorizer.authorize(user, attrs);
+      if (!d.allowed) {
+        this.o.log.info({ user: user.username, groups: user.groups, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'request forbidden');
+        // Upstream's kubelet message, so operators see which permission is missing.
+        replyError(res, new ApiError('Forbidden', `Forbidden (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
+        return;
+      }
+    } catch (e) {
+      this.o.log.warn({ user: user.username, error: (e as Error).message }, 'authorization failed');
+      replyError(res, new ApiError('InternalError', `Authorization error (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
+      return;
+    }
+    const route = this.o.routes.find((r) => matches(path, r.prefix));
+    if (!route) {
+      replyError(res, new ApiError('NotFound', `the server could not find the requested resource (${path})`));
+      return;
+    }
+    try {
+      await route.handler(req, res);
+    } catch (e) {
+      this.o.log.warn({ path, error: (e as Error).message }, 'request failed');
+      replyError(res, new ApiError('InternalError', `Internal error occurred: ${(e as Error).message}`));
+    }
+  }
+
+  /** Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. */
+  async start(l: ListenOptions): Promise<number> {
+    const server = createServer(
+      {
+        cert: l.certPem,
+        key: l.keyPem,
+        ...(l.clientCaPem ? { ca: l.clientCaPem } : {}),
+        requestCert: l.clientCaPem !== undefined,
+        // The authenticator decides: an unverified certificate is a 401, no certificate may still carry a token.
+        rejectUnauthorized: false,
+        minVersion: l.minVersion ?? 'TLSv1.2',
+      },
+      (req, res) => void this.handle(req, res),
+    );
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(l.port, l.address, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    return typeof addr === 'object' && addr ? addr.port : l.port;
+  }
+
+  /** Serves until the signal aborts, then closes (open streams are cut). Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (!this.server) return;
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await this.close();
+  }
+
+  /** Stops listening and cuts open connections. Never rejects. */
+  async close(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}

@@ -1,0 +1,82 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import type { Authenticator, AuthnResult } from '../../../../agent/server/authenticator';
+import type { Authorizer } from '../../../../agent/server/authorizer';
+import { NodeServer } from '../../../../agent/server/node-server';
+import type { NodeRequestAttributes } from '../../../../agent/server/request-attributes';
+import type { Log } from '../../../../agent/platform/logger';
+
+const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Authenticates "Bearer <name>" as user <name>; anything else fails. */
+const byHeader: Authenticator = {
+  async authenticate(req: IncomingMessage): Promise<AuthnResult> {
+    const m = /^Bearer (\w+)$/.exec(req.headers.authorization ?? '');
+    return m ? { ok: true, user: { username: m[1]!, groups: [] } } : { ok: false, reason: 'no credentials' };
+  },
+};
+
+async function serve(authorizer: Authorizer, seen: NodeRequestAttributes[] = []): Promise<{ url: string; server: Server }> {
+  const ns = new NodeServer({
+    nodeName: 'node-1',
+    authenticator: byHeader,
+    authorizer: {
+      async authorize(u, a) {
+        seen.push(a);
+        return authorizer.authorize(u, a);
+      },
+    },
+    log: quiet,
+    routes: [
+      { prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') },
+      { prefix: '/boom/', handler: async () => { throw new Error('kaput'); } },
+    ],
+  });
+  const server = createServer((req, res) => void ns.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+const allowBob: Authorizer = { authorize: async (u) => ({ allowed: u.username === 'bob', reason: '' }) };
+
+test('no credentials is 401 with a Status body; nothing is authorized or routed', async (t) => {
+  const seen: NodeRequestAttributes[] = [];
+  const { url, server } = await serve(allowBob, seen);
+  const res = await fetch(`${url}/checkpoint/a/b/c`, { method: 'POST' });
+  t.is(res.status, 401);
+  t.like(await res.json(), { kind: 'Status', code: 401, reason: 'Unauthorized' });
+  t.is(seen.length, 0);
+  server.close();
+});
+
+test('a denied user is 403 naming verb and sub-resource; an allowed one reaches the handler', async (t) => {
+  const seen: NodeRequestAttributes[] = [];
+  const { url, server } = await serve(allowBob, seen);
+  const denied = await fetch(`${url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer eve' } });
+  t.is(denied.status, 403);
+  const body = (await denied.json()) as { message: string; reason: string };
+  t.is(body.reason, 'Forbidden');
+  t.is(body.message, 'Forbidden (user=eve, verb=create, resource=nodes, subresource=checkpoint)');
+  const ok = await fetch(`${url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } });
+  t.is(ok.status, 200);
+  t.is(await ok.text(), 'checkpointed');
+  t.deepEqual(seen[1], { verb: 'create', subresource: 'checkpoint', name: 'node-1', path: '/checkpoint/a/b/c' });
+  server.close();
+});
+
+test('unknown paths are 404 after authorization (as nodes/proxy); handler failures are 500; authorizer errors are 500', async (t) => {
+  const seen: NodeRequestAttributes[] = [];
+  const { url, server } = await serve(allowBob, seen);
+  const nf = await fetch(`${url}/pods`, { headers: { authorization: 'Bearer bob' } });
+  t.is(nf.status, 404);
+  t.is(seen[0]!.subresource, 'proxy');
+  const boom = await fetch(`${url}/boom/x`, { headers: { authorization: 'Bearer bob' } });
+  t.is(boom.status, 500);
+  t.regex(((await boom.json()) as { message: string }).message, /kaput/);
+  server.close();
+  const broken = await serve({ authorize: async () => { throw new Error('api down'); } });
+  const r = await fetch(`${broken.url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } });
+  t.is(r.status, 500);
+  broken.server.close();
+});
