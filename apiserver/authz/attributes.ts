@@ -1,3 +1,4 @@
+import { parseLabelSelector } from '../api/selectors';
 import type { UserInfo } from '../authn/user';
 import type { RequestInfo } from '../server/request-info';
 import type { Attributes } from './authorizer';
@@ -76,30 +77,16 @@ export function parseFieldRequirements(text: string | null): SelectorRequirement
   return out;
 }
 
-/** `a=b,c in (x,y),!d,e` → requirements; undefined when absent or malformed. */
+/** `a=b,c in (x,y),!d,e` → requirements (the labelSelector grammar of api/selectors); undefined when absent or malformed. */
 export function parseLabelRequirements(text: string | null): SelectorRequirement[] | undefined {
   if (!text || !text.trim()) return undefined;
-  const parts: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of text) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      parts.push(cur);
-      cur = '';
-    } else cur += ch;
+  try {
+    return parseLabelSelector(text).map((r) => ({
+      key: r.key,
+      operator: r.operator === '=' ? 'In' : r.operator === '!=' ? 'NotIn' : r.operator,
+      values: [...r.values],
+    }));
+  } catch {
+    return undefined;
   }
-  parts.push(cur);
-  const out: SelectorRequirement[] = [];
-  for (const raw of parts) {
-    const p = raw.trim();
-    let m: RegExpExecArray | null;
-    if ((m = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(p))) out.push({ key: m[1], operator: m[2] === 'in' ? 'In' : 'NotIn', values: m[3].split(',').map((v) => v.trim()) });
-    else if ((m = /^!\s*(\S+)$/.exec(p))) out.push({ key: m[1], operator: 'DoesNotExist', values: [] });
-    else if ((m = /^([^\s!=]+)\s*(==|=|!=)\s*(\S*)$/.exec(p))) out.push({ key: m[1], operator: m[2] === '!=' ? 'NotIn' : 'In', values: [m[3]] });
-    else if ((m = /^([^\s!=(),]+)$/.exec(p))) out.push({ key: m[1], operator: 'Exists', values: [] });
-    else return undefined;
-  }
-  return out;
 }
