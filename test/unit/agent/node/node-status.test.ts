@@ -43,7 +43,7 @@ test('a condition status, reason or message change is a change; so is any other 
   s2.capacity.cpu = '2';
   s2.declaredFeatures = [];
   t.deepEqual([...changedFields(s2, d)].sort(), ['capacity', 'declaredFeatures']);
-  t.deepEqual([...changedFields(undefined, d)].sort(), ['addresses', 'allocatable', 'capacity', 'conditions', 'declaredFeatures', 'nodeInfo']);
+  t.deepEqual([...changedFields(undefined, d)].sort(), ['addresses', 'allocatable', 'capacity', 'conditions', 'daemonEndpoints', 'declaredFeatures', 'nodeInfo']);
 });
 
 test('lastTransitionTime is kept while the status holds and moves when it flips', (t) => {
