@@ -205,6 +205,33 @@ test.serial('ownerReferences: Background deletes dependents, Orphan keeps them',
   t.is(dep2.body.metadata.ownerReferences, undefined);
 });
 
+test.serial('Foreground deletion removes dependents before the owner', async (t) => {
+  const owner = (await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/wire/configmaps`, { metadata: { name: 'fg-owner' } })).body;
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'fg-owner', uid: owner.metadata.uid, blockOwnerDeletion: true };
+  await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/wire/configmaps`, { metadata: { name: 'fg-dep', ownerReferences: [ref] } });
+  const d = await call(s.admin, 'DELETE', `${s.url}/api/v1/namespaces/wire/configmaps/fg-owner?propagationPolicy=Foreground`);
+  t.is(d.status, 200);
+  t.truthy(d.body.metadata.deletionTimestamp, 'the owner waits, terminating');
+  t.true(d.body.metadata.finalizers.includes('foregroundDeletion'));
+  t.true(await eventually(async () => (await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/wire/configmaps/fg-owner`)).status === 404));
+  t.is((await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/wire/configmaps/fg-dep`)).status, 404);
+});
+
+test.serial('deletecollection deletes what the selector matches and nothing else', async (t) => {
+  await ns('dc');
+  for (const [name, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+    await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/dc/configmaps`, { metadata: { name, labels: { tier } } });
+  }
+  const r = await call(s.admin, 'DELETE', `${s.url}/api/v1/namespaces/dc/configmaps?labelSelector=tier%3Dx`);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name).sort(), ['a', 'b']);
+  const left = await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/dc/configmaps`);
+  t.deepEqual(left.body.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['c']);
+  const dry = await call(s.admin, 'DELETE', `${s.url}/api/v1/namespaces/dc/configmaps?dryRun=All`);
+  t.is(dry.status, 200);
+  t.is((await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/dc/configmaps/c`)).status, 200, 'dry run deletes nothing');
+});
+
 test.serial('namespaces: missing → 404, terminating → 403, deletion empties them', async (t) => {
   const missing = await call(s.admin, 'POST', `${s.url}/api/v1/namespaces/nowhere/configmaps`, { metadata: { name: 'x' } });
   t.is(missing.status, 404);
