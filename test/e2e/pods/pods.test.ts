@@ -179,7 +179,9 @@ test.serial('a scheduled pod runs on containerd with a pod IP; env from a config
   await kubectlStdin(api.kubeconfig, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { greeting: 'hello from a configmap' } }));
   await createPod('web', {
     scheduled: true,
-    command: ['sh', '-c', 'echo started; echo oops >&2; exec sleep 3600'],
+    // stdout and stderr are separate pipes: the runtime may record two lines written in the same
+    // instant in either order, so the second waits a moment.
+    command: ['sh', '-c', 'echo started; sleep 0.5; echo oops >&2; exec sleep 3600'],
     container: { env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'settings', key: 'greeting' } } }], resources: { limits: { cpu: '200m', memory: '64Mi' } } },
   });
   const p = await waitPod('web', 'Running and Ready', (x) => x.status.phase === 'Running' && ready(x));
@@ -191,7 +193,10 @@ test.serial('a scheduled pod runs on containerd with a pod IP; env from a config
   t.is(out.stdout.toString(), 'hello from a configmap\n');
   const st = await cri.containerStatus(id);
   t.is(st.status.resources?.memoryLimitInBytes, 64 * 2 ** 20);
-  const all = await logs('web');
+  const all = await eventually('both log lines', async () => {
+    const l = await logs('web');
+    return l.body.includes('oops') ? l : undefined;
+  });
   t.is(all.status, 200);
   t.is(all.body, 'started\noops\n');
   t.is((await logs('web', '?tailLines=1')).body, 'oops\n');
