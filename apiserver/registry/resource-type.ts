@@ -32,6 +32,12 @@ export interface ResourceType {
   schema: ObjectSchema;
   /** True when the type has a status sub-resource: the main resource ignores status, /status changes only status. */
   hasStatus: boolean;
+  /**
+   * How writes through sub-resources other than /status treat the object: 'status' (only status
+   * changes, as /status) or 'whole' (spec and status both change). /status is always 'status';
+   * sub-resources not listed here write like the main resource (status ignored).
+   */
+  subresourceWrites?: Readonly<Record<string, 'status' | 'whole'>>;
   /** On create, whether the client's status is kept (nodes register with their status, as upstream) or reset before defaults. Default reset. */
   keepStatusOnCreate?: boolean;
   /** Top-level fields that belong to the spec for generation purposes (a change bumps metadata.generation). Absent: every field except metadata and status. */

@@ -275,18 +275,17 @@ export class ObjectStore {
     if (meta.generateName === undefined && old.generateName !== undefined) meta.generateName = old.generateName;
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
-    if (ctx.subresource === 'status' || ctx.subresource === 'approval') {
-      // The status sub-resource changes status (and labels/annotations), never the spec; so does a
-      // CSR's approval sub-resource (its type's validate limits it to conditions).
+    const writes = ctx.subresource === 'status' ? 'status' : ctx.subresource ? t.subresourceWrites?.[ctx.subresource] : undefined;
+    if (writes === 'status') {
+      // A status-like sub-resource changes status (and labels/annotations), never the spec.
       for (const k of Object.keys(obj)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') delete obj[k];
       for (const [k, v] of Object.entries(current)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') obj[k] = v;
       meta.finalizers = old.finalizers;
       meta.ownerReferences = old.ownerReferences;
       if (meta.finalizers === undefined) delete meta.finalizers;
       if (meta.ownerReferences === undefined) delete meta.ownerReferences;
-    } else if (t.hasStatus && ctx.subresource !== 'binding') {
-      // The main resource ignores status changes. pods/binding is the exception: as upstream's
-      // BindingREST it sets spec.nodeName and the PodScheduled condition in one write.
+    } else if (t.hasStatus && writes !== 'whole') {
+      // The main resource ignores status changes.
       if (current.status === undefined) delete obj.status;
       else obj.status = current.status;
     }

@@ -257,6 +257,8 @@ export function makeCsrType(now: Now = Date.now): ResourceType {
     shortNames: ['csr'],
     schema: csrSchema,
     hasStatus: true,
+    // /approval changes only status.conditions (validate enforces which), as upstream's approval REST.
+    subresourceWrites: { approval: 'status' },
     specFields: [],
     fieldSelectors: { 'spec.signerName': (o) => strAt(o, 'spec', 'signerName') },
     tableColumns: csrColumns(now),

@@ -35,6 +35,8 @@ export function makePodType(now: Now = Date.now): ResourceType {
     categories: ['all'],
     schema: podSchema,
     hasStatus: true,
+    // pods/binding sets spec.nodeName and the PodScheduled condition in one write (upstream's BindingREST).
+    subresourceWrites: { binding: 'whole' },
     specFields: ['spec'],
     fieldSelectors: podFieldSelectors,
     tableColumns: podColumns(now),
