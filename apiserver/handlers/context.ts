@@ -27,6 +27,8 @@ export interface ResourceRequest {
   now: () => Date;
   /** Feature gates switched on (--feature-gates); absent means none. */
   gates?: ReadonlySet<string>;
+  /** Authorizes this request's user for the same attributes with another verb; rejects with 403. */
+  authorizeVerb?: (verb: string) => Promise<void>;
 }
 
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {

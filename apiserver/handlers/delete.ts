@@ -42,6 +42,10 @@ export async function handleDeleteCollection(r: ResourceRequest): Promise<void> 
  * preconditions and admission. A readable object is refused, so the option cannot bypass them.
  */
 async function unsafeDelete(r: ResourceRequest): Promise<void> {
+  // As upstream (KEP-3926): besides delete, the caller needs the extra verb
+  // unsafe-delete-ignore-read-errors on the resource, so ordinary deleters cannot skip finalizers.
+  if (!r.authorizeVerb) throw new ApiError('InternalError', 'unsafe deletion needs an authorizer');
+  await r.authorizeVerb('unsafe-delete-ignore-read-errors');
   try {
     await r.store.get(r.type, r.info.namespace, r.info.name);
   } catch (err) {

@@ -162,6 +162,7 @@ export class ApiServer {
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
+    r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
     if (virtual) return virtual(r);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { startEtcdCluster, type EtcdCluster } from '../../helpers/etcd-cluster';
 import { freePort } from '../../helpers/free-port';
-import { call } from '../../helpers/http';
+import { call, type JsonResponse } from '../../helpers/http';
 import { adminAgent, eventually, spawnApiServer } from './load';
 
 // The bad inputs of issue 7: etcd unreachable at start, an endpoint of another etcd cluster, and
@@ -166,11 +166,34 @@ test('with AllowUnsafeMalformedObjectDeletion an undecodable object can be delet
   const readable = await call(server.admin, 'DELETE', `${base}/good`, unsafe);
   t.is(readable.status, 400, 'a readable object is deleted normally, not unsafely');
   t.is((await call(server.admin, 'GET', `${base}/good`)).status, 200);
-  const del = await call(server.admin, 'DELETE', `${base}/broken`, unsafe);
+  // Upstream's extra authorization: delete alone is not enough, the verb
+  // unsafe-delete-ignore-read-errors is needed too (admin, in system:masters, bypasses authz).
+  const asAlice = { 'Impersonate-User': 'alice' };
+  const rbac = `${server.url}/apis/rbac.authorization.svc.io/v1`;
+  const role = (verbs: string[]) => ({ kind: 'ClusterRole', apiVersion: 'rbac.authorization.svc.io/v1', metadata: { name: 'cm-deleter' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs }] });
+  t.is((await call(server.admin, 'POST', `${rbac}/clusterroles`, role(['get', 'delete']))).status, 201);
+  const binding = { kind: 'ClusterRoleBinding', apiVersion: 'rbac.authorization.svc.io/v1', metadata: { name: 'alice-deletes' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'cm-deleter' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' }] };
+  t.is((await call(server.admin, 'POST', `${rbac}/clusterrolebindings`, binding)).status, 201);
+  const denied = await eventuallyStatus(() => call(server.admin, 'DELETE', `${base}/broken`, unsafe, asAlice), 403, /unsafe-delete/);
+  t.regex(denied.body?.message, /unsafe-delete-ignore-read-errors/);
+  t.is(Number(await raw.getAll().prefix(`${PREFIX}/core/configmaps/default/broken`).count()), 1);
+  const cr = await call(server.admin, 'GET', `${rbac}/clusterroles/cm-deleter`);
+  t.is((await call(server.admin, 'PUT', `${rbac}/clusterroles/cm-deleter`, { ...role(['get', 'delete', 'unsafe-delete-ignore-read-errors']), metadata: cr.body.metadata })).status, 200);
+  const del = await eventuallyStatus(() => call(server.admin, 'DELETE', `${base}/broken`, unsafe, asAlice), 200);
   t.is(del.status, 200, del.text);
   t.is(Number(await raw.getAll().prefix(`${PREFIX}/core/configmaps/default/broken`).count()), 0);
   t.is((await call(server.admin, 'GET', base)).status, 200, 'lists work again once it is gone');
 });
+
+/** RBAC reads roles through a watch: retries until the answer has the wanted status. */
+async function eventuallyStatus(fn: () => Promise<JsonResponse>, status: number, message = /./): Promise<JsonResponse> {
+  const end = Date.now() + 15_000;
+  for (;;) {
+    const r = await fn();
+    if ((r.status === status && message.test(r.text)) || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
 
 async function eventuallyValue<T>(fn: () => T, timeoutMs: number): Promise<T> {
   const end = Date.now() + timeoutMs;
