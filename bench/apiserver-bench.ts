@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
@@ -113,6 +113,22 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
   cleanup.add('stop floor server', () => floor.stop());
 
   const apiTarget = new Target('api', '127.0.0.1', api.port, adminTls(dataDir));
+  // Issue 7: on etcd the watchers are spread over two replicas of one cluster (writes go through
+  // the first), so the second replica's watch cache is fed by etcd's watch, not by its own writes.
+  const watchTargets = [apiTarget];
+  if (etcdEndpoint) {
+    const dataDirB = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-b-'));
+    cleanup.dir(dataDirB);
+    // Replicas share the cluster CA and admin credentials, as kubeadm copies the PKI to each control-plane node.
+    mkdirSync(join(dataDirB, 'pki'), { mode: 0o700 });
+    for (const f of ['ca.crt', 'ca.key', 'admin.crt', 'admin.key']) cpSync(join(dataDir, 'pki', f), join(dataDirB, 'pki', f));
+    progress('starting a second svc-apiserver replica on the same etcd');
+    const apiB = await startApiServer({ dataDir: dataDirB, args: [`--etcd-servers=${etcdEndpoint}`] });
+    cleanup.child(apiB.proc);
+    cleanup.add('stop svc-apiserver replica b', () => stopApi(apiB));
+    watchTargets.push(new Target('api-b', '127.0.0.1', apiB.port, adminTls(dataDir)));
+    notes.push('--store etcd: watchers spread evenly over 2 svc-apiserver replicas on the one etcd member; writes go through the first');
+  }
   const floorTarget = new Target('floor', '127.0.0.1', floor.port, adminTls(dataDir));
   const apiBench = new RequestBench(apiTarget, { ...plan.requests, namespace: 'bench-cm' });
   const floorBench = new RequestBench(floorTarget, { ...plan.requests, namespace: 'bench-cm' });
@@ -133,10 +149,10 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
 
   const apiRounds: FanoutSample[] = [];
   const floorRounds: FanoutSample[] = [];
-  apiRounds.push(await fanout(apiTarget, watchers, plan, 1));
+  apiRounds.push(await fanout(apiTarget, watchers, plan, 1, watchTargets));
   floorRounds.push(await fanout(floorTarget, watchers, plan, 1));
   floorRounds.push(await fanout(floorTarget, watchers, plan, 2));
-  apiRounds.push(await fanout(apiTarget, watchers, plan, 2));
+  apiRounds.push(await fanout(apiTarget, watchers, plan, 2, watchTargets));
   const apiWatch = summarizeFanout(apiRounds, plan.watchIntervalMs);
   const floorWatch = summarizeFanout(floorRounds, plan.watchIntervalMs);
   await floor.stop();
@@ -209,7 +225,7 @@ export async function runApiServerBench(args: readonly string[], cleanup: Cleanu
     api: {
       ...requestsJson(apiRequests),
       list: { ...apiList, rss_after_mb: round(rssAfter, 1), peak_rss_mb: round(peakRss, 1) },
-      watch: apiWatch,
+      watch: { ...apiWatch, replicas: watchTargets.length },
     },
     baseline: {
       store,
@@ -246,7 +262,7 @@ function requestsJson(f: RequestFigures): object {
  * One round of watch fan-out against one target: watchers on a namespace of its own (so a round's
  * watchers see no objects from an earlier round), writes are ConfigMap creates there.
  */
-async function fanout(target: Target, watchers: number, plan: Plan, roundNo: number): Promise<FanoutSample> {
+async function fanout(target: Target, watchers: number, plan: Plan, roundNo: number, watchTargets: readonly Target[] = [target]): Promise<FanoutSample> {
   const ns = `bench-watch-${roundNo}`;
   await ensureNamespace(target, ns);
   const writer = target.pool(1);
@@ -264,7 +280,7 @@ async function fanout(target: Target, watchers: number, plan: Plan, roundNo: num
       drainMs: 15_000,
     };
     progress(`${target.name}: watch round ${roundNo}: opening ${watchers} watchers`);
-    const s = await measureFanout(target, o);
+    const s = await measureFanout(watchTargets, o);
     const r = summarizeFanout([s], plan.watchIntervalMs);
     progress(`${target.name}: watch round ${roundNo}: delivery p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.missing} missing`);
     return s;

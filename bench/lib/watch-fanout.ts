@@ -151,7 +151,10 @@ class Watcher {
  * `writes` writes `intervalMs` apart and records, for every (write, watcher) pair, the time from
  * just before the write was sent to the event's arrival at that watcher.
  */
-export async function measureFanout(target: Target, o: FanoutOptions): Promise<FanoutSample> {
+export async function measureFanout(targets: Target | readonly Target[], o: FanoutOptions): Promise<FanoutSample> {
+  // Watcher i goes to targets[i % n]: several API server replicas share the watchers evenly.
+  const spread = Array.isArray(targets) ? (targets as readonly Target[]) : [targets as Target];
+  const target = spread[0];
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const pending = new Map<string, number>(); // object name → watchers still waiting for it
@@ -169,8 +172,8 @@ export async function measureFanout(target: Target, o: FanoutOptions): Promise<F
     let failed: unknown;
     const opener = async () => {
       while (next < o.watchers && failed === undefined) {
+        const w = new Watcher(spread[next % spread.length], onEvent);
         next++;
-        const w = new Watcher(target, onEvent);
         all.push(w);
         try {
           await w.open(o.watchPath);
