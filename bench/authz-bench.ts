@@ -67,7 +67,7 @@ export async function runAuthzBench(args: readonly string[], cleanup: Cleanup): 
       population: { ...DATASET_COUNTS, plus: 'the default roles and bindings, and one Role + RoleBinding letting bench-user get ConfigMaps in ' + BENCH_NAMESPACE },
       user: { username: BENCH_USER, groups: [...BENCH_GROUPS, 'system:authenticated'], authenticated_by: 'static token file (bearer token)' },
       allowed_request: `get configmaps/${BENCH_CONFIGMAP} in ${BENCH_NAMESPACE}`,
-      denied_request: `delete secrets/x in ${BENCH_NAMESPACE}`,
+      denied_request: `delete serviceaccounts/x in ${BENCH_NAMESPACE}`,
       in_process: `real RbacPolicy filled by its Informer from an in-process SQLite store and watch cache, the authorizers built by buildAuthorizers; each authorizer called in a loop (one await per decision) for ${plan.decisionRoundMs} ms, ${plan.decisionRounds} interleaved rounds`,
       server: `two svc-apiserver processes holding the same objects (created through the API), one --authorization-mode=Node,RBAC and one AlwaysAllow; ${plan.server.clients} closed-loop clients each on a keep-alive TLS connection from this one Node.js process, ${plan.server.parts} parts of ${plan.server.perPart} GETs per server in alternating order after ${plan.server.warmup} warm-up GETs`,
     },
@@ -135,7 +135,7 @@ async function inProcess(dir: string, objects: readonly DatasetObject[], plan: P
     const rbac = authz.chain.list().find((z) => z.name === 'RBAC')!;
     const chain: Authorizer = { name: 'chain', authorize: async (a) => ((await authz.chain.decide(a)).allowed ? { decision: 'allow' } : { decision: 'no-opinion' }) };
     const allowed: Attributes = { user: user(), info: parseRequestInfo('GET', CM_PATH, new URLSearchParams()) };
-    const denied: Attributes = { user: user(), info: parseRequestInfo('DELETE', `/api/v1/namespaces/${BENCH_NAMESPACE}/secrets/x`, new URLSearchParams()) };
+    const denied: Attributes = { user: user(), info: parseRequestInfo('DELETE', `/api/v1/namespaces/${BENCH_NAMESPACE}/serviceaccounts/x`, new URLSearchParams()) };
     const cases: Array<[string, Authorizer, Attributes, string]> = [
       ['always_allow', new AlwaysAllow(), allowed, 'allow'],
       ['rbac_allowed', rbac, allowed, 'allow'],
@@ -208,8 +208,8 @@ async function throughServers(dir: string, objects: readonly DatasetObject[], pl
     if (Date.now() > deadline) throw new Error(`node-rbac: GET as ${BENCH_USER} still answers ${r}`);
     await sleep(200);
   }
-  const deniedStatus = await get(rbac.anonymous, `${rbac.url}/api/v1/namespaces/${BENCH_NAMESPACE}/secrets`, as);
-  if (deniedStatus !== 403) throw new Error(`node-rbac: listing secrets as ${BENCH_USER} answered ${deniedStatus}, expected 403`);
+  const deniedStatus = await get(rbac.anonymous, `${rbac.url}/api/v1/namespaces/${BENCH_NAMESPACE}/serviceaccounts`, as);
+  if (deniedStatus !== 403) throw new Error(`node-rbac: listing serviceaccounts as ${BENCH_USER} answered ${deniedStatus}, expected 403`);
   const count = await fetchCount(rbac);
   progress(`node-rbac server holds ${JSON.stringify(count)}`);
 
