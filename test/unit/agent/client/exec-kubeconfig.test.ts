@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { clientCertProblem } from '../../../../agent/bootstrap/tls-bootstrap';
 import { ClientError } from '../../../../agent/client/client-error';
 import { HttpApiClient } from '../../../../agent/client/http-api-client';
 import { KubeconfigError, loadKubeconfig } from '../../../../agent/client/kubeconfig';
@@ -132,6 +133,8 @@ test('a token from the plugin is sent, cached until expiry, with args, env and c
   const rc = await loadKubeconfig(c.kubeconfig);
   t.truthy(rc.exec);
   t.is(c.runs(), 0, 'the plugin runs at the first request, not when the kubeconfig is read');
+  // svc-node's start-up accepts such a kubeconfig as an identity (the server judges the credential later).
+  t.is(clientCertProblem(rc, Date.now()), undefined);
   const client = new HttpApiClient(rc);
   try {
     for (let i = 0; i < 3; i++) await client.get(nodesResource, 'n1');
