@@ -4,6 +4,8 @@
  */
 import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
+import { runAuthnBench } from './authn-bench';
+import { runAuthzBench } from './authz-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
@@ -18,6 +20,8 @@ interface Benchmark {
 const BENCHMARKS: Record<string, Benchmark> = {
   apiserver: { describe: 'svc-apiserver creates, gets, lists, watch fan-out, against the raw store and a floor HTTPS server', run: runApiServerBench },
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
+  authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
+  authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
 };
 

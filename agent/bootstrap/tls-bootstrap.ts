@@ -49,7 +49,8 @@ export interface ClientIdentity {
 
 /** Whether a loaded kubeconfig's client certificate (if any) is usable at `now`; a reason when not. */
 export function clientCertProblem(config: RestConfig, now: number): string | undefined {
-  if (!config.certPem || !config.keyPem) return config.token ? undefined : 'it holds no client certificate or token';
+  // An exec plugin's credential is only known at the first request; the server judges it then.
+  if (!config.certPem || !config.keyPem) return config.token || config.exec ? undefined : 'it holds no client certificate, token or exec plugin';
   let info;
   try {
     info = certificateInfo(config.certPem);

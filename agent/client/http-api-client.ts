@@ -3,6 +3,12 @@
  * the RestConfig, short per-request deadlines, and redial() to throw the whole pool away. The
  * kubelet does the same for its heartbeat client (closeAllConns on repeated heartbeat failure),
  * so a half-open connection cannot swallow heartbeats past the node-monitor grace period.
+ *
+ * With an exec credential plugin (RestConfig.exec, spec 5.8) every request first asks the plugin
+ * source for the current credential (cached there until expiry); a new client certificate from it
+ * replaces the pool (new handshakes), a token goes into the Authorization header. A 401 drops that
+ * credential and the request is sent once more with a fresh one, as client-go's exec round
+ * tripper does; a second 401 is the caller's.
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import type { KList, KObject } from '../../apiserver/api/types';
@@ -20,6 +26,7 @@ import {
   type WriteOptions,
 } from './api-client';
 import { ClientError, errorFromStatus, transportError } from './client-error';
+import type { ExecCredentialResult } from './exec-credential';
 import { JsonDocumentSplitter } from './json-stream';
 import { apiVersionOf, resourcePath, type ResourceRef } from './resources';
 import type { RestConfig } from './rest-config';
@@ -104,9 +111,35 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     }
   }
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
+  /**
+   * The exec plugin's current credential (undefined without a plugin), with the pool switched to
+   * its client certificate when that changed. Plugin failures become a ClientError with code 0
+   * (retriable: the plugin may work next time) and reason CredentialPluginFailed.
+   */
+  private async credential(what: string): Promise<ExecCredentialResult | undefined> {
+    const source = this.config.exec;
+    if (!source) return undefined;
+    let c: ExecCredentialResult;
+    try {
+      c = await source.get();
+    } catch (e) {
+      throw new ClientError(0, 'CredentialPluginFailed', `${what}: getting credentials: ${(e as Error).message}`, undefined, { cause: e });
+    }
+    if (c.certPem && c.keyPem && (c.certPem !== this.config.certPem || c.keyPem !== this.config.keyPem)) {
+      this.useClientCertificate(c.certPem, c.keyPem);
+    }
+    return c;
+  }
+
+  /** Whether an answer calls for one retry with fresh plugin credentials. */
+  private staleCredential(cred: ExecCredentialResult | undefined, e: unknown): cred is ExecCredentialResult {
+    return cred !== undefined && e instanceof ClientError && e.code === 401;
+  }
+
+  private headers(extra: Record<string, string> = {}, cred?: ExecCredentialResult): Record<string, string> {
     const h: Record<string, string> = { accept: 'application/json', ...extra };
-    if (this.config.token) h['authorization'] = `Bearer ${this.config.token}`;
+    const token = cred ? cred.token : this.config.token;
+    if (token) h['authorization'] = `Bearer ${token}`;
     if (this.opts.userAgent) h['user-agent'] = this.opts.userAgent;
     return h;
   }
@@ -121,6 +154,27 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   /** One request with a JSON answer; maps every failure to ClientError (or AbortError when the caller aborted). */
   private async call<T>(method: Dispatcher.HttpMethod, url: string, o: RequestOptions, body?: unknown, contentType?: string): Promise<T> {
     const what = `${method} ${url.replace(this.config.server, '')}`;
+    if (o.signal?.aborted) throw abortError();
+    const cred = await this.credential(what);
+    try {
+      return await this.callOnce<T>(what, method, url, o, cred, body, contentType);
+    } catch (e) {
+      if (!this.staleCredential(cred, e)) throw e;
+      this.config.exec!.invalidate(cred);
+      const fresh = await this.credential(what);
+      return this.callOnce<T>(what, method, url, o, fresh, body, contentType);
+    }
+  }
+
+  private async callOnce<T>(
+    what: string,
+    method: Dispatcher.HttpMethod,
+    url: string,
+    o: RequestOptions,
+    cred: ExecCredentialResult | undefined,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<T> {
     if (o.signal?.aborted) throw abortError();
     // One controller per request, linked to the caller's signal and a deadline, and unlinked
     // afterwards, so long-lived loop signals do not collect listeners.
@@ -139,7 +193,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
       res = await request(url, {
         method,
         dispatcher: this.dispatcher,
-        headers: this.headers(body !== undefined ? { 'content-type': contentType ?? 'application/json' } : {}),
+        headers: this.headers(body !== undefined ? { 'content-type': contentType ?? 'application/json' } : {}, cred),
         body: body !== undefined ? JSON.stringify(body) : undefined,
         signal: ac.signal,
       });
@@ -218,21 +272,39 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   private async *watchStream<T extends KObject>(url: string, opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
     const what = `watch ${url.replace(this.config.server, '')}`;
     if (opts.signal?.aborted) return;
+    let cred = await this.credential(what);
+    let res = await this.openWatch(url, opts, cred, what);
+    if (res && res.statusCode === 401 && cred) {
+      await res.body.text().catch(() => undefined);
+      this.config.exec!.invalidate(cred);
+      cred = await this.credential(what);
+      res = await this.openWatch(url, opts, cred, what);
+    }
+    if (!res) return;
+    yield* this.readWatch<T>(res, opts, what);
+  }
+
+  /** Sends a watch request; undefined when the caller aborted. */
+  private async openWatch(url: string, opts: WatchOptions, cred: ExecCredentialResult | undefined, what: string): Promise<Dispatcher.ResponseData | undefined> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
         method: 'GET',
         dispatcher: this.dispatcher,
-        headers: this.headers(),
+        headers: this.headers({}, cred),
         signal: opts.signal,
         headersTimeout: opts.timeoutMs ?? this.opts.watchHeadersTimeoutMs ?? this.timeoutMs,
         // The stream may be idle for as long as the server keeps it; with timeoutSeconds that is bounded.
         bodyTimeout: opts.timeoutSeconds ? opts.timeoutSeconds * 1000 + 30_000 : 0,
       });
     } catch (e) {
-      if (opts.signal?.aborted) return;
+      if (opts.signal?.aborted) return undefined;
       throw transportError(e, what);
     }
+    return res;
+  }
+
+  private async *readWatch<T extends KObject>(res: Dispatcher.ResponseData, opts: WatchOptions, what: string): AsyncGenerator<WatchEvent<T>> {
     if (res.statusCode !== 200) {
       let text = '';
       try {

@@ -2,13 +2,16 @@
  * Reads a kubeconfig (clientcmd's v1 Config) into a RestConfig: the current context's cluster
  * (server, certificate-authority or -data, insecure-skip-tls-verify, tls-server-name) and user
  * (client-certificate/-key files or -data, token or tokenFile). Relative file paths resolve
- * against the kubeconfig's own directory, as clientcmd does. Exec plugins (spec 5.8) and
- * username/password are not supported by the agent; they fail with a message that says so.
+ * against the kubeconfig's own directory, as clientcmd does. A user's exec block (spec 5.8)
+ * becomes an ExecCredentialSource on the RestConfig (run lazily, at the first request; see
+ * exec-credential.ts). auth-provider and username/password are not supported by the agent; they
+ * fail with a message that says so.
  */
 import { promises as fsp } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import { isObject } from '../../apiserver/api/types';
+import { ExecCredentialError, ExecCredentialSource, type ExecClusterInfo, type ExecConfig, type InteractiveMode } from './exec-credential';
 import type { RestConfig } from './rest-config';
 
 export class KubeconfigError extends Error {
@@ -115,7 +118,6 @@ export async function parseKubeconfig(text: string, file: string, fs: Kubeconfig
   if (serverName) out.tlsServerName = serverName;
 
   const uw = `users[${userName}].user`;
-  if (user['exec'] !== undefined) throw new KubeconfigError(file, `user ${JSON.stringify(userName)}: exec credential plugins are not supported by svc-node`);
   if (user['auth-provider'] !== undefined) throw new KubeconfigError(file, `user ${JSON.stringify(userName)}: auth-provider is not supported by svc-node`);
   if (user['username'] !== undefined || user['password'] !== undefined) {
     throw new KubeconfigError(file, `user ${JSON.stringify(userName)}: basic authentication (username/password) is not supported`);
@@ -141,7 +143,87 @@ export async function parseKubeconfig(text: string, file: string, fs: Kubeconfig
   const tokenFile = str(file, user, 'tokenFile', uw);
   if (token) out.token = token;
   else if (tokenFile) out.token = (await read(path(tokenFile), 'tokenFile')).trim();
+  if (user['exec'] !== undefined && user['exec'] !== null) {
+    // client-go lets a static credential sit beside exec and lets either win per request; a daemon
+    // with two identities is a configuration mistake we refuse instead (one identity per node).
+    if (out.token !== undefined || out.certPem !== undefined) {
+      throw new KubeconfigError(file, `user ${JSON.stringify(userName)}: exec cannot be combined with token, tokenFile or a client certificate`);
+    }
+    out.exec = execSource(file, user['exec'], `${uw}.exec`, dir, clusterInfo(out, cluster));
+  }
   return out;
+}
+
+/** How long one exec plugin run may take before it is killed. */
+export const EXEC_TIMEOUT_MS = 60_000;
+
+/** The spec.cluster an exec plugin gets with provideClusterInfo (ExecCredential spec.cluster). */
+function clusterInfo(out: RestConfig, cluster: Entry): ExecClusterInfo {
+  const info: ExecClusterInfo = { server: out.server };
+  if (out.caPem) info['certificate-authority-data'] = Buffer.from(out.caPem).toString('base64');
+  if (out.tlsServerName) info['tls-server-name'] = out.tlsServerName;
+  if (out.insecureSkipTLSVerify) info['insecure-skip-tls-verify'] = true;
+  const proxy = cluster['proxy-url'];
+  if (typeof proxy === 'string' && proxy !== '') info['proxy-url'] = proxy;
+  if (cluster['disable-compression'] === true) info['disable-compression'] = true;
+  // Per-cluster plugin configuration lives in the cluster's extensions under the exec group's name;
+  // our group is client.authentication.svc.io, and the upstream name is honoured too so a stock
+  // kubeconfig keeps working.
+  const ext = cluster['extensions'];
+  if (Array.isArray(ext)) {
+    for (const name of ['client.authentication.svc.io/exec', 'client.authentication.k8s.io/exec']) {
+      const e = ext.find((x) => isObject(x) && x['name'] === name);
+      if (isObject(e) && e['extension'] !== undefined) {
+        info.config = e['extension'];
+        break;
+      }
+    }
+  }
+  return info;
+}
+
+/** The user.exec block into a credential source; field errors name the field. */
+function execSource(file: string, raw: unknown, where: string, dir: string, cluster: ExecClusterInfo): ExecCredentialSource {
+  if (!isObject(raw)) throw new KubeconfigError(file, `field ${where} must be an object`);
+  const s = (k: string): string | undefined => str(file, raw, k, where);
+  const exec: ExecConfig = { command: s('command') ?? '', apiVersion: s('apiVersion') ?? '' };
+  const args = raw['args'];
+  if (args !== undefined && args !== null) {
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new KubeconfigError(file, `field ${where}.args must be a list of strings`);
+    exec.args = args as string[];
+  }
+  const env = raw['env'];
+  if (env !== undefined && env !== null) {
+    if (!Array.isArray(env)) throw new KubeconfigError(file, `field ${where}.env must be a list`);
+    exec.env = env.map((e, i) => {
+      if (!isObject(e) || typeof e['name'] !== 'string' || e['name'] === '' || typeof e['value'] !== 'string') {
+        throw new KubeconfigError(file, `field ${where}.env[${i}] must have a name and a string value`);
+      }
+      return { name: e['name'], value: e['value'] };
+    });
+  }
+  const hint = s('installHint');
+  if (hint) exec.installHint = hint;
+  const pci = raw['provideClusterInfo'];
+  if (pci !== undefined && pci !== null && typeof pci !== 'boolean') throw new KubeconfigError(file, `field ${where}.provideClusterInfo must be a boolean`);
+  if (pci === true) exec.provideClusterInfo = true;
+  const mode = s('interactiveMode');
+  if (mode) exec.interactiveMode = mode as InteractiveMode;
+  let source: ExecCredentialSource;
+  try {
+    // svc-node is a daemon: standard input is never a terminal it may prompt on, so IfAvailable
+    // runs the plugin non-interactively (spec.interactive false) and Always is refused here, at
+    // load, rather than at the first request. A plugin that hangs is killed after a minute
+    // (client-go waits forever; a node agent must not).
+    source = new ExecCredentialSource(exec, dir, cluster, { stdinIsTTY: false, timeoutMs: EXEC_TIMEOUT_MS });
+  } catch (e) {
+    if (e instanceof ExecCredentialError) throw new KubeconfigError(file, `${where}: ${e.message}`);
+    throw e;
+  }
+  if (exec.interactiveMode === 'Always') {
+    throw new KubeconfigError(file, `${where}.interactiveMode: Always requires a terminal and svc-node runs without one; use Never or IfAvailable`);
+  }
+  return source;
 }
 
 /** Reads and parses the kubeconfig at `file`; rejects with KubeconfigError (naming the file) on any problem. */

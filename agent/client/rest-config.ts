@@ -1,3 +1,15 @@
+import type { ExecCredentialResult } from './exec-credential';
+
+/**
+ * A source of credentials obtained at request time (a kubeconfig exec plugin, spec 5.8). get()
+ * returns the current credential (the same object while it is cached); invalidate(stale) drops
+ * that credential after the server answered 401 for it, so the next get() fetches a new one.
+ */
+export interface CredentialPlugin {
+  get(): Promise<ExecCredentialResult>;
+  invalidate(stale?: ExecCredentialResult): void;
+}
+
 /** How to reach and authenticate to the API server: what a kubeconfig's current context resolves to. */
 export interface RestConfig {
   /** https://host:port of the API server, without a trailing slash. */
@@ -18,6 +30,8 @@ export interface RestConfig {
   keyFile?: string;
   /** Bearer token (a bootstrap token during TLS bootstrap). */
   token?: string;
+  /** Credentials from an exec plugin, fetched per request and cached by the plugin source (users[].user.exec). */
+  exec?: CredentialPlugin;
   /** The kubeconfig this came from, for messages. */
   source?: string;
 }

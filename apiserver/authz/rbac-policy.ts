@@ -45,15 +45,23 @@ export class RbacPolicy {
   private readonly clusterIndex = new Map<string, Set<Binding>>();
   /** namespace → subject key → RoleBindings naming it. */
   private readonly namespaceIndex = new Map<string, Map<string, Set<Binding>>>();
+  private gen = 0;
+
+  /** Bumped by every change; a decision remembered at one generation is valid until it moves. */
+  get generation(): number {
+    return this.gen;
+  }
 
   /** Sets (or replaces) a Role's rules. */
   setRole(namespace: string, name: string, rules: readonly PolicyRule[]): void {
+    this.gen++;
     let m = this.roles.get(namespace);
     if (!m) this.roles.set(namespace, (m = new Map()));
     m.set(name, rules);
   }
 
   deleteRole(namespace: string, name: string): void {
+    this.gen++;
     const m = this.roles.get(namespace);
     m?.delete(name);
     if (m?.size === 0) this.roles.delete(namespace);
@@ -61,15 +69,18 @@ export class RbacPolicy {
 
   /** Sets (or replaces) a ClusterRole's rules. */
   setClusterRole(name: string, rules: readonly PolicyRule[]): void {
+    this.gen++;
     this.clusterRoles.set(name, rules);
   }
 
   deleteClusterRole(name: string): void {
+    this.gen++;
     this.clusterRoles.delete(name);
   }
 
   /** Adds or replaces a binding, re-indexing its subjects. */
   setBinding(b: Binding): void {
+    this.gen++;
     this.deleteBinding(b.kind, b.namespace, b.name);
     this.bindings.set(bindingKey(b.kind, b.namespace, b.name), b);
     const index = this.indexFor(b, true)!;
@@ -83,6 +94,7 @@ export class RbacPolicy {
   }
 
   deleteBinding(kind: Binding['kind'], namespace: string, name: string): void {
+    this.gen++;
     const key = bindingKey(kind, namespace, name);
     const b = this.bindings.get(key);
     if (!b) return;
@@ -101,6 +113,7 @@ export class RbacPolicy {
 
   /** Forgets every object of one kind (before a relist). */
   clear(kind: 'Role' | 'ClusterRole' | Binding['kind']): void {
+    this.gen++;
     if (kind === 'Role') this.roles.clear();
     else if (kind === 'ClusterRole') this.clusterRoles.clear();
     else for (const b of [...this.bindings.values()]) if (b.kind === kind) this.deleteBinding(b.kind, b.namespace, b.name);
