@@ -1,8 +1,7 @@
 /**
  * One conversation with a plugin's registration socket: dial (10 s), GetInfo (1 s),
  * NotifyRegistrationStatus (5 s): upstream's deadlines (pluginmanager operation generator).
- * A socket nobody listens on (a plugin that died without removing it) fails the dial quickly
- * with ECONNREFUSED.
+ * A socket nobody listens on (a plugin that died without removing it) fails the dial at once.
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadRegistrationProto, type PluginInfo, type RegistrationStatus } from './registration-proto';
@@ -29,11 +28,28 @@ export class PluginClient {
     this.client = new Registration(`unix://${socketPath}`, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
   }
 
-  /** Waits until connected; rejects when the socket does not answer within the dial deadline. */
+  /**
+   * Waits until connected; rejects when the socket does not answer within the dial deadline, or
+   * at the first failed connect (upstream's blocking dial would keep trying for the whole 10 s;
+   * a unix socket nobody listens on will not start answering, and the registry retries anyway).
+   */
   connect(): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.client.waitForReady(Date.now() + this.timeouts.dialMs, (err) => (err ? reject(new Error(`dial failed at socket ${this.socketPath}: ${err.message}`)) : resolve())),
-    );
+    const channel = this.client.getChannel();
+    const deadline = Date.now() + this.timeouts.dialMs;
+    return new Promise((resolve, reject) => {
+      const step = () => {
+        const state = channel.getConnectivityState(true);
+        if (state === grpc.connectivityState.READY) return resolve();
+        if (state === grpc.connectivityState.TRANSIENT_FAILURE || state === grpc.connectivityState.SHUTDOWN) {
+          return reject(new Error(`dial failed at socket ${this.socketPath}: nothing accepts connections there`));
+        }
+        channel.watchConnectivityState(state, deadline, (err) => {
+          if (err) reject(new Error(`dial failed at socket ${this.socketPath}: no connection within ${this.timeouts.dialMs} ms`));
+          else step();
+        });
+      };
+      step();
+    });
   }
 
   getInfo(): Promise<PluginInfo> {

@@ -75,6 +75,7 @@ export class PluginRegistry {
   private readonly inflight = new Map<string, Promise<void>>();
   private wake = new AbortController();
   private kicked = false;
+  private watchedDirs = new Set<string>();
   private readonly resyncMs: number;
   private readonly backoffInitialMs: number;
   private readonly backoffMaxMs: number;
@@ -109,7 +110,7 @@ export class PluginRegistry {
           log.warn({ dir: this.o.dir, error: (e as Error).message }, 'cannot scan the plugin registry directory');
         }
         if (this.kicked || signal.aborted) continue;
-        await this.o.clock.sleep(this.resyncMs, AbortSignal.any([signal, this.wake.signal]));
+        await this.o.clock.sleep(this.nextWakeMs(), AbortSignal.any([signal, this.wake.signal]));
         if (this.wake.signal.aborted) this.wake = new AbortController();
       }
     } finally {
@@ -124,8 +125,21 @@ export class PluginRegistry {
     this.wake.abort();
   }
 
+  /** Until the next rescan: the resync period, or sooner when a failed socket's retry is due. */
+  private nextWakeMs(): number {
+    let ms = this.resyncMs;
+    const now = this.o.clock.now();
+    for (const f of this.failures.values()) ms = Math.min(ms, Math.max(0, f.retryAt - now));
+    return ms;
+  }
+
   private async reconcile(watcher: DirWatcher): Promise<void> {
+    // Watch before scanning, so a socket made during the scan wakes the next one; a directory
+    // first seen by this scan is watched after it, so it is scanned once more.
+    watcher.sync([this.o.dir, ...this.watchedDirs]);
     const scan = await scanSockets(this.o.dir);
+    if (scan.dirs.some((d) => !this.watchedDirs.has(d) && d !== this.o.dir)) this.kick();
+    this.watchedDirs = new Set(scan.dirs.filter((d) => d !== this.o.dir));
     watcher.sync(scan.dirs);
     const now = this.o.clock.now();
     for (const [p, r] of this.registered) {
