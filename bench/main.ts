@@ -5,6 +5,7 @@
 import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
+import { runPodResourcesBench } from './podresources-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
 
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   apiserver: { describe: 'svc-apiserver creates, gets, lists, watch fan-out, against the raw store and a floor HTTPS server', run: runApiServerBench },
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
+  podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };
 
 /** The whole run is killed past this, so a hung server cannot hold the machine. */
