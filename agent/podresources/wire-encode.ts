@@ -22,11 +22,12 @@ function u64(x: Int64): bigint | number {
 
 function varintSize(v: bigint | number): number {
   if (typeof v === 'number') {
-    let n = 1;
-    while (v >= 128) {
-      v = Math.floor(v / 128);
-      n++;
-    }
+    if (v < 0x80) return 1;
+    if (v < 0x4000) return 2;
+    if (v < 0x200000) return 3;
+    if (v < 0x10000000) return 4;
+    let n = 5;
+    for (v = Math.floor(v / 0x800000000); v > 0; v = Math.floor(v / 128)) n++;
     return n;
   }
   let n = 1;
@@ -37,10 +38,45 @@ function varintSize(v: bigint | number): number {
   return n;
 }
 
+/** UTF-8 length; a plain loop (most names are ASCII) is far cheaper than Buffer.byteLength per short string. */
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/**
+ * Two passes over the message: the size pass records, in pre-order, the body size of every
+ * sub-message and the byte length of every string; the write pass reads them back in the same
+ * order, so nothing is measured twice.
+ */
+class Sizes {
+  readonly v: number[] = [];
+  at = 0;
+  reserve(): number {
+    this.v.push(0);
+    return this.v.length - 1;
+  }
+  next(): number {
+    return this.v[this.at++]!;
+  }
+}
+
 class Writer {
   readonly buf: Buffer;
   pos = 0;
-  constructor(size: number) {
+  constructor(
+    size: number,
+    readonly sizes: Sizes,
+  ) {
     this.buf = Buffer.allocUnsafe(size);
   }
   varint(v: bigint | number): void {
@@ -61,44 +97,62 @@ class Writer {
   tag(field: number, wire: number): void {
     this.buf[this.pos++] = (field << 3) | wire; // every field number here is < 16
   }
-  string(field: number, s: string, bytes: number): void {
+  /** A string field whose byte length the size pass recorded. */
+  string(field: number, s: string): void {
+    const bytes = this.sizes.next();
     this.tag(field, LEN);
     this.varint(bytes);
-    this.pos += this.buf.write(s, this.pos, bytes, 'utf8');
+    if (bytes === s.length) {
+      for (let i = 0; i < bytes; i++) this.buf[this.pos++] = s.charCodeAt(i);
+    } else {
+      this.pos += this.buf.write(s, this.pos, bytes, 'utf8');
+    }
+  }
+  /** Starts a sub-message field: tag and the body size the size pass recorded. */
+  open(field: number): void {
+    this.tag(field, LEN);
+    this.varint(this.sizes.next());
   }
 }
 
-// Each message has a size function (its body, without tag and length) and a writer.
+// Size functions return a field's full size (tag, length, body) and record sizes in pre-order;
+// write functions mirror them exactly. Proto3: default scalars are not written, present
+// sub-messages are (even empty), repeated int64 is packed.
 
-const strField = (s: string) => {
-  if (!s) return 0;
-  const b = Buffer.byteLength(s);
+function sizeStr(z: Sizes, s: string, always = false): number {
+  if (!s && !always) return 0;
+  const b = utf8Length(s);
+  z.v.push(b);
   return 1 + varintSize(b) + b;
-};
-const strAlways = (s: string) => {
-  const b = Buffer.byteLength(s);
-  return 1 + varintSize(b) + b;
-};
-const sub = (bodySize: number) => 1 + varintSize(bodySize) + bodySize;
-
+}
 function writeStr(w: Writer, field: number, s: string, always = false): void {
   if (!s && !always) return;
-  w.string(field, s, Buffer.byteLength(s));
+  w.string(field, s);
 }
 
-function topologySize(t: TopologyInfo): number {
-  let n = 0;
-  for (const node of t.nodes) {
-    const id = u64(node.ID);
-    n += sub(id === 0 ? 0 : 1 + varintSize(id));
-  }
-  return n;
+/** Wraps a body-size computation: reserves the slot first (pre-order), fills it after. */
+function sizeSub(z: Sizes, body: () => number): number {
+  const slot = z.reserve();
+  const n = body();
+  z.v[slot] = n;
+  return 1 + varintSize(n) + n;
 }
-function writeTopology(w: Writer, t: TopologyInfo): void {
+
+function sizeTopology(z: Sizes, t: TopologyInfo): number {
+  return sizeSub(z, () => {
+    let n = 0;
+    for (const node of t.nodes) {
+      const id = u64(node.ID);
+      n += sizeSub(z, () => (id === 0 ? 0 : 1 + varintSize(id)));
+    }
+    return n;
+  });
+}
+function writeTopology(w: Writer, field: number, t: TopologyInfo): void {
+  w.open(field);
   for (const node of t.nodes) {
+    w.open(1);
     const id = u64(node.ID);
-    w.tag(1, LEN);
-    w.varint(id === 0 ? 0 : 1 + varintSize(id));
     if (id !== 0) {
       w.tag(1, VARINT);
       w.varint(id);
@@ -106,136 +160,119 @@ function writeTopology(w: Writer, t: TopologyInfo): void {
   }
 }
 
-function devicesSize(d: ContainerDevices): number {
-  let n = strField(d.resource_name);
-  for (const id of d.device_ids) n += strAlways(id);
-  if (d.topology) n += sub(topologySize(d.topology));
-  return n;
+function sizeDevices(z: Sizes, d: ContainerDevices): number {
+  return sizeSub(z, () => {
+    let n = sizeStr(z, d.resource_name);
+    for (const id of d.device_ids) n += sizeStr(z, id, true);
+    if (d.topology) n += sizeTopology(z, d.topology);
+    return n;
+  });
 }
-function writeDevices(w: Writer, d: ContainerDevices): void {
+function writeDevices(w: Writer, field: number, d: ContainerDevices): void {
+  w.open(field);
   writeStr(w, 1, d.resource_name);
   for (const id of d.device_ids) writeStr(w, 2, id, true);
-  if (d.topology) {
-    w.tag(3, LEN);
-    w.varint(topologySize(d.topology));
-    writeTopology(w, d.topology);
-  }
+  if (d.topology) writeTopology(w, 3, d.topology);
 }
 
-function memorySize(m: ContainerMemory): number {
-  const size = u64(m.size);
-  let n = strField(m.memory_type) + (size === 0 ? 0 : 1 + varintSize(size));
-  if (m.topology) n += sub(topologySize(m.topology));
-  return n;
+function sizeMemory(z: Sizes, m: ContainerMemory): number {
+  return sizeSub(z, () => {
+    const size = u64(m.size);
+    let n = sizeStr(z, m.memory_type) + (size === 0 ? 0 : 1 + varintSize(size));
+    if (m.topology) n += sizeTopology(z, m.topology);
+    return n;
+  });
 }
-function writeMemory(w: Writer, m: ContainerMemory): void {
+function writeMemory(w: Writer, field: number, m: ContainerMemory): void {
+  w.open(field);
   writeStr(w, 1, m.memory_type);
   const size = u64(m.size);
   if (size !== 0) {
     w.tag(2, VARINT);
     w.varint(size);
   }
-  if (m.topology) {
-    w.tag(3, LEN);
-    w.varint(topologySize(m.topology));
-    writeTopology(w, m.topology);
-  }
+  if (m.topology) writeTopology(w, 3, m.topology);
 }
 
-function packedSize(xs: readonly Int64[]): number {
-  let n = 0;
-  for (const x of xs) n += varintSize(u64(x));
-  return n;
+function sizePacked(z: Sizes, xs: readonly Int64[]): number {
+  if (xs.length === 0) return 0;
+  return sizeSub(z, () => {
+    let n = 0;
+    for (const x of xs) n += varintSize(u64(x));
+    return n;
+  });
 }
 function writePacked(w: Writer, field: number, xs: readonly Int64[]): void {
   if (xs.length === 0) return;
-  w.tag(field, LEN);
-  w.varint(packedSize(xs));
+  w.open(field);
   for (const x of xs) w.varint(u64(x));
 }
-const packedField = (xs: readonly Int64[]) => (xs.length === 0 ? 0 : sub(packedSize(xs)));
 
-function containerSize(c: ContainerResources): number {
+function sizeContainer(z: Sizes, c: ContainerResources): number {
   if (c.dynamic_resources.length > 0) throw new Error('dynamic_resources cannot be encoded: svc-node has no dynamic resource allocation');
-  let n = strField(c.name);
-  for (const d of c.devices) n += sub(devicesSize(d));
-  n += packedField(c.cpu_ids);
-  for (const m of c.memory) n += sub(memorySize(m));
-  return n;
+  return sizeSub(z, () => {
+    let n = sizeStr(z, c.name);
+    for (const d of c.devices) n += sizeDevices(z, d);
+    n += sizePacked(z, c.cpu_ids);
+    for (const m of c.memory) n += sizeMemory(z, m);
+    return n;
+  });
 }
-function writeContainer(w: Writer, c: ContainerResources): void {
+function writeContainer(w: Writer, field: number, c: ContainerResources): void {
+  w.open(field);
   writeStr(w, 1, c.name);
-  for (const d of c.devices) {
-    w.tag(2, LEN);
-    w.varint(devicesSize(d));
-    writeDevices(w, d);
-  }
+  for (const d of c.devices) writeDevices(w, 2, d);
   writePacked(w, 3, c.cpu_ids);
-  for (const m of c.memory) {
-    w.tag(4, LEN);
-    w.varint(memorySize(m));
-    writeMemory(w, m);
-  }
+  for (const m of c.memory) writeMemory(w, 4, m);
 }
 
-function podSize(p: PodResources): number {
-  let n = strField(p.name) + strField(p.namespace);
-  for (const c of p.containers) n += sub(containerSize(c));
-  return n;
+function sizePod(z: Sizes, p: PodResources): number {
+  return sizeSub(z, () => {
+    let n = sizeStr(z, p.name) + sizeStr(z, p.namespace);
+    for (const c of p.containers) n += sizeContainer(z, c);
+    return n;
+  });
 }
-function writePod(w: Writer, p: PodResources): void {
+function writePod(w: Writer, field: number, p: PodResources): void {
+  w.open(field);
   writeStr(w, 1, p.name);
   writeStr(w, 2, p.namespace);
-  for (const c of p.containers) {
-    w.tag(3, LEN);
-    w.varint(containerSize(c));
-    writeContainer(w, c);
-  }
+  for (const c of p.containers) writeContainer(w, 3, c);
 }
 
 function finish(w: Writer): Buffer {
-  if (w.pos !== w.buf.length) throw new Error(`pod resources encoding wrote ${w.pos} of ${w.buf.length} bytes`);
+  if (w.pos !== w.buf.length || w.sizes.at !== w.sizes.v.length) throw new Error(`pod resources encoding wrote ${w.pos} of ${w.buf.length} bytes`);
   return w.buf;
 }
 
 /** ListPodResourcesResponse as protobuf bytes. */
 export function encodeListResponse(r: ListPodResourcesResponse): Buffer {
-  const sizes = r.pod_resources.map(podSize);
-  const w = new Writer(sizes.reduce((n, s) => n + sub(s), 0));
-  r.pod_resources.forEach((p, i) => {
-    w.tag(1, LEN);
-    w.varint(sizes[i]!);
-    writePod(w, p);
-  });
+  const z = new Sizes();
+  let total = 0;
+  for (const p of r.pod_resources) total += sizePod(z, p);
+  const w = new Writer(total, z);
+  for (const p of r.pod_resources) writePod(w, 1, p);
   return finish(w);
 }
 
 /** GetPodResourcesResponse as protobuf bytes. */
 export function encodeGetResponse(r: GetPodResourcesResponse): Buffer {
-  const size = podSize(r.pod_resources);
-  const w = new Writer(sub(size));
-  w.tag(1, LEN);
-  w.varint(size);
-  writePod(w, r.pod_resources);
+  const z = new Sizes();
+  const w = new Writer(sizePod(z, r.pod_resources), z);
+  writePod(w, 1, r.pod_resources);
   return finish(w);
 }
 
 /** AllocatableResourcesResponse as protobuf bytes. */
 export function encodeAllocatableResponse(r: AllocatableResourcesResponse): Buffer {
-  let total = packedField(r.cpu_ids);
-  for (const d of r.devices) total += sub(devicesSize(d));
-  for (const m of r.memory) total += sub(memorySize(m));
-  const w = new Writer(total);
-  for (const d of r.devices) {
-    w.tag(1, LEN);
-    w.varint(devicesSize(d));
-    writeDevices(w, d);
-  }
+  const z = new Sizes();
+  let total = 0;
+  for (const d of r.devices) total += sizeDevices(z, d);
+  total += sizePacked(z, r.cpu_ids);
+  for (const m of r.memory) total += sizeMemory(z, m);
+  const w = new Writer(total, z);
+  for (const d of r.devices) writeDevices(w, 1, d);
   writePacked(w, 2, r.cpu_ids);
-  for (const m of r.memory) {
-    w.tag(3, LEN);
-    w.varint(memorySize(m));
-    writeMemory(w, m);
-  }
+  for (const m of r.memory) writeMemory(w, 3, m);
   return finish(w);
 }
