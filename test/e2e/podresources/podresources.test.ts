@@ -158,3 +158,23 @@ test.serial('a device plugin on plugins_registry/ gets a registration status (no
     await plugin.stop();
   }
 });
+
+test.serial('after the agent is killed (socket left behind) a restarted agent replaces the stale socket and answers', async (t) => {
+  const before = statSync(e().socket);
+  await e().node.agent.stop('SIGKILL');
+  t.true(statSync(e().socket).isSocket(), 'a killed agent leaves its socket');
+  const stale = await client('list');
+  t.false(stale.ok);
+  t.is(stale.codeName, 'UNAVAILABLE');
+  e().node = await startNode(e().api, path.dirname(e().node.rootDir), NODE);
+  await e().node.agent.waitForLog('serving pod resources API', 30_000);
+  const after = statSync(e().socket);
+  t.not(after.ino, before.ino, 'a new socket');
+  t.is(after.mode & 0o777, 0o600);
+  const list = await eventually('the restarted agent lists the surviving pods', async () => {
+    const r = await listOk();
+    const names = r.pod_resources.map((p: any) => p.name).sort();
+    return names.includes('alpha') && names.includes('beta') ? names : undefined;
+  }, 60_000, 500);
+  t.false(list.includes('gamma'));
+});
