@@ -10,7 +10,8 @@ export interface DevicePluginRegistrar {
    * to include "v1beta1"): dial it, read its options, start consuming ListAndWatch (upstream
    * RegisterPlugin -> connectClient). Resolves once registered; rejects with an Error whose
    * message is sent back to the plugin in NotifyRegistrationStatus. Registering a resource again
-   * replaces its earlier endpoint.
+   * replaces its earlier endpoint. Calls for different sockets may overlap; one socket's calls
+   * never do. Should settle in bounded time (that socket waits for it).
    */
   register(resourceName: string, endpoint: string, versions: readonly string[]): Promise<void>;
   /**

@@ -87,7 +87,12 @@ export class PodResourcesServer {
       GetAllocatableResources: { ...def['GetAllocatableResources']!, responseSerialize: encodeAllocatableResponse },
     };
     server.addService(service, impl);
-    await bindUnixSocket(server, this.o.socketPath);
+    try {
+      await bindUnixSocket(server, this.o.socketPath);
+    } catch (e) {
+      server.forceShutdown();
+      throw e;
+    }
     this.server = server;
     this.o.log.info({ socket: this.o.socketPath, qps: this.o.qps ?? DEFAULT_QPS, burst: this.o.burst ?? DEFAULT_BURST }, 'serving pod resources API');
   }
