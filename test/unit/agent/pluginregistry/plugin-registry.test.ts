@@ -3,7 +3,7 @@
  * unix socket in a temp registry directory, and the registry dials them with a real gRPC client.
  * The rescan period is long (60 s) where a test is about inotify, so only the watch can wake it.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
@@ -157,6 +157,16 @@ test('with frequent rescans racing inotify, a plugin restart still ends in one r
   t.is(e.registrar.calls.filter((c) => c.op === 'register').length, 2);
   t.is(e.registrar.calls.at(-1)?.op, 'register');
   t.is(e.registry.plugins().length, 1);
+});
+
+test('a socket in a subdirectory made after start is found (the new directory is watched too)', async (t) => {
+  const e = env(t);
+  e.start();
+  await waitFor(() => e.log.find('watching for plugin registration sockets').length > 0);
+  mkdirSync(path.join(e.dir, 'vendor'));
+  const p = await plugin(e, path.join('vendor', 'dp.sock'), { name: 'vendor.example/dev' });
+  await e.registrar.until(registers('vendor.example/dev'));
+  t.true((await p.statusCount(1))[0]!.plugin_registered);
 });
 
 async function waitFor(pred: () => boolean, boundMs = 20_000): Promise<void> {
