@@ -28,6 +28,8 @@ import { NodeRegistrar } from './node/registration';
 import { NodeStatusSource } from './node/status-source';
 import { NodeStatusUpdater } from './node/status-updater';
 import { PodManager } from './pod/pod-manager';
+import { noDevices, PodManagerPods, PodResourcesServer, podResourcesSocketPath } from './podresources';
+import { PluginRegistry, pluginRegistryDir, unwiredDevicePlugins } from './pluginregistry';
 import { svcVersion } from '../common/version';
 import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
 import { createLogger } from './platform/logger';
@@ -265,6 +267,29 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
   });
   running.loops.push(pods.run(signal));
+  // Pod resources API (upstream: ListenAndServePodResources; failing to serve it is fatal there too).
+  // No device manager is wired yet: devices are empty until one is (the lead connects it).
+  const podResources = new PodResourcesServer({
+    socketPath: podResourcesSocketPath(cfg.flags.rootDir),
+    pods: new PodManagerPods(pods),
+    devices: noDevices,
+    log: log.child({ component: 'pod-resources' }),
+  });
+  try {
+    await podResources.start();
+  } catch (e) {
+    throw new StartupError(`cannot serve the pod resources API on ${podResourcesSocketPath(cfg.flags.rootDir)}: ${(e as Error).message}`);
+  }
+  running.loops.push(abortPromise(signal).then(() => podResources.close()));
+  // Plugin registry (plugins_registry/): device plugins registering there are handed to the
+  // registrar; until a device manager is wired, each is told why it was not registered.
+  const pluginRegistry = new PluginRegistry({
+    dir: pluginRegistryDir(cfg.flags.rootDir),
+    registrar: unwiredDevicePlugins,
+    clock,
+    log: log.child({ component: 'plugin-registry' }),
+  });
+  running.loops.push(pluginRegistry.run(signal));
   if (c.enableServer) {
     const started = await startAgentServer({
       cfg,

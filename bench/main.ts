@@ -7,6 +7,7 @@ import { runApiServerBench } from './apiserver-bench';
 import { runAuthnBench } from './authn-bench';
 import { runAuthzBench } from './authz-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
+import { runPodResourcesBench } from './podresources-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
 
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
+  podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };
 
 /** The whole run is killed past this, so a hung server cannot hold the machine. */

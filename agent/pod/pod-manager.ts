@@ -153,6 +153,21 @@ export class PodManager implements PodSourceHandler {
     return [...this.workers.keys()];
   }
 
+  /**
+   * Pods with a worker that are not terminated (upstream GetActivePods): a finished worker or a
+   * terminal phase (the status manager's latest, else the object's) leaves a pod out.
+   */
+  activePods(): Pod[] {
+    const out: Pod[] = [];
+    for (const w of this.workers.values()) {
+      if (w.phase === 'finished') continue;
+      const phase = this.status.get(w.uid)?.phase ?? w.spec.status?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed') continue;
+      out.push(w.spec);
+    }
+    return out;
+  }
+
   /** The pod a worker runs, by namespace and name (a static pod by its node-suffixed name). */
   podByName(namespace: string, name: string): Pod | undefined {
     for (const w of this.workers.values()) if (w.spec.metadata.namespace === namespace && w.spec.metadata.name === name) return w.spec;
