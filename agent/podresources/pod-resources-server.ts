@@ -17,7 +17,6 @@ import { PodNotFoundError, PodResourcesService } from './pod-resources-service';
 import { loadPodResourcesProto } from './podresources-proto';
 import type { DevicesProvider, PodsProvider } from './provider';
 import { DEFAULT_BURST, DEFAULT_QPS, TokenBucket } from './rate-limiter';
-import { encodeAllocatableResponse, encodeGetResponse, encodeListResponse } from './wire-encode';
 
 /** Upstream's socket directory and file name under the root dir. */
 export const POD_RESOURCES_DIR = 'pod-resources';
@@ -77,16 +76,7 @@ export class PodResourcesServer {
       Get: this.unary((req) => this.service.get(req)),
       GetAllocatableResources: this.unary(() => this.service.allocatable()),
     };
-    // Answers are encoded by wire-encode.ts (proto-loader's generic encoder is the bulk of a
-    // List's cost); requests are decoded by proto-loader as usual.
-    const def = lister.service;
-    const service: grpc.ServiceDefinition = {
-      ...def,
-      List: { ...def['List']!, responseSerialize: encodeListResponse },
-      Get: { ...def['Get']!, responseSerialize: encodeGetResponse },
-      GetAllocatableResources: { ...def['GetAllocatableResources']!, responseSerialize: encodeAllocatableResponse },
-    };
-    server.addService(service, impl);
+    server.addService(lister.service, impl);
     try {
       await bindUnixSocket(server, this.o.socketPath);
     } catch (e) {
