@@ -16,6 +16,12 @@ import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
 import { startAgentServer } from './server/agent-server';
+import { checkpointsDir } from './checkpoint/archive-path';
+import type { InFlightArchives } from './checkpoint/checkpoint-handler';
+import { CheckpointRetention } from './housekeeping/checkpoint-retention';
+import { CronJob } from './housekeeping/cron-job';
+import { AgentMetrics } from './metrics/agent-metrics';
+import { instrumentRuntime } from './metrics/instrumented-runtime';
 import { nodeAddresses } from './node/addresses';
 import { realClock, type Clock } from './node/clock';
 import { declaredFeatures } from './node/declared-features';
@@ -92,6 +98,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   const leaseProgress = new ProgressTracker(clock);
   const statusProgress = new ProgressTracker(clock);
   const health = new HeartbeatHealth({ requestTimeoutMs });
+  const metrics = new AgentMetrics();
 
   // Keep-alives start first: bootstrap and registration can be slow when the API server is down.
   const watchdogInterval = cfg.featureGates.enabled('SystemdWatchdog') ? notifier.watchdogIntervalMs() : undefined;
@@ -125,7 +132,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   // The runtime is dialled lazily; its health (Status every 5 s) feeds the node's Ready condition.
   let runtime: RuntimeService;
   try {
-    runtime = createRuntimeService(c.containerRuntimeEndpoint, c.imageServiceEndpoint, { timeoutMs: c.runtimeRequestTimeout });
+    runtime = instrumentRuntime(createRuntimeService(c.containerRuntimeEndpoint, c.imageServiceEndpoint, { timeoutMs: c.runtimeRequestTimeout }), metrics);
   } catch (e) {
     throw new StartupError((e as Error).message);
   }
@@ -221,6 +228,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     nodeUid: () => registrar.nodeUid,
     onRepeatedFailure: redial,
     progress: leaseProgress,
+    observer: metrics,
   });
   const updater = new NodeStatusUpdater({
     client,
@@ -233,6 +241,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     reregister: c.registerNode ? (s) => registrar.register(s) : undefined,
     onRepeatedFailure: redial,
     progress: statusProgress,
+    observer: metrics,
   });
   // A renewal makes at most three calls (update, get, update); a status sync two (get, patch).
   health.track({ progress: leaseProgress, periodMs: Math.max(lease.renewIntervalMs * 1.04, maxBackoffMs), requestsPerAttempt: 3, minStuckMs: c.nodeLeaseDurationSeconds * 1000 });
@@ -290,6 +299,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     log: log.child({ component: 'plugin-registry' }),
   });
   running.loops.push(pluginRegistry.run(signal));
+  let archives: InFlightArchives = { inFlight: () => new Set() };
   if (c.enableServer) {
     const started = await startAgentServer({
       cfg,
@@ -300,8 +310,40 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
       clock,
       ips: hostIPs(),
       log: log.child({ component: 'agent-server' }),
+      metrics,
+      health: {
+        live: [
+          { name: 'ping', check: () => undefined },
+          // Upstream's syncloop check; ours asks whether the heartbeat loops keep making progress.
+          { name: 'syncloop', check: () => (health.healthy() ? undefined : 'the heartbeat loops have made no progress') },
+        ],
+        ready: [
+          {
+            name: 'node',
+            check: async () => {
+              const r = await readiness.evaluate();
+              return r.ready ? undefined : r.problems.join('; ');
+            },
+          },
+        ],
+      },
     });
-    if (started) running.loops.push(started.server.run(signal));
+    if (started) {
+      running.loops.push(started.server.run(signal), started.rotator.run(signal));
+      archives = started.checkpoints;
+    }
+  }
+  const retention = c.checkpointRetention;
+  if (retention.schedule !== '' && (retention.maxPerContainer > 0 || retention.maxAge > 0)) {
+    const policy = new CheckpointRetention({
+      dir: checkpointsDir(cfg.flags.rootDir),
+      policy: { maxPerContainer: retention.maxPerContainer, maxAgeMs: retention.maxAge },
+      now: () => clock.now(),
+      inFlight: archives,
+      log: log.child({ component: 'checkpoint-retention' }),
+      onRemoved: (n) => metrics.archivesRemoved(n),
+    });
+    running.loops.push(new CronJob({ name: 'checkpoint-retention', schedule: retention.schedule, task: () => policy.runOnce(), log: log.child({ component: 'housekeeping' }) }).run(signal));
   }
   await Promise.race([lease.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;

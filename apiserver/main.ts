@@ -42,6 +42,7 @@ import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
 import { Scheduler } from './scheduler/scheduler';
 import { ApiMetrics } from './metrics/registry';
 import { podLogHandler } from './handlers/pod-log';
+import { nodeProxyHandler } from './handlers/node-proxy';
 import { ApiServer } from './server/api-server';
 import { InstrumentedStorage } from './storage/instrumented';
 import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
@@ -200,6 +201,12 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const cacheRun = cache.run(ac.signal);
 
+  // The identity and trust used towards node agents (kube-apiserver's --kubelet-* flags).
+  const kubeletClient =
+    flags.kubeletClientCertificate && flags.kubeletClientKey
+      ? { certPem: readFileSync(flags.kubeletClientCertificate, 'utf8'), keyPem: readFileSync(flags.kubeletClientKey, 'utf8') }
+      : pki.kubeletClient;
+  const kubeletCaPem = flags.kubeletCertificateAuthority ? readFileSync(flags.kubeletCertificateAuthority, 'utf8') : undefined;
   const server = new ApiServer({
     metrics: apiMetrics,
     host: flags.bindAddress,
@@ -216,7 +223,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
-      ['/pods/log', podLogHandler(pki.kubeletClient, registry.lookup('', 'v1', 'nodes')!)],
+      ['/pods/log', podLogHandler(kubeletClient, registry.lookup('', 'v1', 'nodes')!, kubeletCaPem)],
+      ['/nodes/proxy', nodeProxyHandler({ client: kubeletClient, ...(kubeletCaPem ? { caPem: kubeletCaPem } : {}) })],
     ]),
     log,
     now: () => new Date(),

@@ -6,6 +6,7 @@ import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
 import { runAuthnBench } from './authn-bench';
 import { runAuthzBench } from './authz-bench';
+import { runCheckpointBench } from './checkpoint-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runPodResourcesBench } from './podresources-bench';
 import { Cleanup } from './lib/cleanup';
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
+  checkpoint: { describe: 'POST /checkpoint on svc-node (sim://, token auth, 10 MB archive) against a direct CRI CheckpointContainer call', run: runCheckpointBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };

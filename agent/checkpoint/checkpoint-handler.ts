@@ -12,6 +12,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../apiserver/api/errors';
 import type { RuntimeService } from '../cri/runtime-service';
+import type { CheckpointObserver } from '../metrics/agent-metrics';
 import type { Log } from '../platform/logger';
 import { replyError, replyJson } from '../server/status-reply';
 import { archivePath, checkpointsDir } from './archive-path';
@@ -29,6 +30,14 @@ export interface CheckpointHandlerOptions {
   log: Log;
   /** Extra time the CRI call may take beyond the requested timeout (default 10 s). */
   callSlackMs?: number;
+  /** Told each checkpoint's outcome and duration (metrics); optional. */
+  observer?: Pick<CheckpointObserver, 'checkpoint'>;
+}
+
+/** Which archive files are still being written; the retention policy never removes those. */
+export interface InFlightArchives {
+  /** Absolute paths of archives a checkpoint is writing or verifying right now. */
+  inFlight(): ReadonlySet<string>;
 }
 
 /** The response body of a successful checkpoint. */
@@ -42,8 +51,9 @@ function fail(code: number, message: string): ApiError {
 }
 
 /** Checkpoints containers; one request per container at a time. */
-export class CheckpointHandler {
-  private readonly inFlight = new Set<string>();
+export class CheckpointHandler implements InFlightArchives {
+  private readonly busy = new Set<string>();
+  private readonly writing = new Set<string>();
 
   constructor(private readonly o: CheckpointHandlerOptions) {}
 
@@ -68,11 +78,11 @@ export class CheckpointHandler {
       return;
     }
     const key = `${r.namespace}/${r.pod}/${r.container}`;
-    if (this.inFlight.has(key)) {
+    if (this.busy.has(key)) {
       replyError(res, fail(409, `a checkpoint of container ${r.container} in pod ${r.namespace}/${r.pod} is already in progress`));
       return;
     }
-    this.inFlight.add(key);
+    this.busy.add(key);
     try {
       const result = await this.checkpoint(r);
       replyJson(res, 200, result);
@@ -80,9 +90,14 @@ export class CheckpointHandler {
       if (e instanceof ApiError) replyError(res, e);
       else replyError(res, fail(500, (e as Error).message));
     } finally {
-      this.inFlight.delete(key);
+      this.busy.delete(key);
     }
   };
+
+  /** Paths of the archives being written or verified now (shared with the retention policy). */
+  inFlight(): ReadonlySet<string> {
+    return this.writing;
+  }
 
   /** Runs one checkpoint; rejects ApiError 404/500. */
   async checkpoint(r: CheckpointRequest): Promise<CheckpointResult> {
@@ -99,6 +114,21 @@ export class CheckpointHandler {
     await chmod(dir, 0o700);
     const file = archivePath(this.o.rootDir, r, this.o.now());
     const started = this.o.now();
+    this.writing.add(file);
+    try {
+      await this.writeArchive(id, r, file, started);
+      this.o.observer?.checkpoint('success', (this.o.now() - started) / 1000);
+    } catch (e) {
+      this.o.observer?.checkpoint('failure', (this.o.now() - started) / 1000);
+      throw e;
+    } finally {
+      this.writing.delete(file);
+    }
+    return { items: [file] };
+  }
+
+  /** The runtime call and the archive check; a failed or unreadable archive is removed. Rejects ApiError 500. */
+  private async writeArchive(id: string, r: CheckpointRequest, file: string, started: number): Promise<void> {
     const callTimeoutMs = r.timeoutSeconds > 0 ? r.timeoutSeconds * 1000 + (this.o.callSlackMs ?? 10_000) : undefined;
     try {
       await this.o.runtime.checkpointContainer(id, file, r.timeoutSeconds, callTimeoutMs !== undefined ? { timeoutMs: callTimeoutMs } : {});
@@ -118,6 +148,5 @@ export class CheckpointHandler {
       this.o.log.warn({ container: id, archive: file, error: msg }, 'checkpoint archive refused');
       throw fail(500, msg);
     }
-    return { items: [file] };
   }
 }

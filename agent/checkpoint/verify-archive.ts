@@ -2,6 +2,10 @@
  * Checks that a checkpoint archive the runtime wrote is a complete tar (tar-stream reads every
  * header and skips every body): an empty, truncated or garbled file is refused, so the agent never
  * reports a path to an archive nobody can restore from.
+ *
+ * Read in 1 MiB chunks: with the default 64 KiB a 10 MB archive took about 14 ms, with 1 MiB about
+ * 6 ms (the endpoint's whole overhead budget is 10 ms). Walking the headers by hand would be
+ * faster still, but tar parsing is tar-stream's job, not ours.
  */
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
@@ -32,7 +36,7 @@ export function verifyTarArchive(file: string): Promise<number> {
     });
     ex.on('finish', () => finish(undefined));
     ex.on('error', (e: Error) => finish(new ArchiveInvalidError(`checkpoint archive ${file} is not a readable tar: ${e.message}`)));
-    const input = createReadStream(file);
+    const input = createReadStream(file, { highWaterMark: 1 << 20 });
     input.on('error', (e) => finish(e));
     input.pipe(ex);
   });

@@ -11,6 +11,7 @@ import { isEvictionSignal, parseThresholdValue } from './eviction';
 import { parseQuantity } from './quantity';
 import { checkFeatureGate } from './feature-gates';
 import { parseDuration } from '../../apiserver/api/duration';
+import { cronProblem } from '../housekeeping/cron-job';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
 const oneOf = <T extends string>(def: T, values: readonly T[]): StringSpec<T> => ({ kind: 'string', default: def, enum: values });
@@ -138,6 +139,16 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     imageMinimumGCAge: dur('2m'),
     imageGCHighThresholdPercent: int(85, 0, 100),
     imageGCLowThresholdPercent: int(80, 0, 100),
+    checkpointRetention: {
+      kind: 'struct',
+      fields: {
+        schedule: str('*/10 * * * *', (v) => (v === '' ? undefined : cronProblem(v))),
+        // Ten archives per container by default: a forensic tool rarely needs more, and an
+        // unbounded directory of memory dumps is how upstream's users filled their disks.
+        maxPerContainer: int(10, 0),
+        maxAge: dur('0s'),
+      },
+    },
     serializeImagePulls: bool(true),
     runtimeRequestTimeout: dur('2m', 1),
     cgroupDriver: oneOf('cgroupfs', ['cgroupfs', 'systemd']),

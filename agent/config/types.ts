@@ -62,6 +62,12 @@ export interface NodeAgentConfiguration {
   imageMinimumGCAge: Millis;
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
+  /**
+   * Retention of checkpoint archives in <root-dir>/checkpoints (no upstream equivalent: the kubelet
+   * never removes them). schedule is a cron expression ('' disables the policy); maxPerContainer 0
+   * and maxAge 0 mean no limit of that kind.
+   */
+  checkpointRetention: { schedule: string; maxPerContainer: number; maxAge: Millis };
   serializeImagePulls: boolean;
   runtimeRequestTimeout: Millis;
   cgroupDriver: 'cgroupfs' | 'systemd';

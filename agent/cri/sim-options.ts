@@ -74,6 +74,8 @@ export interface ContainerBehaviour {
   cpuNanoCores?: number;
   /** Working set while running (default 4 MiB). */
   memoryBytes?: number;
+  /** Size of the writable layer in its checkpoint archive's rootfs-diff.tar (default 16 KiB; the pod annotation sim.svc.io/writable-layer-bytes overrides). */
+  checkpointLayerBytes?: number;
   /** Lines written to the container's log file when it starts (CRI log format, stream stdout). */
   logLines?: string[];
 }

@@ -428,7 +428,12 @@ export class Simulator implements RuntimeService {
     if (!path.isAbsolute(location)) {
       throw new RuntimeError('InvalidArgument', `checkpoint location ${JSON.stringify(location)} must be an absolute path`, 'CheckpointContainer');
     }
-    const archive = checkpointArchive(c, this.state.sandboxes.get(c.sandboxId), this.clock.now(), this.opts.runtimeName ?? 'svc-sim');
+    let archive: Buffer;
+    try {
+      archive = checkpointArchive(c, this.state.sandboxes.get(c.sandboxId), this.clock.now(), this.opts.runtimeName ?? 'svc-sim');
+    } catch (e) {
+      throw new RuntimeError('InvalidArgument', (e as Error).message, 'CheckpointContainer');
+    }
     try {
       await writeFile(location, archive, { mode: 0o600 });
     } catch (e) {

@@ -1,8 +1,9 @@
 /**
- * The serving certificate of the agent's log endpoint. With tlsCertFile/tlsPrivateKeyFile set
+ * The serving certificate of the agent's HTTPS server. With tlsCertFile/tlsPrivateKeyFile set
  * those are used; otherwise, as upstream's kubelet without a serving certificate, a self-signed
- * one (ECDSA P-256, one year, the node name, "localhost" and the node's IPs as names) is made once
- * in the cert dir as svc-node-server.crt/.key and reused until it is within 30 days of expiry.
+ * one (ECDSA P-256, one year by default, the node name, "localhost" and the node's IPs as names)
+ * is made in the cert dir as svc-node-server.crt/.key and reused until 80% of its life has passed
+ * (rotationDeadline); the agent server's rotator then makes a new one and swaps it in.
  */
 import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -25,6 +26,21 @@ export interface ServingCertOptions {
   certFile?: string;
   keyFile?: string;
   now?: Date;
+  /** Make a new certificate even when the stored one is still good (rotation). */
+  force?: boolean;
+  /** Lifetime of a generated certificate (default one year). */
+  validityMs?: number;
+}
+
+/** When a certificate valid from notBefore to notAfter (ms) is due for rotation: at 80% of its life. */
+export function rotationDeadline(notBefore: number, notAfter: number): number {
+  return notBefore + 0.8 * (notAfter - notBefore);
+}
+
+/** notBefore and notAfter (ms) of a PEM certificate. Throws on an unreadable one. */
+export function certValidity(certPem: string): { notBefore: number; notAfter: number } {
+  const c = new X509Certificate(certPem);
+  return { notBefore: new Date(c.validFrom).getTime(), notAfter: new Date(c.validTo).getTime() };
 }
 
 /** @peculiar/x509 costs several MB; it is loaded only when a certificate must be made. */
@@ -49,13 +65,17 @@ export async function ensureServingCert(o: ServingCertOptions): Promise<ServingC
   const now = o.now ?? new Date();
   const certFile = path.join(o.certDir, 'svc-node-server.crt');
   const keyFile = path.join(o.certDir, 'svc-node-server.key');
-  try {
-    const certPem = await readFile(certFile, 'utf8');
-    const keyPem = await readFile(keyFile, 'utf8');
-    const validTo = new Date(new X509Certificate(certPem).validTo).getTime();
-    if (validTo - now.getTime() > 30 * DAY) return { certPem, keyPem, certFile, keyFile, generated: false };
-  } catch {
-    // absent or unreadable: make a new one
+  if (!o.force) {
+    try {
+      const certPem = await readFile(certFile, 'utf8');
+      const keyPem = await readFile(keyFile, 'utf8');
+      const v = certValidity(certPem);
+      // A crash between writing the key and the certificate leaves a pair that does not match.
+      const matches = new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
+      if (matches && now.getTime() < rotationDeadline(v.notBefore, v.notAfter)) return { certPem, keyPem, certFile, keyFile, generated: false };
+    } catch {
+      // absent or unreadable: make a new one
+    }
   }
   const x509 = x509lib();
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
@@ -70,7 +90,7 @@ export async function ensureServingCert(o: ServingCertOptions): Promise<ServingC
     serialNumber: serial.toString('hex'),
     name: `CN=${o.nodeName.replace(/([,+"\\<>;=])/g, '\\$1')}@${Math.floor(now.getTime() / 1000)}`,
     notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + 365 * DAY),
+    notAfter: new Date(now.getTime() + (o.validityMs ?? 365 * DAY)),
     keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
     signingAlgorithm: ALG,
     extensions: [

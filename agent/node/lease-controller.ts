@@ -15,6 +15,7 @@ import type { Log } from '../platform/logger';
 import { Backoff, jittered } from './backoff';
 import type { Clock, Random } from './clock';
 import { microTime } from './node-status';
+import type { HeartbeatObserver } from './heartbeat-observer';
 import type { ProgressTracker } from './progress';
 
 export const leaseNamespace = 'svc-node-lease';
@@ -44,6 +45,8 @@ export interface LeaseControllerDeps {
   onRepeatedFailure?: () => Promise<void>;
   redialAfterFailures?: number;
   progress?: ProgressTracker;
+  /** Told the outcome of every heartbeat attempt (metrics); optional. */
+  observer?: HeartbeatObserver;
   /** Jitter fraction added to the renew interval (upstream: 0.04). */
   jitter?: number;
   initialBackoffMs?: number;
@@ -89,6 +92,7 @@ export class LeaseController {
         if (this.consecutiveFailures > 0) this.d.log.info({ node: this.d.nodeName, after: this.consecutiveFailures }, 'node lease renewed again');
         this.consecutiveFailures = 0;
         this.d.progress?.succeeded();
+        this.d.observer?.heartbeat('lease', true);
         if (!this.renewedOnce) {
           this.renewedOnce = true;
           this.resolveFirst();
@@ -98,6 +102,7 @@ export class LeaseController {
         if (signal.aborted || isAbort(e)) return;
         this.consecutiveFailures++;
         this.d.progress?.mark();
+        this.d.observer?.heartbeat('lease', false);
         const retryInMs = backoff.next();
         this.d.log.warn(
           {

@@ -13,6 +13,7 @@ import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import type { Clock } from './clock';
 import { changedFields, rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
+import type { HeartbeatObserver } from './heartbeat-observer';
 import type { ProgressTracker } from './progress';
 
 export interface StatusUpdaterDeps {
@@ -29,6 +30,8 @@ export interface StatusUpdaterDeps {
   onRepeatedFailure?: () => Promise<void>;
   redialAfterFailures?: number;
   progress?: ProgressTracker;
+  /** Told the outcome of every heartbeat attempt (metrics); optional. */
+  observer?: HeartbeatObserver;
 }
 
 export type SyncResult = 'patched' | 'unchanged';
@@ -50,8 +53,10 @@ export class NodeStatusUpdater {
     try {
       await this.sync(signal);
       this.failures = 0;
+      this.d.observer?.heartbeat('status', true);
     } catch (e) {
       if (signal.aborted || isAbort(e)) return;
+      this.d.observer?.heartbeat('status', false);
       this.failures++;
       const n = this.d.redialAfterFailures ?? 3;
       this.d.log.warn(

@@ -168,6 +168,14 @@ export class PodManager implements PodSourceHandler {
     return out;
   }
 
+  /** Every pod a worker runs or terminates, with the status last computed for it (the agent's /pods endpoint). */
+  runningPods(): Pod[] {
+    return [...this.workers.values()].map((w) => {
+      const status = this.status.get(w.spec.metadata.uid ?? '');
+      return status ? { ...w.spec, status } : w.spec;
+    });
+  }
+
   /** The pod a worker runs, by namespace and name (a static pod by its node-suffixed name). */
   podByName(namespace: string, name: string): Pod | undefined {
     for (const w of this.workers.values()) if (w.spec.metadata.namespace === namespace && w.spec.metadata.name === name) return w.spec;

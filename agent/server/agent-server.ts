@@ -1,9 +1,10 @@
 /**
- * Builds and starts the agent's HTTPS server from the configuration: serving certificate,
- * client CA (authentication.x509.clientCAFile, else the kubeconfig's CA so the API server's
- * kubelet-client certificate is accepted), token reviews (authentication.webhook, cached for
- * cacheTTL), anonymous access, authorization (AlwaysAllow or cached SubjectAccessReviews with
- * system:masters allowed outright), and the routes: /containerLogs/ and /checkpoint/.
+ * Builds and starts the agent's HTTPS server from the configuration: serving certificate (rotated
+ * or reloaded by ServingCertRotator), client CA (authentication.x509.clientCAFile, else the
+ * kubeconfig's CA so the API server's kubelet-client certificate is accepted), token reviews
+ * (authentication.webhook, cached for cacheTTL), anonymous access, authorization (AlwaysAllow or
+ * cached SubjectAccessReviews with system:masters allowed outright), and the routes:
+ * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics and /pods.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,7 +18,12 @@ import type { Log } from '../platform/logger';
 import { CheckpointHandler } from '../checkpoint/checkpoint-handler';
 import { CHECKPOINT_PREFIX } from '../checkpoint/checkpoint-request';
 import { locatorFromLogs } from '../checkpoint/container-locator';
+import type { AgentMetrics } from '../metrics/agent-metrics';
 import { RequestAuthenticator } from './authenticator';
+import { HEALTH_PATHS, healthHandler, type HealthCheck } from './health-handler';
+import { metricsHandler } from './metrics-handler';
+import { podsHandler, type PodLister } from './pods-handler';
+import { ServingCertRotator } from './serving-cert-rotator';
 import { alwaysAllow, CachedAuthorizer, MastersBypass, SubjectAccessReviewAuthorizer, type Authorizer } from './authorizer';
 import { NodeServer, type Route } from './node-server';
 import { ApiTokenReviewer, CachedTokenReviewer } from './token-reviewer';
@@ -29,7 +35,11 @@ export interface AgentServerDeps {
   client: Pick<ApiClient, 'create'>;
   runtime: Pick<RuntimeService, 'checkpointContainer'>;
   /** The pod manager. */
-  pods: LogLocator;
+  pods: LogLocator & PodLister;
+  /** Checks of /healthz and /livez, and the extra ones of /readyz. */
+  health: { live: HealthCheck[]; ready: HealthCheck[] };
+  /** Served at /metrics and told about requests and checkpoints. */
+  metrics: AgentMetrics;
   clock: Clock;
   /** The node's IPs, for the generated serving certificate. */
   ips: string[];
@@ -37,7 +47,7 @@ export interface AgentServerDeps {
 }
 
 /** Builds the server (routes, authn, authz) without listening; the parts are exposed for tests. */
-export function buildAgentServer(d: AgentServerDeps, x509: boolean): NodeServer {
+export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: NodeServer; checkpoints: CheckpointHandler } {
   const c = d.cfg.config;
   const now = () => d.clock.now();
   const tokens = c.authentication.webhook.enabled
@@ -61,30 +71,53 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): NodeServer 
     rootDir: d.cfg.flags.rootDir,
     now,
     log: d.log,
+    observer: d.metrics,
   });
+  const health = healthHandler(d.health);
   const routes: Route[] = [
     { prefix: CONTAINER_LOGS_PREFIX, handler: containerLogHandler({ locator: d.pods, clock: d.clock }) },
     { prefix: CHECKPOINT_PREFIX, handler: checkpoint.handle },
+    ...HEALTH_PATHS.flatMap((p) => [
+      { prefix: p, handler: health },
+      { prefix: p + '/', handler: health },
+    ]),
+    { prefix: '/metrics', handler: metricsHandler(d.metrics) },
+    { prefix: '/pods', handler: podsHandler(d.pods) },
+    { prefix: '/pods/', handler: podsHandler(d.pods) },
   ];
-  return new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log });
+  return { server: new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log, observer: d.metrics }), checkpoints: checkpoint };
+}
+
+export interface StartedAgentServer {
+  server: NodeServer;
+  port: number;
+  /** Shares the archives being written with the retention policy. */
+  checkpoints: CheckpointHandler;
+  /** Rotates (generated) or reloads (configured files) the serving certificate; run it with the server. */
+  rotator: ServingCertRotator;
 }
 
 /**
  * Starts the server on address:port; resolves it and the bound port, or undefined (logged) when it
  * cannot start, because pods still run without it.
  */
-export async function startAgentServer(d: AgentServerDeps): Promise<{ server: NodeServer; port: number } | undefined> {
+export async function startAgentServer(d: AgentServerDeps): Promise<StartedAgentServer | undefined> {
   const c = d.cfg.config;
   try {
     const clientCaPem = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : d.kubeconfigCaPem;
     if (!clientCaPem) d.log.warn({}, 'no client CA (authentication.x509.clientCAFile or the kubeconfig CA): client certificates are not accepted');
-    const cert = await ensureServingCert({
+    const certOptions = {
       certDir: d.cfg.flags.certDir || path.join(d.cfg.flags.rootDir, 'pki'),
       nodeName: d.cfg.nodeName,
       ips: d.ips,
       ...(c.tlsCertFile && c.tlsPrivateKeyFile ? { certFile: c.tlsCertFile, keyFile: c.tlsPrivateKeyFile } : {}),
-    });
-    const server = buildAgentServer(d, clientCaPem !== undefined && clientCaPem !== '');
+    };
+    if (c.serverTLSBootstrap && !certOptions.certFile) {
+      // Upstream requests a kubernetes.io/kubelet-serving certificate by CSR; svc-apiserver's signer has no serving signer.
+      d.log.warn({}, 'serverTLSBootstrap is not supported (the API server signs no serving certificates): using a self-signed serving certificate, rotated at 80% of its life');
+    }
+    const cert = await ensureServingCert({ ...certOptions, now: new Date(d.clock.now()) });
+    const { server, checkpoints } = buildAgentServer(d, clientCaPem !== undefined && clientCaPem !== '');
     const port = await server.start({
       address: c.address,
       port: c.port,
@@ -94,7 +127,14 @@ export async function startAgentServer(d: AgentServerDeps): Promise<{ server: No
       minVersion: c.tlsMinVersion === 'VersionTLS13' ? 'TLSv1.3' : 'TLSv1.2',
     });
     d.log.info({ address: c.address, port, cert: cert.certFile, generated: cert.generated, authorization: c.authorization.mode }, 'serving the agent API');
-    return { server, port };
+    const rotator = new ServingCertRotator({
+      cert: certOptions,
+      current: cert,
+      clock: d.clock,
+      log: d.log,
+      apply: (next) => server.setCertificate(next.certPem, next.keyPem),
+    });
+    return { server, port, checkpoints, rotator };
   } catch (e) {
     d.log.error({ address: c.address, port: c.port, error: (e as Error).message }, 'cannot serve the agent API');
     return undefined;

@@ -6,9 +6,11 @@
  * prefix to a handler; unknown paths are 404.
  */
 import { createServer, type Server } from 'node:https';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../apiserver/api/errors';
 import type { Log } from '../platform/logger';
+import { pathLabel, type RequestObserver } from '../metrics/agent-metrics';
 import type { Authenticator } from './authenticator';
 import type { Authorizer } from './authorizer';
 import { requestAttributes } from './request-attributes';
@@ -28,6 +30,10 @@ export interface NodeServerOptions {
   authorizer: Authorizer;
   routes: readonly Route[];
   log: Log;
+  /** Told every answered request (metrics); optional. */
+  observer?: RequestObserver;
+  /** Milliseconds, for request latencies; defaults to performance.now. */
+  now?: () => number;
 }
 
 export interface ListenOptions {
@@ -47,11 +53,34 @@ function matches(path: string, prefix: string): boolean {
 
 export class NodeServer {
   private server: Server | undefined;
+  private listen: ListenOptions | undefined;
 
-  constructor(private readonly o: NodeServerOptions) {}
+  constructor(private readonly o: NodeServerOptions) {
+    this.endpoints = [...new Set(o.routes.map((r) => '/' + (r.prefix.split('/')[1] ?? '')))];
+  }
+
+  private readonly endpoints: string[];
 
   /** Handles one request: authn, authz, route. Never rejects; failures are answered. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const observer = this.o.observer;
+    if (!observer) return this.serve(req, res);
+    const now = this.o.now ?? (() => performance.now());
+    const started = now();
+    // Recorded when the answer is complete (a log stream's latency is its lifetime, as upstream's).
+    res.once('close', () => {
+      let path = '/';
+      try {
+        path = new URL(req.url ?? '/', 'https://node.invalid').pathname;
+      } catch {
+        // counted as "other"
+      }
+      observer.request(req.method ?? '', pathLabel(path, this.endpoints), res.statusCode, (now() - started) / 1000);
+    });
+    return this.serve(req, res);
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let path: string;
     try {
       path = new URL(req.url ?? '/', 'https://node.invalid').pathname;
@@ -68,7 +97,8 @@ export class NodeServer {
     const user = authn.user;
     const attrs = requestAttributes(req.method, path, this.o.nodeName);
     try {
-      const d = await this.o.authorizer.authorize(user, attrs);
+      let d = await this.o.authorizer.authorize(user, attrs);
+      if (!d.allowed && attrs.fallback) d = await this.o.authorizer.authorize(user, { ...attrs, subresource: attrs.fallback });
       if (!d.allowed) {
         this.o.log.info({ user: user.username, groups: user.groups, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'request forbidden');
         // Upstream's kubelet message, so operators see which permission is missing.
@@ -95,15 +125,13 @@ export class NodeServer {
 
   /** Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. */
   async start(l: ListenOptions): Promise<number> {
+    this.listen = l;
     const server = createServer(
       {
-        cert: l.certPem,
-        key: l.keyPem,
-        ...(l.clientCaPem ? { ca: l.clientCaPem } : {}),
+        ...this.secureOptions(l.certPem, l.keyPem),
         requestCert: l.clientCaPem !== undefined,
         // The authenticator decides: an unverified certificate is a 401, no certificate may still carry a token.
         rejectUnauthorized: false,
-        minVersion: l.minVersion ?? 'TLSv1.2',
       },
       (req, res) => void this.handle(req, res),
     );
@@ -117,6 +145,23 @@ export class NodeServer {
     });
     const addr = server.address();
     return typeof addr === 'object' && addr ? addr.port : l.port;
+  }
+
+  private secureOptions(certPem: string, keyPem: string): SecureContextOptions {
+    const l = this.listen!;
+    return { cert: certPem, key: keyPem, ...(l.clientCaPem ? { ca: l.clientCaPem } : {}), minVersion: l.minVersion ?? 'TLSv1.2' };
+  }
+
+  /**
+   * Swaps the serving certificate for new connections (established ones keep theirs). Throws when
+   * the pair is unusable (the key does not match, bad PEM); the old pair then stays.
+   */
+  setCertificate(certPem: string, keyPem: string): void {
+    if (!this.server || !this.listen) throw new Error('the server is not listening');
+    const opts = this.secureOptions(certPem, keyPem);
+    // Built first so that a bad pair throws here rather than leaving the server without a context.
+    createSecureContext(opts);
+    this.server.setSecureContext(opts);
   }
 
   /** Serves until the signal aborts, then closes (open streams are cut). Never rejects. */

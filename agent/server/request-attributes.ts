@@ -1,9 +1,17 @@
 /**
  * The authorization attributes of a request to the agent's server, as upstream's kubelet
- * (pkg/kubelet/server/auth.go) derives them: resource "nodes", the node's name, the sub-resource
- * from the path and the verb from the HTTP method. One deliberate difference: /containerLogs maps
- * to nodes/log (upstream leaves it to the nodes/proxy default) so that a log reader needs no proxy
- * rights; /logs stays nodes/log as upstream.
+ * (pkg/kubelet/server/auth.go, GetRequestAttributes with KubeletFineGrainedAuthz, GA in 1.36)
+ * derives them: resource "nodes", the node's name, the sub-resource from the path and the verb
+ * from the HTTP method. Checked against upstream: auth.go's GetRequestAttributes (stats, metrics,
+ * log for /stats, /metrics, /logs, nodes/proxy for the rest) and, for the fine-grained additions,
+ * the KubeletFineGrainedAuthz e2e test (test/e2e/node: /healthz via nodes/healthz or nodes/proxy)
+ * and its documentation: /spec and /checkpoint have their own sub-resource (spec, checkpoint) and
+ * nothing else grants them; /pods and /runningPods (pods), /healthz (healthz) and /configz (configz) are
+ * checked first with their own sub-resource and, when that is denied, again as nodes/proxy, so
+ * that roles written before fine-grained authorization keep working; everything else is
+ * nodes/proxy. Our deliberate differences: /containerLogs is nodes/log (upstream leaves it to the
+ * proxy default) so that a log reader needs no proxy rights, and /livez and /readyz, which the
+ * kubelet does not serve, are treated like /healthz.
  */
 
 export interface NodeRequestAttributes {
@@ -12,17 +20,23 @@ export interface NodeRequestAttributes {
   /** The node's name (resource name of the attribute). */
   name: string;
   path: string;
+  /** A sub-resource that also grants the request when `subresource` is denied (upstream: proxy for /pods, /healthz, /configz). */
+  fallback?: string;
 }
 
-const SUBRESOURCES: readonly (readonly [string, string])[] = [
-  ['/checkpoint', 'checkpoint'],
-  ['/containerLogs', 'log'],
-  ['/logs', 'log'],
-  ['/metrics', 'metrics'],
+const SUBRESOURCES: readonly (readonly [string, string, string?])[] = [
   ['/stats', 'stats'],
-  ['/healthz', 'healthz'],
-  ['/configz', 'configz'],
+  ['/metrics', 'metrics'],
+  ['/logs', 'log'],
+  ['/containerLogs', 'log'],
   ['/spec', 'spec'],
+  ['/checkpoint', 'checkpoint'],
+  ['/pods', 'pods', 'proxy'],
+  ['/runningPods', 'pods', 'proxy'],
+  ['/healthz', 'healthz', 'proxy'],
+  ['/livez', 'healthz', 'proxy'],
+  ['/readyz', 'healthz', 'proxy'],
+  ['/configz', 'configz', 'proxy'],
 ];
 
 /** True when path is prefix itself or lies below it (so /checkpointx is not /checkpoint). */
@@ -32,8 +46,13 @@ function isSubpath(path: string, prefix: string): boolean {
 
 /** The sub-resource for a path; "proxy" for everything not named (upstream's default). */
 export function subresourceFor(path: string): string {
-  for (const [prefix, sub] of SUBRESOURCES) if (isSubpath(path, prefix)) return sub;
-  return 'proxy';
+  return subresourcesFor(path).subresource;
+}
+
+/** The sub-resource for a path and the one that may stand in for it when denied. */
+export function subresourcesFor(path: string): { subresource: string; fallback?: string } {
+  for (const [prefix, sub, fallback] of SUBRESOURCES) if (isSubpath(path, prefix)) return fallback ? { subresource: sub, fallback } : { subresource: sub };
+  return { subresource: 'proxy' };
 }
 
 /** The API verb for an HTTP method (A.1); unknown methods keep their lower-case name. */
@@ -56,5 +75,5 @@ export function verbFor(method: string | undefined): string {
 }
 
 export function requestAttributes(method: string | undefined, path: string, nodeName: string): NodeRequestAttributes {
-  return { verb: verbFor(method), subresource: subresourceFor(path), name: nodeName, path };
+  return { verb: verbFor(method), ...subresourcesFor(path), name: nodeName, path };
 }

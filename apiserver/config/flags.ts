@@ -11,6 +11,11 @@ export interface ApiServerFlags {
   tlsPrivateKeyFile?: string;
   clientCaFile?: string;
   tokenAuthFile?: string;
+  /** Client certificate and key presented to node agents (pods/log, nodes/proxy); default <data-dir>/pki/apiserver-kubelet-client.*. */
+  kubeletClientCertificate?: string;
+  kubeletClientKey?: string;
+  /** CA bundle that verifies node agents' serving certificates; unset skips verification (upstream's default). */
+  kubeletCertificateAuthority?: string;
   dataDir: string;
   etcdServers: string[];
   etcdCaFile?: string;
@@ -88,6 +93,9 @@ const FEATURE_GATES: Record<string, { stage: 'alpha' | 'beta'; default: boolean 
 const defs: Record<string, Def> = {
   'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
   'secure-port': { kind: 'int', usage: 'Port to serve HTTPS on', def: '6443' },
+  'kubelet-client-certificate': { kind: 'string', usage: 'Client certificate presented to node agents (pods/log, nodes/proxy); default the generated apiserver-kubelet-client certificate' },
+  'kubelet-client-key': { kind: 'string', usage: 'Key of --kubelet-client-certificate' },
+  'kubelet-certificate-authority': { kind: 'string', usage: 'CA bundle verifying node agents\' serving certificates (default: not verified, as upstream)' },
   'tls-cert-file': { kind: 'string', usage: 'x509 serving certificate; without it the server makes its own CA and certificate under --data-dir/pki' },
   'tls-private-key-file': { kind: 'string', usage: 'Private key matching --tls-cert-file' },
   'client-ca-file': { kind: 'string', usage: 'CA bundle that verifies client certificates (CN = user, O = groups); the generated CA is always trusted too' },
@@ -213,6 +221,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   const port = int('secure-port');
   if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
+  if (!!str('kubelet-client-certificate') !== !!str('kubelet-client-key')) throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be set together');
   if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
     throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   }
@@ -225,6 +234,9 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     tlsPrivateKeyFile: str('tls-private-key-file'),
     clientCaFile: str('client-ca-file'),
     tokenAuthFile: str('token-auth-file'),
+    kubeletClientCertificate: str('kubelet-client-certificate'),
+    kubeletClientKey: str('kubelet-client-key'),
+    kubeletCertificateAuthority: str('kubelet-certificate-authority'),
     dataDir: get('data-dir')!,
     etcdServers: (str('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     etcdCaFile: str('etcd-cafile'),

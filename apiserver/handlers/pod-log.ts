@@ -12,10 +12,11 @@ const DEFAULT_AGENT_PORT = 10250;
 /**
  * GET pods/{name}/log (4.1): proxied to the agent of the pod's node at
  * https://<InternalIP>:<daemonEndpoints port>/containerLogs/{ns}/{pod}/{container}, presenting the
- * server's kubelet-client certificate. As upstream by default, the agent's serving certificate is
- * not verified (agents serve self-signed certificates until serving-certificate bootstrap exists).
+ * server's kubelet-client certificate. The agent's serving certificate is verified against
+ * --kubelet-certificate-authority when set; otherwise, as upstream by default, it is not (agents
+ * serve self-signed certificates: there is no kubelet-serving signer).
  */
-export function podLogHandler(client: KeyPairPem, nodeType: ResourceType): (r: ResourceRequest) => Promise<void> {
+export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?: string): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.req.method !== 'GET') throw errors.methodNotAllowed(`pods/log supports only GET, not ${r.req.method}`);
     const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
@@ -42,7 +43,7 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType): (r: R
     const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q}` : ''}`;
     await new Promise<void>((resolve, reject) => {
       const up = httpsRequest(
-        { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, timeout: 30_000 },
+        { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, ...(caPem ? { ca: caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }), timeout: 30_000 },
         (res) => {
           const type = res.headers['content-type'] ?? 'text/plain';
           if ((res.statusCode ?? 500) >= 400) {
@@ -66,7 +67,8 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType): (r: R
   };
 }
 
-function agentEndpoint(node: KObject): { host: string; port: number } {
+/** Where a node's agent listens: its InternalIP (else Hostname) and daemonEndpoints port (default 10250). */
+export function agentEndpoint(node: KObject): { host: string; port: number } {
   const status = (node.status ?? {}) as { addresses?: Array<{ type: string; address: string }>; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
   const addrs = status.addresses ?? [];
   const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))?.address;

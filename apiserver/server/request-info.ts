@@ -58,7 +58,9 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
   info.resource = rest[0] ?? '';
   if (rest.length >= 2) info.name = rest[1];
-  if (rest.length >= 3) info.subresource = rest.slice(2).join('/');
+  // As upstream, a proxy sub-resource is "proxy" whatever path follows it (nodes/{name}/proxy/{path}):
+  // authorization is for nodes/proxy, and the handler reads the rest from the path.
+  if (rest.length >= 3) info.subresource = rest[2] === 'proxy' ? 'proxy' : rest.slice(2).join('/');
 
   const watch = isTrue(query.get('watch'));
   if (!info.name && info.verb === 'get') info.verb = watch ? 'watch' : 'list';

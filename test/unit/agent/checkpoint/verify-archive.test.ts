@@ -32,3 +32,21 @@ test('a missing file rejects with the fs error', async (t) => {
   const e = await t.throwsAsync(verifyTarArchive(path.join(dir, 'absent.tar')));
   t.is((e as NodeJS.ErrnoException).code, 'ENOENT');
 });
+
+test('pax long-name headers are not counted as entries; a body cut short by one byte is refused; a bad checksum is refused', async (t) => {
+  const long = `checkpoint/${'d'.repeat(120)}/pages-1.img`;
+  const full = await tarOf({ [long]: 'x'.repeat(700), 'config.dump': '{}' });
+  const f = path.join(dir, 'pax.tar');
+  writeFileSync(f, full);
+  t.is(await verifyTarArchive(f), 2);
+  // Without the end-of-archive blocks the last entry must still be whole.
+  const oneEntry = await tarOf({ 'a.bin': 'a'.repeat(1000) });
+  const cut = path.join(dir, 'cut.tar');
+  writeFileSync(cut, oneEntry.subarray(0, 512 + 999));
+  await t.throwsAsync(verifyTarArchive(cut), { instanceOf: ArchiveInvalidError });
+  const flipped = Buffer.from(oneEntry);
+  flipped[10] = flipped[10]! ^ 0x01; // inside the name: the checksum no longer matches
+  const bad = path.join(dir, 'checksum.tar');
+  writeFileSync(bad, flipped);
+  await t.throwsAsync(verifyTarArchive(bad), { instanceOf: ArchiveInvalidError, message: /checksum/ });
+});

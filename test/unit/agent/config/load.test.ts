@@ -377,3 +377,19 @@ test('warnings are returned for GA gates set explicitly', async (t) => {
   const cfg = await loadAgentConfig(['--feature-gates=SidecarContainers=true'], memEnv({}));
   t.deepEqual(cfg.warnings, ['Setting GA feature gate SidecarContainers=true. It will be removed in a future release.']);
 });
+
+test('checkpointRetention: defaults, and a bad cron expression names the file and the field', async (t) => {
+  const d = await loadAgentConfig([], memEnv({}));
+  t.deepEqual(d.config.checkpointRetention, { schedule: '*/10 * * * *', maxPerContainer: 10, maxAge: 0 });
+  const ok = await loadAgentConfig(['--config', '/c.yaml'], memEnv({ '/c.yaml': head + 'checkpointRetention:\n  schedule: "0 3 * * *"\n  maxPerContainer: 0\n  maxAge: 72h\n' }));
+  t.deepEqual(ok.config.checkpointRetention, { schedule: '0 3 * * *', maxPerContainer: 0, maxAge: 72 * 3600_000 });
+  const off = await loadAgentConfig(['--config', '/c.yaml'], memEnv({ '/c.yaml': head + 'checkpointRetention:\n  schedule: ""\n' }));
+  t.is(off.config.checkpointRetention.schedule, '');
+  for (const bad of ['every day', '61 * * * *', '* * * *']) {
+    const e = await configError(t, loadAgentConfig(['--config', '/etc/svc/node.yaml'], memEnv({ '/etc/svc/node.yaml': head + `checkpointRetention:\n  schedule: "${bad}"\n` })));
+    t.true(e.message.startsWith('/etc/svc/node.yaml: field checkpointRetention.schedule: invalid cron expression'), e.message);
+    t.false(e.message.includes('    at '));
+  }
+  const neg = await configError(t, loadAgentConfig(['--config', '/c.yaml'], memEnv({ '/c.yaml': head + 'checkpointRetention:\n  maxPerContainer: -1\n' })));
+  t.regex(neg.message, /^\/c\.yaml: field checkpointRetention\.maxPerContainer: /);
+});

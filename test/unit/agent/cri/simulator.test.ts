@@ -325,7 +325,13 @@ test('checkpointContainer writes a tar with the config dump; Unimplemented when 
   const file = path.join(dir, 'checkpoint-p_default-c-2024.tar');
   await sim.checkpointContainer(id, file, 0);
   const entries = readTar(await readFile(file));
-  t.deepEqual(entries.map((e) => e.name), ['config.dump', 'spec.dump']);
+  t.deepEqual(entries.map((e) => e.name), ['config.dump', 'spec.dump', 'checkpoint/pstree.img', 'checkpoint/pages-1.img', 'rootfs-diff.tar']);
+  const layer = readTar(entries[4]!.data);
+  t.deepEqual(layer.map((e) => e.name), ['etc/hostname', 'var/lib/app/data.bin']);
+  t.is(layer[1]!.data.length, 16 * 1024, 'default writable layer size');
+  const spec = JSON.parse(entries[1]?.data.toString() ?? '{}') as { process: { args: string[] }; annotations: Record<string, string> };
+  t.is(spec.annotations['io.kubernetes.container.name'], 'c');
+  t.is(spec.annotations['io.kubernetes.pod.name'], 'p');
   const dump = JSON.parse(entries[0]?.data.toString() ?? '{}') as { id: string; name: string; rootfsImage: string };
   t.is(dump.id, id);
   t.is(dump.name, 'c');
@@ -338,6 +344,33 @@ test('checkpointContainer writes a tar with the config dump; Unimplemented when 
   const off = setup({ checkpoint: false });
   const r = await runningContainer(off.sim);
   await rejectsWith(t, off.sim.checkpointContainer(r.id, path.join(dir, 'y.tar'), 0), 'Unimplemented');
+});
+
+test('checkpoint archive: the writable layer size comes from the pod annotation, else the behaviour; bad annotations are InvalidArgument', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'svc-sim-ckpt-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { sim } = setup({ behaviours: [{ name: 'big', checkpointLayerBytes: 100_000 }] });
+  const layerOf = async (id: string, file: string) => {
+    await sim.checkpointContainer(id, path.join(dir, file), 0);
+    const outer = readTar(await readFile(path.join(dir, file)));
+    return readTar(outer.find((e) => e.name === 'rootfs-diff.tar')!.data).find((e) => e.name === 'var/lib/app/data.bin')!.data.length;
+  };
+  const big = await runningContainer(sim, 'p1', 'big');
+  t.is(await layerOf(big.id, 'a.tar'), 100_000);
+  for (const [pod, value, expected] of [['p2', '10485760', 10485760], ['p3', '0', 0]] as const) {
+    const sb = sandboxConfig(pod);
+    sb.annotations = { ...sb.annotations, 'sim.svc.io/writable-layer-bytes': value };
+    const sandboxId = await sim.runPodSandbox(sb);
+    const id = await sim.createContainer(sandboxId, containerConfig('big', BUSYBOX), sb);
+    await sim.startContainer(id);
+    t.is(await layerOf(id, `${pod}.tar`), expected);
+  }
+  const sb = sandboxConfig('p4');
+  sb.annotations = { ...sb.annotations, 'sim.svc.io/writable-layer-bytes': '-5' };
+  const sandboxId = await sim.runPodSandbox(sb);
+  const id = await sim.createContainer(sandboxId, containerConfig('c', BUSYBOX), sb);
+  await sim.startContainer(id);
+  await rejectsWith(t, sim.checkpointContainer(id, path.join(dir, 'bad.tar'), 0), 'InvalidArgument');
 });
 
 test('events: sandbox and container lifecycle in order, with pod and container statuses', async (t) => {

@@ -68,7 +68,7 @@ test('a denied user is 403 naming verb and sub-resource; an allowed one reaches 
 test('unknown paths are 404 after authorization (as nodes/proxy); handler failures are 500; authorizer errors are 500', async (t) => {
   const seen: NodeRequestAttributes[] = [];
   const { url, server } = await serve(allowBob, seen);
-  const nf = await fetch(`${url}/pods`, { headers: { authorization: 'Bearer bob' } });
+  const nf = await fetch(`${url}/attach/a/b/c`, { headers: { authorization: 'Bearer bob' } });
   t.is(nf.status, 404);
   t.is(seen[0]!.subresource, 'proxy');
   const boom = await fetch(`${url}/boom/x`, { headers: { authorization: 'Bearer bob' } });
@@ -79,4 +79,62 @@ test('unknown paths are 404 after authorization (as nodes/proxy); handler failur
   const r = await fetch(`${broken.url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } });
   t.is(r.status, 500);
   broken.server.close();
+});
+
+test('a denied fine-grained sub-resource (/healthz) is retried as nodes/proxy, as upstream; /checkpoint has no fallback', async (t) => {
+  const seen: NodeRequestAttributes[] = [];
+  const proxyOnly: Authorizer = { authorize: async (u, a) => ({ allowed: u.username === 'bob' && a.subresource === 'proxy', reason: '' }) };
+  const ns = new NodeServer({
+    nodeName: 'node-1',
+    authenticator: byHeader,
+    authorizer: { authorize: async (u, a) => (seen.push(a), proxyOnly.authorize(u, a)) },
+    log: quiet,
+    routes: [
+      { prefix: '/healthz', handler: async (_req, res) => void res.writeHead(200).end('ok') },
+      { prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') },
+    ],
+  });
+  const server = createServer((req, res) => void ns.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ok = await fetch(`${url}/healthz`, { headers: { authorization: 'Bearer bob' } });
+  t.is(ok.status, 200);
+  t.deepEqual(seen.map((a) => a.subresource), ['healthz', 'proxy']);
+  seen.length = 0;
+  const eve = await fetch(`${url}/healthz`, { headers: { authorization: 'Bearer eve' } });
+  t.is(eve.status, 403);
+  t.regex(((await eve.json()) as { message: string }).message, /subresource=healthz/);
+  seen.length = 0;
+  const ck = await fetch(`${url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } });
+  t.is(ck.status, 403);
+  t.deepEqual(seen.map((a) => a.subresource), ['checkpoint']);
+  server.close();
+});
+
+test('every answered request is reported to the observer with its endpoint label and code', async (t) => {
+  const calls: [string, string, number][] = [];
+  const ns = new NodeServer({
+    nodeName: 'node-1',
+    authenticator: byHeader,
+    authorizer: allowBob,
+    log: quiet,
+    observer: { request: (method, path, code) => void calls.push([method, path, code]) },
+    routes: [{ prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') }],
+  });
+  const server = createServer((req, res) => void ns.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await (await fetch(`${url}/checkpoint/ns/secret-pod-name/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } })).text();
+  await (await fetch(`${url}/checkpoint/ns/p/c`, { method: 'POST' })).text();
+  await (await fetch(`${url}/whatever/x`, { headers: { authorization: 'Bearer bob' } })).text();
+  for (let i = 0; i < 100 && calls.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+  t.deepEqual(
+    calls.sort(),
+    [
+      ['GET', 'other', 404],
+      ['POST', '/checkpoint', 200],
+      ['POST', '/checkpoint', 401],
+    ].sort(),
+  );
+  server.close();
 });

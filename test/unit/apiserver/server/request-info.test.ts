@@ -28,3 +28,9 @@ test('namespaces, groups and sub-resources', (t) => {
   const all = parseRequestInfo('GET', '/api/v1/pods', q());
   t.like(all, { resource: 'pods', namespace: '', verb: 'list' });
 });
+
+test('proxy sub-resources are "proxy" whatever path follows, with the verb from the method', (t) => {
+  t.like(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy/healthz', new URLSearchParams()), { resource: 'nodes', name: 'n1', subresource: 'proxy', verb: 'get' });
+  t.like(parseRequestInfo('POST', '/api/v1/nodes/n1/proxy/checkpoint/default/web/app', new URLSearchParams()), { resource: 'nodes', name: 'n1', subresource: 'proxy', verb: 'create' });
+  t.like(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy', new URLSearchParams()), { subresource: 'proxy', verb: 'get' });
+});

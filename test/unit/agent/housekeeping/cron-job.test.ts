@@ -1,0 +1,40 @@
+import test from 'ava';
+import { CronJob, cronProblem } from '../../../../agent/housekeeping/cron-job';
+import type { Log } from '../../../../agent/platform/logger';
+
+const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+test('cron expressions: five or six fields are valid; anything else says what is wrong', (t) => {
+  t.is(cronProblem('*/10 * * * *'), undefined);
+  t.is(cronProblem('0 3 * * 1-5'), undefined);
+  t.is(cronProblem('*/30 * * * * *'), undefined);
+  for (const bad of ['', 'every day', '61 * * * *', '* * * *', '* * 32 * *']) {
+    const why = cronProblem(bad);
+    t.truthy(why, bad);
+    t.regex(why!, bad === '' ? /must be a cron expression/ : /^invalid cron expression/);
+  }
+});
+
+test('a job runs its task on the schedule, survives a failing round, and stops when the signal aborts', async (t) => {
+  let runs = 0;
+  const warnings: string[] = [];
+  const ac = new AbortController();
+  const job = new CronJob({
+    name: 'test',
+    schedule: '* * * * * *', // every second
+    task: async () => {
+      runs++;
+      if (runs === 1) throw new Error('first round fails');
+    },
+    log: { ...quiet, warn: (_o, m) => void warnings.push(m) },
+  });
+  const running = job.run(ac.signal);
+  for (let i = 0; i < 200 && runs < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  t.true(runs >= 2, `ran ${runs} times`);
+  t.true(warnings.includes('scheduled job failed'));
+  ac.abort();
+  await running;
+  const after = runs;
+  await new Promise((r) => setTimeout(r, 1500));
+  t.is(runs, after, 'no runs after the abort');
+});
