@@ -132,6 +132,11 @@ export class VolumeManager {
     const ns = pod.metadata.namespace ?? 'default';
     const volumesDir = path.join(this.podDir(uid), 'volumes');
     const out = new Map<string, string>();
+    if ((pod.spec.volumes ?? []).length > 0) {
+      // Root-only above the volumes (upstream: 0750), so other host users cannot reach secret or token files.
+      await mkdir(this.podDir(uid), { recursive: true, mode: 0o750 });
+      await chmod(this.podDir(uid), 0o750);
+    }
     for (const v of pod.spec.volumes ?? []) {
       const src = sourceOf(v);
       if (!src || !SUPPORTED.includes(src)) {

@@ -94,6 +94,7 @@ test('projected: token, configMap item, secret and downward API in one atomic di
   t.is(mode(path.join(dir, 'token')), 0o640, "the volume's defaultMode");
   t.is(mode(path.join(dir, 'sub', 'user')), 0o600, "the item's mode");
   t.true(lstatSync(path.join(dir, 'token')).isSymbolicLink(), 'visible names go through ..data');
+  t.is(mode(vm.podDir('uid-1')), 0o750, 'other host users cannot reach the files');
   t.deepEqual(requester.calls, [{ ns: 'ns', sa: 'builder', spec: { audiences: ['api'], expirationSeconds: 3607, pod: { name: 'web', uid: 'uid-1' } } }]);
 
   // A resync before the refresh point reuses the token; after it, the file is replaced atomically.
