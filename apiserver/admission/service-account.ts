@@ -67,7 +67,8 @@ function shouldAutomount(sa: KObject, pod: KObject): boolean {
  * mutating phase adds the projected token volume `kube-api-access-<5 random>` and mounts it
  * read-only at TOKEN_MOUNT_PATH in every init container and container that does not already
  * mount something there (upstream mountServiceAccountToken; ephemeral containers are added later
- * through their own sub-resource and are left alone, as upstream).
+ * through their own sub-resource and are left alone, as upstream). A pod without
+ * imagePullSecrets gets its account's.
  */
 export class ServiceAccountAdmission implements AdmissionPlugin {
   readonly name = 'ServiceAccount';
@@ -88,6 +89,10 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
     const sa = await this.lookup(a, name);
     this.found.set(pod, name);
     if (shouldAutomount(sa, pod)) this.mountToken(pod);
+    // Upstream: a pod naming no image pull secrets gets its account's.
+    const spec = pod.spec as JsonMap;
+    const pullSecrets = recs(sa.imagePullSecrets);
+    if (recs(spec.imagePullSecrets).length === 0 && pullSecrets.length > 0) spec.imagePullSecrets = pullSecrets.map((r) => ({ name: r.name }));
   }
 
   /** Rejects a pod whose service account does not exist (403, as upstream). */

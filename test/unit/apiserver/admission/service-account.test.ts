@@ -139,3 +139,13 @@ test('a volume the client named with the prefix counts as the token volume', asy
   t.is(specOf(q).volumes.length, 3);
   t.is(specOf(q).containers[0]!.volumeMounts[1].name, 'kube-api-access-ccccc');
 });
+
+test("a pod without image pull secrets gets its account's; its own are kept", async (t) => {
+  const plugin = new ServiceAccountAdmission(async () => account({ imagePullSecrets: [{ name: 'registry' }] }), { defaultRetries: 1, retryDelayMs: 0 });
+  const p = fullPod({ automountServiceAccountToken: false });
+  await plugin.mutate(attrs(p));
+  t.deepEqual((p.spec as { imagePullSecrets?: unknown }).imagePullSecrets, [{ name: 'registry' }]);
+  const own = fullPod({ imagePullSecrets: [{ name: 'mine' }] });
+  await plugin.mutate(attrs(own));
+  t.deepEqual((own.spec as { imagePullSecrets?: unknown }).imagePullSecrets, [{ name: 'mine' }]);
+});
