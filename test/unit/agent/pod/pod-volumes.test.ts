@@ -51,7 +51,7 @@ test('projected token volume: written before start, mounted read-only, refreshed
   h.configMap('kube-root-ca.crt', { 'ca.crt': 'CA' });
   const pod = h.createPod('web', {
     serviceAccountName: 'builder',
-    containers: [{ name: 'app', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep'], args: ['3600'], volumeMounts: [{ name: 'kube-api-access-abcde', mountPath: MOUNT, readOnly: true }] }],
+    containers: [{ name: 'app', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep'], args: ['3600'], volumeMounts: [{ name: 'kube-api-access-abcde', mountPath: MOUNT }] }],
     volumes: [
       {
         name: 'kube-api-access-abcde',
@@ -78,7 +78,7 @@ test('projected token volume: written before start, mounted read-only, refreshed
   });
   const mount = (h.sim.lastConfig('app')!.mounts ?? []).find((m) => m.containerPath === MOUNT);
   t.is(mount?.hostPath, dir);
-  t.true(mount?.readonly);
+  t.true(mount?.readonly, 'API data volumes are always mounted read-only (upstream), whatever the mount says');
 
   // Resyncs (every 60 s) reuse the token until less than 20% of 3607 s is left, then replace it.
   t.true(await h.until(() => api.tokenRequests.length >= 2, 3_000_000, 60_000));
