@@ -5,7 +5,8 @@
  * Node authorizer and NodeRestriction judge its token requests. A pod is admitted with the
  * projected kube-api-access volume, the node writes token, ca.crt and namespace under
  * <root-dir>/pods/<uid>/volumes/svc.io~projected/, the token authenticates as the pod's service
- * account and stops working once the pod is deleted. A downwardAPI volume is checked alongside.
+ * account and stops working once the pod is deleted. A downwardAPI volume and a
+ * persistentVolumeClaim (unbound, then bound to a hostPath PV) are checked alongside.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -226,4 +227,37 @@ test.serial('automountServiceAccountToken false: no volume; a downwardAPI volume
   t.is(statSync(path.join(dir, 'name')).mode & 0o777, 0o644);
   const { api } = e();
   await call(api.admin, 'DELETE', `${api.url}/api/v1/namespaces/default/pods/dapi-pod`);
+});
+
+test.serial('persistentVolumeClaim: an unbound claim keeps the pod waiting with the reason; once bound, the node (by its own identity) resolves the PV', async (t) => {
+  const { api, dir } = e();
+  const hostDir = path.join(dir, 'pv-data');
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  let r = await call(api.admin, 'POST', `${api.url}/api/v1/namespaces/default/persistentvolumeclaims`, claim);
+  t.is(r.status, 201, r.text);
+  await createPod('pvc-pod', { automountServiceAccountToken: false, volumes: [{ name: 'store', persistentVolumeClaim: { claimName: 'data' } }] }, { volumeMounts: [{ name: 'store', mountPath: '/data' }] });
+  const waiting = await eventually('pod waiting on its claim', async () => {
+    const p = await call(api.admin, 'GET', `${api.url}/api/v1/namespaces/default/pods/pvc-pod`);
+    const w = p.body?.status?.containerStatuses?.[0]?.state?.waiting;
+    return w && /PVC is not bound/.test(w.message ?? '') ? w : undefined;
+  }, 60_000, 300);
+  t.is(waiting.reason, 'ContainerCreating');
+  t.regex(waiting.message, /unbound immediate PersistentVolumeClaims/);
+
+  // Bind by hand (no volume binder runs here): the PV names the claim, the claim the PV.
+  const uid = (await call(api.admin, 'GET', `${api.url}/api/v1/namespaces/default/persistentvolumeclaims/data`)).body.metadata.uid;
+  r = await call(api.admin, 'POST', `${api.url}/api/v1/persistentvolumes`, {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: 'pv-e2e' },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: hostDir, type: 'DirectoryOrCreate' }, claimRef: { namespace: 'default', name: 'data', uid } },
+  });
+  t.is(r.status, 201, r.text);
+  r = await call(api.admin, 'PATCH', `${api.url}/api/v1/namespaces/default/persistentvolumeclaims/data`, { spec: { volumeName: 'pv-e2e' } }, { 'content-type': 'application/merge-patch+json' });
+  t.is(r.status, 200, r.text);
+  r = await call(api.admin, 'PATCH', `${api.url}/api/v1/namespaces/default/persistentvolumeclaims/data/status`, { status: { phase: 'Bound' } }, { 'content-type': 'application/merge-patch+json' });
+  t.is(r.status, 200, r.text);
+  await running('pvc-pod');
+  t.true(statSync(hostDir).isDirectory(), 'the node made the DirectoryOrCreate path');
+  await call(api.admin, 'DELETE', `${api.url}/api/v1/namespaces/default/pods/pvc-pod`);
 });
