@@ -3,8 +3,11 @@
  * source in order (secret, configMap, downwardAPI, serviceAccountToken) adds its files to one
  * directory, written together by the atomic writer. Items pick keys and paths; an item's mode
  * wins over the volume's defaultMode. A missing secret or configMap fails the volume unless the
- * source is optional. The token is a TokenRequest bound to the pod (./token-manager), its file
- * gets the volume's defaultMode as upstream does when the pod sets no fsUser.
+ * source is optional. The token is a TokenRequest bound to the pod (./token-manager). Its file
+ * mode follows upstream: the volume's defaultMode, but 0600 owned by the pod's user when every
+ * container runs as the same runAsUser (upstream's fsUser) or the pod sets fsGroup; with fsGroup
+ * every file of the volume also gets that group and group read (upstream SetVolumeOwnership on a
+ * read-only volume).
  */
 import type { FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
@@ -58,10 +61,22 @@ export function keyFiles(values: Record<string, Buffer>, items: KeyToPath[] | un
   return out;
 }
 
+/** Upstream FsUserFrom: the effective runAsUser of every init and regular container when they all have the same one. */
+export function podFsUser(pod: Pod): number | undefined {
+  let out: number | undefined;
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    const u = c.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser;
+    if (u === undefined || (out !== undefined && out !== u)) return undefined;
+    out = u;
+  }
+  return out;
+}
+
 /** Collects the files of every source of the volume. Rejects ProjectionError, or the API error of a failed read. */
 export async function projectedFiles(pod: Pod, src: ProjectedVolumeSource, d: ProjectionDeps, signal?: AbortSignal): Promise<FileToWrite[]> {
   const ns = pod.metadata.namespace ?? 'default';
   const mode = src.defaultMode ?? 0o644;
+  const fsGroup = pod.spec.securityContext?.fsGroup;
   const out: FileToWrite[] = [];
   for (const s of src.sources ?? []) {
     if (s.secret) {
@@ -92,11 +107,14 @@ export async function projectedFiles(pod: Pod, src: ProjectedVolumeSource, d: Pr
         expirationSeconds: t.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS,
         pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
       }, signal);
-      out.push({ path: t.path, data: Buffer.from(token, 'utf8'), mode });
+      const fsUser = podFsUser(pod);
+      const owned = fsUser !== undefined || fsGroup !== undefined;
+      out.push({ path: t.path, data: Buffer.from(token, 'utf8'), mode: owned ? 0o600 : mode, ...(fsUser !== undefined ? { uid: fsUser } : {}) });
     } else {
       const kind = Object.keys(s).find((k) => s[k] !== undefined && s[k] !== null) ?? 'none';
       throw new ProjectionError(`projected source ${JSON.stringify(kind)} is not supported by svc-node (supported: secret, configMap, downwardAPI, serviceAccountToken)`);
     }
   }
+  if (fsGroup !== undefined) for (const f of out) Object.assign(f, { gid: fsGroup, mode: f.mode | 0o440 });
   return out;
 }

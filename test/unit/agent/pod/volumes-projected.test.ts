@@ -216,3 +216,37 @@ test('persistentVolumeClaim: bound claims resolve to the PV path; unbound ones w
   err = await t.throwsAsync(vm.setUp(podWith('fast')), { instanceOf: VolumeError });
   t.regex(err!.message, /local volume "pv-local" path .* does not exist/);
 });
+
+test("projected token ownership follows upstream's fsUser and fsGroup rules", async (t) => {
+  const { objects, vm } = setup(t);
+  objects.cms.set('ns/kube-root-ca.crt', { metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': 'CA PEM' } });
+  const volume = {
+    name: 'tok',
+    projected: { defaultMode: 0o644, sources: [{ serviceAccountToken: { path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }] },
+  };
+  const st = (uid: string, f: string) => statSync(path.join(vm.podDir(uid), 'volumes', 'svc.io~projected', 'tok', f));
+
+  // Every container runs as 1234: the token is 0600 and belongs to that user.
+  const single = basePod([volume], { securityContext: { runAsUser: 1234 } });
+  single.metadata.uid = 'u-single';
+  await vm.setUp(single);
+  t.is(st('u-single', 'token').mode & 0o777, 0o600);
+  t.is(st('u-single', 'token').uid, 1234);
+  t.is(st('u-single', 'ca.crt').mode & 0o777, 0o644);
+
+  // Containers disagree: no fsUser, the volume's mode.
+  const mixed = basePod([volume], { securityContext: { runAsUser: 1234 }, initContainers: [{ name: 'init', securityContext: { runAsUser: 99 } }] });
+  mixed.metadata.uid = 'u-mixed';
+  await vm.setUp(mixed);
+  t.is(st('u-mixed', 'token').mode & 0o777, 0o644);
+  t.is(st('u-mixed', 'token').uid, 0);
+
+  // fsGroup: the token is 0600 plus group read, every file belongs to the group.
+  const grouped = basePod([volume], { securityContext: { fsGroup: 2000 } });
+  grouped.metadata.uid = 'u-group';
+  await vm.setUp(grouped);
+  t.is(st('u-group', 'token').mode & 0o777, 0o640);
+  t.is(st('u-group', 'token').gid, 2000);
+  t.is(st('u-group', 'ca.crt').gid, 2000);
+  t.is(st('u-group', 'ca.crt').mode & 0o777, 0o644);
+});
