@@ -24,6 +24,7 @@ import { ServiceAccountAdmission } from './admission/service-account';
 import { buildAuthorizers, type Authorization } from './authz/build';
 import { AuthorizationConfigError } from './authz/config-error';
 import { ServiceAccountsController } from './controllers/serviceaccounts';
+import { RootCaPublisher } from './controllers/root-ca-publisher';
 import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { Compactor } from './controllers/compactor';
 import { handleCsrApproval } from './controllers/csr-approval';
@@ -169,7 +170,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   apiMetrics.include(() => metrics.render());
   let auth: Authentication;
   try {
-    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date() });
+    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date(), admit: (a) => admission.admit(a) });
   } catch (err) {
     if (err instanceof AuthenticationConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
@@ -273,6 +274,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
       authz!.aggregation.run(leading),
       new ServiceAccountsController(store!, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+      // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
+      new RootCaPublisher(store!, cache, registry, { caPem: pki.ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
       new TaintEvictionController(store!, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
       // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
       new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),

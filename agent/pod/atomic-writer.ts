@@ -6,7 +6,7 @@
  * file at once, and running containers see it because they bind-mount the stable directory.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile, chmod } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface FileToWrite {
@@ -14,6 +14,9 @@ export interface FileToWrite {
   path: string;
   data: Buffer;
   mode: number;
+  /** Owner and group to give the file (we run as root); absent: left as created (root). */
+  uid?: number;
+  gid?: number;
 }
 
 const DATA_LINK = '..data';
@@ -29,7 +32,7 @@ export function checkRelativePath(p: string): void {
 
 function digest(files: FileToWrite[]): string {
   const h = createHash('sha256');
-  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) h.update(`${f.path}\0${f.mode}\0`).update(f.data).update('\0');
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) h.update(`${f.path}\0${f.mode}\0${f.uid ?? ''}\0${f.gid ?? ''}\0`).update(f.data).update('\0');
   return h.digest('hex');
 }
 
@@ -60,6 +63,7 @@ export async function writeAtomically(dir: string, files: FileToWrite[], now: ()
     await writeFile(target, f.data, { mode: f.mode });
     // writeFile's mode is filtered by the umask; the volume's mode must be exact.
     await chmod(target, f.mode);
+    if (f.uid !== undefined || f.gid !== undefined) await chown(target, f.uid ?? -1, f.gid ?? -1);
   }
   const tmpLink = path.join(dir, '..data_tmp');
   await rm(tmpLink, { force: true });

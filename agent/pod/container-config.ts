@@ -54,6 +54,19 @@ export function containerNamespaces(pod: Pod): NamespaceOption {
   };
 }
 
+/**
+ * Volumes every mount of which is read-only whatever the mount says, as upstream's mounters
+ * report: API data volumes (configMap, secret, downwardAPI, projected: the agent owns their
+ * contents) and claims with readOnly set.
+ */
+function volumeReadOnly(pod: Pod, name: string): boolean {
+  const v = (pod.spec.volumes ?? []).find((x) => x.name === name);
+  if (!v) return false;
+  if (v.configMap || v.secret || v['downwardAPI'] || v['projected']) return true;
+  const claim = v['persistentVolumeClaim'] as { readOnly?: boolean } | undefined;
+  return claim?.readOnly === true;
+}
+
 function mounts(input: ContainerConfigInput): Mount[] {
   const out: Mount[] = [];
   for (const vm of input.container.volumeMounts ?? []) {
@@ -65,7 +78,7 @@ function mounts(input: ContainerConfigInput): Mount[] {
       if (path.isAbsolute(sub) || sub.startsWith('..')) throw configError(`subPath ${JSON.stringify(vm.subPath)} must be a relative path that stays inside the volume`);
       hostPath = path.join(host, sub);
     }
-    const m: Mount = { containerPath: vm.mountPath, hostPath, readonly: vm.readOnly === true };
+    const m: Mount = { containerPath: vm.mountPath, hostPath, readonly: vm.readOnly === true || volumeReadOnly(input.pod, vm.name) };
     if (vm.mountPropagation === 'HostToContainer') m.propagation = 'PROPAGATION_HOST_TO_CONTAINER';
     else if (vm.mountPropagation === 'Bidirectional') m.propagation = 'PROPAGATION_BIDIRECTIONAL';
     out.push(m);

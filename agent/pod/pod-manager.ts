@@ -30,6 +30,8 @@ import { PullRecords } from './pull-records';
 import { latest, previous } from './runtime-pod';
 import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH, CONFIG_MIRROR } from './static-pod-source';
 import { ApiPodDeleter, StatusManager, type ApiPodRef, type PodDeleter } from './status-manager';
+import { ApiTokenRequester, TokenManager } from './token-manager';
+import { ApiClaims } from './volume-pvc';
 import { VolumeManager } from './volumes';
 
 export interface PodManagerOptions {
@@ -133,7 +135,14 @@ export class PodManager implements PodSourceHandler {
     });
     this.probes = new ProbeManager({ prober: o.prober ?? new DefaultProber(o.runtime), clock: o.clock, log, onChange: (uid) => this.workers.get(uid)?.kick() });
     const objects = o.objects ?? new ApiConfigObjects(o.client);
-    this.volumes = new VolumeManager({ podsDir: path.join(o.rootDir, 'pods'), objects, now: () => o.clock.now() });
+    this.volumes = new VolumeManager({
+      podsDir: path.join(o.rootDir, 'pods'),
+      objects,
+      now: () => o.clock.now(),
+      tokens: new TokenManager({ requester: new ApiTokenRequester(o.client), now: () => o.clock.now() }),
+      claims: new ApiClaims(o.client),
+      nodeAllocatable: () => ({ cpuMilli: o.nodeCpuMilli, memory: o.nodeMemoryBytes }),
+    });
     this.cgroups = new PodCgroups({ driver: o.cgroupDriver, root: o.cgroupRoot, clean: o.cleanCgroups ?? true, ...(o.cgroupFsRoot ? { fsRoot: o.cgroupFsRoot } : {}) });
     this.records = new PullRecords(path.join(o.rootDir, 'image_manager'), () => o.clock.now());
     this.mirrorPods = new MirrorPods({ client: o.client, nodeName: o.nodeName, nodeUid: o.nodeUid, log });

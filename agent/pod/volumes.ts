@@ -3,14 +3,17 @@
  * (<root-dir>/pods/<uid>/volumes/<plugin>/<name>, plugin names with svc.io~ for kubernetes.io~):
  *   emptyDir  a directory (mode 0777, as upstream) that lives as long as the pod;
  *   hostPath  the host path itself, after the type check (DirectoryOrCreate, Directory, File ...);
- *   configMap and secret  files written atomically (./atomic-writer) with items, modes and
- *             defaultMode, refreshed on every sync so running containers see updates.
+ *   configMap, secret, downwardAPI, projected  files written atomically (./atomic-writer) with
+ *             items, modes and defaultMode, refreshed on every sync so running containers see
+ *             updates; projected sources are secret, configMap, downwardAPI and
+ *             serviceAccountToken (./volume-projected, tokens from ./token-manager);
+ *   persistentVolumeClaim  the bound PersistentVolume's hostPath or local path (./volume-pvc).
  *
- * Deliberate differences: emptyDir with medium Memory is a plain directory, and secret volumes
- * are plain directories rather than tmpfs mounts (svc-node mounts nothing on the host); their
- * files get the spec's modes (defaultMode 0644 unless set) and the pod directory above them is
- * 0750 root-only, so other host users cannot read them. Other volume types (projected,
- * downwardAPI, persistent volume claims ...) fail the pod's start with a message saying so.
+ * Deliberate differences: emptyDir with medium Memory is a plain directory, and secret and
+ * projected volumes are plain directories rather than tmpfs mounts (svc-node mounts nothing on
+ * the host); their files get the spec's modes (defaultMode 0644 unless set) and the pod
+ * directory above them is 0750 root-only, so other host users cannot read them. Other volume
+ * types fail the pod's start with a message saying so.
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, readdir, rm, stat, writeFile, chmod, open } from 'node:fs/promises';
@@ -18,6 +21,10 @@ import path from 'node:path';
 import { writeAtomically, type FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
 import type { KeyToPath, Pod, Volume } from './pod-types';
+import type { TokenManager } from './token-manager';
+import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
+import { keyFiles, projectedFiles, ProjectionError, type ProjectedVolumeSource } from './volume-projected';
+import { ClaimError, resolveClaim, type ClaimGetter } from './volume-pvc';
 
 /** A volume could not be set up; the pod stays ContainerCreating with this message (upstream's FailedMount). */
 export class VolumeError extends Error {
@@ -27,14 +34,22 @@ export class VolumeError extends Error {
 export const PLUGIN_EMPTY_DIR = 'svc.io~empty-dir';
 export const PLUGIN_CONFIGMAP = 'svc.io~configmap';
 export const PLUGIN_SECRET = 'svc.io~secret';
+export const PLUGIN_PROJECTED = 'svc.io~projected';
+export const PLUGIN_DOWNWARD_API = 'svc.io~downward-api';
 
-const SUPPORTED = ['emptyDir', 'hostPath', 'configMap', 'secret'];
+const SUPPORTED = ['emptyDir', 'hostPath', 'configMap', 'secret', 'downwardAPI', 'projected', 'persistentVolumeClaim'];
 
 export interface VolumeManagerOptions {
   /** <root-dir>/pods */
   podsDir: string;
   objects: ConfigObjectGetter;
   now?: () => number;
+  /** Service account tokens for projected volumes; absent: serviceAccountToken sources fail. */
+  tokens?: TokenManager;
+  /** Claims and volumes for persistentVolumeClaim volumes; absent: such volumes fail. */
+  claims?: ClaimGetter;
+  /** The node's allocatable, for resourceFieldRef of limits a container does not set. */
+  nodeAllocatable?: () => NodeAllocatable;
 }
 
 function sourceOf(v: Volume): string | undefined {
@@ -84,17 +99,16 @@ async function checkHostPath(p: string, type: string): Promise<void> {
 }
 
 function projectFiles(values: Record<string, Buffer>, items: KeyToPath[] | undefined, defaultMode: number, what: string, optional: boolean): FileToWrite[] {
-  if (!items || items.length === 0) return Object.entries(values).map(([k, data]) => ({ path: k, data, mode: defaultMode }));
-  const out: FileToWrite[] = [];
-  for (const it of items) {
-    const data = values[it.key];
-    if (data === undefined) {
-      if (optional) continue;
-      throw new VolumeError(`configured to use key ${it.key} of ${what}, but the key is not present`);
-    }
-    out.push({ path: it.path, data, mode: it.mode ?? defaultMode });
+  try {
+    return keyFiles(values, items, defaultMode, what, optional);
+  } catch (e) {
+    throw e instanceof ProjectionError ? new VolumeError(e.message) : e;
   }
-  return out;
+}
+
+/** Errors that mean "this volume cannot be set up (yet)": shown in the pod's status, retried. */
+function isVolumeProblem(e: unknown): e is Error {
+  return e instanceof VolumeError || e instanceof ProjectionError || e instanceof DownwardApiError || e instanceof ClaimError;
 }
 
 export class VolumeManager {
@@ -118,6 +132,11 @@ export class VolumeManager {
     const ns = pod.metadata.namespace ?? 'default';
     const volumesDir = path.join(this.podDir(uid), 'volumes');
     const out = new Map<string, string>();
+    if ((pod.spec.volumes ?? []).length > 0) {
+      // Root-only above the volumes (upstream: 0750), so other host users cannot reach secret or token files.
+      await mkdir(this.podDir(uid), { recursive: true, mode: 0o750 });
+      await chmod(this.podDir(uid), 0o750);
+    }
     for (const v of pod.spec.volumes ?? []) {
       const src = sourceOf(v);
       if (!src || !SUPPORTED.includes(src)) {
@@ -159,14 +178,55 @@ export class VolumeManager {
         const files = s ? projectFiles(secretValues(s), v.secret.items, v.secret.defaultMode ?? 0o644, `secret ${ns}/${name}`, optional) : [];
         await this.write(dir, files, v.name);
         out.set(v.name, dir);
+        continue;
+      }
+      try {
+        out.set(v.name, await this.setUpOther(pod, v, volumesDir, signal));
+      } catch (e) {
+        if (!isVolumeProblem(e) || e.message.startsWith('MountVolume.')) throw e;
+        throw new VolumeError(`MountVolume.SetUp failed for volume "${v.name}" : ${e.message}`);
       }
     }
     return out;
   }
 
+  /** downwardAPI, projected and persistentVolumeClaim volumes; rejects the errors isVolumeProblem names. */
+  private async setUpOther(pod: Pod, v: Volume, volumesDir: string, signal?: AbortSignal): Promise<string> {
+    const node = this.opts.nodeAllocatable?.() ?? { cpuMilli: 0, memory: 0 };
+    if (v['downwardAPI']) {
+      const src = v['downwardAPI'] as { items?: DownwardApiItem[]; defaultMode?: number };
+      const dir = path.join(volumesDir, PLUGIN_DOWNWARD_API, v.name);
+      await this.write(dir, downwardApiFiles(pod, src.items, src.defaultMode ?? 0o644, node), v.name);
+      return dir;
+    }
+    if (v['projected']) {
+      const tokens = this.opts.tokens;
+      const token = tokens
+        ? (ns: string, sa: string, spec: Parameters<TokenManager['get']>[2], sig?: AbortSignal) =>
+            tokens.get(ns, sa, spec, sig).catch((e: Error) => {
+              throw new ProjectionError(`failed to fetch token: ${e.message}`);
+            })
+        : undefined;
+      const files = await projectedFiles(pod, v['projected'] as ProjectedVolumeSource, { objects: this.opts.objects, node, ...(token ? { token } : {}) }, signal);
+      const dir = path.join(volumesDir, PLUGIN_PROJECTED, v.name);
+      await this.write(dir, files, v.name);
+      return dir;
+    }
+    const claimSource = v['persistentVolumeClaim'] as { claimName?: string; readOnly?: boolean };
+    if (!this.opts.claims) throw new VolumeError('persistent volume claims are not available on this node');
+    const claimed = await resolveClaim(pod.metadata.namespace ?? 'default', claimSource, this.opts.claims, signal);
+    if (claimed.check === 'local') {
+      if (!(await stat(claimed.path).catch(() => undefined))) throw new ClaimError(`local volume "${claimed.volumeName}" path ${claimed.path} does not exist`);
+    } else {
+      await checkHostPath(claimed.path, claimed.check);
+    }
+    return claimed.path;
+  }
+
   /** Removes the pod's directory (volumes included; hostPath sources are never under it). Idempotent. Call only once its containers are gone. */
   async tearDown(uid: string): Promise<void> {
     if (!uid || uid.includes('/') || uid.startsWith('.')) return;
+    this.opts.tokens?.forgetPod(uid);
     await rm(this.podDir(uid), { recursive: true, force: true });
   }
 

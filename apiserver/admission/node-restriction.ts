@@ -58,7 +58,8 @@ export function forbiddenLabelChanges(labels: Record<string, string> | undefined
  * NodeRestriction (A.7, upstream admission plugin of that name): a node (system:node:<name> in
  * system:nodes) may write only its own Node (not its taints, pod CIDRs or restricted labels), its
  * own Lease in svc-node-lease, the status of pods bound to it, mirror pods bound to it, and delete
- * or evict pods bound to it. Other users are not affected.
+ * or evict pods bound to it, and ask for service account tokens only bound to a pod bound to it.
+ * Other users are not affected.
  */
 export class NodeRestriction implements AdmissionPlugin {
   readonly name = 'NodeRestriction';
@@ -76,6 +77,7 @@ export class NodeRestriction implements AdmissionPlugin {
     if (g === '' && r === 'nodes') return this.node(node, a);
     if (g === '' && r === 'persistentvolumeclaims') return this.claim(node, a);
     if (g === 'coordination.svc.io' && r === 'leases') return this.lease(node, a);
+    if (g === '' && r === 'serviceaccounts' && a.subresource === 'token' && a.operation === 'CREATE') return this.tokenRequest(node, a);
   }
 
   private forbidden(a: AdmissionAttributes, why: string) {
@@ -155,6 +157,24 @@ export class NodeRestriction implements AdmissionPlugin {
     if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
     // Only the status may change; the status sub-resource already keeps the spec.
     void node;
+  }
+
+  /**
+   * Upstream admitServiceAccount: a node asks for service account tokens only on behalf of a pod
+   * bound to it, so the TokenRequest must name that pod (kind Pod, name and uid) in boundObjectRef;
+   * a token therefore dies with the pod.
+   */
+  private async tokenRequest(node: string, a: AdmissionAttributes): Promise<void> {
+    const ref = rec(get(a.object, 'spec', 'boundObjectRef'));
+    const apiVersion = ref?.apiVersion === undefined || ref.apiVersion === '' ? 'v1' : ref.apiVersion;
+    if (!ref || apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw this.forbidden(a, 'node requested token not bound to a pod');
+    if (!ref.uid) throw this.forbidden(a, 'node requested token with a pod binding without a uid');
+    const pod = await this.getPod(a.namespace, String(ref.name));
+    if (!pod) throw errors.notFound('pods', String(ref.name));
+    if (pod.metadata.uid !== ref.uid) {
+      throw this.forbidden(a, `the UID in the bound object reference (${String(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+    if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, 'node requested token bound to a pod scheduled on a different node');
   }
 
   private lease(node: string, a: AdmissionAttributes): void {

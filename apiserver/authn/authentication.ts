@@ -4,6 +4,7 @@ import { handleSelfSubjectReview } from '../handlers/self-subject-review';
 import { makeServiceAccountTokenHandler } from '../handlers/serviceaccount-token';
 import { makeTokenReviewHandler } from '../handlers/token-review';
 import type { ResourceRequest } from '../handlers/context';
+import type { AdmissionAttributes } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 import type { AnonymousPolicy } from './anonymous';
@@ -74,6 +75,8 @@ export interface AuthenticationDeps {
   metrics: MetricsRegistry;
   log: Logger;
   now: () => Date;
+  /** Admits TokenRequests (serviceaccounts/token creates); absent: not admitted. */
+  admit?: (attrs: AdmissionAttributes) => Promise<void>;
   /** Override of the HTTPS fetcher for OIDC discovery and keys (tests); default per-issuer CA-aware fetcher. */
   fetchJson?: (caPem: string | undefined) => FetchJson;
 }
@@ -251,7 +254,7 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   const subresources = new Map<string, Handler>([
     [
       '/serviceaccounts/token',
-      makeServiceAccountTokenHandler({ issuer, objects, apiAudiences, ...(o.serviceAccount.maxTokenExpirationSeconds ? { maxExpirationSeconds: o.serviceAccount.maxTokenExpirationSeconds } : {}) }),
+      makeServiceAccountTokenHandler({ issuer, objects, apiAudiences, ...(d.admit ? { admit: d.admit } : {}), ...(o.serviceAccount.maxTokenExpirationSeconds ? { maxExpirationSeconds: o.serviceAccount.maxTokenExpirationSeconds } : {}) }),
     ],
   ]);
 

@@ -1,4 +1,5 @@
 import { ApiError, errors, fieldError } from '../api/errors';
+import type { AdmissionAttributes } from '../admission/admission';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import type { BoundObjectGetter, ObjectRef, SaPrivateClaim, ServiceAccountTokenIssuer } from '../authn/service-account-token';
@@ -24,6 +25,11 @@ export interface ServiceAccountTokenDeps {
   apiAudiences: readonly string[];
   /** --service-account-max-token-expiration in seconds; longer requests are cut to it. 0 or absent: no cap. */
   maxExpirationSeconds?: number;
+  /**
+   * The admission chain; a TokenRequest is admitted as a CREATE of serviceaccounts/token (upstream
+   * does the same: NodeRestriction limits what nodes may ask for). Absent: not admitted.
+   */
+  admit?: (attrs: AdmissionAttributes) => Promise<void>;
 }
 
 /**
@@ -61,6 +67,7 @@ export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: 
 
     const sa = await d.objects.get('ServiceAccount', ns, name);
     if (!sa) throw errors.notFound('serviceaccounts', name);
+    await d.admit?.({ operation: 'CREATE', type: r.type, namespace: ns, name, subresource: 'token', object, user: r.user, dryRun: false });
     const binding: SaPrivateClaim = { namespace: ns, serviceaccount: { name, uid: sa.metadata.uid ?? '' } };
     const boundRef = isObject(spec.boundObjectRef) ? spec.boundObjectRef : undefined;
     if (boundRef) await bind(d.objects, binding, boundRef, name);

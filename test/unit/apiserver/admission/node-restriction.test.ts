@@ -80,3 +80,30 @@ test('label rule mirrors upstream', (t) => {
   t.true(isForbiddenNodeLabel('team.node-restriction.svc.io/a'));
   t.deepEqual(forbiddenLabelChanges({ 'svc.io/a': '1', 'svc.io/os': 'linux' }, { 'svc.io/a': '1', 'svc.io/b': '2' }), ['svc.io/b']);
 });
+
+test('a node asks for service account tokens only bound to a pod on it, by name and uid (upstream admitServiceAccount)', async (t) => {
+  const sas = T('', 'serviceaccounts');
+  const withUid = (nodeName: string, uid: string): KObject => ({ ...pod(nodeName), metadata: { name: 'x', namespace: 'ns', uid } });
+  const np = new NodeRestriction(async (_ns, name) => (name === 'mine' ? withUid('n1', 'u-mine') : name === 'theirs' ? withUid('n2', 'u-theirs') : null));
+  const tr = (ref?: Record<string, unknown>): AdmissionAttributes =>
+    attrs('CREATE', sas, { namespace: 'ns', name: 'default', subresource: 'token', object: { metadata: { name: 'default' }, spec: { audiences: [], ...(ref ? { boundObjectRef: ref } : {}) } } });
+  await t.notThrowsAsync(np.validate(tr({ apiVersion: 'v1', kind: 'Pod', name: 'mine', uid: 'u-mine' })));
+  const refused: [AdmissionAttributes, RegExp][] = [
+    [tr(), /node requested token not bound to a pod/],
+    [tr({ kind: 'Secret', name: 'mine', uid: 'u-mine' }), /not bound to a pod/],
+    [tr({ apiVersion: 'v2', kind: 'Pod', name: 'mine', uid: 'u-mine' }), /not bound to a pod/],
+    [tr({ kind: 'Pod', name: 'mine' }), /pod binding without a uid/],
+    [tr({ kind: 'Pod', name: 'mine', uid: 'u-old' }), /does not match the UID in record/],
+    [tr({ kind: 'Pod', name: 'theirs', uid: 'u-theirs' }), /bound to a pod scheduled on a different node/],
+  ];
+  for (const [a, re] of refused) {
+    const err = await t.throwsAsync(np.validate(a));
+    t.regex(err!.message, re);
+    t.is((err as { code?: number }).code, 403);
+  }
+  const gone = await t.throwsAsync(np.validate(tr({ kind: 'Pod', name: 'ghost', uid: 'u' })));
+  t.is((gone as { code?: number }).code, 404);
+  // Other users are not limited; other service account writes are not this plugin's business.
+  await t.notThrowsAsync(np.validate({ ...tr(), user: { username: 'alice', groups: [] } }));
+  await t.notThrowsAsync(np.validate(attrs('UPDATE', sas, { namespace: 'ns', name: 'default', object: { metadata: {} } })));
+});
