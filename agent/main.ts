@@ -5,6 +5,7 @@
  * SIGTERM/SIGINT aborts; shutdown is bounded.
  */
 import { setMaxListeners } from 'node:events';
+import path from 'node:path';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
 import { CertStore } from './bootstrap/cert-store';
 import { CertificateRotator } from './bootstrap/cert-rotation';
@@ -15,6 +16,8 @@ import { HttpApiClient } from './client/http-api-client';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
+import { DeviceManager } from './devices/device-manager';
+import { RegistrationServer } from './devices/registration-server';
 import { startAgentServer } from './server/agent-server';
 import { nodeAddresses } from './node/addresses';
 import { realClock, type Clock } from './node/clock';
@@ -132,6 +135,31 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   running.loops.push(runtimeHealth.run(signal));
   log.info({ endpoint: c.containerRuntimeEndpoint, imageEndpoint: c.imageServiceEndpoint }, 'using container runtime');
 
+  // Device plugins: the checkpoint is read and stale sockets removed before kubelet.sock is
+  // served, so plugins that notice their socket vanished register against this run.
+  const deviceDir = path.join(cfg.flags.rootDir, 'device-plugins');
+  const devices = new DeviceManager({
+    dir: deviceDir,
+    clock,
+    log: log.child({ component: 'devices' }),
+    gracePeriodMs: c.devicePluginGracePeriod,
+    admissionWaitMs: c.devicePluginAdmissionWait,
+    callTimeoutMs: c.devicePluginCallTimeout,
+  });
+  await devices.start();
+  const registration = new RegistrationServer({ dir: deviceDir, registrar: devices, log: log.child({ component: 'devices' }) });
+  try {
+    await registration.start();
+  } catch (e) {
+    throw new StartupError(`cannot serve device plugin registration on ${registration.socketPath}: ${(e as Error).message}`);
+  }
+  running.loops.push(
+    abortPromise(signal).then(async () => {
+      devices.stop();
+      await registration.stop();
+    }),
+  );
+
   if (!cfg.flags.kubeconfig) {
     log.warn({}, 'no --kubeconfig: running standalone, without registering a node');
     notifier.status('running standalone (no --kubeconfig)');
@@ -188,6 +216,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     svcVersion: svcVersion(),
     declaredFeatures: declaredFeatures(cfg.featureGates),
     port: c.port,
+    extendedResources: () => devices.extendedResources(),
   });
   const registrar = new NodeRegistrar({
     client,
@@ -263,6 +292,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     clusterDNS: c.clusterDNS,
     clusterDomain: c.clusterDomain,
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
+    devices,
   });
   running.loops.push(pods.run(signal));
   if (c.enableServer) {

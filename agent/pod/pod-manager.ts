@@ -21,7 +21,7 @@ import { MirrorPods } from './mirror-pods';
 import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
 import type { PodSourceHandler, SourceName } from './pod-source';
-import { PodSyncer } from './pod-sync';
+import { PodSyncer, type DeviceAllocator } from './pod-sync';
 import { podKey, type Pod } from './pod-types';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
@@ -75,6 +75,11 @@ export interface PodManagerOptions {
   mirrorPeriodMs?: number;
   /** Deadline of the image pull (default 10 min). */
   pullTimeoutMs?: number;
+  /**
+   * Device plugins' devices (DeviceManager); retainPods frees the devices of pods that are no
+   * longer known, once the pod sources have synced.
+   */
+  devices?: DeviceAllocator & { retainPods(active: ReadonlySet<string>): Promise<void> };
 }
 
 /** Where a container's log file is. */
@@ -209,6 +214,7 @@ export class PodManager implements PodSourceHandler {
       clusterDNS: this.o.clusterDNS,
       clusterDomain: this.o.clusterDomain,
       callTimeoutMs,
+      ...(this.o.devices ? { devices: this.o.devices } : {}),
     });
     this.housekeeping = new Housekeeping({
       runtime: this.o.runtime,
@@ -240,6 +246,7 @@ export class PodManager implements PodSourceHandler {
       this.status.run(signal),
       this.every(this.o.housekeepingPeriodMs ?? 10_000, signal, async () => {
         await this.housekeeping?.runOnce(signal);
+        if (this.o.devices && this.sourcesReady) await this.o.devices.retainPods(this.knownUids());
       }),
       this.every(this.o.imageGcPeriodMs ?? 5 * 60_000, signal, async () => {
         await this.imageGc?.runOnce(signal);
