@@ -3,6 +3,7 @@
  * the plugin, reads its options, follows its ListAndWatch stream and makes the per-container
  * calls, each with a deadline so that a plugin that hangs cannot hold a pod's admission forever.
  */
+import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { allocationFromWire, type ContainerAllocation } from './container-allocation';
 import { loadDevicePluginProto } from './device-plugin-proto';
@@ -84,6 +85,8 @@ export class GrpcPluginClient implements PluginClient {
   }
 
   async connect(timeoutMs: number): Promise<PluginOptions> {
+    // No socket file: fail now rather than after the whole dial timeout.
+    if (!existsSync(this.socketPath)) throw new PluginCallError(`cannot reach device plugin endpoint ${this.socketPath}: no such socket`, false);
     await new Promise<void>((resolve, reject) => {
       this.client.waitForReady(Date.now() + timeoutMs, (err) => {
         if (err) reject(new PluginCallError(`cannot reach device plugin endpoint ${this.socketPath}: ${err.message}`, true));
