@@ -17,7 +17,8 @@
  * Where we differ from upstream on purpose: upstream's Checksum is a 32-bit FNV-1a hash of Go's
  * spew dump of the Data struct, which only Go with the same struct layout can reproduce, and its
  * AllocResp is the protobuf encoding of ContainerAllocateResponse (base64 in the JSON). Ours is
- * the SHA-256 of the canonical JSON of "Data" (keys sorted at every level, no whitespace), and
+ * "sha256:" and the hex SHA-256 of the canonical JSON of "Data" (no whitespace; object keys sorted,
+ * integer-like keys first in numeric order, as canonicalJson below says), and
  * AllocResp is plain JSON. The field names under Data are upstream's so the file reads the same.
  * An upstream kubelet's checkpoint therefore fails our checksum (and vice versa): it is treated
  * like a corrupt file (logged, the manager starts empty).
@@ -51,26 +52,55 @@ export class CheckpointCorruptError extends Error {
   override readonly name = 'CheckpointCorruptError';
 }
 
-/** JSON with object keys sorted at every level: the same data always gives the same bytes. */
+/** Rebuilds plain objects with their keys inserted in sorted order (see canonicalJson). */
+function sortedKeys(_key: string, v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) if (keys[i - 1]! > keys[i]!) sorted = false;
+  if (sorted) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of keys.sort()) out[k] = o[k];
+  return out;
+}
+
+/**
+ * The canonical JSON of a value: no whitespace, and every object's keys in ECMAScript property
+ * order after inserting them sorted (UTF-16 code units), which is: array-index-like keys
+ * ("0", "1", … ascending numerically) first, then all other keys sorted. Same data, same bytes.
+ */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
+  return JSON.stringify(v, sortedKeys);
+}
+
+function checksumOfText(canonical: string): string {
+  return 'sha256:' + createHash('sha256').update(canonical).digest('hex');
 }
 
 export function checksumOf(data: CheckpointData): string {
-  return 'sha256:' + createHash('sha256').update(canonicalJson(data)).digest('hex');
+  return checksumOfText(canonicalJson(data));
 }
 
+/** Canonical text of entries already serialised: entries never change once made (see PodDevices). */
+const entryText = new WeakMap<PodDeviceEntry, string>();
+
+/**
+ * The file's text. The canonical form of Data is valid JSON, so it is written as is; entries are
+ * serialised once each and reused by later writes (the text equals canonicalJson(data)).
+ */
 export function encodeCheckpoint(data: CheckpointData): string {
-  return JSON.stringify({ Data: data, Checksum: checksumOf(data) });
+  const parts: string[] = [];
+  for (const e of data.PodDeviceEntries) {
+    let t = entryText.get(e);
+    if (t === undefined) {
+      t = canonicalJson(e);
+      entryText.set(e, t);
+    }
+    parts.push(t);
+  }
+  const canonical = `{"PodDeviceEntries":[${parts.join(',')}],"RegisteredDevices":${canonicalJson(data.RegisteredDevices)}}`;
+  return `{"Data":${canonical},"Checksum":${JSON.stringify(checksumOfText(canonical))}}`;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

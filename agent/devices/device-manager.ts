@@ -377,11 +377,12 @@ export class DeviceManager implements DeviceInfo {
     if (requests.length === 0) return;
     const needed = new Set(requests.flatMap((x) => [...x.req.keys()]).filter((r) => requests.some((x) => x.req.has(r) && !this.podDevices.get(uid, x.c.name, r))));
     await this.waitForPlugins([...needed], signal);
+    let allocated = false;
     try {
       await this.withLock(async () => {
         for (const { c, init, req } of requests) {
           for (const [resource, count] of [...req].sort(([a], [b]) => a.localeCompare(b))) {
-            await this.allocateOne(pod, c, init, inits, resource, count);
+            if (await this.allocateOne(pod, c, init, inits, resource, count)) allocated = true;
           }
         }
       });
@@ -390,6 +391,9 @@ export class DeviceManager implements DeviceInfo {
       this.changed();
       throw e;
     }
+    // Outside the lock, so that concurrent admissions share checkpoint writes; the pod's
+    // containers are created only after this resolves, so the allocation is durable before use.
+    if (allocated) await this.persist();
   }
 
   /** Resolves once every named resource has a connected plugin, or admissionWaitMs passed (or the signal aborted). */
@@ -412,12 +416,13 @@ export class DeviceManager implements DeviceInfo {
     }
   }
 
-  private async allocateOne(pod: Pod, c: Container, init: boolean, inits: readonly Container[], resource: string, count: number): Promise<void> {
+  /** Allocates one resource for one container; false when it already held them. */
+  private async allocateOne(pod: Pod, c: Container, init: boolean, inits: readonly Container[], resource: string, count: number): Promise<boolean> {
     const uid = pod.metadata.uid ?? '';
     const held = this.podDevices.get(uid, c.name, resource);
     if (held) {
       const n = allIds(held).length;
-      if (n === count) return;
+      if (n === count) return false;
       throw new DeviceAdmissionError(`Allocate failed due to container ${c.name} of the pod already holds ${n} ${resource} devices but now asks for ${count}, which is unexpected`);
     }
     const ep = this.endpoints.get(resource);
@@ -460,7 +465,7 @@ export class DeviceManager implements DeviceInfo {
     }
     this.podDevices.set(uid, c.name, resource, { byNuma, alloc });
     this.o.log.info({ pod: uid, container: c.name, init, resource, devices: chosen }, 'allocated devices');
-    await this.persist();
+    return true;
   }
 
   /** Chooses `count` devices: all of `mustInclude`, the rest from `available`; the plugin's preference first. */
@@ -533,20 +538,37 @@ export class DeviceManager implements DeviceInfo {
 
   // ------------------------------------------------------------------ checkpoint
 
-  private persistChain: Promise<void> = Promise.resolve();
+  private writing: Promise<void> | undefined;
+  private again: Promise<void> | undefined;
 
-  /** Writes the checkpoint; writes are serialised and each reflects the state when it runs. Never rejects. */
+  /**
+   * Writes the checkpoint with the state as it is when the write starts. Requests made while a
+   * write runs share one follow-up write (group commit), so each caller's change is on disk when
+   * its promise resolves. Never rejects (a failed write is logged).
+   */
   persist(): Promise<void> {
-    this.persistChain = this.persistChain.then(async () => {
-      const registered: Record<string, string[]> = {};
-      for (const [r, ep] of this.endpoints) registered[r] = [...ep.devices.keys()].sort();
-      try {
-        await writeCheckpoint(this.o.dir, { PodDeviceEntries: this.podDevices.toCheckpoint(), RegisteredDevices: registered });
-      } catch (e) {
-        this.o.log.error({ dir: this.o.dir, error: (e as Error).message }, 'cannot write the device checkpoint');
-      }
+    if (this.again) return this.again;
+    if (this.writing) {
+      this.again = this.writing.then(() => {
+        this.again = undefined;
+        return this.persist();
+      });
+      return this.again;
+    }
+    this.writing = this.writeNow().finally(() => {
+      this.writing = undefined;
     });
-    return this.persistChain;
+    return this.writing;
+  }
+
+  private async writeNow(): Promise<void> {
+    const registered: Record<string, string[]> = {};
+    for (const [r, ep] of this.endpoints) registered[r] = [...ep.devices.keys()].sort();
+    try {
+      await writeCheckpoint(this.o.dir, { PodDeviceEntries: this.podDevices.toCheckpoint(), RegisteredDevices: registered });
+    } catch (e) {
+      this.o.log.error({ dir: this.o.dir, error: (e as Error).message }, 'cannot write the device checkpoint');
+    }
   }
 }
 

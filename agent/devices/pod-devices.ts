@@ -78,15 +78,23 @@ export class PodDevices {
     for (const [podUid, p] of this.pods) for (const [container, c] of p) for (const [resource, a] of c) yield { podUid, container, resource, a };
   }
 
+  /** Checkpoint entries; the same (unchanged) entry object for an allocation on every call, so its serialisation can be reused. */
   toCheckpoint(): PodDeviceEntry[] {
     const out: PodDeviceEntry[] = [];
     for (const e of this.entries()) {
-      const ids: Record<string, string[]> = {};
-      for (const [numa, list] of e.a.byNuma) ids[String(numa)] = [...list];
-      out.push({ PodUID: e.podUid, ContainerName: e.container, ResourceName: e.resource, DeviceIDs: ids, AllocResp: e.a.alloc });
+      let entry = this.entryCache.get(e.a);
+      if (!entry) {
+        const ids: Record<string, string[]> = {};
+        for (const [numa, list] of e.a.byNuma) ids[String(numa)] = [...list];
+        entry = { PodUID: e.podUid, ContainerName: e.container, ResourceName: e.resource, DeviceIDs: ids, AllocResp: e.a.alloc };
+        this.entryCache.set(e.a, entry);
+      }
+      out.push(entry);
     }
     return out;
   }
+
+  private readonly entryCache = new WeakMap<ResourceAllocation, PodDeviceEntry>();
 
   static fromCheckpoint(entries: readonly PodDeviceEntry[]): PodDevices {
     const pd = new PodDevices();

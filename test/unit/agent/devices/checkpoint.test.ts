@@ -19,6 +19,11 @@ const data: CheckpointData = {
 
 test('canonical JSON does not depend on key order', (t) => {
   t.is(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: 'x' } }), '{"a":{"c":"x","d":[2,{"y":2,"z":1}]},"b":1}');
+  // Integer-like keys first, numerically (ECMAScript property order), then the others sorted.
+  t.is(canonicalJson({ '-1': 'a', '10': 'b', '2': 'c', B: 1, A: 2 }), '{"2":"c","10":"b","-1":"a","A":2,"B":1}');
+  // The file's Data is exactly the canonical text the checksum covers.
+  const doc = encodeCheckpoint(data);
+  t.is(doc, `{"Data":${canonicalJson(data)},"Checksum":"${checksumOf(data)}"}`);
   const shuffled = JSON.parse(JSON.stringify({ RegisteredDevices: data.RegisteredDevices, PodDeviceEntries: data.PodDeviceEntries })) as CheckpointData;
   t.is(checksumOf(shuffled), checksumOf(data));
   t.regex(checksumOf(data), /^sha256:[0-9a-f]{64}$/);
