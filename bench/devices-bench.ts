@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DeviceManager } from '../agent/devices/device-manager';
@@ -72,6 +72,7 @@ export async function runDevicesBench(args: readonly string[], cleanup: Cleanup)
   const i = args.indexOf('--containers');
   const n = i >= 0 ? Number(args[i + 1]) : 1000;
   if (!Number.isInteger(n) || n < 1) throw new Error('--containers wants a positive integer');
+  const loadBefore = round(loadavg()[0]!, 2);
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-devices-bench-'));
   cleanup.dir(dir);
   const dm = new DeviceManager({ dir, clock: realClock, log: quiet, callTimeoutMs: 30_000 });
@@ -130,6 +131,8 @@ export async function runDevicesBench(args: readonly string[], cleanup: Cleanup)
     benchmark: 'devices',
     containers: n,
     plugin: 'sample device plugin, separate process, unix socket',
+    // Well above the core count means other work shared the machine and every figure is noisier.
+    machine: { load_average_1m: { before: loadBefore, after: round(loadavg()[0]!, 2) } },
     baseline_direct_grpc_allocate: { sequential: directSeq, concurrent: directConc },
     device_manager_admit_and_run_options: { sequential: seq.f, concurrent: conc.f },
     goals: {
