@@ -155,7 +155,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   }
   running.loops.push(
     abortPromise(signal).then(async () => {
-      devices.stop();
+      await devices.stop();
       await registration.stop();
     }),
   );

@@ -80,7 +80,7 @@ export async function runDevicesBench(args: readonly string[], cleanup: Cleanup)
   const server = new RegistrationServer({ dir, registrar: dm, log: quiet });
   await server.start();
   cleanup.add('device manager', async () => {
-    dm.stop();
+    await dm.stop();
     await server.stop();
   });
 

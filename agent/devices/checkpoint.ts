@@ -39,7 +39,8 @@ export interface PodDeviceEntry {
   ResourceName: string;
   /** NUMA node (decimal string, "-1" when unknown) -> device IDs. */
   DeviceIDs: Record<string, string[]>;
-  AllocResp: ContainerAllocation;
+  /** null: not known (the entry was rebuilt from the runtime after a lost checkpoint). */
+  AllocResp: ContainerAllocation | null;
 }
 
 export interface CheckpointData {
@@ -112,6 +113,7 @@ function checkShape(d: unknown): asserts d is CheckpointData {
     if (!isObj(e) || typeof e['PodUID'] !== 'string' || typeof e['ContainerName'] !== 'string' || typeof e['ResourceName'] !== 'string') throw new CheckpointCorruptError('a PodDeviceEntry lacks PodUID, ContainerName or ResourceName');
     if (!isObj(e['DeviceIDs']) || !Object.values(e['DeviceIDs']).every(isStrArr)) throw new CheckpointCorruptError('a PodDeviceEntry has malformed DeviceIDs');
     const a = e['AllocResp'];
+    if (a === null) continue;
     if (!isObj(a) || !isObj(a['envs']) || !Array.isArray(a['mounts']) || !Array.isArray(a['devices']) || !isObj(a['annotations']) || !isStrArr(a['cdiDevices'])) throw new CheckpointCorruptError('a PodDeviceEntry has a malformed AllocResp');
   }
   for (const v of Object.values(d['RegisteredDevices'] as Record<string, unknown>)) if (!isStrArr(v)) throw new CheckpointCorruptError('RegisteredDevices holds something other than lists of IDs');

@@ -28,6 +28,20 @@ export interface ContainerAllocation {
   cdiDevices: string[];
 }
 
+/**
+ * CRI container label holding the device IDs a container got, as JSON {resource: [ids]}. Labels
+ * stay in the runtime's metadata (not in the OCI spec), so the device manager can rebuild its
+ * allocations from the runtime when its checkpoint is lost. svc's own; upstream has no such label.
+ */
+export const DEVICE_IDS_LABEL = 'svc.io/device-ids';
+
+/** What a container's devices add to its CreateContainer, and which devices those are. */
+export interface DeviceRunOptions {
+  allocation: ContainerAllocation;
+  /** Resource name -> device IDs (sorted). */
+  deviceIds: Record<string, string[]>;
+}
+
 export function emptyAllocation(): ContainerAllocation {
   return { envs: {}, mounts: [], devices: [], annotations: {}, cdiDevices: [] };
 }

@@ -31,7 +31,8 @@ import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import type { Container, Pod } from '../pod/pod-types';
 import { CHECKPOINT_FILE, CheckpointCorruptError, readCheckpoint, writeCheckpoint, type CheckpointData } from './checkpoint';
-import { mergeAllocations, type ContainerAllocation } from './container-allocation';
+import type { RuntimeService } from '../cri/runtime-service';
+import { DEVICE_IDS_LABEL, mergeAllocations, type ContainerAllocation, type DeviceRunOptions } from './container-allocation';
 import type { ContainerDevices, ContainerWithDevices, DeviceDescription, DeviceInfo } from './device-info';
 import { GrpcPluginClient, type PluginClient, type PluginDevice, type PluginOptions } from './plugin-client';
 import { allIds, PodDevices, type ResourceAllocation } from './pod-devices';
@@ -126,6 +127,7 @@ export class DeviceManager implements DeviceInfo {
   private readonly dialTimeoutMs: number;
   private readonly dial: (socketPath: string, resourceName: string) => PluginClient;
   private stopped = false;
+  private lost = false;
 
   constructor(private readonly o: DeviceManagerOptions) {
     this.gracePeriodMs = o.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS;
@@ -152,9 +154,10 @@ export class DeviceManager implements DeviceInfo {
       data = await readCheckpoint(this.o.dir);
     } catch (e) {
       const corrupt = e instanceof CheckpointCorruptError;
+      this.lost = true;
       this.o.log.warn(
         { file: path.join(this.o.dir, CHECKPOINT_FILE), error: (e as Error).message },
-        corrupt ? 'device checkpoint is corrupt; starting without device allocations and rewriting it' : 'cannot read the device checkpoint; starting without device allocations',
+        corrupt ? 'device checkpoint is corrupt; starting without it, rebuilding allocations from the runtime' : 'cannot read the device checkpoint; rebuilding allocations from the runtime',
       );
     }
     if (data) {
@@ -170,8 +173,8 @@ export class DeviceManager implements DeviceInfo {
     await this.persist();
   }
 
-  /** Closes every plugin connection and stops the grace timers. */
-  stop(): void {
+  /** Closes every plugin connection, stops the grace timers and resolves once checkpoint writes in flight are done. */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const ep of this.endpoints.values()) {
       ep.graceAbort?.abort();
@@ -179,6 +182,7 @@ export class DeviceManager implements DeviceInfo {
       ep.client = undefined;
     }
     for (const w of [...this.waiters]) w();
+    await (this.again ?? this.writing);
   }
 
   private async removeStaleSockets(): Promise<void> {
@@ -492,25 +496,83 @@ export class DeviceManager implements DeviceInfo {
   }
 
   /**
-   * What CreateContainer must add for the container's devices (merged over its resources), after
-   * PreStartContainer for plugins that want it. Undefined when the container holds no devices.
-   * Rejects Error (naming the plugin) when PreStartContainer fails or its plugin is not connected.
+   * What CreateContainer must add for the container's devices (merged over its resources) and
+   * which devices they are, after PreStartContainer for plugins that want it. Undefined when the
+   * container holds no devices. An allocation rebuilt from the runtime (Allocate's answer
+   * unknown) asks the plugin's Allocate again for the same devices. Rejects Error (naming the
+   * plugin) when a call fails or the plugin is not connected.
    */
-  async runOptions(podUid: string, containerName: string): Promise<ContainerAllocation | undefined> {
+  async runOptions(podUid: string, containerName: string): Promise<DeviceRunOptions | undefined> {
     const held = this.podDevices.container(podUid, containerName);
     if (!held || held.size === 0) return undefined;
     const parts: ContainerAllocation[] = [];
+    const deviceIds: Record<string, string[]> = {};
     for (const [resource, a] of [...held].sort(([x], [y]) => x.localeCompare(y))) {
       const ep = this.endpoints.get(resource);
+      const ids = allIds(a);
+      let alloc = a.alloc;
+      if (!alloc) {
+        if (!ep?.client) throw new Error(`device plugin for ${resource} is not registered; cannot ask it again how to expose devices ${ids.join(',')}`);
+        alloc = await ep.client.allocate(ids, this.callTimeoutMs);
+        this.podDevices.set(podUid, containerName, resource, { byNuma: a.byNuma, alloc });
+        await this.persist();
+      }
       if (ep?.options.preStartRequired) {
         if (!ep.client) throw new Error(`device plugin for ${resource} is not registered; cannot call PreStartContainer`);
-        await ep.client.preStart(allIds(a), this.preStartTimeoutMs);
+        await ep.client.preStart(ids, this.preStartTimeoutMs);
       }
-      parts.push(a.alloc);
+      parts.push(alloc);
+      deviceIds[resource] = [...ids].sort();
     }
     const { merged, conflicts } = mergeAllocations(parts);
     if (conflicts.length > 0) this.o.log.warn({ pod: podUid, container: containerName, conflicts }, 'device plugins set the same environment variables or annotations; the last one wins');
-    return merged;
+    return { allocation: merged, deviceIds };
+  }
+
+  /** True when start() found a checkpoint it could not use (recoverFromRuntime then rebuilds). */
+  get checkpointLost(): boolean {
+    return this.lost;
+  }
+
+  /**
+   * After a lost checkpoint: rebuilds allocations from the DEVICE_IDS_LABEL of the runtime's
+   * containers (running or exited, so init containers' devices count too). Entries the manager
+   * already has win; Allocate's answers are asked again at the next container start. Does
+   * nothing when the checkpoint was fine. Rejects the runtime's error.
+   */
+  async recoverFromRuntime(runtime: RuntimeService, signal?: AbortSignal): Promise<number> {
+    if (!this.lost) return 0;
+    const list = await runtime.listContainers(undefined, { timeoutMs: 30_000, ...(signal ? { signal } : {}) });
+    let n = 0;
+    for (const c of list) {
+      const raw = c.labels?.[DEVICE_IDS_LABEL];
+      const podUid = c.labels?.['io.kubernetes.pod.uid'];
+      const name = c.labels?.['io.kubernetes.container.name'];
+      if (!raw || !podUid || !name) continue;
+      let ids: unknown;
+      try {
+        ids = JSON.parse(raw);
+      } catch {
+        this.o.log.warn({ container: c.id, label: DEVICE_IDS_LABEL }, 'ignoring a container whose device label is not JSON');
+        continue;
+      }
+      if (typeof ids !== 'object' || ids === null) continue;
+      for (const [resource, list] of Object.entries(ids as Record<string, unknown>)) {
+        if (!Array.isArray(list) || !list.every((x) => typeof x === 'string') || this.podDevices.get(podUid, name, resource)) continue;
+        const byNuma = new Map<number, string[]>();
+        for (const id of list as string[]) {
+          const numa = this.endpoints.get(resource)?.devices.get(id)?.numaNodes[0] ?? -1;
+          byNuma.set(numa, [...(byNuma.get(numa) ?? []), id]);
+        }
+        this.podDevices.set(podUid, name, resource, { byNuma, alloc: null });
+        n++;
+      }
+    }
+    this.lost = false;
+    this.o.log.info({ allocations: n }, 'rebuilt device allocations from the container runtime');
+    await this.persist();
+    this.changed();
+    return n;
   }
 
   /** Frees every device the pod holds (the pod ended or is gone). */

@@ -9,7 +9,8 @@ import type { PodDeviceEntry } from './checkpoint';
 export interface ResourceAllocation {
   /** Device IDs by NUMA node (-1: unknown). */
   byNuma: Map<number, string[]>;
-  alloc: ContainerAllocation;
+  /** Allocate's answer; null when unknown (rebuilt from the runtime): asked again at the next container start. */
+  alloc: ContainerAllocation | null;
 }
 
 export function allIds(a: ResourceAllocation): string[] {

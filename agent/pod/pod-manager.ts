@@ -79,7 +79,11 @@ export interface PodManagerOptions {
    * Device plugins' devices (DeviceManager); retainPods frees the devices of pods that are no
    * longer known, once the pod sources have synced.
    */
-  devices?: DeviceAllocator & { retainPods(active: ReadonlySet<string>): Promise<void> };
+  devices?: DeviceAllocator & {
+    retainPods(active: ReadonlySet<string>): Promise<void>;
+    /** Rebuilds allocations from the runtime's containers when the checkpoint was lost (no-op otherwise). */
+    recoverFromRuntime(runtime: RuntimeService, signal?: AbortSignal): Promise<number>;
+  };
 }
 
 /** Where a container's log file is. */
@@ -198,6 +202,8 @@ export class PodManager implements PodSourceHandler {
       .recover(async (image) => (await this.o.runtime.imageStatus({ image }, false, { timeoutMs: callTimeoutMs, signal })).image?.id)
       .catch(() => 0);
     if (recovered > 0) log.info({ intents: recovered }, 'settled image pulls an earlier run left unfinished');
+    // Before any pod is admitted: pods still running keep the devices their containers hold.
+    await this.o.devices?.recoverFromRuntime(this.o.runtime, signal).catch((e: Error) => log.warn({ error: e.message }, 'cannot rebuild device allocations from the runtime'));
     this.syncer = new PodSyncer({
       runtime: this.o.runtime,
       runtimeName: this.runtimeName,

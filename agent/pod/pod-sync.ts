@@ -15,7 +15,7 @@ import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import { SeccompProfileError, type SeccompResolver } from '../seccomp/resolve';
 import type { ConfigObjectGetter } from './config-objects';
-import type { ContainerAllocation } from '../devices/container-allocation';
+import { DEVICE_IDS_LABEL, type DeviceRunOptions } from '../devices/container-allocation';
 import { DeviceAdmissionError } from '../devices/device-manager';
 import { applyDeviceAllocation, buildContainerConfig } from './container-config';
 import { containerEnv } from './env';
@@ -47,7 +47,7 @@ export interface NodeFacts {
  */
 export interface DeviceAllocator {
   admitPod(pod: Pod, signal?: AbortSignal): Promise<void>;
-  runOptions(podUid: string, containerName: string): Promise<ContainerAllocation | undefined>;
+  runOptions(podUid: string, containerName: string): Promise<DeviceRunOptions | undefined>;
   releasePod(podUid: string): Promise<void>;
 }
 
@@ -358,13 +358,17 @@ export class PodSyncer {
     const config = buildContainerConfig({ pod, container: c, kind, attempt, env, volumes, seccomp, terminationLogPath, memoryCapacity: this.d.node.memoryBytes });
     config.image = { image: imageRef, userSpecifiedImage: c.image ?? '' };
     if (this.d.devices) {
-      let devs: ContainerAllocation | undefined;
+      let devs: DeviceRunOptions | undefined;
       try {
         devs = await this.d.devices.runOptions(uid, c.name);
       } catch (e) {
         throw new ContainerSyncError(Reasons.CreateContainerConfigError, (e as Error).message);
       }
-      if (devs) applyDeviceAllocation(config, devs);
+      if (devs) {
+        applyDeviceAllocation(config, devs.allocation);
+        // Lets the device manager rebuild its allocations from the runtime if its checkpoint is lost.
+        config.labels = { ...(config.labels ?? {}), [DEVICE_IDS_LABEL]: JSON.stringify(devs.deviceIds) };
+      }
     }
     let id: string;
     try {

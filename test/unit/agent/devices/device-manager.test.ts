@@ -25,7 +25,7 @@ interface Env {
   make(): DeviceManager;
 }
 
-function env(t: { teardown(fn: () => void): void }, opts: { gracePeriodMs?: number; admissionWaitMs?: number } = {}): Env {
+function env(t: { teardown(fn: () => void | Promise<void>): void }, opts: { gracePeriodMs?: number; admissionWaitMs?: number } = {}): Env {
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-devices-'));
   const clock = new FakeClock();
   const log = new MemLog();
@@ -54,8 +54,8 @@ function env(t: { teardown(fn: () => void): void }, opts: { gracePeriodMs?: numb
     return dm;
   };
   const e: Env = { dir, clock, log, plugins, dm: make(), unreachable, options, make };
-  t.teardown(() => {
-    for (const m of managers) m.stop();
+  t.teardown(async () => {
+    for (const m of managers) await m.stop();
     rmSync(dir, { recursive: true, force: true });
   });
   return e;
@@ -222,8 +222,9 @@ test('runOptions merges the stored answer and calls PreStartContainer when the p
   p.send([{ id: 'x' }, { id: 'y' }]);
   await e.dm.admitPod(pod('p1', [ctr('app', 2), { name: 'plain', image: 'busybox' }]));
   const o = await e.dm.runOptions('p1', 'app');
-  t.deepEqual(o?.envs, { FAKE_DEVICES: 'x,y' });
-  t.deepEqual(o?.devices.map((d) => d.containerPath), ['/dev/x', '/dev/y']);
+  t.deepEqual(o?.allocation.envs, { FAKE_DEVICES: 'x,y' });
+  t.deepEqual(o?.deviceIds, { [RES]: ['x', 'y'] });
+  t.deepEqual(o?.allocation.devices.map((d) => d.containerPath), ['/dev/x', '/dev/y']);
   t.deepEqual(p.preStartCalls, [['x', 'y']]);
   t.is(await e.dm.runOptions('p1', 'plain'), undefined);
   t.is(p.allocateCalls.length, 1, 'admitting again does not allocate again');
@@ -248,7 +249,7 @@ test('checkpoint: written atomically (0600) after each change; a new manager kee
   t.is(data!.PodDeviceEntries.length, 1);
   t.deepEqual(data!.RegisteredDevices, { [RES]: ['d0', 'd1', 'd2', 'd3'] });
   const held = e.dm.devicesFor('p1', 'app');
-  e.dm.stop();
+  await e.dm.stop();
 
   const dm2 = e.make();
   await dm2.start();
@@ -258,7 +259,7 @@ test('checkpoint: written atomically (0600) after each change; a new manager kee
   // The running pod is recognised: no wait, no Allocate.
   await dm2.admitPod(pod('p1', [ctr('app', 2)]));
   t.deepEqual(dm2.devicesFor('p1', 'app'), held);
-  t.is((await dm2.runOptions('p1', 'app'))?.envs['FAKE_DEVICES'], held[0]!.deviceIds.join(','));
+  t.is((await dm2.runOptions('p1', 'app'))?.allocation.envs['FAKE_DEVICES'], held[0]!.deviceIds.join(','));
   // After the plugin registers again, a new pod gets the two other devices.
   await dm2.registerPlugin(RES, path.join(e.dir, 'p.sock'));
   const p = e.plugins[e.plugins.length - 1]!;
@@ -273,7 +274,7 @@ test('admission waits a bounded time for a known plugin to register again', asyn
   const e = env(t, { admissionWaitMs: 10_000 });
   await registered(e, 2);
   await e.dm.persist();
-  e.dm.stop();
+  await e.dm.stop();
   const dm2 = e.make();
   await dm2.start();
   let done: unknown;
@@ -343,4 +344,34 @@ test('retainPods frees the devices of pods that are gone; containersWithDevices 
   await flush();
   t.deepEqual(e.dm.containersWithDevices().map((c) => c.podUid), ['p2']);
   t.is((await readCheckpoint(e.dir))!.PodDeviceEntries.length, 1);
+});
+
+test('a lost checkpoint is rebuilt from the runtime container labels; Allocate is asked again at the next start', async (t) => {
+  const e = env(t);
+  writeFileSync(path.join(e.dir, CHECKPOINT_FILE), '{"Data":');
+  await e.dm.start();
+  t.true(e.dm.checkpointLost);
+  const label = (uid: string, name: string, ids: Record<string, string[]> | string) => ({
+    id: `${uid}-${name}`,
+    labels: { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': name, 'svc.io/device-ids': typeof ids === 'string' ? ids : JSON.stringify(ids) },
+  });
+  const runtime = {
+    listContainers: async () => [label('p1', 'app', { [RES]: ['d1', 'd2'] }), label('p2', 'app', 'not json'), { id: 'x', labels: {} }],
+  } as unknown as import('../../../../agent/cri/runtime-service').RuntimeService;
+  t.is(await e.dm.recoverFromRuntime(runtime), 1);
+  t.false(e.dm.checkpointLost);
+  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['d1', 'd2'] }]);
+  t.is((await readCheckpoint(e.dir))!.PodDeviceEntries[0]!.AllocResp, null);
+  // Until the plugin is back, the answer cannot be recreated.
+  await t.throwsAsync(e.dm.runOptions('p1', 'app'), { message: /not registered; cannot ask it again/ });
+  const p = await registered(e, 4);
+  // Those devices are held: a new pod gets the others.
+  await e.dm.admitPod(pod('p3', [ctr('app', 2)]));
+  t.deepEqual(e.dm.devicesFor('p3', 'app')[0]!.deviceIds, ['d0', 'd3']);
+  const o = await e.dm.runOptions('p1', 'app');
+  t.deepEqual(o?.allocation.envs, { FAKE_DEVICES: 'd1,d2' });
+  t.deepEqual(p.allocateCalls, [['d0', 'd3'], ['d1', 'd2']]);
+  t.deepEqual((await readCheckpoint(e.dir))!.PodDeviceEntries.find((x) => x.PodUID === 'p1')!.AllocResp?.envs, { FAKE_DEVICES: 'd1,d2' });
+  // With a good checkpoint there is nothing to rebuild.
+  t.is(await e.dm.recoverFromRuntime(runtime), 0);
 });

@@ -49,6 +49,7 @@ test('devices in container configs, admission failure in pod status, release on 
     t.is(cfg.envs?.find((e) => e.key === 'FAKE_DEVICES')?.value, ids.join(','));
     t.deepEqual(cfg.devices?.map((d) => d.containerPath), ids.map((id) => `/dev/${id}`));
     t.is(h.sim.lastConfig('plain')?.devices, undefined);
+    t.deepEqual(JSON.parse(cfg.labels?.['svc.io/device-ids'] ?? '{}'), { [RES]: ids });
 
     h.createPod('too-many', { containers: [ctr('app', 2)] });
     t.true(await h.until(() => h.status('too-many')?.phase === 'Failed'));
@@ -60,7 +61,7 @@ test('devices in container configs, admission failure in pod status, release on 
     h.createPod('after', { containers: [ctr('app', 3)] });
     t.true(await h.until(() => isRunningReady(h.status('after'))));
   } finally {
-    dm?.stop();
+    await dm?.stop();
     await h.stop();
   }
 });

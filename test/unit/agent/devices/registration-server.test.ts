@@ -40,7 +40,7 @@ async function setup(t: { teardown(fn: () => void | Promise<void>): void }, mana
   };
   t.teardown(async () => {
     for (const p of plugins) await p.stop();
-    dm.stop();
+    await dm.stop();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -110,11 +110,11 @@ test('Allocate through real gRPC: the answer carries envs, mounts, devices, anno
   // The sample plugin prefers the highest IDs.
   t.deepEqual(dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['dev-1', 'dev-2'] }]);
   const o = await dm.runOptions('p1', 'app');
-  t.deepEqual(o?.envs, { SAMPLE_DEVICES: 'dev-2,dev-1' });
-  t.deepEqual(o?.cdiDevices, ['example.com/sample=dev-2', 'example.com/sample=dev-1']);
-  t.deepEqual(o?.annotations, { 'example.com/sample-devices': 'dev-2,dev-1' });
-  t.is(o?.devices.length, 2);
-  t.is(o?.mounts.length, 2);
+  t.deepEqual(o?.allocation.envs, { SAMPLE_DEVICES: 'dev-2,dev-1' });
+  t.deepEqual(o?.allocation.cdiDevices, ['example.com/sample=dev-2', 'example.com/sample=dev-1']);
+  t.deepEqual(o?.allocation.annotations, { 'example.com/sample-devices': 'dev-2,dev-1' });
+  t.is(o?.allocation.devices.length, 2);
+  t.is(o?.allocation.mounts.length, 2);
   t.is(p.calls['PreStartContainer'], 1);
   p.reconfigure({ resourceName: RES, devices: 3, allocateDelayMs: 60_000 });
   const err = await t.throwsAsync(dm.admitPod(mk('p2', 1)), { instanceOf: DeviceAdmissionError });
