@@ -283,6 +283,31 @@ test.serial('restarting the agent keeps running containers and their devices (ch
   await deletePod('greedy');
 });
 
+test.serial('a truncated checkpoint: the agent starts anyway, logs it and rebuilds the allocations from the runtime', async (t) => {
+  const env = e();
+  await env.gpu.stop('SIGTERM');
+  const file = path.join(deviceDir(env.dir), CHECKPOINT_FILE);
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(file, text.slice(0, Math.floor(text.length / 2)));
+  env.gpu = startGpuAgent(env.dir);
+  await env.gpu.waitForLog('device checkpoint is corrupt', 60_000);
+  const rebuilt = await env.gpu.waitForLog('rebuilt device allocations from the container runtime', 60_000);
+  t.is(rebuilt['allocations'], 2);
+  await env.gpu.waitForLog('node registered and heartbeating', 60_000);
+  await eventually('plugin registered again', async () => ((await nodeResources(GPU)).allocatable[RES] === '4' ? true : undefined), 60_000);
+  const ckpt = await readCheckpoint(deviceDir(env.dir));
+  const uids = [(await getPod('gpu-1')).metadata.uid, (await getPod('gpu-2')).metadata.uid].sort();
+  t.deepEqual([...new Set(ckpt!.PodDeviceEntries.map((x) => x.PodUID))].sort(), uids);
+  t.deepEqual(ckpt!.PodDeviceEntries.flatMap((x) => Object.values(x.DeviceIDs).flat()).sort(), [...firstIds, ...secondIds].sort());
+  await createPod('greedy-2', 1, GPU);
+  const failed = await eventually('greedy-2 failed', async () => {
+    const q = await getPod('greedy-2');
+    return q.status.phase === 'Failed' ? q : undefined;
+  }, 60_000);
+  t.is(failed.status.reason, 'UnexpectedAdmissionError');
+  await deletePod('greedy-2');
+});
+
 test.serial('devices are freed when a pod ends: a new pod gets the deleted pod devices, never the running one', async (t) => {
   await deletePod('gpu-2');
   await createPod('gpu-4', 2);
