@@ -36,6 +36,7 @@ import { DEVICE_IDS_LABEL, mergeAllocations, type ContainerAllocation, type Devi
 import type { ContainerDevices, ContainerWithDevices, DeviceDescription, DeviceInfo } from './device-info';
 import { GrpcPluginClient, type PluginClient, type PluginDevice, type PluginOptions } from './plugin-client';
 import { allIds, PodDevices, type ResourceAllocation } from './pod-devices';
+import { DEVICE_PLUGIN_VERSION } from './device-plugin-proto';
 import { extendedResourceNameProblem } from './resource-name';
 
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60_000;
@@ -235,7 +236,7 @@ export class DeviceManager implements DeviceInfo {
    * devices. Used by the Registration service (kubelet.sock) and by the plugins_registry watcher
    * for device plugins that register there. Rejects RegistrationError.
    */
-  async registerPlugin(resourceName: string, socketPath: string): Promise<PluginOptions> {
+  async registerPlugin(resourceName: string, socketPath: string, opts: { dialTimeoutMs?: number } = {}): Promise<PluginOptions> {
     const problem = extendedResourceNameProblem(resourceName);
     if (problem) throw new RegistrationError(problem, 'invalid');
     if (!path.isAbsolute(socketPath)) throw new RegistrationError(`endpoint ${socketPath} must be an absolute path`, 'invalid');
@@ -243,7 +244,7 @@ export class DeviceManager implements DeviceInfo {
     const client = this.dial(socketPath, resourceName);
     let options: PluginOptions;
     try {
-      options = await client.connect(this.dialTimeoutMs);
+      options = await client.connect(opts.dialTimeoutMs ?? this.dialTimeoutMs);
     } catch (e) {
       client.close();
       throw new RegistrationError((e as Error).message, 'unavailable');
@@ -279,6 +280,29 @@ export class DeviceManager implements DeviceInfo {
     );
     this.changed();
     return options;
+  }
+
+  /**
+   * For the plugins_registry watcher (upstream's ValidatePlugin for device plugins): why a plugin
+   * announcing `resourceName` with `versions` would be refused, or undefined when it is fine.
+   */
+  validatePlugin(resourceName: string, versions: readonly string[]): string | undefined {
+    if (!versions.includes(DEVICE_PLUGIN_VERSION)) return `device plugin ${resourceName} supports versions ${JSON.stringify(versions)}, none of which this agent speaks (${DEVICE_PLUGIN_VERSION})`;
+    return extendedResourceNameProblem(resourceName);
+  }
+
+  /**
+   * For the plugins_registry watcher when a plugin's socket goes away (upstream's
+   * DeRegisterPlugin): like a ListAndWatch stream ending, the devices turn unhealthy and the
+   * grace period starts. Unknown or already disconnected resources are left alone.
+   */
+  deregisterPlugin(resourceName: string): void {
+    const ep = this.endpoints.get(resourceName);
+    if (!ep?.client) return;
+    ep.generation++;
+    ep.client.close();
+    ep.client = undefined;
+    this.disconnected(ep, 'deregistered through the plugin registry');
   }
 
   /** The plugin is gone: its devices turn unhealthy now; the resource goes after the grace period. */

@@ -375,3 +375,17 @@ test('a lost checkpoint is rebuilt from the runtime container labels; Allocate i
   // With a good checkpoint there is nothing to rebuild.
   t.is(await e.dm.recoverFromRuntime(runtime), 0);
 });
+
+test('plugin registry entry points: validatePlugin says why, deregisterPlugin starts the grace period', async (t) => {
+  const e = env(t, { gracePeriodMs: 60_000 });
+  t.is(e.dm.validatePlugin(RES, ['v1beta1']), undefined);
+  t.regex(e.dm.validatePlugin(RES, ['v1alpha1'])!, /none of which this agent speaks \(v1beta1\)/);
+  t.regex(e.dm.validatePlugin('gpu', ['v1beta1'])!, /domain-prefixed/);
+  const p = await registered(e, 2);
+  e.dm.deregisterPlugin(RES);
+  t.true(p.closed);
+  t.deepEqual(e.dm.extendedResources(), { capacity: { [RES]: '2' }, allocatable: { [RES]: '0' } });
+  e.dm.deregisterPlugin('example.com/unknown');
+  await e.clock.advance(61_000);
+  t.deepEqual(e.dm.extendedResources(), { capacity: {}, allocatable: {} });
+});
