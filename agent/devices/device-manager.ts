@@ -405,6 +405,9 @@ export class DeviceManager implements DeviceInfo {
     if (requests.length === 0) return;
     const needed = new Set(requests.flatMap((x) => [...x.req.keys()]).filter((r) => requests.some((x) => x.req.has(r) && !this.podDevices.get(uid, x.c.name, r))));
     await this.waitForPlugins([...needed], signal);
+    // Shutting down is not the pod's fault: no admission verdict.
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    if (this.stopped) throw new Error('the device manager is shutting down');
     let allocated = false;
     try {
       await this.withLock(async () => {
