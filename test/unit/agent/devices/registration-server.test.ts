@@ -116,6 +116,9 @@ test('Allocate through real gRPC: the answer carries envs, mounts, devices, anno
   t.is(o?.allocation.devices.length, 2);
   t.is(o?.allocation.mounts.length, 2);
   t.is(p.calls['PreStartContainer'], 1);
+  p.reconfigure({ resourceName: RES, devices: 3, allocateNoResponses: true });
+  const broken = await t.throwsAsync(dm.admitPod(mk('p3', 1)), { instanceOf: DeviceAdmissionError });
+  t.regex(broken!.message, /Allocate answered 0 container responses for 1 container request/);
   p.reconfigure({ resourceName: RES, devices: 3, allocateDelayMs: 60_000 });
   const err = await t.throwsAsync(dm.admitPod(mk('p2', 1)), { instanceOf: DeviceAdmissionError });
   t.regex(err!.message, /device plugin example\.com\/foo \(.*\): Allocate did not answer within 500 ms/);
