@@ -368,9 +368,13 @@ export class DeviceManager implements DeviceInfo {
 
   // ------------------------------------------------------------------ admission and allocation
 
-  /** Whether `name` is a resource the manager hands out (a plugin advertised it, now or before). */
+  /**
+   * Whether `name` is a resource the manager hands out: a plugin advertised it (now, or before and
+   * its grace period runs) or containers still hold its devices (as upstream, so a pod bound to the
+   * node after the resource was dropped fails instead of running without its devices).
+   */
   isDeviceResource(name: string): boolean {
-    return this.endpoints.has(name);
+    return this.endpoints.has(name) || this.podDevices.inUse(name).size > 0;
   }
 
   /** Whether the pod already holds devices (from this run or the checkpoint). */

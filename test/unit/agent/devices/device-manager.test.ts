@@ -117,6 +117,22 @@ test('a plugin that goes away: devices unhealthy at once, resource dropped after
   t.false(e.dm.isDeviceResource(RES));
 });
 
+test('a dropped resource whose devices are still held: new pods asking for it fail rather than run without devices', async (t) => {
+  const e = env(t, { gracePeriodMs: 60_000, admissionWaitMs: 1000 });
+  const p = await registered(e, 2);
+  await e.dm.admitPod(pod('p1', [ctr('app', 1)]));
+  p.die();
+  await e.clock.advance(61_000);
+  t.deepEqual(e.dm.extendedResources(), { capacity: {}, allocatable: {} });
+  t.true(e.dm.isDeviceResource(RES));
+  let failed: Error | undefined;
+  const admitting = e.dm.admitPod(pod('p2', [ctr('app', 1)])).catch((err: Error) => (failed = err));
+  await e.clock.advance(2_000);
+  await admitting;
+  t.true(failed instanceof DeviceAdmissionError);
+  t.regex(failed!.message, /the device plugin for example\.com\/foo is not registered/);
+});
+
 test('a plugin coming back within the grace period keeps its resource; a re-registration replaces the old endpoint', async (t) => {
   const e = env(t, { gracePeriodMs: 60_000 });
   const p1 = await registered(e, 2);
