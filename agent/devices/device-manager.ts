@@ -37,7 +37,9 @@ import type { ContainerDevices, ContainerWithDevices, DeviceDescription, DeviceI
 import { GrpcPluginClient, type PluginClient, type PluginDevice, type PluginOptions } from './plugin-client';
 import { allIds, PodDevices, type ResourceAllocation } from './pod-devices';
 import { DEVICE_PLUGIN_VERSION } from './device-plugin-proto';
+import { GroupWriter } from './group-writer';
 import { extendedResourceNameProblem } from './resource-name';
+import { packByNuma } from './topology';
 
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60_000;
 export const DEFAULT_ADMISSION_WAIT_MS = 60_000;
@@ -129,6 +131,7 @@ export class DeviceManager implements DeviceInfo {
   private readonly dial: (socketPath: string, resourceName: string) => PluginClient;
   private stopped = false;
   private lost = false;
+  private readonly writer = new GroupWriter(() => this.writeNow());
 
   constructor(private readonly o: DeviceManagerOptions) {
     this.gracePeriodMs = o.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS;
@@ -183,7 +186,7 @@ export class DeviceManager implements DeviceInfo {
       ep.client = undefined;
     }
     for (const w of [...this.waiters]) w();
-    await (this.again ?? this.writing);
+    await this.writer.idle();
   }
 
   private async removeStaleSockets(): Promise<void> {
@@ -516,14 +519,7 @@ export class DeviceManager implements DeviceInfo {
         this.o.log.warn({ resource: ep.resource, error: (e as Error).message }, 'GetPreferredAllocation failed; picking devices ourselves');
       }
     }
-    // Pack onto as few NUMA nodes as possible: the node with the most free devices first.
-    const groups = new Map<number, string[]>();
-    for (const id of available) {
-      const numa = ep.devices.get(id)?.numaNodes[0] ?? -1;
-      groups.set(numa, [...(groups.get(numa) ?? []), id]);
-    }
-    const ordered = [...groups.entries()].sort(([na, a], [nb, b]) => b.length - a.length || na - nb).flatMap(([, ids]) => ids);
-    return [...mustInclude, ...ordered].slice(0, count);
+    return packByNuma(available, mustInclude, count, (id) => ep.devices.get(id)?.numaNodes[0] ?? -1);
   }
 
   /**
@@ -631,27 +627,9 @@ export class DeviceManager implements DeviceInfo {
 
   // ------------------------------------------------------------------ checkpoint
 
-  private writing: Promise<void> | undefined;
-  private again: Promise<void> | undefined;
-
-  /**
-   * Writes the checkpoint with the state as it is when the write starts. Requests made while a
-   * write runs share one follow-up write (group commit), so each caller's change is on disk when
-   * its promise resolves. Never rejects (a failed write is logged).
-   */
+  /** Writes the checkpoint (shared with concurrent requests, see GroupWriter). Never rejects. */
   persist(): Promise<void> {
-    if (this.again) return this.again;
-    if (this.writing) {
-      this.again = this.writing.then(() => {
-        this.again = undefined;
-        return this.persist();
-      });
-      return this.again;
-    }
-    this.writing = this.writeNow().finally(() => {
-      this.writing = undefined;
-    });
-    return this.writing;
+    return this.writer.request();
   }
 
   private async writeNow(): Promise<void> {
