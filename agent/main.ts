@@ -5,6 +5,7 @@
  * SIGTERM/SIGINT aborts; shutdown is bounded.
  */
 import { setMaxListeners } from 'node:events';
+import path from 'node:path';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
 import { CertStore } from './bootstrap/cert-store';
 import { CertificateRotator } from './bootstrap/cert-rotation';
@@ -15,6 +16,9 @@ import { HttpApiClient } from './client/http-api-client';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
+import { pluginRegistryRegistrar, podResourcesDevices } from './devices/consumer-adapters';
+import { DeviceManager } from './devices/device-manager';
+import { RegistrationServer } from './devices/registration-server';
 import { startAgentServer } from './server/agent-server';
 import { checkpointsDir } from './checkpoint/archive-path';
 import type { InFlightArchives } from './checkpoint/checkpoint-handler';
@@ -34,8 +38,8 @@ import { NodeRegistrar } from './node/registration';
 import { NodeStatusSource } from './node/status-source';
 import { NodeStatusUpdater } from './node/status-updater';
 import { PodManager } from './pod/pod-manager';
-import { noDevices, PodManagerPods, PodResourcesServer, podResourcesSocketPath } from './podresources';
-import { PluginRegistry, pluginRegistryDir, unwiredDevicePlugins } from './pluginregistry';
+import { PodManagerPods, PodResourcesServer, podResourcesSocketPath } from './podresources';
+import { PluginRegistry, pluginRegistryDir } from './pluginregistry';
 import { svcVersion } from '../common/version';
 import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
 import { createLogger } from './platform/logger';
@@ -141,6 +145,31 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   running.loops.push(runtimeHealth.run(signal));
   log.info({ endpoint: c.containerRuntimeEndpoint, imageEndpoint: c.imageServiceEndpoint }, 'using container runtime');
 
+  // Device plugins: the checkpoint is read and stale sockets removed before kubelet.sock is
+  // served, so plugins that notice their socket vanished register against this run.
+  const deviceDir = path.join(cfg.flags.rootDir, 'device-plugins');
+  const devices = new DeviceManager({
+    dir: deviceDir,
+    clock,
+    log: log.child({ component: 'devices' }),
+    gracePeriodMs: c.devicePluginGracePeriod,
+    admissionWaitMs: c.devicePluginAdmissionWait,
+    callTimeoutMs: c.devicePluginCallTimeout,
+  });
+  await devices.start();
+  const registration = new RegistrationServer({ dir: deviceDir, registrar: devices, log: log.child({ component: 'devices' }) });
+  try {
+    await registration.start();
+  } catch (e) {
+    throw new StartupError(`cannot serve device plugin registration on ${registration.socketPath}: ${(e as Error).message}`);
+  }
+  running.loops.push(
+    abortPromise(signal).then(async () => {
+      await devices.stop();
+      await registration.stop();
+    }),
+  );
+
   if (!cfg.flags.kubeconfig) {
     log.warn({}, 'no --kubeconfig: running standalone, without registering a node');
     notifier.status('running standalone (no --kubeconfig)');
@@ -197,6 +226,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     svcVersion: svcVersion(),
     declaredFeatures: declaredFeatures(cfg.featureGates),
     port: c.port,
+    extendedResources: () => devices.extendedResources(),
   });
   const registrar = new NodeRegistrar({
     client,
@@ -274,14 +304,14 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     clusterDNS: c.clusterDNS,
     clusterDomain: c.clusterDomain,
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
+    devices,
   });
   running.loops.push(pods.run(signal));
   // Pod resources API (upstream: ListenAndServePodResources; failing to serve it is fatal there too).
-  // No device manager is wired yet: devices are empty until one is (the lead connects it).
   const podResources = new PodResourcesServer({
     socketPath: podResourcesSocketPath(cfg.flags.rootDir),
     pods: new PodManagerPods(pods),
-    devices: noDevices,
+    devices: podResourcesDevices(devices),
     log: log.child({ component: 'pod-resources' }),
   });
   try {
@@ -290,11 +320,11 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     throw new StartupError(`cannot serve the pod resources API on ${podResourcesSocketPath(cfg.flags.rootDir)}: ${(e as Error).message}`);
   }
   running.loops.push(abortPromise(signal).then(() => podResources.close()));
-  // Plugin registry (plugins_registry/): device plugins registering there are handed to the
-  // registrar; until a device manager is wired, each is told why it was not registered.
+  // Plugin registry (plugins_registry/): device plugins registering there join the device manager
+  // like those calling kubelet.sock.
   const pluginRegistry = new PluginRegistry({
     dir: pluginRegistryDir(cfg.flags.rootDir),
-    registrar: unwiredDevicePlugins,
+    registrar: pluginRegistryRegistrar(devices),
     clock,
     log: log.child({ component: 'plugin-registry' }),
   });

@@ -7,6 +7,7 @@ import { runApiServerBench } from './apiserver-bench';
 import { runAuthnBench } from './authn-bench';
 import { runAuthzBench } from './authz-bench';
 import { runCheckpointBench } from './checkpoint-bench';
+import { runDevicesBench } from './devices-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runPodResourcesBench } from './podresources-bench';
 import { Cleanup } from './lib/cleanup';
@@ -25,6 +26,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
   checkpoint: { describe: 'POST /checkpoint on svc-node (sim://, token auth, 10 MB archive) against a direct CRI CheckpointContainer call', run: runCheckpointBench },
+  devices: {
+    describe: 'issue 5: Allocate round trips through the device manager for 1,000 containers against direct gRPC Allocate calls, then the podresources figures',
+    run: async (args, cleanup) => ({ allocate: await runDevicesBench(args, cleanup), pod_resources_list: await runPodResourcesBench(args, cleanup) }),
+  },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };

@@ -183,6 +183,12 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     shutdownGracePeriod: dur('0s'),
     shutdownGracePeriodCriticalPods: dur('0s'),
     seccompDefault: bool(false),
+    // svc additions (no upstream field): how long a device plugin's resource outlives the plugin
+    // (upstream's fixed 5 minutes), how long a pod waits for a known plugin to register again
+    // before admission fails, and the deadline of Allocate / GetPreferredAllocation.
+    devicePluginGracePeriod: dur('5m'),
+    devicePluginAdmissionWait: dur('1m'),
+    devicePluginCallTimeout: dur('30s', 1),
     featureGates: { kind: 'map', of: bool(false), default: {}, checkEntry: (k, v) => checkFeatureGate(k, v) },
     logging: {
       kind: 'struct',

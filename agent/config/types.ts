@@ -97,6 +97,12 @@ export interface NodeAgentConfiguration {
   shutdownGracePeriod: Millis;
   shutdownGracePeriodCriticalPods: Millis;
   seccompDefault: boolean;
+  /** How long a disconnected device plugin's resource stays in the Node's capacity (all unhealthy). */
+  devicePluginGracePeriod: Millis;
+  /** How long admission waits for a known device plugin that has not (re-)registered yet. */
+  devicePluginAdmissionWait: Millis;
+  /** Deadline of the device plugin calls made at admission (Allocate, GetPreferredAllocation). */
+  devicePluginCallTimeout: Millis;
   featureGates: Record<string, boolean>;
   logging: { format: 'json'; verbosity: number };
   containerRuntimeEndpoint: string;

@@ -349,9 +349,15 @@ export class Simulator implements RuntimeService {
     return out;
   }
 
-  async containerStatus(containerId: string, _verbose = false, opts?: CallOptions): Promise<ContainerStatusResult> {
+  /**
+   * Verbose adds info["info"], a JSON document holding the ContainerConfig the container was
+   * created with (as containerd's verbose status holds its "config"; ours is the agent's camelCase
+   * shape, not protobuf JSON), so tests can observe what CreateContainer was given.
+   */
+  async containerStatus(containerId: string, verbose = false, opts?: CallOptions): Promise<ContainerStatusResult> {
     await this.begin('ContainerStatus', opts);
-    return { status: containerStatusOf(this.state.mustContainer(containerId, 'ContainerStatus')), info: {} };
+    const c = this.state.mustContainer(containerId, 'ContainerStatus');
+    return { status: containerStatusOf(c), info: verbose ? { info: JSON.stringify({ sandboxID: c.sandboxId, config: c.config }) } : {} };
   }
 
   async updateContainerResources(containerId: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void> {

@@ -7,7 +7,7 @@ import type { PressureSignals } from '../platform/pressure';
 import { pressureConditions } from '../platform/pressure';
 import type { MachineInfo } from '../platform/machine';
 import type { NodeAddress } from './addresses';
-import { nodeAllocatable, nodeCapacity, type ResourceInputs } from './node-resources';
+import { nodeAllocatable, nodeCapacity, type ResourceInputs, type ResourceList } from './node-resources';
 import type { DesiredNodeStatus, NodeCondition } from './node-status';
 import type { ReadinessSource } from './readiness';
 import type { RuntimeStatusProvider } from './runtime-status';
@@ -25,6 +25,11 @@ export interface StatusSourceDeps {
   declaredFeatures: readonly string[];
   /** The agent's HTTPS port (config port), published as status.daemonEndpoints. */
   port: number;
+  /**
+   * Extended resources advertised by device plugins (capacity: all devices, allocatable: healthy
+   * ones); added to the machine's resources. Read at every computation.
+   */
+  extendedResources?: () => { capacity: ResourceList; allocatable: ResourceList };
 }
 
 /** Upstream's reason strings are kept: tools and dashboards match on them. */
@@ -49,10 +54,11 @@ export class NodeStatusSource {
       pressure = (['MemoryPressure', 'DiskPressure', 'PIDPressure'] as const).map((type) => ({ type, status: 'Unknown', reason: 'NodeStatusUnknown', message }));
     }
     const resources: ResourceInputs = { ...this.d.resources, machine: m };
+    const extended = this.d.extendedResources?.() ?? { capacity: {}, allocatable: {} };
     return {
       addresses: this.d.addresses(),
-      capacity: nodeCapacity(resources),
-      allocatable: nodeAllocatable(resources),
+      capacity: { ...nodeCapacity(resources), ...extended.capacity },
+      allocatable: { ...nodeAllocatable(resources), ...extended.allocatable },
       conditions: [...pressure, readyCondition(readiness.ready, readiness.problems)],
       nodeInfo: {
         machineID: m.machineID,

@@ -22,9 +22,3 @@ export interface DevicePluginRegistrar {
    */
   deregister(resourceName: string, endpoint: string): void;
 }
-
-/** The registrar main uses while no device manager is wired: every device plugin is told so. */
-export const unwiredDevicePlugins: DevicePluginRegistrar = {
-  register: () => Promise.reject(new Error('svc-node has no device manager enabled')),
-  deregister: () => undefined,
-};

@@ -6,6 +6,7 @@
  * <container>/<restartCount>.log under the sandbox's log directory.
  */
 import path from 'node:path';
+import type { ContainerAllocation } from '../devices/container-allocation';
 import type { ContainerConfig, KeyValue, LinuxContainerSecurityContext, Mount, NamespaceOption, SecurityProfile } from '../cri/types';
 import { expand } from './env';
 import type { Container, Pod } from './pod-types';
@@ -147,4 +148,21 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
   if (container.stdinOnce) config.stdinOnce = true;
   if (container.tty) config.tty = true;
   return config;
+}
+
+/**
+ * Adds what device plugins' Allocate answered for the container (upstream: the device manager's
+ * RunContainerOptions): environment variables after the container's own (a device variable
+ * replaces a same-named one, as the runtime would see the later entry), mounts whose container
+ * path is not mounted already, device nodes, annotations and CDI devices.
+ */
+export function applyDeviceAllocation(config: ContainerConfig, a: ContainerAllocation): void {
+  const envs = (config.envs ?? []).filter((e) => !(e.key in a.envs));
+  for (const [key, value] of Object.entries(a.envs).sort(([x], [y]) => x.localeCompare(y))) envs.push({ key, value });
+  config.envs = envs;
+  const mounted = new Set((config.mounts ?? []).map((m) => m.containerPath));
+  config.mounts = [...(config.mounts ?? []), ...a.mounts.filter((m) => !mounted.has(m.containerPath)).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readOnly }))];
+  if (a.devices.length > 0) config.devices = [...(config.devices ?? []), ...a.devices.map((d) => ({ containerPath: d.containerPath, hostPath: d.hostPath, permissions: d.permissions }))];
+  if (Object.keys(a.annotations).length > 0) config.annotations = { ...(config.annotations ?? {}), ...a.annotations };
+  if (a.cdiDevices.length > 0) config.cdiDevices = [...(config.cdiDevices ?? []), ...a.cdiDevices];
 }

@@ -21,7 +21,7 @@ import { MirrorPods } from './mirror-pods';
 import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
 import type { PodSourceHandler, SourceName } from './pod-source';
-import { PodSyncer } from './pod-sync';
+import { PodSyncer, type DeviceAllocator } from './pod-sync';
 import { podKey, type Pod } from './pod-types';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
@@ -77,6 +77,15 @@ export interface PodManagerOptions {
   mirrorPeriodMs?: number;
   /** Deadline of the image pull (default 10 min). */
   pullTimeoutMs?: number;
+  /**
+   * Device plugins' devices (DeviceManager); retainPods frees the devices of pods that are no
+   * longer known, once the pod sources have synced.
+   */
+  devices?: DeviceAllocator & {
+    retainPods(active: ReadonlySet<string>): Promise<void>;
+    /** Rebuilds allocations from the runtime's containers when the checkpoint was lost (no-op otherwise). */
+    recoverFromRuntime(runtime: RuntimeService, signal?: AbortSignal): Promise<number>;
+  };
 }
 
 /** Where a container's log file is. */
@@ -225,6 +234,8 @@ export class PodManager implements PodSourceHandler {
       .recover(async (image) => (await this.o.runtime.imageStatus({ image }, false, { timeoutMs: callTimeoutMs, signal })).image?.id)
       .catch(() => 0);
     if (recovered > 0) log.info({ intents: recovered }, 'settled image pulls an earlier run left unfinished');
+    // Before any pod is admitted: pods still running keep the devices their containers hold.
+    await this.o.devices?.recoverFromRuntime(this.o.runtime, signal).catch((e: Error) => log.warn({ error: e.message }, 'cannot rebuild device allocations from the runtime'));
     this.syncer = new PodSyncer({
       runtime: this.o.runtime,
       runtimeName: this.runtimeName,
@@ -241,6 +252,7 @@ export class PodManager implements PodSourceHandler {
       clusterDNS: this.o.clusterDNS,
       clusterDomain: this.o.clusterDomain,
       callTimeoutMs,
+      ...(this.o.devices ? { devices: this.o.devices } : {}),
     });
     this.housekeeping = new Housekeeping({
       runtime: this.o.runtime,
@@ -272,6 +284,7 @@ export class PodManager implements PodSourceHandler {
       this.status.run(signal),
       this.every(this.o.housekeepingPeriodMs ?? 10_000, signal, async () => {
         await this.housekeeping?.runOnce(signal);
+        if (this.o.devices && this.sourcesReady) await this.o.devices.retainPods(this.knownUids());
       }),
       this.every(this.o.imageGcPeriodMs ?? 5 * 60_000, signal, async () => {
         await this.imageGc?.runOnce(signal);

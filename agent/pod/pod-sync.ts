@@ -15,7 +15,9 @@ import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import { SeccompProfileError, type SeccompResolver } from '../seccomp/resolve';
 import type { ConfigObjectGetter } from './config-objects';
-import { buildContainerConfig } from './container-config';
+import { DEVICE_IDS_LABEL, type DeviceRunOptions } from '../devices/container-allocation';
+import { DeviceAdmissionError } from '../devices/device-manager';
+import { applyDeviceAllocation, buildContainerConfig } from './container-config';
 import { containerEnv } from './env';
 import { FlowBackoff, goDuration } from './flow-backoff';
 import type { ImageManager } from './image-manager';
@@ -37,6 +39,18 @@ export interface NodeFacts {
   memoryBytes: number;
 }
 
+/**
+ * Device plugins' devices for pods (DeviceManager). admitPod gives every container of the pod its
+ * devices or rejects DeviceAdmissionError (the pod fails with UnexpectedAdmissionError);
+ * runOptions says what CreateContainer adds for a container's devices (rejects Error when a
+ * plugin's PreStartContainer fails); releasePod frees a pod's devices. All idempotent.
+ */
+export interface DeviceAllocator {
+  admitPod(pod: Pod, signal?: AbortSignal): Promise<void>;
+  runOptions(podUid: string, containerName: string): Promise<DeviceRunOptions | undefined>;
+  releasePod(podUid: string): Promise<void>;
+}
+
 export interface PodSyncDeps {
   runtime: RuntimeService;
   /** Prefix of containerIDs in status ("containerd"). */
@@ -55,6 +69,8 @@ export interface PodSyncDeps {
   clusterDomain: string;
   /** Deadline of ordinary CRI calls (runtimeRequestTimeout). */
   callTimeoutMs: number;
+  /** Device plugins; without it extended resources are not handed out. */
+  devices?: DeviceAllocator;
 }
 
 /** What a worker remembers about its pod between syncs. */
@@ -66,6 +82,8 @@ export interface PodSyncState {
   failure?: { reason: string; message: string };
   /** The status last computed (and the API's before that). */
   lastStatus?: PodStatus;
+  /** Set once the pod's devices were allocated (or it needs none). */
+  admitted?: boolean;
 }
 
 export interface SyncResult {
@@ -165,12 +183,25 @@ export class PodSyncer {
       want(st.startTime + ads * 1000 - this.d.clock.now());
     }
     const terminalPhase = st.lastStatus?.phase === 'Failed' || st.lastStatus?.phase === 'Succeeded';
+    if (!st.failure && !terminalPhase && !st.admitted && this.d.devices) {
+      // Upstream allocates devices in pod admission; a pod that cannot get them fails as a whole.
+      try {
+        await this.d.devices.admitPod(pod, signal);
+        st.admitted = true;
+      } catch (e) {
+        if (!(e instanceof DeviceAdmissionError)) throw e;
+        st.failure = { reason: e.reason, message: e.message };
+        this.d.log.warn({ pod: podDesc(pod), reason: e.reason, message: e.message }, 'pod cannot get its devices');
+      }
+    }
     if (st.failure || terminalPhase) {
       // A pod in a terminal phase only winds down (upstream: a terminal pod's worker stops syncing it).
       if (rp.containers.some((c) => c.state === 'CONTAINER_RUNNING') || rp.sandboxes.some((s) => s.state === 'SANDBOX_READY')) {
         await this.killPod(pod, rp, undefined, signal);
         rp = await this.fetch(uid, signal);
       }
+      // A terminal pod's devices go back to the pool (upstream: only active pods hold devices).
+      await this.d.devices?.releasePod(uid);
       this.d.probes.removePod(uid);
       return { status: this.status(pod, st, rp, true) };
     }
@@ -326,6 +357,19 @@ export class PodSyncer {
     const terminationLogPath = await this.d.volumes.terminationLog(uid, c.name, attempt);
     const config = buildContainerConfig({ pod, container: c, kind, attempt, env, volumes, seccomp, terminationLogPath, memoryCapacity: this.d.node.memoryBytes });
     config.image = { image: imageRef, userSpecifiedImage: c.image ?? '' };
+    if (this.d.devices) {
+      let devs: DeviceRunOptions | undefined;
+      try {
+        devs = await this.d.devices.runOptions(uid, c.name);
+      } catch (e) {
+        throw new ContainerSyncError(Reasons.CreateContainerConfigError, (e as Error).message);
+      }
+      if (devs) {
+        applyDeviceAllocation(config, devs.allocation);
+        // Lets the device manager rebuild its allocations from the runtime if its checkpoint is lost.
+        config.labels = { ...(config.labels ?? {}), [DEVICE_IDS_LABEL]: JSON.stringify(devs.deviceIds) };
+      }
+    }
     let id: string;
     try {
       id = await this.d.runtime.createContainer(sandboxId, config, sandboxConfig, this.call(signal));
@@ -387,6 +431,7 @@ export class PodSyncer {
     await this.d.volumes.tearDown(uid);
     const left = await this.d.cgroups.remove(uid);
     if (left.length > 0) this.d.log.warn({ pod: uid, cgroups: left }, 'pod cgroups not removed yet');
+    await this.d.devices?.releasePod(uid);
     this.crashBackoff.forgetPrefix(`${uid}/`);
     this.d.images.forgetPod(uid);
     this.d.probes.removePod(uid);

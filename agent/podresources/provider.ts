@@ -49,7 +49,7 @@ export interface DevicesProvider {
   devicesFor(podUid: string, containerName: string): readonly DeviceSet[];
 }
 
-/** A devices provider with no devices: what the agent uses while no device manager is wired. */
+/** A devices provider with no devices (tests of the pods side). */
 export const noDevices: DevicesProvider = {
   allocatable: () => [],
   devicesFor: () => [],

@@ -7,6 +7,7 @@ import { rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { DevicePluginRegistrar } from '../../agent/pluginregistry/registrar';
+import { loadDevicePluginProto } from '../../agent/devices/device-plugin-proto';
 import { loadRegistrationProto, type PluginInfo, type RegistrationStatus } from '../../agent/pluginregistry/registration-proto';
 import type { DeviceSet, DevicesProvider, PodResourcesPod, PodsProvider } from '../../agent/podresources/provider';
 
@@ -127,8 +128,18 @@ export class FakeRegistrationPlugin {
     private readonly info: PluginInfo,
   ) {}
 
-  static async start(socketPath: string, info: Partial<PluginInfo> & { name: string }): Promise<FakeRegistrationPlugin> {
+  /**
+   * `healthyDevices`: also serve the device plugin API (v1beta1 DevicePlugin) on the same socket,
+   * advertising these device IDs as healthy, so the agent's device manager can accept the plugin.
+   */
+  static async start(socketPath: string, info: Partial<PluginInfo> & { name: string }, healthyDevices?: readonly string[]): Promise<FakeRegistrationPlugin> {
     const p = new FakeRegistrationPlugin(socketPath, { type: 'DevicePlugin', endpoint: '', supported_versions: ['v1beta1'], ...info });
+    if (healthyDevices) {
+      p.server.addService(loadDevicePluginProto().DevicePlugin.service, {
+        GetDevicePluginOptions: (_c: unknown, cb: grpc.sendUnaryData<object>) => cb(null, {}),
+        ListAndWatch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.write({ devices: healthyDevices.map((ID) => ({ ID, health: 'Healthy' })) }),
+      });
+    }
     const Registration = loadRegistrationProto();
     p.server.addService(Registration.service, {
       GetInfo: (_call: unknown, cb: grpc.sendUnaryData<PluginInfo>) => {

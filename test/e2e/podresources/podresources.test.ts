@@ -1,10 +1,11 @@
 /**
  * The pod resources API end to end: a real svc-apiserver, a real svc-node (CRI simulator) and a
  * pod resources client in a third process (test/fixtures/podresources/client.js, plain grpc-js on
- * the proto file) speaking raw gRPC to <root-dir>/pod-resources/kubelet.sock. No device manager
- * is wired yet, so containers show no devices; what is checked is the wire contract, the pods the
- * agent runs, NOT_FOUND, the rate limit under a flood, and that the agent keeps heartbeating and
- * answering. A plugin on plugins_registry/ is answered too (told there is no device manager).
+ * the proto file) speaking raw gRPC to <root-dir>/pod-resources/kubelet.sock: the wire contract,
+ * the pods the agent runs, NOT_FOUND, the rate limit under a flood, and that the agent keeps
+ * heartbeating and answering. A device plugin announced on plugins_registry/ joins the device
+ * manager and its devices show in GetAllocatableResources. (Devices held by containers are
+ * covered by test/e2e/devices.)
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -110,7 +111,7 @@ test.serial('Get answers one pod; an unknown pod is NOT_FOUND', async (t) => {
   t.is(missing.details, 'pod ghost in namespace default not found');
 });
 
-test.serial('GetAllocatableResources answers (empty until a device manager is wired)', async (t) => {
+test.serial('GetAllocatableResources answers (no device plugin yet: empty)', async (t) => {
   const r = await eventually('GetAllocatableResources', async () => {
     const a = await client('allocatable');
     return a.ok ? a.response : undefined;
@@ -147,15 +148,28 @@ test.serial('a deleted pod leaves List', async (t) => {
   t.pass();
 });
 
-test.serial('a device plugin on plugins_registry/ gets a registration status (no device manager wired yet)', async (t) => {
+test.serial('a device plugin on plugins_registry/ is registered with the device manager; its devices become allocatable', async (t) => {
   const sock = path.join(e().node.rootDir, 'plugins_registry', 'example-foo.sock');
-  const plugin = await FakeRegistrationPlugin.start(sock, { name: 'example.com/foo' });
+  const plugin = await FakeRegistrationPlugin.start(sock, { name: 'example.com/foo' }, ['dev-a', 'dev-b']);
   try {
     const [s] = await plugin.statusCount(1, 30_000);
-    t.false(s!.plugin_registered);
-    t.is(s!.error, 'RegisterPlugin error -- plugin registration failed with err: svc-node has no device manager enabled');
+    t.true(s!.plugin_registered, s!.error);
+    const r = await eventually('the devices in GetAllocatableResources', async () => {
+      const a = await client('allocatable');
+      return a.ok && a.response.devices.length === 2 ? a.response : undefined;
+    }, 30_000, 200);
+    t.deepEqual(r.devices.map((d: any) => [d.resource_name, d.device_ids]).sort(), [['example.com/foo', ['dev-a']], ['example.com/foo', ['dev-b']]]);
   } finally {
     await plugin.stop();
+  }
+  const bad = await FakeRegistrationPlugin.start(path.join(e().node.rootDir, 'plugins_registry', 'bad.sock'), { name: 'example.com/bar' });
+  try {
+    // Only the registration service, no device plugin API behind it: refused with the reason.
+    const [s] = await bad.statusCount(1, 30_000);
+    t.false(s!.plugin_registered);
+    t.regex(s!.error, /^RegisterPlugin error -- plugin registration failed with err: .*(UNIMPLEMENTED|Unimplemented|GetDevicePluginOptions)/);
+  } finally {
+    await bad.stop();
   }
 });
 

@@ -393,3 +393,17 @@ test('checkpointRetention: defaults, and a bad cron expression names the file an
   const neg = await configError(t, loadAgentConfig(['--config', '/c.yaml'], memEnv({ '/c.yaml': head + 'checkpointRetention:\n  maxPerContainer: -1\n' })));
   t.regex(neg.message, /^\/c\.yaml: field checkpointRetention\.maxPerContainer: /);
 });
+
+test('device plugin settings: defaults (5m grace as upstream, 1m admission wait, 30s call timeout) and overrides', async (t) => {
+  const d = (await loadAgentConfig([], memEnv({}))).config;
+  t.is(d.devicePluginGracePeriod, 300_000);
+  t.is(d.devicePluginAdmissionWait, 60_000);
+  t.is(d.devicePluginCallTimeout, 30_000);
+  const body = 'devicePluginGracePeriod: 30s\ndevicePluginAdmissionWait: 0s\ndevicePluginCallTimeout: 2s\n';
+  const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }))).config;
+  t.is(c.devicePluginGracePeriod, 30_000);
+  t.is(c.devicePluginAdmissionWait, 0);
+  t.is(c.devicePluginCallTimeout, 2000);
+  const e = await configError(t, loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'devicePluginCallTimeout: 0s\n' })));
+  t.regex(e.message, /devicePluginCallTimeout/);
+});

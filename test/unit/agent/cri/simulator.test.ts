@@ -528,3 +528,16 @@ test('close makes later calls Unavailable and ends event streams', async (t) => 
   t.true((await pending).done);
   await rejectsWith(t, sim.listContainers(), 'Unavailable');
 });
+
+test('verbose ContainerStatus shows the config CreateContainer got (info["info"].config), plain status none', async (t) => {
+  const { sim } = setup();
+  const sb = sandboxConfig('v');
+  const sandboxId = await sim.runPodSandbox(sb);
+  const cfg = { ...containerConfig('c', 'busybox'), devices: [{ containerPath: '/dev/x', hostPath: '/dev/null', permissions: 'rw' }], cdiDevices: ['example.com/x=1'] };
+  const id = await sim.createContainer(sandboxId, cfg, sb);
+  t.deepEqual((await sim.containerStatus(id)).info, {});
+  const info = JSON.parse((await sim.containerStatus(id, true)).info['info']!) as { sandboxID: string; config: typeof cfg };
+  t.is(info.sandboxID, sandboxId);
+  t.deepEqual(info.config.devices, cfg.devices);
+  t.deepEqual(info.config.cdiDevices, ['example.com/x=1']);
+});

@@ -60,3 +60,27 @@ test('declaredFeatures lists enabled node-level gates only, sorted', (t) => {
   t.deepEqual(declaredFeatures(new FeatureGates()), ['ContainerCheckpoint', 'InPlacePodVerticalScaling', 'NodeSwap', 'SidecarContainers']);
   t.deepEqual(declaredFeatures(new FeatureGates({ NodeSwap: false, ContainerCheckpoint: false })), ['InPlacePodVerticalScaling', 'SidecarContainers']);
 });
+
+test('device plugins extended resources are added to capacity and allocatable, read at every computation', async (t) => {
+  let ext: { capacity: Record<string, string>; allocatable: Record<string, string> } = { capacity: { 'example.com/foo': '4' }, allocatable: { 'example.com/foo': '3' } };
+  const source = new NodeStatusSource({
+    machine,
+    addresses: () => [],
+    pressure: async () => ({ memory: false, disk: false, pid: false }),
+    readiness: new ReadinessSource(),
+    runtime: unknownRuntime,
+    resources: { maxPods: 10 },
+    svcVersion: 'v1',
+    declaredFeatures: [],
+    port: 10250,
+    extendedResources: () => ext,
+  });
+  const st = await source.compute();
+  t.is(st.capacity['example.com/foo'], '4');
+  t.is(st.allocatable['example.com/foo'], '3');
+  t.is(st.capacity.pods, '10');
+  ext = { capacity: {}, allocatable: {} };
+  const after = await source.compute();
+  t.false('example.com/foo' in after.capacity);
+  t.false('example.com/foo' in after.allocatable);
+});
