@@ -87,7 +87,7 @@ test('on a fresh clone, the README command brings up a Ready node that the print
     let out = '';
     p.stdout!.on('data', (d) => (out += d));
     p.stderr!.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => p.once('exit', (code, signal) => r({ code, signal })));
 
     const kubeconfig = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no "is Ready" line within 420 s:\n${out}`)), 420_000);
@@ -100,9 +100,9 @@ test('on a fresh clone, the README command brings up a Ready node that the print
         }
       };
       p.stdout!.on('data', check);
-      void exited.then((code) => {
+      void exited.then((e) => {
         clearTimeout(timer);
-        reject(new Error(`npm start exited (${code}) before the node was Ready:\n${out}`));
+        reject(new Error(`npm start exited (${e.signal ?? e.code}) before the node was Ready:\n${out}`));
       });
     });
     t.is(kubeconfig, join(dataDir, 'apiserver', 'admin.kubeconfig'));
@@ -125,9 +125,12 @@ test('on a fresh clone, the README command brings up a Ready node that the print
 
     // Ctrl-C: SIGINT to the foreground process group (npm, the quick start, both daemons).
     process.kill(-pgid, 'SIGINT');
-    const code = await exited;
-    t.is(code, 0, out);
-    for (let i = 0; i < 100 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 200));
+    // npm itself dies of the SIGINT at once (as `npm run` does on Ctrl-C: the shell shows ^C);
+    // the quick start finishes stopping both daemons and reports how each ended.
+    const npmExit = await exited;
+    t.true(npmExit.code === 0 || npmExit.signal === 'SIGINT', JSON.stringify(npmExit));
+    for (let i = 0; i < 150 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 200));
+    t.regex(out, /quickstart: stopped \(svc-node exited 0, svc-apiserver exited 0\)\n/, out);
     t.false(groupAlive(pgid), `processes of the quick start are still running:\n${processesUnder(clone).join('\n')}`);
     t.deepEqual(processesUnder(clone), []);
     t.notRegex(out, /exited \(\d+\); stopping|failed unexpectedly/, out);
