@@ -19,7 +19,7 @@ export const externalModules = ['better-sqlite3', 'sd-notify'];
 export const runtimeLookups = [
   { input: /^common\/version\.ts$/, why: 'walks up from the bundle to package.json: /usr/lib/svc/package.json is shipped' },
   { input: /^agent\/cri\/cri-proto\.ts$/, why: 'walks up from the bundle to proto/: /usr/lib/svc/proto is shipped' },
-  { input: /^node_modules\/undici\/index\.js$/, why: 'keeps __filename for stack traces only' },
+  { input: /(^|\/)node_modules\/undici\/index\.js$/, why: 'keeps __filename for stack traces only' },
   { input: /(^|\/)node_modules\/pino\/lib\/transport\.js$/, why: 'pino transports (worker threads) are not used' },
   { input: /(^|\/)node_modules\/thread-stream\/index\.js$/, why: 'used only by pino transports, which are not used' },
   { input: /(^|\/)node_modules\/@grpc\/grpc-js\/build\/src\/(channelz|orca)\.js$/, why: 'protos loaded only when the channelz admin service or ORCA is registered, which svc never does' },
