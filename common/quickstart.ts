@@ -41,20 +41,35 @@ function start(name: string, args: string[]): ChildProcess {
       void shutdown(1);
     }
   });
+  children.push({ name, proc: p });
   return p;
 }
 
 let stopping = false;
-const children: ChildProcess[] = [];
+const children: { name: string; proc: ChildProcess }[] = [];
 
+function exitOf(p: ChildProcess): Promise<string> {
+  const describe = () => (p.signalCode ? `killed by ${p.signalCode}` : `exited ${p.exitCode}`);
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve(describe());
+  return new Promise((r) => p.once('exit', () => r(describe())));
+}
+
+/**
+ * Stops both (the agent first, so it stops heartbeating before the server goes away) and says how
+ * each ended. On Ctrl-C the terminal has already sent SIGINT to both; SIGTERM is for the other
+ * ways here. Exits non-zero when either did not stop cleanly.
+ */
 async function shutdown(code: number): Promise<never> {
+  if (stopping && code === 0) return new Promise<never>(() => undefined);
   stopping = true;
-  // The agent first, so it stops heartbeating before the server goes away.
+  const ended: string[] = [];
   for (const c of [...children].reverse()) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    c.kill('SIGTERM');
-    await new Promise((r) => c.once('exit', r));
+    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM');
+    const how = await exitOf(c.proc);
+    ended.push(`${c.name} ${how}`);
+    if (how !== 'exited 0') code = code || 1;
   }
+  process.stderr.write(`quickstart: stopped (${ended.join(', ')})\n`);
   process.exit(code);
 }
 
@@ -86,9 +101,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown(0));
 
   const apiDir = join(o.dataDir, 'apiserver');
-  children.push(
-    start('svc-apiserver', [`--data-dir=${apiDir}`, '--bind-address=127.0.0.1', `--secure-port=${o.port}`, '--enable-bootstrap-token-auth', '--log-level=warn']),
-  );
+  start('svc-apiserver', [`--data-dir=${apiDir}`, '--bind-address=127.0.0.1', `--secure-port=${o.port}`, '--enable-bootstrap-token-auth', '--log-level=warn']);
   const pki = join(apiDir, 'pki');
   const admin = await until('the API server credentials', async () =>
     existsSync(join(pki, 'admin.key'))
@@ -141,18 +154,16 @@ async function main(): Promise<void> {
   const config = join(nodeDir, 'config.yaml');
   writeFileSync(config, 'apiVersion: nodeagent.config.svc.io/v1beta1\nkind: NodeAgentConfiguration\nfailSwapOn: false\n');
   const nodeName = hostname().toLowerCase();
-  children.push(
-    start('svc-node', [
-      `--config=${config}`,
-      `--root-dir=${join(nodeDir, 'root')}`,
-      `--lock-file=${join(nodeDir, 'svc-node.lock')}`,
-      `--bootstrap-kubeconfig=${bootstrap}`,
-      `--kubeconfig=${join(nodeDir, 'kubeconfig')}`,
-      `--container-runtime-endpoint=${runtime}`,
-      `--port=${o.port + 1}`,
-      '--log-level=warn',
-    ]),
-  );
+  start('svc-node', [
+    `--config=${config}`,
+    `--root-dir=${join(nodeDir, 'root')}`,
+    `--lock-file=${join(nodeDir, 'svc-node.lock')}`,
+    `--bootstrap-kubeconfig=${bootstrap}`,
+    `--kubeconfig=${join(nodeDir, 'kubeconfig')}`,
+    `--container-runtime-endpoint=${runtime}`,
+    `--port=${o.port + 1}`,
+    '--log-level=warn',
+  ]);
   await until(`node ${nodeName} to be Ready`, async () => {
     const n = await call(admin, `${base}/api/v1/nodes/${nodeName}`);
     const ready = (n.json?.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');

@@ -77,9 +77,9 @@ export interface ApiServerFlags {
 }
 
 /** list: comma-separated; strings: repeatable, each occurrence one value (paths may hold commas). */
-type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'strings';
+export type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'strings';
 
-interface Def {
+export interface Def {
   kind: Kind;
   usage: string;
   def?: string;
@@ -153,6 +153,9 @@ const defs: Record<string, Def> = {
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
+
+/** The flag table as defined here, read by the generated reference (docs/reference/apiserver-flags.md). */
+export const apiServerFlagDefs: Readonly<Record<string, Readonly<Def>>> = defs;
 
 export class FlagError extends Error {}
 

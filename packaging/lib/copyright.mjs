@@ -26,6 +26,16 @@ export function packageDirsOf(inputPaths) {
   return [...dirs].sort();
 }
 
+/**
+ * A build-tree path as the copyright file shows it: from its first node_modules/ on, so the file
+ * does not depend on where the build tree's node_modules really lives (it may be a symlink to a
+ * shared install, which esbuild and realpath resolve to ../../somewhere/node_modules/...).
+ */
+export function shownPath(p) {
+  const i = p.indexOf('node_modules/');
+  return i > 0 ? p.slice(i) : p;
+}
+
 /** The package.json author as text, or undefined. */
 function authorOf(pkg) {
   return typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
@@ -107,7 +117,7 @@ export function renderCopyright(opts) {
     const holders = holdersOf(join(opts.repoRoot, dir), pkg);
     paragraphs.push(
       [
-        `Files: ${dir}/*`,
+        `Files: ${shownPath(dir)}/*`,
         `Copyright: ${holders.join('\n ')}`,
         `License: ${lic.dep5}`,
         `Comment: ${pkg.name} ${pkg.version}, ${shippedAs}.`,
@@ -115,7 +125,7 @@ export function renderCopyright(opts) {
     );
   }
   for (const p of opts.extra ?? []) {
-    paragraphs.push([`Files: ${p.files}`, `Copyright: ${p.copyright.join('\n ')}`, `License: ${p.license}`, p.comment ? `Comment: ${p.comment}` : ''].filter(Boolean).join('\n'));
+    paragraphs.push([`Files: ${shownPath(p.files)}`, `Copyright: ${p.copyright.join('\n ')}`, `License: ${p.license}`, p.comment ? `Comment: ${p.comment}` : ''].filter(Boolean).join('\n'));
   }
 
   for (const id of [...used].sort()) {

@@ -332,6 +332,69 @@ test.serial("upgrading keeps the admin's edited conffile, takes untouched ones, 
   t.is(readlinkSync(join(wants, 'svc-apiserver.service')), '/lib/systemd/system/svc-apiserver.service', 'svc-apiserver stays enabled');
 });
 
+/** Starts the installed svc-node against an installed API server; `name` is the node and its directory. */
+function startInstalledNode(name: string, api: { port: number; kubeconfig: string }, port: number): Started {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  return start(
+    join(root, 'usr/bin/svc-node'),
+    [
+      `--config=${join(root, 'etc/svc/node.yaml')}`,
+      `--config-dir=${join(root, 'etc/svc/node.conf.d')}`,
+      `--kubeconfig=${api.kubeconfig}`,
+      `--root-dir=${join(dir, 'root')}`,
+      `--lock-file=${join(dir, 'svc-node.lock')}`,
+      `--hostname-override=${name}`,
+      '--fail-swap-on=false',
+      '--container-runtime-endpoint=sim://',
+      `--port=${port}`,
+    ],
+    { ...process.env },
+  );
+}
+
+test.serial('upgrading under a running agent: it keeps heartbeating from the replaced files, stops cleanly, and the new files start', async (t) => {
+  // Issue 10, bad input "installing over a running older version". Without systemd as PID 1 the
+  // postinst restarts nothing, so the old process runs on over the unpacked files: the state a
+  // node is in between dpkg's unpack and systemd's try-restart, kept here for as long as it takes.
+  const api = await startInstalledApiServer('api-upgrade');
+  const name = 'pkg-upgrade-node';
+  const renewTime = async () => {
+    const r = await api.get(`/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/${name}`);
+    return r.status === 200 ? ((JSON.parse(r.text) as { spec?: { renewTime?: string } }).spec?.renewTime ?? undefined) : undefined;
+  };
+  /** Resolves once the Lease is renewed after `after` (undefined: once it exists); rejects if the agent exits. */
+  const renewedAfter = (agent: Started, after: string | undefined, what: string) =>
+    waitFor(
+      what,
+      async () => {
+        if (agent.proc.exitCode !== null) throw new Error(`svc-node exited ${agent.proc.exitCode}:\n${agent.output()}`);
+        const now = await renewTime();
+        return now !== undefined && (after === undefined || Date.parse(now) > Date.parse(after)) ? now : undefined;
+      },
+      90_000,
+    );
+  const old = startInstalledNode(name, api, api.port + 1);
+  const first = await renewedAfter(old, undefined, 'the Lease of the agent started from the old package');
+
+  const next = await rebuild('3', () => undefined);
+  await dpkgInstall(root, next, ['--force-confold']);
+  t.is(dpkgStatus(root, 'svc')?.['Version'], `${pkgVersion}-3`);
+  const unpacked = await renewTime();
+  await renewedAfter(old, unpacked ?? first, 'a Lease renewal by the old process after the upgrade');
+  t.is(old.proc.exitCode, null, 'the old process survives the unpack');
+  old.proc.kill('SIGTERM');
+  t.is(await old.exited, 0, old.output());
+
+  const fresh = startInstalledNode(name, api, api.port + 1);
+  const stoppedAt = await renewTime();
+  await renewedAfter(fresh, stoppedAt, 'a Lease renewal by the agent started from the new files');
+  fresh.proc.kill('SIGTERM');
+  t.is(await fresh.exited, 0, fresh.output());
+  api.server.proc.kill('SIGTERM');
+  t.is(await api.server.exited, 0, api.server.output());
+});
+
 test.serial('remove keeps configuration and state; purge with keep-on-purge keeps only the agent state', async (t) => {
   await dpkgRemove(root, 'svc');
   t.is(dpkgStatus(root, 'svc')?.['Status'], 'deinstall ok config-files');
