@@ -129,7 +129,12 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   if (!swap.start) throw new StartupError(swap.message);
   if (swap.note) log.info({ swapOn: swap.swapOn, behavior: swap.behavior }, swap.note);
 
-  await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log: log.child({ component: 'root-dir' }) });
+  try {
+    await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log: log.child({ component: 'root-dir' }) });
+  } catch (e) {
+    // A read-only or full /var/lib: one readable line in the journal, not a stack trace.
+    throw new StartupError(`cannot prepare the root directory ${cfg.flags.rootDir}: ${(e as Error).message}`);
+  }
   const machine = await readMachineInfo({ rootDir: cfg.flags.rootDir });
   log.info({ cpu: machine.cpuCores, memoryBytes: machine.memoryBytes, kernel: machine.kernelVersion, os: machine.osImage }, 'read machine info');
 

@@ -47,6 +47,24 @@ test('a missing kubeconfig without a bootstrap kubeconfig stops start-up with a 
   }
 });
 
+test('a root directory that cannot be created stops start-up with one readable line (exit 1, retried by the unit)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-node-cli-'));
+  try {
+    // A regular file where a parent directory should be: mkdir fails (ENOTDIR) even for root,
+    // like a read-only or full /var/lib would (EROFS, ENOSPC).
+    writeFileSync(join(dir, 'not-a-dir'), '');
+    const root = join(dir, 'not-a-dir', 'root');
+    const r = run([`--root-dir=${root}`, `--lock-file=${join(dir, 'lock')}`, `--config=${writeAgentConfig(dir)}`]);
+    t.is(r.status, 1);
+    const line = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'svc-node cannot start');
+    t.truthy(line, r.stdout);
+    t.regex(String(line!['error']), new RegExp(`^cannot prepare the root directory ${root}: ENOTDIR`));
+    t.notRegex(r.stdout + r.stderr, noStack);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a second agent on the same lock file refuses to run', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-node-cli-'));
   // Standalone (no --kubeconfig): the first agent holds the lock and idles.
