@@ -170,7 +170,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   apiMetrics.include(() => metrics.render());
   let auth: Authentication;
   try {
-    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date(), admit: (a) => admission.admit(a) });
+    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, cache, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date(), admit: (a) => admission.admit(a) });
   } catch (err) {
     if (err instanceof AuthenticationConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
@@ -247,6 +247,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         },
       },
       ...authz.checks,
+      ...auth.checks,
     ],
     gates: flags.featureGates,
     livezGraceMs: flags.livezGracePeriodMs,
@@ -302,6 +303,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     bootstrap.then(() => (flags.leaderElect ? elector.run(ac.signal, controllers) : controllers(ac.signal))),
     // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.
     authz.run(ac.signal),
+    // Service account and bootstrap token lookup caches (live reads answer until they have listed), authn config reloads.
     auth.run(ac.signal),
   ];
   // Type=notify: READY=1 once the listener is bound, STOPPING=1 when shutdown begins.

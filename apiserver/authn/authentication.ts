@@ -7,6 +7,7 @@ import type { ResourceRequest } from '../handlers/context';
 import type { AdmissionAttributes } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
+import type { WatchCache } from '../store/watch-cache';
 import type { AnonymousPolicy } from './anonymous';
 import type { Authenticator } from './authenticator';
 import { AuthenticationConfigError, compileOidcFlags, type OidcFlags } from './authentication-config';
@@ -14,6 +15,7 @@ import { AuthenticationConfigController, type LoadedAuthenticationConfig } from 
 import { BootstrapTokenAuthenticator } from './bootstrap-token';
 import { CertPool } from './cert-chain';
 import { JwtAuthenticator, JwtAuthenticatorSet } from './jwt-authenticator';
+import { AuthnLookupCaches } from './lookup-caches';
 import type { MetricsRegistry } from './metrics';
 import { httpsJsonFetcher, OidcKeySource, type FetchJson } from './oidc-keys';
 import { RequestAuthenticator } from './request-authenticator';
@@ -71,6 +73,8 @@ export interface AuthenticationOptions {
 
 export interface AuthenticationDeps {
   store: ObjectStore;
+  /** The store's watch cache: feeds the service account and bootstrap token lookup caches. */
+  cache: WatchCache;
   registry: ResourceRegistry;
   metrics: MetricsRegistry;
   log: Logger;
@@ -100,7 +104,9 @@ export interface Authentication {
   tlsClientCaPem: string | undefined;
   /** Where the generated signing key was written, when one was. */
   generatedSigningKeyPath?: string;
-  /** Reloads the configuration file and fetches OIDC keys until the signal aborts. */
+  /** Readiness checks (merge into ApiServerOptions.checks): the lookup caches have been listed. */
+  checks: Array<{ name: string; check: () => string | undefined }>;
+  /** Follows the lookup caches' watches, reloads the configuration file and fetches OIDC keys until the signal aborts. */
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -141,12 +147,18 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   else if (o.serviceAccount.tlsPrivateKeyFile) verify = loadPublicKeyFiles([o.serviceAccount.tlsPrivateKeyFile]);
   // Tokens this server signs always verify here, so service accounts work without extra flags.
   if (!verify.some((k) => k.kid === signing.kid)) verify.push({ key: signing.key, alg: signing.alg, kid: signing.kid });
+  // TokenRequest reads the store itself (issuing is rare and should see the freshest account);
+  // authentication reads the watch-fed caches, live only on a miss (lookup-caches.ts).
   const objects = new StoreObjectGetter(d.store, d.registry);
+  const lookups = new AuthnLookupCaches(
+    { store: d.store, cache: d.cache, registry: d.registry, log },
+    { serviceAccounts: o.serviceAccount.lookup !== false, bootstrapTokens: !!o.enableBootstrapTokenAuth },
+  );
   const issuer = new ServiceAccountTokenIssuer(signing, saIssuers[0]!, d.now);
   const saAuthn = new ServiceAccountTokenAuthenticator({
     issuers: saIssuers,
     keys: verify,
-    ...(o.serviceAccount.lookup === false ? {} : { lookup: objects }),
+    ...(o.serviceAccount.lookup === false ? {} : { lookup: lookups.boundObjects }),
     now: d.now,
     log: log.child({ authn: 'service-account' }),
   });
@@ -197,7 +209,7 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   if (o.tokenAuthFile) tokenMethods.push(new AudienceAgnosticToken(TokenFileAuthenticator.fromFile(o.tokenAuthFile), apiAudiences));
   tokenMethods.push(saAuthn);
   if (o.enableBootstrapTokenAuth) {
-    tokenMethods.push(new AudienceAgnosticToken(new BootstrapTokenAuthenticator(d.store, d.registry, { now: d.now, log: log.child({ authn: 'bootstrap-token' }) }), apiAudiences));
+    tokenMethods.push(new AudienceAgnosticToken(new BootstrapTokenAuthenticator(lookups.bootstrapSecrets, { now: d.now, log: log.child({ authn: 'bootstrap-token' }) }), apiAudiences));
   }
   tokenMethods.push(jwtSet);
   let webhook: WebhookTokenAuthenticator | undefined;
@@ -268,11 +280,12 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
     subresources,
     tlsClientCaPem: tlsCa,
     ...(generatedSigningKeyPath ? { generatedSigningKeyPath } : {}),
+    checks: [{ name: 'authentication-informers', check: () => (lookups.hasSynced() ? undefined : 'authentication lookup caches not synced') }],
     async run(signal) {
       // Warm the OIDC key caches so the first token does not wait for discovery.
       for (const a of jwtSet.authenticators) void a.warm();
       const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      await Promise.all([aborted, controller?.run(signal)]);
+      await Promise.all([aborted, controller?.run(signal), lookups.run(signal)]);
       await webhook?.close();
     },
   };

@@ -1,10 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, errors } from '../api/errors';
+import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import type { ResourceRegistry } from '../registry/builtin';
-import type { ObjectStore } from '../store/object-store';
 import { bearerToken, type Authenticator } from './authenticator';
 import type { UserInfo } from './user';
 
@@ -19,6 +17,11 @@ const TOKEN_PATTERN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 /** auth-extra-groups entries upstream accepts (bootstrapapi.BootstrapGroupPattern). */
 const EXTRA_GROUP_PATTERN = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 
+/** Reads a Secret; null when it does not exist; rejects only on store failure. */
+export interface SecretGetter {
+  get(kind: 'Secret', namespace: string, name: string): Promise<KObject | null>;
+}
+
 export interface BootstrapTokenOptions {
   now: () => Date;
   log: Logger;
@@ -30,13 +33,15 @@ export interface BootstrapTokenOptions {
  * against Secret svc-system/bootstrap-token-<id> of type bootstrap.svc.io/token. A token of that
  * form is always decided here: accepted as system:bootstrap:<id>, or rejected with 401 (never
  * passed on to anonymous). Other bearer tokens are "not mine". The secret part is never logged.
+ * Upstream reads the Secret from an informer lister of kube-system; authentication.ts hands in
+ * the same kind of watch-fed cache (with a live read on a miss), so a deleted token stops
+ * working once the watch delivers the deletion (milliseconds), not on the very next request.
  */
 export class BootstrapTokenAuthenticator implements Authenticator {
   readonly name = 'bootstrap-token';
 
   constructor(
-    private readonly store: ObjectStore,
-    private readonly types: ResourceRegistry,
+    private readonly secrets: SecretGetter,
     private readonly opts: BootstrapTokenOptions,
   ) {}
 
@@ -52,27 +57,16 @@ export class BootstrapTokenAuthenticator implements Authenticator {
       this.opts.log.info({ tokenId: id }, `Bootstrap secret ${BOOTSTRAP_TOKEN_NAMESPACE}/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id} ${why}`);
       throw errors.unauthorized();
     };
-    const s = await this.secret(id);
+    const s = await this.secrets.get('Secret', BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_PREFIX + id);
     if (!s) return reject('not found to match the bootstrap bearer token');
     if (s.metadata.deletionTimestamp) return reject('is deleted and awaiting removal');
     if (s.type !== BOOTSTRAP_TOKEN_SECRET_TYPE) return reject(`has invalid type, expected ${BOOTSTRAP_TOKEN_SECRET_TYPE}.`);
-    const data = secretData(s);
+    const data = decodedData(s);
     if (!constantTimeEqual(data['token-secret'] ?? '', secret)) return reject('has invalid value for key token-secret.');
     if (data['token-id'] !== id) return reject('has invalid value for key token-id.');
     if (hasExpired(data, this.opts.now())) return reject('has expired.');
     if (data['usage-bootstrap-authentication'] !== 'true') return reject('not marked usage-bootstrap-authentication=true.');
     return { username: `system:bootstrap:${id}`, groups: this.groups(id, data['auth-extra-groups']) };
-  }
-
-  private async secret(id: string): Promise<KObject | null> {
-    const t = this.types.lookup('', 'v1', 'secrets');
-    if (!t) throw errors.internal('secrets type not registered');
-    try {
-      return await this.store.get(t, BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_PREFIX + id);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return null;
-      throw err;
-    }
   }
 
   /**
@@ -93,6 +87,19 @@ export class BootstrapTokenAuthenticator implements Authenticator {
     }
     return groups;
   }
+}
+
+/**
+ * Decoded data per Secret object. The getter hands out the cache's shared, never-modified
+ * objects, so each token Secret is decoded once per version instead of on every request; live
+ * reads are fresh objects and their entries go with them.
+ */
+const decoded = new WeakMap<KObject, Record<string, string>>();
+
+function decodedData(s: KObject): Record<string, string> {
+  let d = decoded.get(s);
+  if (!d) decoded.set(s, (d = secretData(s)));
+  return d;
 }
 
 /** Decoded data of a Secret (values are base64 on the wire; stringData is folded in by the Secret type on write). */
@@ -124,9 +131,13 @@ export function parseRfc3339(s: string): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-/** Compares by SHA-256 digest so neither the length nor the content leaks through timing. */
+/**
+ * Compares in constant time for equal lengths, as upstream's subtle.ConstantTimeCompare: a
+ * length mismatch answers at once (the presented secret always has sixteen characters, so only
+ * a malformed stored secret's length could show, and that is no secret worth guarding).
+ */
 function constantTimeEqual(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest();
-  const db = createHash('sha256').update(b).digest();
-  return timingSafeEqual(da, db);
+  const da = Buffer.from(a, 'utf8');
+  const db = Buffer.from(b, 'utf8');
+  return da.length === db.length && timingSafeEqual(da, db);
 }

@@ -144,14 +144,20 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
 
   /** Returns the account's user for a valid token of ours, null for other tokens, throws 401 otherwise. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
-    const unverified = peekClaims(token);
-    if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
+    if (!looksLikeJwt(token)) return null;
     const key = createHash('sha256').update(token).digest('base64url');
-    const payload = await this.verified.get(key, async () => {
-      const p = await this.verify(token);
-      const untilExpiry = ((p.exp ?? 0) + LEEWAY_SECONDS) * 1000 - this.o.now().getTime();
-      return { value: p, ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
-    });
+    // A token verified before was ours (its iss was checked then): skip decoding it again, the
+    // larger part of the per-request cost once the signature check is cached.
+    let payload = this.verified.peek(key);
+    if (!payload) {
+      const unverified = peekClaims(token);
+      if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
+      payload = await this.verified.get(key, async () => {
+        const p = await this.verify(token);
+        const untilExpiry = ((p.exp ?? 0) + LEEWAY_SECONDS) * 1000 - this.o.now().getTime();
+        return { value: p, ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
+      });
+    }
     const tokenAuds = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
     const auds = intersect(audiences, tokenAuds);
     if (auds.length === 0) return this.reject('token audiences do not match the requested audiences');
@@ -211,6 +217,14 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     this.o.log.debug({ authn: this.name, reason: why }, 'service account token rejected');
     throw errors.unauthorized(`invalid bearer token, ${why}`);
   }
+}
+
+/** Whether the text has the three dot-separated parts of a compact JWT (cheap; bootstrap and static tokens do not). */
+function looksLikeJwt(token: string): boolean {
+  const first = token.indexOf('.');
+  if (first <= 0) return false;
+  const second = token.indexOf('.', first + 1);
+  return second > first + 1 && token.indexOf('.', second + 1) === -1;
 }
 
 /** The payload of a compact JWT without verifying it, or undefined when the text is not one. */

@@ -33,6 +33,12 @@ export class TokenDecisionCache<V> {
     return (await p).value;
   }
 
+  /** The cached value when one is held and fresh, without computing anything. */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expires > this.now() ? hit.value : undefined;
+  }
+
   private set(key: string, value: V, ttlMs: number): void {
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) {

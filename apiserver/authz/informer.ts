@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
-import { typePrefix } from '../store/keys';
+import { collectionPrefix } from '../store/keys';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 
@@ -34,6 +34,12 @@ export class Informer {
     private readonly handler: InformerHandler,
     private readonly log: Logger,
     private readonly retryMs = 500,
+    /**
+     * Restricts namespaced types to this one namespace ('' = every namespace), as upstream's
+     * informer factory WithNamespace: a cache that needs one namespace's objects (the bootstrap
+     * token Secrets of svc-system) neither lists nor keeps the rest. Cluster-scoped types ignore it.
+     */
+    private readonly namespace = '',
   ) {}
 
   /** Follows every type until the signal aborts. */
@@ -56,7 +62,7 @@ export class Informer {
     let first = true;
     while (!signal.aborted) {
       try {
-        const list = await this.store.list(t, '', everything);
+        const list = await this.store.list(t, this.namespace, everything);
         this.handler.reset(t);
         for (const o of list.items) this.handler.upsert(t, o);
         if (first) {
@@ -64,7 +70,7 @@ export class Informer {
           if (++this.synced === this.types.length) this.markSynced();
         }
         const from = Number(list.metadata.resourceVersion ?? 0);
-        for await (const ev of this.cache.watch(typePrefix(t), from, signal)) {
+        for await (const ev of this.cache.watch(collectionPrefix(t, this.namespace), from, signal)) {
           if (ev.type === 'DELETED') this.handler.remove(t, ev.object);
           else this.handler.upsert(t, ev.object, ev.prevObject);
         }

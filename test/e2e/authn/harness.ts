@@ -89,7 +89,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const { serviceAccount, now: _n, extraClientCaPem, ...rest } = o;
   let auth: Authentication;
   try {
-    auth = buildAuthentication({ ...rest, clientCaPem: pki.ca.certPem + (extraClientCaPem ?? ''), serviceAccount: { ...serviceAccount }, dataDir }, { store, registry, metrics, log, now });
+    auth = buildAuthentication({ ...rest, clientCaPem: pki.ca.certPem + (extraClientCaPem ?? ''), serviceAccount: { ...serviceAccount }, dataDir }, { store, cache, registry, metrics, log, now });
   } catch (err) {
     await storage.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../../../apiserver/api/errors';
 import { BootstrapTokenAuthenticator } from '../../../../apiserver/authn/bootstrap-token';
 import { RequestAuthenticator } from '../../../../apiserver/authn/request-authenticator';
+import { StoreObjectGetter } from '../../../../apiserver/authn/store-object-getter';
 import { adminCtx, openFixture, type Fixture } from '../controllers/store-fixture';
 
 const ID = 'abcdef';
@@ -32,7 +33,7 @@ function valid(extra: Record<string, string> = {}): Record<string, string> {
 async function setup(t: { teardown(fn: () => Promise<void>): void }) {
   const f = await openFixture();
   t.teardown(() => f.close());
-  const authn = new BootstrapTokenAuthenticator(f.store, f.registry, { now: f.clock.now, log: f.log });
+  const authn = new BootstrapTokenAuthenticator(new StoreObjectGetter(f.store, f.registry), { now: f.clock.now, log: f.log });
   return { f, authn };
 }
 
