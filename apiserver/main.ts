@@ -9,6 +9,7 @@ import { createSdNotifier } from '../common/systemd';
 import { svcVersion } from '../common/version';
 import { AdmissionChain } from './admission/admission';
 import { CsrRequestor } from './admission/csr-requestor';
+import { DefaultTolerationSeconds } from './admission/default-toleration-seconds';
 import { NamespaceLifecycle } from './admission/namespace-lifecycle';
 import { ApiError } from './api/errors';
 import { buildAuthentication, type Authentication } from './authn/authentication';
@@ -134,6 +135,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     new CsrRequestor(),
     new NodeRestriction((ns, name) => getOrNull(podType, ns, name)),
     new ServiceAccountAdmission((ns, name) => getOrNull(saType, ns, name)),
+    new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
     // RBAC escalation prevention needs the authorizer chain, built just below from the same store.
     { name: 'RBACEscalation', validate: (a) => authz!.escalation.validate!(a) },
   ]);

@@ -25,6 +25,9 @@ export interface ApiServerFlags {
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   nodeMonitorGracePeriodMs: number;
+  /** DefaultTolerationSeconds admission (upstream flag names). */
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
   enableBootstrapTokenAuth: boolean;
   leaderElect: boolean;
   leaderElectLeaseDurationMs: number;
@@ -109,6 +112,8 @@ const defs: Record<string, Def> = {
   'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
   'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
+  'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
+  'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
   'cluster-signing-duration': { kind: 'duration', usage: 'Longest validity of certificates the CSR signer issues', def: '8760h' },
   'leader-elect': { kind: 'bool', usage: 'Run the control loops only on the replica holding the svc-system/svc-controller-manager Lease', def: 'true' },
@@ -249,6 +254,8 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     livezGracePeriodMs: dur('livez-grace-period'),
     shutdownDelayMs: dur('shutdown-delay-duration'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
+    defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
+    defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
     leaderElect: bool('leader-elect'),
     leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),

@@ -23,6 +23,7 @@ export const runtimeLookups = [
   { input: /^agent\/pluginregistry\/registration-proto\.ts$/, why: 'walks up from the bundle to proto/: /usr/lib/svc/proto is shipped' },
   { input: /^agent\/devices\/device-plugin-proto\.ts$/, why: 'walks up from the bundle to proto/deviceplugin: /usr/lib/svc/proto is shipped (build-deb copies every proto/**/*.proto)' },
   { input: /(^|\/)node_modules\/undici\/index\.js$/, why: 'keeps __filename for stack traces only' },
+  { input: /(^|\/)node_modules\/node-cron\/dist\/node-cron\.cjs$/, why: 'forks dist/daemon.cjs only for background tasks given as a file path; agent/housekeeping schedules in-process functions' },
   { input: /(^|\/)node_modules\/pino\/lib\/transport\.js$/, why: 'pino transports (worker threads) are not used' },
   { input: /(^|\/)node_modules\/thread-stream\/index\.js$/, why: 'used only by pino transports, which are not used' },
   { input: /(^|\/)node_modules\/@grpc\/grpc-js\/build\/src\/(channelz|orca)\.js$/, why: 'protos loaded only when the channelz admin service or ORCA is registered, which svc never does' },
