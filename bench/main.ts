@@ -5,6 +5,7 @@
 import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
+import { runPodStartupBench } from './pod-startup-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
 
@@ -18,6 +19,7 @@ interface Benchmark {
 const BENCHMARKS: Record<string, Benchmark> = {
   apiserver: { describe: 'svc-apiserver creates, gets, lists, watch fan-out, against the raw store and a floor HTTPS server', run: runApiServerBench },
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
+  'pod-startup': { describe: 'API create → Running on svc-node against raw CRI calls, on real containerd (30 pods) and the simulator (1,000 pods)', run: runPodStartupBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
 };
 
