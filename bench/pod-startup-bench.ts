@@ -3,15 +3,15 @@
  * takes from API create to Running on svc-node, against what the runtime alone needs.
  *
  * A. Real containerd (started here as test/helpers/containerd.ts does; needs root). Baseline (a):
- *    RunPodSandbox + CreateContainer + StartContainer straight through our gRPC client, N pods one
- *    after another. Measured (b): POST a pod bound to the node → phase Running seen on a watch,
- *    through real svc-apiserver and svc-node processes on the same containerd, N pods one after
- *    another. Goals: b/a (p50) <= 1.3 and b p99 < 1 s. One unmeasured warm-up pod each.
+ *    RunPodSandbox + CreateContainer + StartContainer straight through our gRPC client. Measured
+ *    (b): POST a pod bound to the node → phase Running seen on a watch, through real
+ *    svc-apiserver and svc-node processes on the same containerd. N pods each, one at a time,
+ *    alternating a and b. Goals: b/a (p50) <= 1.3 and b p99 < 1 s. One unmeasured warm-up pod each.
  * B. The CRI simulator (sim://): M pods created 20 at a time and watched to Running; pods/s,
  *    latency under that load, and the agent's CPU per pod against the raw simulator sequence
  *    run in this process (the agent's simulator is in-process too).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,6 +39,11 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
   const n = numberArg(args, '--pods', 30);
   const m = numberArg(args, '--sim-pods', 1000);
   const only = stringArg(args, '--only');
+  // Profiling aids: the agents' JSON logs (with --log-level) go to <--agent-log>.<ctrd|sim>.
+  const agentLog = stringArg(args, '--agent-log');
+  const agentArgs = stringArg(args, '--log-level') ? [`--log-level=${stringArg(args, '--log-level')}`] : [];
+  // --cpu-prof DIR: the sim agent writes a V8 CPU profile there when it exits.
+  const cpuProf = stringArg(args, '--cpu-prof');
   const loadBefore = loadavg()[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-pod-startup-'));
   cleanup.dir(dir);
@@ -52,8 +57,8 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
     machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m_before: round(loadBefore) },
   };
   const notes: string[] = [];
-  if (only !== 'sim') result['containerd'] = await containerdPart(api, dir, n, cleanup, notes);
-  if (only !== 'containerd') result['simulator'] = await simPart(api, dir, m, cleanup, notes);
+  if (only !== 'sim') result['containerd'] = await containerdPart(api, dir, n, cleanup, notes, agentArgs, agentLog);
+  if (only !== 'containerd') result['simulator'] = await simPart(api, dir, m, cleanup, notes, agentArgs, agentLog, cpuProf);
   result['load_average_1m_after'] = round(loadavg()[0]!);
   if (loadBefore > 1.5) notes.push(`the machine was busy (1-minute load ${loadBefore.toFixed(2)} on ${cpus().length} cores before the run)`);
   result['notes'] = notes;
@@ -62,7 +67,7 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
 
 // ---------------------------------------------------------------------------------------- A
 
-async function containerdPart(api: RunningApiServer, dir: string, n: number, cleanup: Cleanup, notes: string[]): Promise<object> {
+async function containerdPart(api: RunningApiServer, dir: string, n: number, cleanup: Cleanup, notes: string[], agentArgs: string[], agentLog?: string): Promise<object> {
   progress('starting containerd');
   const ctrd = await startContainerd();
   cleanup.add('stop containerd', () => ctrd.stop());
@@ -70,43 +75,45 @@ async function containerdPart(api: RunningApiServer, dir: string, n: number, cle
   cleanup.add('close CRI client', () => cri.close());
   await cri.connect();
 
-  progress(`(a) raw CRI: ${n} pods, RunPodSandbox + CreateContainer + StartContainer`);
-  const raw = await rawSequence(cri, n, (i) => rawConfigs(ctrd, i));
-  progress(`(a) p50 ${round(percentile(raw, 0.5))} ms, p99 ${round(percentile(raw, 0.99))} ms; removing them`);
-  for (const s of await cri.listPodSandbox()) {
-    await cri.stopPodSandbox(s.id).catch(() => undefined);
-    await cri.removePodSandbox(s.id).catch(() => undefined);
-  }
-
   const node = 'bench-ctrd';
   progress('starting svc-node on containerd');
   const agent = startAgent({
     dir: join(dir, 'agent-ctrd'),
     nodeName: node,
     kubeconfig: api.kubeconfig,
-    args: ['--node-ip=127.0.0.1'],
+    args: ['--node-ip=127.0.0.1', ...agentArgs],
     configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, 'enableServer: false'],
   });
   cleanup.child(agent.proc);
   cleanup.add('delete the containerd pods, stop svc-node', () => drainAndStop(api, agent, 'bench-a'));
+  if (agentLog) cleanup.add('write the agent log', () => writeFileSync(`${agentLog}.ctrd`, agent.output()));
   await waitNodeReady(api, node, 90_000);
   const watch = await PodWatch.open(api, 'default');
   cleanup.add('close watch', () => watch.close());
 
-  progress(`(b) API create → Running: ${n} pods through svc-apiserver and svc-node`);
+  // (a) and (b) alternate pod by pod, so a change of load on this shared machine hits both alike.
+  progress(`${n} pods each way, alternating: (a) raw CRI RunPodSandbox + CreateContainer + StartContainer, (b) API create → Running via svc-node`);
   const agentPid = nodePidBehind(agent.proc.pid!);
-  const cpu0 = procCpuSeconds(agentPid);
+  let agentCpu = 0;
+  const raw: number[] = [];
   const viaApi: number[] = [];
   for (let i = 0; i <= n; i++) {
+    const r = await rawSequence(cri, 1, () => rawConfigs(ctrd, i), true);
     const name = `bench-a-${i}`;
+    const cpu0 = procCpuSeconds(agentPid);
     const t0 = performance.now();
     await createPod(api, name, node);
     await watch.running(name, 120_000);
-    // Pod 0 warms up (first sandbox on the node, first image status); it is not counted.
-    if (i > 0) viaApi.push(performance.now() - t0);
+    const ms = performance.now() - t0;
+    agentCpu += procCpuSeconds(agentPid) - cpu0;
+    // Pod 0 of each warms up (first sandbox, first image status); it is not counted.
+    if (i > 0) {
+      raw.push(r[0]!);
+      viaApi.push(ms);
+    }
   }
-  const agentCpuMsPerPod = ((procCpuSeconds(agentPid) - cpu0) * 1000) / (n + 1);
-  const a50 = percentile(raw, 0.5);
+  const agentCpuMsPerPod = (agentCpu * 1000) / (n + 1);
+    const a50 = percentile(raw, 0.5);
   const b50 = percentile(viaApi, 0.5);
   const b99 = percentile(viaApi, 0.99);
   progress(`(b) p50 ${round(b50)} ms, p99 ${round(b99)} ms; ratio ${ratio(b50, a50)}`);
@@ -150,10 +157,10 @@ function rawConfigs(ctrd: Containerd, i: number): { sandbox: PodSandboxConfig; c
   };
 }
 
-/** The runtime's own cost: the three calls one pod needs, pods one after another (first one warms up). */
-async function rawSequence(rt: RuntimeService, n: number, configs: (i: number) => { sandbox: PodSandboxConfig; container: ContainerConfig }): Promise<number[]> {
+/** The runtime's own cost: the three calls one pod needs, pods one after another (the first one warms up and is dropped unless keepFirst). */
+async function rawSequence(rt: RuntimeService, n: number, configs: (i: number) => { sandbox: PodSandboxConfig; container: ContainerConfig }, keepFirst = false): Promise<number[]> {
   const out: number[] = [];
-  for (let i = 0; i <= n; i++) {
+  for (let i = keepFirst ? 1 : 0; i <= n; i++) {
     const { sandbox, container } = configs(i);
     const t0 = performance.now();
     const sid = await rt.runPodSandbox(sandbox);
@@ -166,7 +173,7 @@ async function rawSequence(rt: RuntimeService, n: number, configs: (i: number) =
 
 // ---------------------------------------------------------------------------------------- B
 
-async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: Cleanup, notes: string[]): Promise<object> {
+async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: Cleanup, notes: string[], agentArgs: string[], agentLog?: string, cpuProf?: string): Promise<object> {
   progress(`baseline: the simulator's own sequence for ${m} pods, in this process`);
   const sim = new Simulator({ name: 'bench-raw', writeLogs: false });
   await sim.connect();
@@ -191,9 +198,12 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
     nodeName: node,
     kubeconfig: api.kubeconfig,
     configLines: [`maxPods: ${m + 10}`, 'enableServer: false'],
+    args: agentArgs,
+    ...(cpuProf ? { env: { ...process.env, NODE_OPTIONS: `--require ${join(__dirname, "lib", "cpu-profile-preload.js")}${process.env["H6_EXTRA_PRELOAD"] ? ` --require ${process.env["H6_EXTRA_PRELOAD"]}` : ""}`, SVC_CPU_PROFILE_DIR: cpuProf } } : {}),
   });
   cleanup.child(agent.proc);
   cleanup.add('delete the sim pods, stop svc-node', () => drainAndStop(api, agent, 'bench-s'));
+  if (agentLog) cleanup.add('write the agent log', () => writeFileSync(`${agentLog}.sim`, agent.output()));
   await waitNodeReady(api, node, 90_000);
   const watch = await PodWatch.open(api, 'sim');
   cleanup.add('close sim watch', () => watch.close());
@@ -201,7 +211,10 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
 
   progress(`creating ${m} pods on ${node}, 20 in flight, until all are Running`);
   const agentPid = nodePidBehind(agent.proc.pid!);
+  const apiPid = nodePidBehind(api.proc.pid!);
   const cpu0 = procCpuSeconds(agentPid);
+  const apiCpu0 = procCpuSeconds(apiPid);
+  const benchCpu0 = process.cpuUsage();
   const t0 = performance.now();
   const lat: number[] = [];
   let next = 0;
@@ -218,6 +231,8 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
   await Promise.all(Array.from({ length: 20 }, worker));
   const seconds = (performance.now() - t0) / 1000;
   const agentCpu = procCpuSeconds(agentPid) - cpu0;
+  const apiCpu = procCpuSeconds(apiPid) - apiCpu0;
+  const benchCpuUs = process.cpuUsage(benchCpu0);
   progress(`${m} pods Running in ${seconds.toFixed(1)} s (${(m / seconds).toFixed(1)} pods/s); agent CPU ${agentCpu.toFixed(1)} s`);
   const warnings = agent.logs.filter((l) => Number(l['level'] ?? 0) >= 40).length;
   if (warnings > 0) notes.push(`the sim agent logged ${warnings} warning/error lines`);
@@ -230,6 +245,9 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
     agent_cpu_ms_per_pod: round((agentCpu * 1000) / m),
     baseline_raw_simulator: { pods_per_second: round(m / rawSeconds, 1), ...summary(raw), cpu_ms_per_pod: round(rawCpuMsPerPod, 3) },
     agent_overhead_cpu_ms_per_pod: round((agentCpu * 1000) / m - rawCpuMsPerPod),
+    // Who else used the two cores meanwhile: the API server (creates, status patches, watches) and this client.
+    apiserver_cpu_ms_per_pod: round((apiCpu * 1000) / m),
+    bench_client_cpu_ms_per_pod: round((benchCpuUs.user + benchCpuUs.system) / 1000 / m),
   };
 }
 

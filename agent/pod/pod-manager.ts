@@ -95,6 +95,26 @@ export class LogLocateError extends Error {
   }
 }
 
+/**
+ * How long the node's IPs are reused. Reading them (os.networkInterfaces) was the largest single
+ * CPU cost of a pod sync in the pod-startup bench; an address change reaches pods within this.
+ */
+const HOST_IPS_TTL_MS = 5000;
+
+/** fn's result, recomputed at most once per ttlMs. */
+function cachedFor<T>(fn: () => T, ttlMs: number, now: () => number): () => T {
+  let at = -Infinity;
+  let value: T;
+  return () => {
+    const t = now();
+    if (t - at >= ttlMs || t < at) {
+      value = fn();
+      at = t;
+    }
+    return value;
+  };
+}
+
 export class PodManager implements PodSourceHandler {
   private readonly apiPods = new Map<string, Pod>();
   private readonly mirrors = new Map<string, Pod>();
@@ -118,8 +138,12 @@ export class PodManager implements PodSourceHandler {
   private mirrorKick: (() => void) | undefined;
   private readonly pending: { source: SourceName; op: 'snapshot' | 'upsert' | 'remove'; pods: Pod[] }[] = [];
 
+  /** o.hostIPs, remembered for HOST_IPS_TTL_MS (it reads every interface; a sync asks several times). */
+  private readonly hostIPs: () => string[];
+
   constructor(private readonly o: PodManagerOptions) {
     const log = o.log;
+    this.hostIPs = cachedFor(o.hostIPs, HOST_IPS_TTL_MS, () => o.clock.now());
     this.apiSource = new ApiPodSource({ client: o.client, nodeName: o.nodeName, clock: o.clock, log, handler: this });
     if (o.staticPodPath) {
       this.staticSource = new StaticPodSource({ dir: o.staticPodPath, nodeName: o.nodeName, periodMs: o.fileCheckFrequencyMs, clock: o.clock, log, handler: this });
@@ -204,7 +228,7 @@ export class PodManager implements PodSourceHandler {
       probes: this.probes,
       objects: this.objects,
       cgroups: this.cgroups,
-      node: { name: this.o.nodeName, hostIPs: this.o.hostIPs, cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes },
+      node: { name: this.o.nodeName, hostIPs: this.hostIPs, cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes },
       podLogsDir: this.o.podLogsDir,
       clusterDNS: this.o.clusterDNS,
       clusterDomain: this.o.clusterDomain,
