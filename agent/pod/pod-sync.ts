@@ -201,17 +201,18 @@ export class PodSyncer {
     const toStart: { c: Container; kind: 'init' | 'container' }[] = actions.nextInitContainer
       ? [{ c: actions.nextInitContainer, kind: 'init' }]
       : actions.containersToStart.map((c) => ({ c, kind: 'container' as const }));
+    const ephemeral = actions.ephemeralToStart;
     const setWaiting = (reason: string, message: string) => {
       for (const { c } of toStart) st.waiting.set(c.name, { reason, message });
     };
 
     let volumes: Map<string, string> | undefined;
-    if (!actions.createSandbox && toStart.length === 0 && actions.sandboxId && (pod.spec.volumes ?? []).length > 0) {
+    if (!actions.createSandbox && toStart.length === 0 && ephemeral.length === 0 && actions.sandboxId && (pod.spec.volumes ?? []).length > 0) {
       // Nothing to start: refresh configMap and secret contents for the running containers; a
       // source that went away leaves the last contents in place (upstream does the same).
       await this.d.volumes.setUp(pod, signal).catch((e: Error) => this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'cannot refresh volumes'));
     }
-    if (actions.createSandbox || toStart.length > 0) {
+    if (actions.createSandbox || toStart.length > 0 || ephemeral.length > 0) {
       try {
         volumes = await this.d.volumes.setUp(pod, signal);
         mark('volumes');
@@ -224,6 +225,7 @@ export class PodSyncer {
         }
         want(RETRY_MS);
         toStart.length = 0;
+        ephemeral.length = 0;
       }
     }
 
@@ -266,6 +268,23 @@ export class PodSyncer {
       }
     }
 
+    if (sandboxId && volumes && ephemeral.length > 0) {
+      sandboxConfig ??= await this.sandboxConfig(pod, attempt);
+      const ips = pod.spec.hostNetwork ? this.d.node.hostIPs() : podIPs;
+      for (const c of ephemeral) {
+        try {
+          await this.startContainer(pod, c, 'ephemeral', sandboxId, sandboxConfig, ips, volumes, rp, signal, mark, c.targetContainerName);
+          st.waiting.delete(c.name);
+          changed = true;
+        } catch (e) {
+          if (!(e instanceof ContainerSyncError)) throw e;
+          st.waiting.set(c.name, { reason: e.reason, message: e.message });
+          this.d.log.info({ pod: podDesc(pod), container: c.name, reason: e.reason, message: e.message }, 'ephemeral container not started');
+          want(e.retryAfterMs ?? RETRY_MS);
+        }
+      }
+    }
+
     if (changed) {
       rp = await this.fetch(uid, signal);
       mark('refetch');
@@ -295,7 +314,7 @@ export class PodSyncer {
   private async startContainer(
     pod: Pod,
     c: Container,
-    kind: 'init' | 'container',
+    kind: 'init' | 'container' | 'ephemeral',
     sandboxId: string,
     sandboxConfig: PodSandboxConfig,
     podIPs: string[],
@@ -303,6 +322,8 @@ export class PodSyncer {
     rp: RuntimePod,
     signal?: AbortSignal,
     mark: (step: string) => void = () => undefined,
+    /** An ephemeral container's targetContainerName: it joins that container's PID namespace. */
+    targetName?: string,
   ): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     // Attempts continue across sandboxes: runtimes reserve <name>_<pod>_<ns>_<uid>_<attempt>.
@@ -345,6 +366,14 @@ export class PodSyncer {
     const terminationLogPath = await this.d.volumes.terminationLog(uid, c.name, attempt);
     const config = buildContainerConfig({ pod, container: c, kind, attempt, env, volumes, seccomp, terminationLogPath, memoryCapacity: this.d.node.memoryBytes });
     config.image = { image: imageRef, userSpecifiedImage: c.image ?? '' };
+    if (targetName) {
+      // Upstream: an ephemeral container with a target shares the target's process namespace (pid TARGET).
+      const target = rp.containers.find((r) => r.name === targetName && r.kind !== 'ephemeral' && r.state === 'CONTAINER_RUNNING');
+      if (!target) throw new ContainerSyncError(Reasons.CreateContainerError, `target container "${targetName}" is not running`);
+      const linux = (config.linux ??= {});
+      const sc = (linux.securityContext ??= {});
+      sc.namespaceOptions = { ...(sc.namespaceOptions ?? {}), pid: 'TARGET', targetId: target.id };
+    }
     let id: string;
     try {
       mark(`${c.name}:config`);
