@@ -199,7 +199,7 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
     kubeconfig: api.kubeconfig,
     configLines: [`maxPods: ${m + 10}`, 'enableServer: false'],
     args: agentArgs,
-    ...(cpuProf ? { env: { ...process.env, NODE_OPTIONS: `--require ${join(__dirname, "lib", "cpu-profile-preload.js")}${process.env["H6_EXTRA_PRELOAD"] ? ` --require ${process.env["H6_EXTRA_PRELOAD"]}` : ""}`, SVC_CPU_PROFILE_DIR: cpuProf } } : {}),
+    ...(cpuProf ? { env: { ...process.env, NODE_OPTIONS: `--require ${join(__dirname, 'lib', 'cpu-profile-preload.js')}`, SVC_CPU_PROFILE_DIR: cpuProf } } : {}),
   });
   cleanup.child(agent.proc);
   cleanup.add('delete the sim pods, stop svc-node', () => drainAndStop(api, agent, 'bench-s'));
