@@ -40,6 +40,7 @@ import { LeaderElector } from './controllers/leader-election';
 import { controllerContext } from './controllers/system-context';
 import { ensureServerPki } from './pki/bootstrap';
 import { handlePodBinding } from './handlers/pod-binding';
+import { handlePodEphemeralContainers } from './handlers/pod-ephemeral-containers';
 import { makeBuiltinTypes, ResourceRegistry } from './registry/builtin';
 import { Scheduler } from './scheduler/scheduler';
 import { ApiMetrics } from './metrics/registry';
@@ -226,6 +227,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
+      ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
       ['/pods/log', podLogHandler(kubeletClient, registry.lookup('', 'v1', 'nodes')!, kubeletCaPem)],
       ['/nodes/proxy', nodeProxyHandler({ client: kubeletClient, ...(kubeletCaPem ? { caPem: kubeletCaPem } : {}) })],
     ]),

@@ -10,6 +10,7 @@ import { runCheckpointBench } from './checkpoint-bench';
 import { runDevicesBench } from './devices-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runPodResourcesBench } from './podresources-bench';
+import { runPodStartupBench } from './pod-startup-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
 
@@ -30,6 +31,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: 'issue 5: Allocate round trips through the device manager for 1,000 containers against direct gRPC Allocate calls, then the podresources figures',
     run: async (args, cleanup) => ({ allocate: await runDevicesBench(args, cleanup), pod_resources_list: await runPodResourcesBench(args, cleanup) }),
   },
+  'pod-startup': { describe: 'API create → Running on svc-node against raw CRI calls, on real containerd (30 pods) and the simulator (1,000 pods)', run: runPodStartupBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };

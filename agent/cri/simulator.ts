@@ -26,6 +26,7 @@ import {
   containerStatusOf,
   hostNetwork,
   imageRef,
+  labelMatcher,
   labelsMatch,
   sandboxListItem,
   sandboxStatusOf,
@@ -229,10 +230,11 @@ export class Simulator implements RuntimeService {
   async listPodSandbox(filter?: PodSandboxFilter, opts?: CallOptions): Promise<PodSandbox[]> {
     await this.begin('ListPodSandbox', opts);
     const out: PodSandbox[] = [];
+    const matches = labelMatcher(filter?.labelSelector);
     for (const s of this.state.sandboxes.values()) {
       if (filter?.id && !s.id.startsWith(filter.id)) continue;
       if (filter?.state && s.state !== filter.state) continue;
-      if (!labelsMatch(s.config.labels, filter?.labelSelector)) continue;
+      if (!matches(s.config.labels)) continue;
       out.push(sandboxListItem(s));
     }
     return out;
@@ -339,11 +341,12 @@ export class Simulator implements RuntimeService {
   async listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<Container[]> {
     await this.begin('ListContainers', opts);
     const out: Container[] = [];
+    const matches = labelMatcher(filter?.labelSelector);
     for (const c of this.state.containers.values()) {
       if (filter?.id && !c.id.startsWith(filter.id)) continue;
       if (filter?.state && c.state !== filter.state) continue;
       if (filter?.podSandboxId && !c.sandboxId.startsWith(filter.podSandboxId)) continue;
-      if (!labelsMatch(c.config.labels, filter?.labelSelector)) continue;
+      if (!matches(c.config.labels)) continue;
       out.push(containerListItem(c));
     }
     return out;

@@ -33,7 +33,7 @@ export const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/p
 export interface ContainerConfigInput {
   pod: Pod;
   container: Container;
-  kind: 'container' | 'init';
+  kind: 'container' | 'init' | 'ephemeral';
   /** The attempt (restart count) this container will be. */
   attempt: number;
   env: KeyValue[];

@@ -1,10 +1,15 @@
 /**
- * Pod lifecycle events (upstream's PLEG): the runtime's containers and sandboxes are relisted
- * every period, and any that appeared, changed state or disappeared wakes the worker of the pod
- * named by its io.kubernetes.pod.uid label. Where the runtime streams container events
- * (GetContainerEvents, containerd 1.7+ and the simulator) they wake workers at once; relisting
- * stays on as the fallback, and runtimes without the stream (containerd 1.6: Unimplemented) rely
- * on it alone.
+ * Pod lifecycle events (upstream's PLEG). Two sources wake the worker of the pod named by an
+ * object's io.kubernetes.pod.uid label:
+ *   - the runtime's GetContainerEvents stream (upstream's "Evented PLEG"; the simulator and
+ *     containerd 1.7+ offer it): each event wakes its pod at once;
+ *   - relisting sandboxes and containers and waking pods whose objects appeared, changed state or
+ *     disappeared.
+ * While the stream is healthy (open without error for one relist period) relisting is only a
+ * safety net against lost events and runs every `eventedPeriodMs` (upstream 300 s); when the
+ * runtime has no stream (containerd 1.6 answers Unimplemented) or it breaks, relisting goes back
+ * to every `periodMs` (upstream 1 s) at once, and a stream that is reopened is followed by a
+ * relist, so events missed in between are not lost.
  */
 import { isRuntimeError } from '../cri/errors';
 import type { RuntimeService } from '../cri/runtime-service';
@@ -16,16 +21,29 @@ export interface PlegOptions {
   runtime: RuntimeService;
   clock: Clock;
   log: Log;
-  /** Relist period (upstream 1 s). */
+  /** Relist period without a working event stream (upstream 1 s). */
   periodMs: number;
+  /** Relist period while the event stream works (default 300 s, upstream's eventedPlegRelistPeriod). */
+  eventedPeriodMs?: number;
   timeoutMs: number;
   /** A pod's containers or sandboxes changed. */
   onChange: (uid: string) => void;
 }
 
+export type PlegMode = 'relist' | 'evented';
+
+const DEFAULT_EVENTED_PERIOD_MS = 300_000;
+
 export class Pleg {
   private last = new Map<string, string>();
   private lastRelistAt = 0;
+  /** When the current event stream was opened; undefined while there is none. */
+  private streamSince: number | undefined;
+  /** Set once the runtime said it has no stream: never asked again. */
+  private unimplemented = false;
+  /** Wakes the relist loop early (the stream broke, or opened again). */
+  private wakeRelist: (() => void) | undefined;
+  private currentMode: PlegMode = 'relist';
 
   constructor(private readonly o: PlegOptions) {}
 
@@ -34,13 +52,35 @@ export class Pleg {
     return this.lastRelistAt;
   }
 
-  /** Relists every period and follows the event stream until the signal aborts. Never rejects. */
+  /** 'evented' while the event stream has been healthy for a relist period, else 'relist'. */
+  get mode(): PlegMode {
+    const s = this.streamSince;
+    return s !== undefined && this.o.clock.now() - s >= this.o.periodMs ? 'evented' : 'relist';
+  }
+
+  /** The relist period that applies now. */
+  get relistPeriodMs(): number {
+    return this.mode === 'evented' ? (this.o.eventedPeriodMs ?? DEFAULT_EVENTED_PERIOD_MS) : this.o.periodMs;
+  }
+
+  /** Follows the event stream and relists until the signal aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
-    void this.events(signal);
+    const events = this.events(signal);
     while (!signal.aborted) {
       await this.relist(signal);
-      if (!(await this.o.clock.sleep(this.o.periodMs, signal))) return;
+      const mode = this.mode;
+      if (mode !== this.currentMode) {
+        this.currentMode = mode;
+        this.o.log.info({ mode, relistPeriodMs: this.relistPeriodMs }, mode === 'evented' ? 'following runtime container events; relisting as a safety net only' : 'relisting the runtime every period');
+      }
+      const ac = new AbortController();
+      this.wakeRelist = () => ac.abort();
+      // In relist mode, sleep only until the stream would count as healthy, so the switch is prompt.
+      const slept = await this.o.clock.sleep(this.relistPeriodMs, AbortSignal.any([signal, ac.signal]));
+      this.wakeRelist = undefined;
+      if (!slept && signal.aborted) break;
     }
+    await events;
   }
 
   /** One relist: wakes the pods whose runtime objects changed. Resolves the UIDs woken. Never rejects. */
@@ -73,7 +113,9 @@ export class Pleg {
 
   private async events(signal: AbortSignal): Promise<void> {
     let delay = 1000;
-    while (!signal.aborted) {
+    while (!signal.aborted && !this.unimplemented) {
+      const opened = this.o.clock.now();
+      this.streamSince = opened;
       try {
         for await (const ev of this.o.runtime.getContainerEvents({ signal })) {
           delay = 1000;
@@ -82,10 +124,18 @@ export class Pleg {
         }
       } catch (e) {
         if (isRuntimeError(e, 'Unimplemented')) {
+          this.unimplemented = true;
           this.o.log.info({}, 'the runtime has no container event stream; relisting only');
-          return;
+        } else if (!signal.aborted) {
+          this.o.log.debug({ error: (e as Error).message }, 'the runtime container event stream broke');
         }
       }
+      const wasHealthy = this.streamSince !== undefined && this.o.clock.now() - opened >= this.o.periodMs;
+      this.streamSince = undefined;
+      // Back to relisting every period, starting now: events may have been lost.
+      this.wakeRelist?.();
+      if (signal.aborted || this.unimplemented) return;
+      if (wasHealthy) delay = 1000;
       if (!(await this.o.clock.sleep(delay, signal))) return;
       delay = Math.min(delay * 2, 30_000);
     }

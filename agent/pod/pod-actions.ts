@@ -27,7 +27,14 @@ export interface PodActions {
   nextInitContainer?: Container;
   containersToStart: Container[];
   containersToKill: ContainerToKill[];
+  /**
+   * Ephemeral containers to start: those the runtime has never had, once the sandbox exists (upstream
+   * starts them even before initialization is done, and never restarts them).
+   */
+  ephemeralToStart: EphemeralContainer[];
 }
+
+export type EphemeralContainer = NonNullable<Pod['spec']['ephemeralContainers']>[number];
 
 /** Probe verdicts the actions depend on, by container ID. */
 export interface ProbeVerdicts {
@@ -111,8 +118,10 @@ export function computePodActions(pod: Pod, rp: RuntimePod, probes: ProbeVerdict
     sandboxAttempt: sb.attempt,
     containersToStart: [],
     containersToKill: [],
+    ephemeralToStart: [],
   };
   if (sb.sandboxId) actions.sandboxId = sb.sandboxId;
+  if (!sb.create && !pod.metadata.deletionTimestamp) actions.ephemeralToStart = (pod.spec.ephemeralContainers ?? []).filter((c) => !latestByName(rp, c.name));
 
   if (sb.create) {
     // A pod that must not restart and has already run stays down (upstream).
@@ -186,7 +195,7 @@ export function computePodActions(pod: Pod, rp: RuntimePod, probes: ProbeVerdict
     actions.containersToKill.push(kill);
   }
   // Containers the spec no longer names (cannot happen through the API; a static pod edited in place can).
-  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name));
+  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])].map((c) => c.name));
   for (const s of rp.containers) {
     if (s.state === 'CONTAINER_RUNNING' && !names.has(s.name)) actions.containersToKill.push({ id: s.id, name: s.name, message: `Container ${s.name} is not in the pod's spec` });
   }

@@ -12,6 +12,9 @@ import type { RuntimeService } from '../cri/runtime-service';
 import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import { SeccompResolver } from '../seccomp/resolve';
+import { nodesResource } from '../client/resources';
+import { parseQuantity } from '../config/quantity';
+import { admitPod, type AdmissionNode } from './admission';
 import { ApiPodSource } from './api-pod-source';
 import { ApiConfigObjects, type ConfigObjectGetter } from './config-objects';
 import { Housekeeping } from './housekeeping';
@@ -21,7 +24,7 @@ import { MirrorPods } from './mirror-pods';
 import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
 import type { PodSourceHandler, SourceName } from './pod-source';
-import { PodSyncer, type DeviceAllocator } from './pod-sync';
+import { podDesc, PodSyncer, type DeviceAllocator } from './pod-sync';
 import { podKey, type Pod } from './pod-types';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
@@ -86,6 +89,14 @@ export interface PodManagerOptions {
     /** Rebuilds allocations from the runtime's containers when the checkpoint was lost (no-op otherwise). */
     recoverFromRuntime(runtime: RuntimeService, signal?: AbortSignal): Promise<number>;
   };
+  /** Allocatable pods for admission until the Node object has been read (default 110, the kubelet's maxPods). */
+  maxPods?: number;
+  /** How often the Node object is read again for admission (default 10 s). */
+  nodeRefreshPeriodMs?: number;
+}
+
+function runningRank(p: Pod): number {
+  return p.status?.phase === 'Running' ? 0 : 1;
 }
 
 /** Where a container's log file is. */
@@ -104,6 +115,26 @@ export class LogLocateError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * How long the node's IPs are reused. Reading them (os.networkInterfaces) was the largest single
+ * CPU cost of a pod sync in the pod-startup bench; an address change reaches pods within this.
+ */
+const HOST_IPS_TTL_MS = 5000;
+
+/** fn's result, recomputed at most once per ttlMs. */
+function cachedFor<T>(fn: () => T, ttlMs: number, now: () => number): () => T {
+  let at = -Infinity;
+  let value: T;
+  return () => {
+    const t = now();
+    if (t - at >= ttlMs || t < at) {
+      value = fn();
+      at = t;
+    }
+    return value;
+  };
 }
 
 export class PodManager implements PodSourceHandler {
@@ -127,10 +158,17 @@ export class PodManager implements PodSourceHandler {
   private imageGc: ImageGc | undefined;
   private signal: AbortSignal | undefined;
   private mirrorKick: (() => void) | undefined;
+  /** API pods node admission refused (they never get a worker). */
+  private readonly rejected = new Set<string>();
+  private node: AdmissionNode | undefined;
   private readonly pending: { source: SourceName; op: 'snapshot' | 'upsert' | 'remove'; pods: Pod[] }[] = [];
+
+  /** o.hostIPs, remembered for HOST_IPS_TTL_MS (it reads every interface; a sync asks several times). */
+  private readonly hostIPs: () => string[];
 
   constructor(private readonly o: PodManagerOptions) {
     const log = o.log;
+    this.hostIPs = cachedFor(o.hostIPs, HOST_IPS_TTL_MS, () => o.clock.now());
     this.apiSource = new ApiPodSource({ client: o.client, nodeName: o.nodeName, clock: o.clock, log, handler: this });
     if (o.staticPodPath) {
       this.staticSource = new StaticPodSource({ dir: o.staticPodPath, nodeName: o.nodeName, periodMs: o.fileCheckFrequencyMs, clock: o.clock, log, handler: this });
@@ -247,7 +285,7 @@ export class PodManager implements PodSourceHandler {
       probes: this.probes,
       objects: this.objects,
       cgroups: this.cgroups,
-      node: { name: this.o.nodeName, hostIPs: this.o.hostIPs, cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes },
+      node: { name: this.o.nodeName, hostIPs: this.hostIPs, cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes },
       podLogsDir: this.o.podLogsDir,
       clusterDNS: this.o.clusterDNS,
       clusterDomain: this.o.clusterDomain,
@@ -275,6 +313,8 @@ export class PodManager implements PodSourceHandler {
       callTimeoutMs,
       ...(this.o.diskUsage ? { diskUsage: this.o.diskUsage } : {}),
     });
+    // Admission needs the node's labels, taints and allocatable; the pods wait for one attempt.
+    await this.refreshNode(signal);
     // Changes that arrived before the runtime was up.
     for (const p of this.pending.splice(0)) this.apply(p.source, p.op, p.pods);
     const loops = [
@@ -290,6 +330,7 @@ export class PodManager implements PodSourceHandler {
         await this.imageGc?.runOnce(signal);
       }),
       this.mirrorLoop(signal),
+      this.every(this.o.nodeRefreshPeriodMs ?? 10_000, signal, () => this.refreshNode(signal)),
     ];
     await Promise.allSettled(loops);
     // Workers see the same abort; wait for them to end their current call.
@@ -342,9 +383,13 @@ export class PodManager implements PodSourceHandler {
         if (!uids.has(uid)) {
           this.apiPods.delete(uid);
           this.workers.get(uid)?.remove();
+          if (this.rejected.delete(uid)) this.status.forget(uid);
         }
       }
       this.mirrors.clear();
+      // Admission in upstream's order: pods that already run here first (an agent restart must
+      // not reject them for pods that came later), then by creation time.
+      pods = [...pods].sort((a, b) => runningRank(a) - runningRank(b) || (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
     }
     for (const pod of pods) {
       if (isMirrorPod(pod)) {
@@ -357,11 +402,80 @@ export class PodManager implements PodSourceHandler {
       if (op === 'remove') {
         this.apiPods.delete(uid);
         this.workers.get(uid)?.remove();
+        if (this.rejected.delete(uid)) this.status.forget(uid);
         continue;
       }
       this.apiPods.set(uid, pod);
       this.status.observe(pod);
+      if (!this.workers.has(uid) && !this.admit(pod)) continue;
       this.ensureWorker(pod, true);
+    }
+  }
+
+  /**
+   * Node-side admission (./admission) of an API pod about to get a worker. A rejected pod gets no
+   * worker and its status becomes Failed with the reason; it is not looked at again. Pods already
+   * in a terminal phase pass (their worker only winds them down).
+   */
+  private admit(pod: Pod): boolean {
+    const uid = pod.metadata.uid ?? '';
+    if (this.rejected.has(uid)) return false;
+    const phase = pod.status?.phase;
+    if (phase === 'Failed' || phase === 'Succeeded' || pod.metadata.deletionTimestamp) return true;
+    const admitted = [...this.workers.values()]
+      .filter((w) => w.phase !== 'finished')
+      .filter((w) => {
+        const p = this.status.get(w.uid)?.phase;
+        return p !== 'Failed' && p !== 'Succeeded';
+      })
+      .map((w) => w.spec);
+    const r = admitPod(pod, admitted, this.admissionNode());
+    if (r.admit) return true;
+    this.rejected.add(uid);
+    this.o.log.warn({ pod: podDesc(pod), reason: r.reason, message: r.message }, 'pod rejected by node admission');
+    const now = new Date(this.o.clock.now()).toISOString();
+    this.status.set(pod, { ...(pod.status ?? {}), phase: 'Failed', reason: r.reason, message: r.message, startTime: pod.status?.startTime ?? now });
+    return false;
+  }
+
+  /** The node as admission sees it: the last Node object read, else the configured capacity. */
+  private admissionNode(): AdmissionNode {
+    return (
+      this.node ?? {
+        name: this.o.nodeName,
+        labels: {},
+        taints: [],
+        allocatable: { cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes, pods: this.o.maxPods ?? 110 },
+      }
+    );
+  }
+
+  /** Reads this node's labels, taints and allocatable for admission. Never rejects. */
+  private async refreshNode(signal: AbortSignal): Promise<void> {
+    try {
+      const n = await this.o.client.get(nodesResource, this.o.nodeName, { signal, timeoutMs: 10_000 });
+      const alloc = ((n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {}) as Record<string, string>;
+      const q = (v: string | undefined, dflt: number) => {
+        if (v === undefined) return dflt;
+        try {
+          return parseQuantity(v);
+        } catch {
+          return dflt;
+        }
+      };
+      const spec = (n as { spec?: { taints?: AdmissionNode['taints'] } }).spec;
+      this.node = {
+        name: this.o.nodeName,
+        labels: n.metadata.labels ?? {},
+        taints: spec?.taints ?? [],
+        allocatable: {
+          cpuMilli: Math.round(q(alloc['cpu'], this.o.nodeCpuMilli / 1000) * 1000),
+          memoryBytes: q(alloc['memory'], this.o.nodeMemoryBytes),
+          pods: q(alloc['pods'], this.o.maxPods ?? 110),
+        },
+      };
+    } catch (e) {
+      if (!signal.aborted) this.o.log.debug({ error: (e as Error).message }, 'cannot read the node for pod admission yet');
     }
   }
 

@@ -195,6 +195,11 @@ export function generatePodStatus(input: StatusInput): PodStatus {
     qosClass: podQos(pod),
   };
   if (hasInit) status.initContainerStatuses = initStatuses;
+  const ephemeral = pod.spec.ephemeralContainers ?? [];
+  if (ephemeral.length > 0) {
+    // Upstream: ephemeral containers are never ready and never restarted; one not started yet waits.
+    status.ephemeralContainerStatuses = containerStatuses(input, ephemeral, Reasons.ContainerCreating).map((s) => ({ ...s, ready: false }));
+  }
   const sandbox = input.runtime.sandboxes[0];
   const ips = pod.spec.hostNetwork ? [...input.hostIPs] : sandbox?.state === 'SANDBOX_READY' ? sandbox.ips : [];
   // Keep the last known IPs while the pod winds down (upstream keeps podIP once assigned).

@@ -8,6 +8,7 @@
  * goes on with the others. Termination stops containers with the grace period and the sandbox;
  * cleanup removes them, the pod's volumes and its cgroup.
  */
+import { performance } from 'node:perf_hooks';
 import { isNotFound, RuntimeError } from '../cri/errors';
 import type { RuntimeService } from '../cri/runtime-service';
 import type { PodSandboxConfig } from '../cri/types';
@@ -169,7 +170,11 @@ export class PodSyncer {
   /** One convergence step for a live pod. Rejects RuntimeError when the runtime cannot be read (the worker retries). */
   async sync(pod: Pod, st: PodSyncState, signal?: AbortSignal): Promise<SyncResult> {
     const uid = pod.metadata.uid ?? '';
+    const t0 = performance.now();
+    const marks: [string, number][] = [];
+    const mark = (step: string) => marks.push([step, Math.round((performance.now() - t0) * 10) / 10]);
     let rp = await this.fetch(uid, signal);
+    mark('fetch');
     let requeue: number | undefined;
     const want = (ms: number) => {
       requeue = requeue === undefined ? ms : Math.min(requeue, ms);
@@ -227,19 +232,21 @@ export class PodSyncer {
     const toStart: { c: Container; kind: 'init' | 'container' }[] = actions.nextInitContainer
       ? [{ c: actions.nextInitContainer, kind: 'init' }]
       : actions.containersToStart.map((c) => ({ c, kind: 'container' as const }));
+    const ephemeral = actions.ephemeralToStart;
     const setWaiting = (reason: string, message: string) => {
       for (const { c } of toStart) st.waiting.set(c.name, { reason, message });
     };
 
     let volumes: Map<string, string> | undefined;
-    if (!actions.createSandbox && toStart.length === 0 && actions.sandboxId && (pod.spec.volumes ?? []).length > 0) {
+    if (!actions.createSandbox && toStart.length === 0 && ephemeral.length === 0 && actions.sandboxId && (pod.spec.volumes ?? []).length > 0) {
       // Nothing to start: refresh configMap and secret contents for the running containers; a
       // source that went away leaves the last contents in place (upstream does the same).
       await this.d.volumes.setUp(pod, signal).catch((e: Error) => this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'cannot refresh volumes'));
     }
-    if (actions.createSandbox || toStart.length > 0) {
+    if (actions.createSandbox || toStart.length > 0 || ephemeral.length > 0) {
       try {
         volumes = await this.d.volumes.setUp(pod, signal);
+        mark('volumes');
       } catch (e) {
         if (!(e instanceof VolumeError)) throw e;
         this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'volumes not ready');
@@ -249,6 +256,7 @@ export class PodSyncer {
         }
         want(RETRY_MS);
         toStart.length = 0;
+        ephemeral.length = 0;
       }
     }
 
@@ -257,9 +265,12 @@ export class PodSyncer {
       sandboxConfig = await this.sandboxConfig(pod, attempt);
       try {
         this.d.log.info({ pod: podDesc(pod), attempt }, 'creating pod sandbox');
+        mark('sandboxConfig');
         sandboxId = await this.d.runtime.runPodSandbox(sandboxConfig, pod.spec.runtimeClassName ?? '', this.call(signal));
+        mark('runPodSandbox');
         const sst = await this.d.runtime.podSandboxStatus(sandboxId, false, this.call(signal));
         podIPs = [sst.status.ip, ...sst.status.additionalIps].filter((x) => x !== '');
+        mark('podSandboxStatus');
         changed = true;
       } catch (e) {
         if (!(e instanceof RuntimeError)) throw e;
@@ -276,7 +287,7 @@ export class PodSyncer {
       if (pod.spec.hostNetwork) podIPs = this.d.node.hostIPs();
       for (const { c, kind } of toStart) {
         try {
-          await this.startContainer(pod, c, kind, sandboxId, sandboxConfig, podIPs, volumes, rp, signal);
+          await this.startContainer(pod, c, kind, sandboxId, sandboxConfig, podIPs, volumes, rp, signal, mark);
           st.waiting.delete(c.name);
           changed = true;
         } catch (e) {
@@ -288,7 +299,27 @@ export class PodSyncer {
       }
     }
 
-    if (changed) rp = await this.fetch(uid, signal);
+    if (sandboxId && volumes && ephemeral.length > 0) {
+      sandboxConfig ??= await this.sandboxConfig(pod, attempt);
+      const ips = pod.spec.hostNetwork ? this.d.node.hostIPs() : podIPs;
+      for (const c of ephemeral) {
+        try {
+          await this.startContainer(pod, c, 'ephemeral', sandboxId, sandboxConfig, ips, volumes, rp, signal, mark, c.targetContainerName);
+          st.waiting.delete(c.name);
+          changed = true;
+        } catch (e) {
+          if (!(e instanceof ContainerSyncError)) throw e;
+          st.waiting.set(c.name, { reason: e.reason, message: e.message });
+          this.d.log.info({ pod: podDesc(pod), container: c.name, reason: e.reason, message: e.message }, 'ephemeral container not started');
+          want(e.retryAfterMs ?? RETRY_MS);
+        }
+      }
+    }
+
+    if (changed) {
+      rp = await this.fetch(uid, signal);
+      mark('refetch');
+    }
     // Probe workers follow the running containers.
     const running = [];
     for (const rc of rp.containers) {
@@ -299,6 +330,10 @@ export class PodSyncer {
     const ips = pod.spec.hostNetwork ? this.d.node.hostIPs() : (rp.sandboxes[0]?.ips ?? []);
     if (signal) this.d.probes.sync(pod, running, ips, signal);
     const result: SyncResult = { status: this.status(pod, st, rp, false) };
+    if (changed) {
+      mark('status');
+      this.d.log.debug({ pod: podDesc(pod), steps: Object.fromEntries(marks) }, 'pod sync steps (ms since the sync began)');
+    }
     if (requeue !== undefined) result.requeueMs = requeue;
     return result;
   }
@@ -310,13 +345,16 @@ export class PodSyncer {
   private async startContainer(
     pod: Pod,
     c: Container,
-    kind: 'init' | 'container',
+    kind: 'init' | 'container' | 'ephemeral',
     sandboxId: string,
     sandboxConfig: PodSandboxConfig,
     podIPs: string[],
     volumes: Map<string, string>,
     rp: RuntimePod,
     signal?: AbortSignal,
+    mark: (step: string) => void = () => undefined,
+    /** An ephemeral container's targetContainerName: it joins that container's PID namespace. */
+    targetName?: string,
   ): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     // Attempts continue across sandboxes: runtimes reserve <name>_<pod>_<ns>_<uid>_<attempt>.
@@ -333,6 +371,7 @@ export class PodSyncer {
       this.crashBackoff.next(key, last.finishedAt);
     }
     const imageRef = await this.d.images.ensureImage(pod, c, sandboxConfig, signal);
+    mark(`${c.name}:image`);
     const attempt = last ? last.attempt + 1 : 0;
     const env = await containerEnv(pod, c, {
       objects: this.d.objects,
@@ -354,6 +393,7 @@ export class PodSyncer {
       if (e instanceof SeccompProfileError) throw new ContainerSyncError(Reasons.CreateContainerError, e.message);
       throw e;
     }
+    mark(`${c.name}:env+seccomp`);
     const terminationLogPath = await this.d.volumes.terminationLog(uid, c.name, attempt);
     const config = buildContainerConfig({ pod, container: c, kind, attempt, env, volumes, seccomp, terminationLogPath, memoryCapacity: this.d.node.memoryBytes });
     config.image = { image: imageRef, userSpecifiedImage: c.image ?? '' };
@@ -370,15 +410,26 @@ export class PodSyncer {
         config.labels = { ...(config.labels ?? {}), [DEVICE_IDS_LABEL]: JSON.stringify(devs.deviceIds) };
       }
     }
+    if (targetName) {
+      // Upstream: an ephemeral container with a target shares the target's process namespace (pid TARGET).
+      const target = rp.containers.find((r) => r.name === targetName && r.kind !== 'ephemeral' && r.state === 'CONTAINER_RUNNING');
+      if (!target) throw new ContainerSyncError(Reasons.CreateContainerError, `target container "${targetName}" is not running`);
+      const linux = (config.linux ??= {});
+      const sc = (linux.securityContext ??= {});
+      sc.namespaceOptions = { ...(sc.namespaceOptions ?? {}), pid: 'TARGET', targetId: target.id };
+    }
     let id: string;
     try {
+      mark(`${c.name}:config`);
       id = await this.d.runtime.createContainer(sandboxId, config, sandboxConfig, this.call(signal));
+      mark(`${c.name}:createContainer`);
     } catch (e) {
       if (e instanceof RuntimeError) throw new ContainerSyncError(Reasons.CreateContainerError, e.message);
       throw e;
     }
     try {
       await this.d.runtime.startContainer(id, this.call(signal));
+      mark(`${c.name}:startContainer`);
     } catch (e) {
       if (e instanceof RuntimeError) throw new ContainerSyncError(Reasons.RunContainerError, e.message);
       throw e;

@@ -162,6 +162,28 @@ export interface PodSpec {
   dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
   runtimeClassName?: string;
   priority?: number;
+  nodeSelector?: Record<string, string>;
+  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } } };
+  tolerations?: Toleration[];
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
 }
 
 export interface ContainerStateWaiting {
@@ -224,6 +246,7 @@ export interface PodStatus {
   startTime?: string;
   containerStatuses?: ContainerStatus[];
   initContainerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
 }
 

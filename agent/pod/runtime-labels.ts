@@ -47,7 +47,7 @@ export function containerLabels(pod: Pod, c: Container): StringMap {
   };
 }
 
-export function containerAnnotations(pod: Pod, c: Container, kind: 'container' | 'init', restartCount: number): StringMap {
+export function containerAnnotations(pod: Pod, c: Container, kind: 'container' | 'init' | 'ephemeral', restartCount: number): StringMap {
   const a: StringMap = {
     [CONTAINER_HASH]: containerHash(c),
     [CONTAINER_RESTART_COUNT]: String(restartCount),

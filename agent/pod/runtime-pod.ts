@@ -23,7 +23,7 @@ export interface RuntimeContainer {
   id: string;
   sandboxId: string;
   name: string;
-  kind: 'container' | 'init';
+  kind: 'container' | 'init' | 'ephemeral';
   attempt: number;
   state: ContainerState;
   createdAt: number;
@@ -91,7 +91,7 @@ export async function fetchRuntimePod(rt: RuntimeService, uid: string, o: FetchO
       id: st.id,
       sandboxId: c.podSandboxId,
       name,
-      kind: st.annotations[CONTAINER_KIND] === 'init' ? 'init' : 'container',
+      kind: st.annotations[CONTAINER_KIND] === 'init' ? 'init' : st.annotations[CONTAINER_KIND] === 'ephemeral' ? 'ephemeral' : 'container',
       attempt: st.metadata.attempt,
       state: st.state,
       createdAt: st.createdAt,
@@ -119,11 +119,11 @@ export async function fetchRuntimePod(rt: RuntimeService, uid: string, o: FetchO
 }
 
 /** The newest container of that name and kind, if any. */
-export function latest(rp: RuntimePod, name: string, kind: 'container' | 'init'): RuntimeContainer | undefined {
+export function latest(rp: RuntimePod, name: string, kind: RuntimeContainer['kind']): RuntimeContainer | undefined {
   return rp.containers.find((c) => c.name === name && c.kind === kind);
 }
 
 /** The newest container before the latest one (for lastState and logs?previous). */
-export function previous(rp: RuntimePod, name: string, kind: 'container' | 'init'): RuntimeContainer | undefined {
+export function previous(rp: RuntimePod, name: string, kind: RuntimeContainer['kind']): RuntimeContainer | undefined {
   return rp.containers.filter((c) => c.name === name && c.kind === kind)[1];
 }

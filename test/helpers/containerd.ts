@@ -54,8 +54,15 @@ export interface Containerd {
   podCidr: string;
   /** The CNI bridge interface. */
   bridge: string;
-  /** containerd's pid. */
-  pid: number;
+  /** containerd's pid (of the current daemon, after a restart the new one). */
+  readonly pid: number;
+  /**
+   * Kills the daemon alone (SIGKILL, as a crash): shims and containers stay, as they do when a
+   * real containerd dies. Resolves once it has exited.
+   */
+  killDaemon(): Promise<void>;
+  /** Starts the daemon again with the same config and state; resolves once CRI answers. */
+  restartDaemon(): Promise<void>;
   /** Runs ctr against this instance in the k8s.io namespace; resolves stdout. */
   ctr(...args: string[]): Promise<string>;
   /** Things this instance left on the machine (processes, mounts, cgroups, links, netns); [] when clean. */
@@ -299,13 +306,16 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
   await writeFile(path.join(root, 'config.toml'), config(root, socket, cniDir));
   if (opts.cni !== false) await writeFile(path.join(cniDir, '10-svc-e2e.conflist'), cniConfig(bridge, podCidr, path.join(root, 'ipam')));
 
-  const out = openSync(logFile, 'a');
-  const proc = spawn(CONTAINERD_BIN, ['--config', path.join(root, 'config.toml'), '--log-level', 'info'], {
-    stdio: ['ignore', out, out],
-    cwd: root,
-  });
-  closeSync(out);
-  const pid = proc.pid ?? 0;
+  const spawnDaemon = (): ChildProcess => {
+    const out = openSync(logFile, 'a');
+    const child = spawn(CONTAINERD_BIN, ['--config', path.join(root, 'config.toml'), '--log-level', 'info'], {
+      stdio: ['ignore', out, out],
+      cwd: root,
+    });
+    closeSync(out);
+    return child;
+  };
+  let proc = spawnDaemon();
   const netns = new Set<string>();
 
   const ctr = async (...args: string[]): Promise<string> => {
@@ -323,11 +333,38 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     cgroupParent,
     podCidr,
     bridge,
-    pid,
+    get pid() {
+      return proc.pid ?? 0;
+    },
     ctr,
+    async killDaemon() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      proc.kill('SIGKILL');
+      await exited;
+    },
+    async restartDaemon() {
+      if (proc.exitCode === null && proc.signalCode === null) throw new Error('containerd is still running');
+      proc = spawnDaemon();
+      const timeoutMs = opts.startTimeoutMs ?? 30_000;
+      await waitFor(
+        async () => {
+          try {
+            await ctr('version');
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        timeoutMs,
+        'an answer to ctr version after the restart',
+        proc,
+        logFile,
+      );
+    },
     async leftovers() {
       const found: string[] = [];
-      if (alive(pid) && proc.exitCode === null && proc.signalCode === null) found.push(`containerd pid ${pid}`);
+      if (alive(proc.pid ?? 0) && proc.exitCode === null && proc.signalCode === null) found.push(`containerd pid ${proc.pid}`);
       for (const p of await shimPids(socket)) found.push(`shim pid ${p}: ${(await cmdline(p)).join(' ')}`);
       for (const p of await pidsInCgroup(cgroupParent)) found.push(`pid ${p} in cgroup ${cgroupParent}: ${(await cmdline(p)).join(' ')}`);
       for (const m of await mountsUnder([root, ...netns])) found.push(`mount ${m}`);
@@ -379,8 +416,8 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     // 3. containerd itself.
     if (proc.exitCode === null && proc.signalCode === null) {
       const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-      kill(pid, 'SIGTERM');
-      const timer = setTimeout(() => kill(pid, 'SIGKILL'), 10_000);
+      kill(proc.pid ?? 0, 'SIGTERM');
+      const timer = setTimeout(() => kill(proc.pid ?? 0, 'SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     }

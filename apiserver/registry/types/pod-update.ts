@@ -53,6 +53,18 @@ export function validatePodUpdate(o: KObject, old: KObject, subresource = ''): C
   // Scheduling gates may only be removed.
   const oldGates = recs(oldSpec.schedulingGates).map((g) => g.name);
   if (recs(spec.schedulingGates).every((g) => oldGates.includes(g.name))) munged.schedulingGates = oldSpec.schedulingGates;
+  // pods/ephemeralcontainers (upstream ValidatePodEphemeralContainersUpdate) may only add
+  // ephemeral containers: the ones there stay exactly as they are.
+  if (subresource === 'ephemeralcontainers') {
+    const next = new Map(recs(spec.ephemeralContainers).map((c) => [String(c.name), c]));
+    for (const c of recs(oldSpec.ephemeralContainers)) {
+      const now = next.get(String(c.name));
+      if (!now) return [forbidden('spec.ephemeralContainers', `existing ephemeral containers "${String(c.name)}" may not be removed`)];
+      if (!semanticEqual(now, c)) return [forbidden('spec.ephemeralContainers', `existing ephemeral containers "${String(c.name)}" may not be changed`)];
+    }
+    munged.ephemeralContainers = oldSpec.ephemeralContainers;
+    if (munged.ephemeralContainers === undefined) delete munged.ephemeralContainers;
+  }
   // pods/binding (upstream BindingREST) may set spec.nodeName once, on a pod not yet bound.
   if (subresource === 'binding' && !oldSpec.nodeName) {
     if (oldSpec.nodeName === undefined) delete munged.nodeName;

@@ -198,6 +198,31 @@ test('pod update rules for containers, deadlines and tolerations', (t) => {
   t.deepEqual(podType.validateUpdate!(removedTol, old).map((c) => c.message), ['Forbidden: existing toleration can not be modified except its tolerationSeconds']);
 });
 
+test('pods/ephemeralcontainers may only add ephemeral containers; the main resource may not change them', (t) => {
+  const old = defaulted(pod());
+  const added = structuredClone(old);
+  (added.spec as any).ephemeralContainers = [{ name: 'debugger', image: 'busybox', targetContainerName: 'app' }];
+  t.deepEqual(podType.validateUpdate!(added, old, 'ephemeralcontainers'), []);
+  // Through the main resource the same change is an ordinary forbidden spec change.
+  t.is(podType.validateUpdate!(added, old)[0]?.reason, 'FieldValueForbidden');
+
+  const changed = structuredClone(added);
+  (changed.spec as any).ephemeralContainers[0].image = 'other';
+  t.deepEqual(podType.validateUpdate!(changed, added, 'ephemeralcontainers').map((c) => [c.field, c.message]), [
+    ['spec.ephemeralContainers', 'Forbidden: existing ephemeral containers "debugger" may not be changed'],
+  ]);
+  const removed = structuredClone(added);
+  (removed.spec as any).ephemeralContainers = [];
+  t.deepEqual(podType.validateUpdate!(removed, added, 'ephemeralcontainers').map((c) => c.message), ['Forbidden: existing ephemeral containers "debugger" may not be removed']);
+  const another = structuredClone(added);
+  (another.spec as any).ephemeralContainers.push({ name: 'second', image: 'busybox' });
+  t.deepEqual(podType.validateUpdate!(another, added, 'ephemeralcontainers'), []);
+  // Other spec fields still may not change through the sub-resource.
+  const sneaky = structuredClone(another);
+  (sneaky.spec as any).containers[0].args = ['-v'];
+  t.is(podType.validateUpdate!(sneaky, added, 'ephemeralcontainers')[0]?.field, 'spec');
+});
+
 function running(extra: Record<string, unknown> = {}): KObject {
   const o = defaulted(pod({ containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }], nodeName: 'node-1' }));
   o.metadata.creationTimestamp = ago(5 * 60_000 + 10_000);
