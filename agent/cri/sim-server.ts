@@ -29,6 +29,7 @@ import { loadCriProto } from './cri-proto';
 import { toGrpcStatus } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
 import type {
+import { shutdownGrpcServer } from '../platform/grpc-shutdown';
   Opt,
   WContainerConfig,
   WContainerFilter,
@@ -200,16 +201,7 @@ export async function serveRuntimeService(svc: RuntimeService, socketPath: strin
     close() {
       closing ??= (async () => {
         streams.abort();
-        await new Promise<void>((resolve) => {
-          const force = setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, 2000);
-          server.tryShutdown(() => {
-            clearTimeout(force);
-            resolve();
-          });
-        });
+        await shutdownGrpcServer(server);
         await rm(socketPath, { force: true });
       })();
       return closing;

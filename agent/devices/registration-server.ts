@@ -13,6 +13,7 @@ import type { Log } from '../platform/logger';
 import { DEVICE_PLUGIN_VERSION, loadDevicePluginProto } from './device-plugin-proto';
 import { RegistrationError } from './device-manager';
 import type { WRegisterRequest } from './wire';
+import { shutdownGrpcServer } from '../platform/grpc-shutdown';
 
 /** Upstream's socket name (KubeletSocket). */
 export const KUBELET_SOCKET = 'kubelet.sock';
@@ -81,7 +82,8 @@ export class RegistrationServer {
     const s = this.server;
     this.server = undefined;
     if (!s) return;
-    await new Promise<void>((resolve) => s.tryShutdown(() => resolve()));
+    // Plugins do not hold streams to us, but a hung client must not stall the agent's shutdown.
+    await shutdownGrpcServer(s);
     await fsp.rm(this.socketPath, { force: true }).catch(() => undefined);
   }
 }

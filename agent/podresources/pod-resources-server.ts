@@ -17,6 +17,7 @@ import { PodNotFoundError, PodResourcesService } from './pod-resources-service';
 import { loadPodResourcesProto } from './podresources-proto';
 import type { DevicesProvider, PodsProvider } from './provider';
 import { DEFAULT_BURST, DEFAULT_QPS, TokenBucket } from './rate-limiter';
+import { shutdownGrpcServer } from '../platform/grpc-shutdown';
 
 /** Upstream's socket directory and file name under the root dir. */
 export const POD_RESOURCES_DIR = 'pod-resources';
@@ -99,16 +100,7 @@ export class PodResourcesServer {
     const server = this.server;
     if (!server) return Promise.resolve();
     this.closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      await shutdownGrpcServer(server);
       await fsp.rm(this.o.socketPath, { force: true });
     })();
     return this.closing;

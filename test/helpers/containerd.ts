@@ -322,6 +322,8 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     const { stdout } = await run(CTR_BIN, ['--address', socket, '--namespace', 'k8s.io', ...args], { maxBuffer: 16 << 20 });
     return stdout;
   };
+  /** Whether the daemon answers ctr version (it is up and serving). */
+  const answersCtr = () => ctr('version').then(() => true, () => false);
 
   let stopping: Promise<void> | undefined;
   const handle: Containerd = {
@@ -348,14 +350,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
       proc = spawnDaemon();
       const timeoutMs = opts.startTimeoutMs ?? 30_000;
       await waitFor(
-        async () => {
-          try {
-            await ctr('version');
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        answersCtr,
         timeoutMs,
         'an answer to ctr version after the restart',
         proc,
@@ -441,14 +436,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     const timeoutMs = opts.startTimeoutMs ?? 30_000;
     await waitFor(async () => existsSync(socket), timeoutMs, 'its socket', proc, logFile);
     await waitFor(
-      async () => {
-        try {
-          await ctr('version');
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      answersCtr,
       timeoutMs,
       'an answer to ctr version',
       proc,
