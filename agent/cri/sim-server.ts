@@ -25,11 +25,11 @@ import {
   versionToWire,
 } from './convert-runtime';
 import { sandboxConfigFromWire, sandboxFilterFromWire, sandboxStatusResultToWire, sandboxToWire } from './convert-sandbox';
+import { shutdownGrpcServer } from '../platform/grpc-shutdown';
 import { loadCriProto } from './cri-proto';
 import { toGrpcStatus } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
 import type {
-import { shutdownGrpcServer } from '../platform/grpc-shutdown';
   Opt,
   WContainerConfig,
   WContainerFilter,
