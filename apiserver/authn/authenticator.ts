@@ -11,6 +11,15 @@ export interface Authenticator {
   authenticate(req: IncomingMessage): Promise<UserInfo | null>;
 }
 
+/**
+ * A method that only reads the bearer token (static token file, bootstrap tokens): the token
+ * methods call this directly instead of building a request around a token they already have.
+ * Same contract as authenticate for a request carrying `Authorization: Bearer <token>`.
+ */
+export interface BearerTokenMethod extends Authenticator {
+  authenticateBearer(token: string): Promise<UserInfo | null>;
+}
+
 /** The bearer token of the Authorization header (5.1), or undefined. */
 export function bearerToken(req: IncomingMessage): string | undefined {
   const h = req.headers.authorization;

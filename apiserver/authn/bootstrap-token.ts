@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import { bearerToken, type Authenticator } from './authenticator';
+import { bearerToken, type BearerTokenMethod } from './authenticator';
 import type { UserInfo } from './user';
 
 /** Where bootstrap token Secrets live and how they are named and typed (spec 2.7). */
@@ -37,7 +37,7 @@ export interface BootstrapTokenOptions {
  * the same kind of watch-fed cache (with a live read on a miss), so a deleted token stops
  * working once the watch delivers the deletion (milliseconds), not on the very next request.
  */
-export class BootstrapTokenAuthenticator implements Authenticator {
+export class BootstrapTokenAuthenticator implements BearerTokenMethod {
   readonly name = 'bootstrap-token';
 
   constructor(
@@ -48,7 +48,10 @@ export class BootstrapTokenAuthenticator implements Authenticator {
   /** Returns the bootstrapper for a valid token, null for a bearer token of another form, and throws 401 otherwise. */
   async authenticate(req: IncomingMessage): Promise<UserInfo | null> {
     const token = bearerToken(req);
-    if (token === undefined) return null;
+    return token === undefined ? null : this.authenticateBearer(token);
+  }
+
+  async authenticateBearer(token: string): Promise<UserInfo | null> {
     const m = TOKEN_PATTERN.exec(token);
     if (!m) return null;
     const [, id, secret] = m;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import { CelEvalError, type CelResultValue } from '../cel/program';
@@ -52,7 +52,7 @@ export class JwtAuthenticator implements TokenAuthenticator {
   /** Returns the mapped user for a valid token of this issuer; throws 401 otherwise; null when its audiences are not the API's. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     const auds = audiences.length === 0 ? [...this.o.apiAudiences] : intersect(audiences, this.o.apiAudiences);
-    const key = createHash('sha256').update(token).digest('base64url');
+    const key = hash('sha256', token, 'base64url');
     const user = await this.accepted.get(key, async () => {
       const claims = await this.verify(token);
       let u: UserInfo;

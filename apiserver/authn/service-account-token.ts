@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -145,7 +145,7 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   /** Returns the account's user for a valid token of ours, null for other tokens, throws 401 otherwise. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     if (!looksLikeJwt(token)) return null;
-    const key = createHash('sha256').update(token).digest('base64url');
+    const key = hash('sha256', token, 'base64url');
     // A token verified before was ours (its iss was checked then): skip decoding it again, the
     // larger part of the per-request cost once the signature check is cached.
     let payload = this.verified.peek(key);

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, errors } from '../api/errors';
-import { bearerToken, type Authenticator } from './authenticator';
+import { bearerToken, type Authenticator, type BearerTokenMethod } from './authenticator';
 import type { UserInfo } from './user';
 
 /** What a token method answers: the user and the audiences the token is valid for (upstream authenticator.Response). */
@@ -100,9 +100,13 @@ export class AudienceAgnosticToken implements TokenAuthenticator {
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     const auds = audiences.length === 0 ? [...this.apiAudiences] : intersect(audiences, this.apiAudiences);
     if (auds.length === 0) return null;
-    const user = await this.inner.authenticate(syntheticBearerRequest(token));
+    const user = isBearerTokenMethod(this.inner) ? await this.inner.authenticateBearer(token) : await this.inner.authenticate(syntheticBearerRequest(token));
     return user ? { user, audiences: auds } : null;
   }
+}
+
+function isBearerTokenMethod(a: Authenticator): a is BearerTokenMethod {
+  return typeof (a as Partial<BearerTokenMethod>).authenticateBearer === 'function';
 }
 
 /** A stand-in request carrying only the bearer token, for request authenticators that read nothing else. */
