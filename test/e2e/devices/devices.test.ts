@@ -268,8 +268,11 @@ test.serial('killing the plugin makes allocatable drop (capacity stays for the g
   await e().gpu.waitForLog('device plugin disconnected', 10_000);
   // A new plugin process brings the devices back.
   e().plugin = startPlugin(e().dir, e().pluginConfig);
-  await eventually('allocatable back', async () => ((await nodeResources(GPU)).allocatable[RES] === '4' ? true : undefined), 60_000);
-  t.pass();
+  const back = await eventually('allocatable back', async () => {
+    const r = await nodeResources(GPU);
+    return r.allocatable[RES] === '4' ? r : undefined;
+  }, 60_000);
+  t.deepEqual([back.capacity[RES], back.allocatable[RES]], ['4', '4']);
 });
 
 test.serial('restarting the agent keeps running containers and their devices (checkpoint); the plugin registers again by itself', async (t) => {

@@ -140,12 +140,12 @@ test.serial('a deleted pod leaves List', async (t) => {
   await new Promise<void>((resolve, reject) =>
     execFile('/usr/bin/kubectl', ['--kubeconfig', e().api.kubeconfig, 'delete', 'pod', 'gamma', '--wait=true'], { timeout: 60_000 }, (err, _o, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve())),
   );
-  await eventually('gamma gone from List', async () => {
+  const names: string[] = await eventually('gamma gone from List', async () => {
     const list = await listOk();
-    const names = list.pod_resources.map((p: any) => p.name);
-    return !names.includes('gamma') && names.includes('alpha') ? true : undefined;
+    const now = list.pod_resources.map((p: any) => p.name);
+    return !now.includes('gamma') && now.includes('alpha') ? now : undefined;
   }, 60_000, 500);
-  t.pass();
+  t.deepEqual(names.filter((n) => PODS.includes(n)).sort(), ['alpha', 'beta']);
 });
 
 test.serial('a device plugin on plugins_registry/ is registered with the device manager; its devices become allocatable', async (t) => {

@@ -99,7 +99,9 @@ test('plugins of other types and invalid device plugins are refused with a clear
   await good.statusCount(1);
   t.deepEqual(e.registrar.calls.map((c) => c.name), ['example.com/good']);
   await waitFor(() => e.log.find('plugin registration failed').length >= 3);
-  t.pass();
+  // Each refusal is logged loudly, naming its socket.
+  const logged = new Set(e.log.find('plugin registration failed').filter((l) => l.level === 'warn').map((l) => l.obj['socket']));
+  t.deepEqual([...logged].sort(), [bad.socketPath, csi.socketPath, old.socketPath].sort());
 });
 
 test('a registrar refusal is sent to the plugin and retried with back-off until it succeeds', async (t) => {

@@ -158,5 +158,5 @@ test('wired lookup caches: a bootstrap token works at once and stops working onc
       ),
     'the deleted token refused',
   );
-  t.pass();
+  await t.throwsAsync(authn.authenticate(req), { instanceOf: ApiError, message: /Unauthorized/i });
 });
