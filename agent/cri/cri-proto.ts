@@ -3,22 +3,15 @@
  * assumes: proto field names (keepCase), int64 as decimal strings, enums as names, defaults filled
  * (absent sub-messages null). One load per client or server; it takes ~0.1 s.
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { findProtoFile, PROTO_LOADER_OPTIONS } from '../platform/proto-files';
 
 export const CRI_PROTO_RELATIVE = path.join('proto', 'cri', 'runtime', 'v1', 'api.proto');
 
-export const CRI_LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  arrays: true,
-  objects: true,
-  oneofs: false,
-};
+/** The loader options of every agent proto (agent/platform/proto-files.ts). */
+export const CRI_LOADER_OPTIONS = PROTO_LOADER_OPTIONS;
 
 export interface CriProto {
   RuntimeService: grpc.ServiceClientConstructor;
@@ -29,15 +22,8 @@ export interface CriProto {
  * Finds the proto by walking up from `fromDir` (this module's directory, in the source tree or
  * in a compiled dist folder) to the first folder holding proto/cri/runtime/v1/api.proto.
  */
-export function findCriProto(fromDir: string = __dirname): string {
-  let dir = path.resolve(fromDir);
-  for (;;) {
-    const candidate = path.join(dir, CRI_PROTO_RELATIVE);
-    if (existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find ${CRI_PROTO_RELATIVE} above ${fromDir}`);
-    dir = parent;
-  }
+export function findCriProto(fromDir?: string): string {
+  return findProtoFile(CRI_PROTO_RELATIVE, fromDir);
 }
 
 /** Parses the CRI proto and returns the two service constructors. Throws if the file is missing or invalid. */

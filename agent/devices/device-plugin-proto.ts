@@ -1,14 +1,11 @@
 /**
  * Loads proto/deviceplugin/v1beta1/api.proto (upstream's device plugin API, unchanged wire) with
- * the same loader options as the CRI proto (agent/cri/cri-proto.ts): proto field names (keepCase),
- * int64 as decimal strings, defaults filled. The file is found by walking up from this module, so
- * it works from the source tree, a dist folder and the package (which ships /usr/lib/svc/proto).
+ * the agent's loader options, found by findProtoFile (agent/platform/proto-files.ts).
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { CRI_LOADER_OPTIONS } from '../cri/cri-proto';
+import { findProtoFile, PROTO_LOADER_OPTIONS } from '../platform/proto-files';
 
 export const DEVICE_PLUGIN_PROTO_RELATIVE = path.join('proto', 'deviceplugin', 'v1beta1', 'api.proto');
 
@@ -22,25 +19,13 @@ export interface DevicePluginProto {
   DevicePlugin: grpc.ServiceClientConstructor;
 }
 
-/** Walks up from `fromDir` to the first folder holding proto/deviceplugin/v1beta1/api.proto. */
-export function findDevicePluginProto(fromDir: string = __dirname): string {
-  let dir = path.resolve(fromDir);
-  for (;;) {
-    const candidate = path.join(dir, DEVICE_PLUGIN_PROTO_RELATIVE);
-    if (existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find ${DEVICE_PLUGIN_PROTO_RELATIVE} above ${fromDir}`);
-    dir = parent;
-  }
-}
-
 let cached: DevicePluginProto | undefined;
 
 /** Parses the proto once per process and returns both service constructors. Throws if missing or invalid. */
 export function loadDevicePluginProto(): DevicePluginProto {
   if (cached) return cached;
-  const protoPath = findDevicePluginProto();
-  const def = protoLoader.loadSync(protoPath, CRI_LOADER_OPTIONS);
+  const protoPath = findProtoFile(DEVICE_PLUGIN_PROTO_RELATIVE);
+  const def = protoLoader.loadSync(protoPath, PROTO_LOADER_OPTIONS);
   const pkg = grpc.loadPackageDefinition(def) as unknown as {
     v1beta1?: { Registration?: grpc.ServiceClientConstructor; DevicePlugin?: grpc.ServiceClientConstructor };
   };
