@@ -21,15 +21,8 @@ export function podResourcesDevices(info: DeviceInfo): DevicesProvider {
       return out;
     },
     devicesFor(podUid: string, containerName: string): DeviceSet[] {
-      const held = info.devicesFor(podUid, containerName);
-      if (held.length === 0) return [];
-      const all = info.allocatable();
-      return held.map((c) => {
-        // Topology of the group: the NUMA nodes of the devices it holds (upstream reports them per device group).
-        const numa = new Set<number>();
-        for (const d of all.get(c.resourceName) ?? []) if (c.deviceIds.includes(d.id)) for (const n of d.numaNodes) numa.add(n);
-        return { resourceName: c.resourceName, deviceIds: c.deviceIds, ...topologyOf([...numa].sort((a, b) => a - b)) };
-      });
+      // Topology of each group: the NUMA nodes of the devices it holds (upstream reports them per device group).
+      return info.devicesFor(podUid, containerName).map((c) => ({ resourceName: c.resourceName, deviceIds: c.deviceIds, ...topologyOf(c.numaNodes) }));
     },
   };
 }

@@ -16,6 +16,8 @@ export interface DeviceDescription {
 export interface ContainerDevices {
   resourceName: string;
   deviceIds: string[];
+  /** NUMA nodes those devices are attached to, ascending; empty when the plugin gave no topology. */
+  numaNodes: number[];
 }
 
 /** A container that holds devices. */

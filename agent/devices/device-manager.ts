@@ -362,7 +362,9 @@ export class DeviceManager implements DeviceInfo {
   devicesFor(podUid: string, containerName: string): ContainerDevices[] {
     const c = this.podDevices.container(podUid, containerName);
     if (!c) return [];
-    return [...c.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([resourceName, a]) => ({ resourceName, deviceIds: allIds(a).sort() }));
+    return [...c.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([resourceName, a]) => ({ resourceName, deviceIds: allIds(a).sort(), numaNodes: [...a.byNuma.keys()].filter((n) => n >= 0).sort((x, y) => x - y) }));
   }
 
   containersWithDevices(): ContainerWithDevices[] {

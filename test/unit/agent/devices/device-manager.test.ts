@@ -175,7 +175,7 @@ test('unhealthy devices are not handed out', async (t) => {
   p.send([{ id: 'a', healthy: false }, { id: 'b' }]);
   await t.throwsAsync(e.dm.admitPod(pod('p1', [ctr('app', 2)])), { message: /Requested: 2, Available: 1/ });
   await e.dm.admitPod(pod('p1', [ctr('app', 1)]));
-  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['b'] }]);
+  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['b'], numaNodes: [] }]);
 });
 
 test('init containers hand their devices on to app containers; sidecars do not', async (t) => {
@@ -198,7 +198,7 @@ test('topology: without a preference, devices come from one NUMA node when they 
   const p = await registered(e, 0);
   p.send([{ id: 'a', numa: 0 }, { id: 'b', numa: 1 }, { id: 'c', numa: 1 }, { id: 'd', numa: 0 }, { id: 'e', numa: 1 }]);
   await e.dm.admitPod(pod('p1', [ctr('app', 2)]));
-  t.deepEqual(e.dm.devicesFor('p1', 'app')[0]!.deviceIds, ['b', 'c']);
+  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['b', 'c'], numaNodes: [1] }]);
 });
 
 test('GetPreferredAllocation is asked when offered; an unusable answer falls back to our own pick', async (t) => {
@@ -376,7 +376,7 @@ test('a lost checkpoint is rebuilt from the runtime container labels; Allocate i
   } as unknown as import('../../../../agent/cri/runtime-service').RuntimeService;
   t.is(await e.dm.recoverFromRuntime(runtime), 1);
   t.false(e.dm.checkpointLost);
-  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['d1', 'd2'] }]);
+  t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['d1', 'd2'], numaNodes: [] }]);
   t.is((await readCheckpoint(e.dir))!.PodDeviceEntries[0]!.AllocResp, null);
   // Until the plugin is back, the answer cannot be recreated.
   await t.throwsAsync(e.dm.runOptions('p1', 'app'), { message: /not registered; cannot ask it again/ });

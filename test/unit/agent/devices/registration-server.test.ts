@@ -108,7 +108,7 @@ test('Allocate through real gRPC: the answer carries envs, mounts, devices, anno
   const mk = (uid: string, n: number): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [RES]: String(n) } } }] } }) as Pod;
   await dm.admitPod(mk('p1', 2));
   // The sample plugin prefers the highest IDs.
-  t.deepEqual(dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['dev-1', 'dev-2'] }]);
+  t.deepEqual(dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['dev-1', 'dev-2'], numaNodes: [] }]);
   const o = await dm.runOptions('p1', 'app');
   t.deepEqual(o?.allocation.envs, { SAMPLE_DEVICES: 'dev-2,dev-1' });
   t.deepEqual(o?.allocation.cdiDevices, ['example.com/sample=dev-2', 'example.com/sample=dev-1']);
