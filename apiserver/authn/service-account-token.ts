@@ -134,8 +134,12 @@ export interface ServiceAccountAuthenticatorOptions {
 export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   readonly name = 'service-account';
   private readonly issuers: ReadonlySet<string>;
-  /** Signature checks are the expensive part (RSA/ECDSA verify); their result depends only on the token and the clock. */
-  private readonly verified: TokenDecisionCache<JWTPayload>;
+  /**
+   * Signature checks are the expensive part (RSA/ECDSA verify); their result depends only on the
+   * token and the clock. What a verified token means (its binding and user) is worked out once
+   * here too, so a cached token costs a hash, the audience check and the lookups.
+   */
+  private readonly verified: TokenDecisionCache<VerifiedToken>;
 
   constructor(private readonly o: ServiceAccountAuthenticatorOptions) {
     this.issuers = new Set(o.issuers);
@@ -145,27 +149,41 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   /** Returns the account's user for a valid token of ours, null for other tokens, throws 401 otherwise. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
     if (!looksLikeJwt(token)) return null;
-    const key = hash('sha256', token, 'base64url');
-    // A token verified before was ours (its iss was checked then): skip decoding it again, the
-    // larger part of the per-request cost once the signature check is cached.
-    let payload = this.verified.peek(key);
-    if (!payload) {
+    // The cache is keyed by a digest, never the token, as upstream's token cache (no secret kept
+    // in memory, no variable-time comparison of secrets). Only the signature, the part that makes
+    // the token a secret, is hashed: for an RS256 token that is a third of the text, and hashing
+    // all of it cost more than the rest of this method. A hit must then carry the very same
+    // signed part, compared in full; a forged signed part with a known signature is verified on
+    // its own (and fails).
+    const dot = token.lastIndexOf('.');
+    const signed = token.slice(0, dot);
+    const key = hash('sha256', token.slice(dot + 1), 'base64url');
+    let v = this.verified.peek(key);
+    if (v?.signed !== signed) {
+      // A token verified before was ours (its iss was checked then): a hit skips decoding it again.
       const unverified = peekClaims(token);
       if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
-      payload = await this.verified.get(key, async () => {
+      const check = async () => {
         const p = await this.verify(token);
         const untilExpiry = ((p.exp ?? 0) + LEEWAY_SECONDS) * 1000 - this.o.now().getTime();
-        return { value: p, ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
-      });
+        return { value: prepare(detached(signed), p), ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
+      };
+      v = await this.verified.get(key, check);
+      // Concurrent requests share one check per key; one with another signed part gets its own.
+      if (v.signed !== signed) v = (await check()).value;
     }
-    const tokenAuds = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
-    const auds = intersect(audiences, tokenAuds);
-    if (auds.length === 0) return this.reject('token audiences do not match the requested audiences');
-    const binding = bindingOf(payload);
-    if (!binding) return this.reject('token lacks a valid service account claim');
-    if (payload.sub !== serviceAccountUsername(binding.namespace, binding.serviceaccount.name)) return this.reject('token subject does not match its service account claim');
-    if (this.o.lookup) await this.validateBinding(binding);
-    return { user: serviceAccountUser(binding, typeof payload.jti === 'string' ? payload.jti : undefined), audiences: auds };
+    // Requests ask with the same API audiences array every time: the answer for it is kept.
+    let answer = v.answerFor === audiences ? v.answer : undefined;
+    if (!answer) {
+      const auds = intersect(audiences, v.audiences);
+      if (auds.length === 0) return this.reject('token audiences do not match the requested audiences');
+      if (typeof v.binding === 'string') return this.reject(v.binding);
+      answer = { user: v.user!, audiences: auds };
+      v.answerFor = audiences;
+      v.answer = answer;
+    }
+    if (this.o.lookup) await this.validateBinding(v.binding as SaPrivateClaim);
+    return answer;
   }
 
   private async verify(token: string): Promise<JWTPayload> {
@@ -198,25 +216,61 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     if (!sa) return this.reject(`service account ${b.namespace}/${b.serviceaccount.name} has been deleted`);
     if (sa.metadata.uid !== b.serviceaccount.uid) return this.reject(`service account UID (${sa.metadata.uid}) does not match claim (${b.serviceaccount.uid})`);
     if (sa.metadata.deletionTimestamp) return this.reject(`service account ${b.namespace}/${b.serviceaccount.name} is being deleted`);
-    const bound: Array<['Pod' | 'Secret' | 'Node', ObjectRef | undefined, string]> = [
-      ['Pod', b.pod, b.namespace],
-      ['Secret', b.secret, b.namespace],
-      // A pod-bound token names its node for information; only a token bound to the node itself is revoked with it.
-      ['Node', b.pod ? undefined : b.node, ''],
-    ];
-    for (const [kind, ref, ns] of bound) {
-      if (!ref) continue;
-      const o = await lookup.get(kind, ns, ref.name);
-      if (!o) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token has been deleted`);
-      if (o.metadata.uid !== ref.uid) return this.reject(`${kind} UID (${o.metadata.uid}) does not match claim (${ref.uid})`);
-      if (o.metadata.deletionTimestamp) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token is being deleted`);
-    }
+    if (b.pod) await this.validateBound(lookup, 'Pod', b.namespace, b.pod);
+    if (b.secret) await this.validateBound(lookup, 'Secret', b.namespace, b.secret);
+    // A pod-bound token names its node for information; only a token bound to the node itself is revoked with it.
+    if (b.node && !b.pod) await this.validateBound(lookup, 'Node', '', b.node);
+  }
+
+  private async validateBound(lookup: BoundObjectGetter, kind: 'Pod' | 'Secret' | 'Node', ns: string, ref: ObjectRef): Promise<void> {
+    const o = await lookup.get(kind, ns, ref.name);
+    if (!o) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token has been deleted`);
+    if (o.metadata.uid !== ref.uid) return this.reject(`${kind} UID (${o.metadata.uid}) does not match claim (${ref.uid})`);
+    if (o.metadata.deletionTimestamp) return this.reject(`${kind.toLowerCase()} ${ns ? ns + '/' : ''}${ref.name} referenced by the token is being deleted`);
   }
 
   private reject(why: string): never {
     this.o.log.debug({ authn: this.name, reason: why }, 'service account token rejected');
     throw errors.unauthorized(`invalid bearer token, ${why}`);
   }
+}
+
+/** A verified token's meaning: its audiences, and its binding and user, or why its claims are unusable. */
+interface VerifiedToken {
+  /** The token without its signature: header and payload as presented. */
+  signed: string;
+  audiences: readonly string[];
+  /** The binding, or the reason the token cannot be used (kept so the audience check still answers first, as before caching). */
+  binding: SaPrivateClaim | string;
+  /** Shared by every request with this token, so frozen. */
+  user?: UserInfo;
+  /** The last accepted answer and the audiences array it was for (callers must not modify it). */
+  answerFor?: readonly string[];
+  answer?: TokenResponse;
+}
+
+function prepare(signed: string, p: JWTPayload): VerifiedToken {
+  const audiences = typeof p.aud === 'string' ? [p.aud] : (p.aud ?? []);
+  const binding = bindingOf(p);
+  if (!binding) return { signed, audiences, binding: 'token lacks a valid service account claim' };
+  if (p.sub !== serviceAccountUsername(binding.namespace, binding.serviceaccount.name)) return { signed, audiences, binding: 'token subject does not match its service account claim' };
+  return { signed, audiences, binding, user: deepFreeze(serviceAccountUser(binding, typeof p.jti === 'string' ? p.jti : undefined)) };
+}
+
+/**
+ * A copy of a substring that does not keep its parent alive: V8 may represent a slice as a view
+ * of the whole string, which here is the token with its signature, and the cache must not hold it.
+ */
+function detached(s: string): string {
+  return Buffer.from(s, 'latin1').toString('latin1');
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
 }
 
 /** Whether the text has the three dot-separated parts of a compact JWT (cheap; bootstrap and static tokens do not). */

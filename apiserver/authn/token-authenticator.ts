@@ -22,8 +22,8 @@ export interface TokenAuthenticator {
 
 /** The audiences in both lists (upstream authenticator.Audiences.Intersect). */
 export function intersect(a: readonly string[], b: readonly string[]): string[] {
-  const set = new Set(b);
-  return a.filter((x) => set.has(x));
+  // Audience lists hold one or a few entries: a linear scan beats building a Set per request.
+  return a.filter((x) => b.includes(x));
 }
 
 /**
@@ -98,10 +98,12 @@ export class AudienceAgnosticToken implements TokenAuthenticator {
 
   /** Returns the inner method's user with the API audiences the caller asked for; null when it does not accept the token or the audiences do not overlap. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
-    const auds = audiences.length === 0 ? [...this.apiAudiences] : intersect(audiences, this.apiAudiences);
-    if (auds.length === 0) return null;
+    // A request asks for exactly the API audiences (the same array): nothing to intersect, and
+    // no list built for the many tokens this method does not know.
+    const auds = audiences === this.apiAudiences ? undefined : audiences.length === 0 ? [...this.apiAudiences] : intersect(audiences, this.apiAudiences);
+    if (auds?.length === 0) return null;
     const user = isBearerTokenMethod(this.inner) ? await this.inner.authenticateBearer(token) : await this.inner.authenticate(syntheticBearerRequest(token));
-    return user ? { user, audiences: auds } : null;
+    return user ? { user, audiences: auds ?? [...this.apiAudiences] } : null;
   }
 }
 

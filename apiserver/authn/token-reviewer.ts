@@ -11,9 +11,19 @@ export interface TokenReviewStatus {
   error?: string;
 }
 
+/**
+ * Users a method hands out again and again (a verified service account token's) are frozen; their
+ * copy with system:authenticated is made once, not on every request.
+ */
+const withGroupOfShared = new WeakMap<UserInfo, UserInfo>();
+
 /** Adds system:authenticated once, as the authenticator chain does for every authenticated user (5). */
 export function withAuthenticatedGroup(u: UserInfo): UserInfo {
-  return u.groups.includes(AUTHENTICATED_GROUP) ? u : { ...u, groups: [...u.groups, AUTHENTICATED_GROUP] };
+  if (u.groups.includes(AUTHENTICATED_GROUP)) return u;
+  if (!Object.isFrozen(u)) return { ...u, groups: [...u.groups, AUTHENTICATED_GROUP] };
+  let w = withGroupOfShared.get(u);
+  if (!w) withGroupOfShared.set(u, (w = Object.freeze({ ...u, groups: Object.freeze([...u.groups, AUTHENTICATED_GROUP]) as string[] })));
+  return w;
 }
 
 /**

@@ -167,6 +167,31 @@ test('bad tokens: expired, not yet valid, foreign signature, unknown issuer', as
   t.is(await authn.authenticateToken('abcdef.0123456789abcdef', [ISS]), null);
 });
 
+test('a verified token is remembered by its signature only together with its exact signed part', async (t) => {
+  const clock = new FakeClock();
+  const issuer = new ServiceAccountTokenIssuer(RSA, ISS, clock.now);
+  const { authn } = setup([RSA], undefined, clock);
+  const { token } = await issuer.issue({ binding, audiences: [ISS], expirationSeconds: 600 });
+  const first = await authn.authenticateToken(token, [ISS]);
+  t.is(first!.user.username, 'system:serviceaccount:ns1:builder');
+  // The cached user is shared between requests, so nobody may change it.
+  t.true(Object.isFrozen(first!.user) && Object.isFrozen(first!.user.groups));
+  // Another payload presented with the remembered signature (here: a different namespace) must
+  // not ride on the cached verification, neither one at a time nor while a check is in flight.
+  const [h, payload, sig] = token.split('.') as [string, string, string];
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  claims[SA_PRIVATE_CLAIM].namespace = 'kube-system';
+  claims.sub = 'system:serviceaccount:kube-system:builder';
+  const forged = `${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${sig}`;
+  await is401(t, authn.authenticateToken(forged, [ISS]), /signature/);
+  const fresh = setup([RSA], undefined, clock).authn;
+  const both = await Promise.allSettled([fresh.authenticateToken(token, [ISS]), fresh.authenticateToken(forged, [ISS])]);
+  t.is(both[0].status === 'fulfilled' ? both[0].value?.user.username : 'rejected', 'system:serviceaccount:ns1:builder');
+  t.true(both[1].status === 'rejected' && both[1].reason instanceof ApiError && both[1].reason.code === 401);
+  // The genuine token still works afterwards.
+  t.is((await authn.authenticateToken(token, [ISS]))!.user.username, 'system:serviceaccount:ns1:builder');
+});
+
 test('algorithm confusion: alg none and HS256 keyed with the public key are refused', async (t) => {
   const clock = new FakeClock();
   const { authn } = setup([RSA], undefined, clock);
