@@ -96,12 +96,7 @@ function reasonForCode(code: number): string {
 /** Wraps a failure that produced no HTTP answer (refused, reset, TLS, timeout). */
 export function transportError(err: unknown, what: string): ClientError {
   const e = err as { code?: string; name?: string; message?: string };
-  const timeout =
-    e?.name === 'TimeoutError' ||
-    e?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    e?.code === 'UND_ERR_BODY_TIMEOUT' ||
-    e?.code === 'UND_ERR_CONNECT_TIMEOUT' ||
-    e?.code === 'ETIMEDOUT';
+  const timeout = e?.name === 'TimeoutError' || e?.code === 'ETIMEDOUT';
   const detail = e?.code && !String(e.message ?? '').includes(e.code) ? `${e.code}: ${e.message}` : (e?.message ?? String(err));
   return new ClientError(0, timeout ? 'Timeout' : 'ConnectionFailed', `${what}: ${detail}`, undefined, { cause: err });
 }

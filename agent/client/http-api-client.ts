@@ -1,5 +1,5 @@
 /**
- * ApiClient over HTTP(S) with undici: one connection pool (an undici Agent) per client, TLS from
+ * ApiClient over HTTP(S): one keep-alive connection pool per client (connection-pool.ts), TLS from
  * the RestConfig, short per-request deadlines, and redial() to throw the whole pool away. The
  * kubelet does the same for its heartbeat client (closeAllConns on repeated heartbeat failure),
  * so a half-open connection cannot swallow heartbeats past the node-monitor grace period.
@@ -10,7 +10,7 @@
  * credential and the request is sent once more with a fresh one, as client-go's exec round
  * tripper does; a second 401 is the caller's.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import type { IncomingMessage } from 'node:http';
 import type { KList, KObject } from '../../apiserver/api/types';
 import { isObject } from '../../apiserver/api/types';
 import {
@@ -26,6 +26,7 @@ import {
   type WriteOptions,
 } from './api-client';
 import { ClientError, errorFromStatus, transportError } from './client-error';
+import { ConnectionPool, readText } from './connection-pool';
 import type { ExecCredentialResult } from './exec-credential';
 import { JsonDocumentSplitter } from './json-stream';
 import { apiVersionOf, resourcePath, type ResourceRef } from './resources';
@@ -49,7 +50,7 @@ function abortError(): Error {
 }
 
 export class HttpApiClient implements ApiClient, CredentialSwappable {
-  private dispatcher: Agent;
+  private pool: ConnectionPool;
   private config: RestConfig;
   private readonly timeoutMs: number;
 
@@ -59,7 +60,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   ) {
     this.config = { ...config };
     this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.dispatcher = this.makeDispatcher();
+    this.pool = this.makePool();
   }
 
   /** The server URL this client talks to. */
@@ -67,48 +68,33 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     return this.config.server;
   }
 
-  private makeDispatcher(): Agent {
+  private makePool(): ConnectionPool {
     const c = this.config;
-    return new Agent({
-      connections: this.opts.connections ?? 4,
+    return new ConnectionPool(
+      c.server,
+      { caPem: c.caPem, certPem: c.certPem, keyPem: c.keyPem, rejectUnauthorized: !c.insecureSkipTLSVerify, servername: c.tlsServerName },
       // Idle sockets are dropped well before any intermediary would silently drop them.
-      keepAliveTimeout: 30_000,
-      connectTimeout: Math.min(this.timeoutMs, 10_000),
-      connect: {
-        ca: c.caPem,
-        cert: c.certPem,
-        key: c.keyPem,
-        rejectUnauthorized: !c.insecureSkipTLSVerify,
-        servername: c.tlsServerName,
-      },
-    });
+      { connections: this.opts.connections ?? 4, idleMs: 30_000 },
+    );
   }
 
   useClientCertificate(certPem: string, keyPem: string): void {
     this.config = { ...this.config, certPem, keyPem };
-    const old = this.dispatcher;
-    this.dispatcher = this.makeDispatcher();
+    const old = this.pool;
+    this.pool = this.makePool();
     // Requests already running (watches) finish on the old pool; it closes when they are done.
-    old.close().catch(() => undefined);
+    old.retire();
   }
 
   async redial(): Promise<void> {
-    const old = this.dispatcher;
-    this.dispatcher = this.makeDispatcher();
-    try {
-      await old.destroy();
-    } catch {
-      // already closed
-    }
+    const old = this.pool;
+    this.pool = this.makePool();
+    old.destroy();
   }
 
   /** Closes the pool for good (shutdown). In-flight requests fail. */
   async close(): Promise<void> {
-    try {
-      await this.dispatcher.destroy();
-    } catch {
-      // already closed
-    }
+    this.pool.destroy();
   }
 
   /**
@@ -144,16 +130,17 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     return h;
   }
 
+  /** Path and query of a request (the pool adds the server). */
   private url(path: string, query: Record<string, string | number | boolean | undefined> = {}): string {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') q.set(k, String(v));
     const qs = q.toString();
-    return this.config.server + path + (qs ? `?${qs}` : '');
+    return path + (qs ? `?${qs}` : '');
   }
 
   /** One request with a JSON answer; maps every failure to ClientError (or AbortError when the caller aborted). */
-  private async call<T>(method: Dispatcher.HttpMethod, url: string, o: RequestOptions, body?: unknown, contentType?: string): Promise<T> {
-    const what = `${method} ${url.replace(this.config.server, '')}`;
+  private async call<T>(method: string, url: string, o: RequestOptions, body?: unknown, contentType?: string): Promise<T> {
+    const what = `${method} ${url}`;
     if (o.signal?.aborted) throw abortError();
     const cred = await this.credential(what);
     try {
@@ -168,7 +155,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
 
   private async callOnce<T>(
     what: string,
-    method: Dispatcher.HttpMethod,
+    method: string,
     url: string,
     o: RequestOptions,
     cred: ExecCredentialResult | undefined,
@@ -176,35 +163,24 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     contentType?: string,
   ): Promise<T> {
     if (o.signal?.aborted) throw abortError();
-    // One controller per request, linked to the caller's signal and a deadline, and unlinked
-    // afterwards, so long-lived loop signals do not collect listeners.
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
-    const ac = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ac.abort();
-    }, timeoutMs);
-    const onAbort = () => ac.abort();
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    let res: Dispatcher.ResponseData;
+    const d = new Deadline(timeoutMs, o.signal);
+    let res: IncomingMessage;
     let text: string;
     try {
-      res = await request(url, {
+      res = await this.pool.send(url, {
         method,
-        dispatcher: this.dispatcher,
         headers: this.headers(body !== undefined ? { 'content-type': contentType ?? 'application/json' } : {}, cred),
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-        signal: ac.signal,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: d.signal,
       });
-      text = await res.body.text();
+      text = await readText(res);
     } catch (e) {
       if (o.signal?.aborted) throw abortError();
-      if (timedOut) throw new ClientError(0, 'Timeout', `${what}: no answer within ${timeoutMs} ms`, undefined, { cause: e });
+      if (d.expired) throw new ClientError(0, 'Timeout', `${what}: no answer within ${timeoutMs} ms`, undefined, { cause: e });
       throw transportError(e, what);
     } finally {
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
+      d.end();
     }
     let parsed: unknown;
     try {
@@ -212,8 +188,9 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     } catch {
       parsed = undefined;
     }
-    if (res.statusCode < 200 || res.statusCode > 299) throw errorFromStatus(res.statusCode, parsed, text.slice(0, 300));
-    if (parsed === undefined && method !== 'DELETE') throw new ClientError(res.statusCode, 'InvalidResponse', `${what}: the answer is not JSON`);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) throw errorFromStatus(status, parsed, text.slice(0, 300));
+    if (parsed === undefined && method !== 'DELETE') throw new ClientError(status, 'InvalidResponse', `${what}: the answer is not JSON`);
     return parsed as T;
   }
 
@@ -270,12 +247,12 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   }
 
   private async *watchStream<T extends KObject>(url: string, opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
-    const what = `watch ${url.replace(this.config.server, '')}`;
+    const what = `watch ${url}`;
     if (opts.signal?.aborted) return;
     let cred = await this.credential(what);
     let res = await this.openWatch(url, opts, cred, what);
     if (res && res.statusCode === 401 && cred) {
-      await res.body.text().catch(() => undefined);
+      await readText(res).catch(() => undefined);
       this.config.exec!.invalidate(cred);
       cred = await this.credential(what);
       res = await this.openWatch(url, opts, cred, what);
@@ -285,30 +262,33 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   }
 
   /** Sends a watch request; undefined when the caller aborted. */
-  private async openWatch(url: string, opts: WatchOptions, cred: ExecCredentialResult | undefined, what: string): Promise<Dispatcher.ResponseData | undefined> {
-    let res: Dispatcher.ResponseData;
+  private async openWatch(url: string, opts: WatchOptions, cred: ExecCredentialResult | undefined, what: string): Promise<IncomingMessage | undefined> {
+    // The response headers must come within the deadline; the stream after them may be idle for
+    // as long as the server keeps it (with timeoutSeconds that is bounded).
+    const headersMs = opts.timeoutMs ?? this.opts.watchHeadersTimeoutMs ?? this.timeoutMs;
+    const d = new Deadline(headersMs, opts.signal);
     try {
-      res = await request(url, {
+      return await this.pool.send(url, {
         method: 'GET',
-        dispatcher: this.dispatcher,
         headers: this.headers({}, cred),
-        signal: opts.signal,
-        headersTimeout: opts.timeoutMs ?? this.opts.watchHeadersTimeoutMs ?? this.timeoutMs,
-        // The stream may be idle for as long as the server keeps it; with timeoutSeconds that is bounded.
-        bodyTimeout: opts.timeoutSeconds ? opts.timeoutSeconds * 1000 + 30_000 : 0,
+        signal: d.signal,
+        idleTimeoutMs: opts.timeoutSeconds ? opts.timeoutSeconds * 1000 + 30_000 : 0,
       });
     } catch (e) {
       if (opts.signal?.aborted) return undefined;
+      if (d.expired) throw new ClientError(0, 'Timeout', `${what}: no answer within ${headersMs} ms`, undefined, { cause: e });
       throw transportError(e, what);
+    } finally {
+      // The caller's signal still ends the stream: readWatch destroys it on abort.
+      d.end();
     }
-    return res;
   }
 
-  private async *readWatch<T extends KObject>(res: Dispatcher.ResponseData, opts: WatchOptions, what: string): AsyncGenerator<WatchEvent<T>> {
+  private async *readWatch<T extends KObject>(res: IncomingMessage, opts: WatchOptions, what: string): AsyncGenerator<WatchEvent<T>> {
     if (res.statusCode !== 200) {
       let text = '';
       try {
-        text = await res.body.text();
+        text = await readText(res);
       } catch {
         // the error code is enough
       }
@@ -318,11 +298,13 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
       } catch {
         parsed = undefined;
       }
-      throw errorFromStatus(res.statusCode, parsed, text.slice(0, 300));
+      throw errorFromStatus(res.statusCode ?? 0, parsed, text.slice(0, 300));
     }
     const splitter = new JsonDocumentSplitter();
+    const onAbort = () => res.destroy();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const chunk of res.body) {
+      for await (const chunk of res) {
         let docs: string[];
         try {
           docs = splitter.push(chunk as Buffer);
@@ -336,9 +318,41 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
       if (e instanceof ClientError) throw e;
       throw transportError(e, what);
     } finally {
-      res.body.destroy();
+      opts.signal?.removeEventListener('abort', onAbort);
+      res.destroy();
     }
     if (splitter.pending && !opts.signal?.aborted) throw new ClientError(0, 'ConnectionFailed', `${what}: the stream ended in the middle of an event`);
+  }
+}
+
+/**
+ * A signal that aborts when the caller's signal does or when ms pass, whichever is first. One per
+ * request, unlinked by end(), so long-lived loop signals do not collect listeners.
+ */
+class Deadline {
+  private readonly ac = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly onAbort = () => this.ac.abort();
+  expired = false;
+
+  constructor(
+    ms: number,
+    private readonly caller?: AbortSignal,
+  ) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.ac.abort();
+    }, ms);
+    caller?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this.onAbort);
   }
 }
 

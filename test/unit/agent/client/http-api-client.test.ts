@@ -293,3 +293,41 @@ test('breaking out of a watch or aborting it closes the stream', async (t) => {
     await s.close();
   }
 });
+
+test('requests of every verb reuse one kept-alive connection', async (t) => {
+  const s = await serve((req, res) => (req.method === 'DELETE' ? json(res, 200, { kind: 'Status', status: 'Success' }) : json(res, 200, { metadata: { name: 'x' } })));
+  let handshakes = 0;
+  s.server.on('secureConnection', () => handshakes++);
+  const c = new HttpApiClient({ server: s.url, caPem: ca.certPem, certPem: nodeA.certPem, keyPem: nodeA.keyPem });
+  try {
+    for (let i = 0; i < 5; i++) {
+      await c.get(nodesResource, 'a');
+      await c.patch(nodesResource, 'a', 'merge', { metadata: { labels: { i: String(i) } } });
+      await c.delete(leasesResource, 'a', { namespace: 'svc-node-lease' });
+      await c.create(leasesResource, { metadata: { name: 'a', namespace: 'svc-node-lease' } });
+    }
+    t.is(s.seen.length, 20);
+    t.is(handshakes, 1);
+  } finally {
+    await c.close();
+    await s.close();
+  }
+});
+
+test('a watch whose answer does not come in time fails with Timeout', async (t) => {
+  const s = await serve(() => undefined); // never answers
+  const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { watchHeadersTimeoutMs: 200 });
+  try {
+    const e = await t.throwsAsync(
+      (async () => {
+        for await (const _ of c.watch(nodesResource)) t.fail('no event was sent');
+      })(),
+      { instanceOf: ClientError },
+    );
+    t.is(e!.code, 0);
+    t.is(e!.reason, 'Timeout');
+  } finally {
+    await c.close();
+    await s.close();
+  }
+});
