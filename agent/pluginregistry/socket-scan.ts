@@ -1,7 +1,7 @@
 /**
  * Lists the plugin sockets under the registry directory, as upstream's plugin watcher walks it:
  * unix sockets only, names starting with '.' ignored, subdirectories followed (to a small depth).
- * Each socket carries an identity key (device, inode, birth time) so that a socket deleted and
+ * Each socket carries an identity key (device, inode, birth or change time) so that a socket deleted and
  * made again under the same name counts as a new plugin, as upstream's timestamped desired state.
  */
 import { promises as fsp } from 'node:fs';
@@ -37,7 +37,9 @@ export async function scanSockets(root: string): Promise<SocketScan> {
       } catch {
         continue; // gone between readdir and lstat
       }
-      if (st.isSocket()) out.sockets.set(p, `${st.dev}:${st.ino}:${st.birthtimeNs}`);
+      // Inode numbers are reused at once after a delete, so the time tells a new socket from the
+      // old one: its birth time where the filesystem records one, else (0) its change time.
+      if (st.isSocket()) out.sockets.set(p, `${st.dev}:${st.ino}:${st.birthtimeNs || st.ctimeNs}`);
       else if (st.isDirectory() && depth < MAX_DEPTH) await walk(p, depth + 1);
     }
   };

@@ -26,6 +26,22 @@ test('finds sockets (also in subdirectories), skips dot names and other files; a
   t.is(second.sockets.get(path.join(dir, 'csi', 'b.sock')), first.sockets.get(path.join(dir, 'csi', 'b.sock')));
 });
 
+test('a socket remade at once on the same inode still gets a new key (the time tells them apart)', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-scan-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sock = path.join(dir, 'a.sock');
+  await makeStaleSocket(sock);
+  const before = (await scanSockets(dir)).sockets.get(sock)!;
+  rmSync(sock);
+  // File times come from the kernel's coarse clock: wait past one tick so they can differ.
+  await new Promise((r) => setTimeout(r, 25));
+  await makeStaleSocket(sock);
+  const after = (await scanSockets(dir)).sockets.get(sock)!;
+  t.not(after, before);
+  // The key never ends in a zero time, which would make every remade socket on that inode look the same.
+  t.notRegex(after, /:0$/);
+});
+
 test('an unreadable root rejects', async (t) => {
   await t.throwsAsync(scanSockets(path.join(tmpdir(), 'svc-scan-does-not-exist-' + process.pid)), { code: 'ENOENT' });
 });
