@@ -13,6 +13,7 @@ import { CsrDeniedError, CsrRejectedError, CsrTimeoutError } from './bootstrap/r
 import { BootstrapError, loadOrBootstrapIdentity } from './bootstrap/tls-bootstrap';
 import { ClientError } from './client/client-error';
 import { HttpApiClient } from './client/http-api-client';
+import { TokenBucketLimiter } from './client/request-limiter';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
@@ -88,7 +89,7 @@ function isExpected(e: unknown): e is Error {
 
 interface Running {
   loops: Promise<unknown>[];
-  client?: HttpApiClient;
+  clients: HttpApiClient[];
   runtime?: RuntimeService;
 }
 
@@ -185,7 +186,10 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   notifier.status('bootstrapping client certificate');
   const store = new CertStore(cfg.flags.certDir);
   const userAgent = `svc-node/${svcVersion()} (linux/${machine.architecture})`;
-  const makeClient = (rc: RestConfig) => new HttpApiClient(rc, { timeoutMs: requestTimeoutMs, userAgent });
+  // kubeAPIQPS / kubeAPIBurst pace every client but the heartbeat one, as the kubelet's
+  // heartbeatClient (QPS -1): a busy pod sync must never delay a Lease renewal.
+  const limiter = new TokenBucketLimiter(c.kubeAPIQPS, c.kubeAPIBurst);
+  const makeClient = (rc: RestConfig) => new HttpApiClient(rc, { timeoutMs: requestTimeoutMs, userAgent, limiter });
   const identity = await loadOrBootstrapIdentity(
     {
       kubeconfigPath: cfg.flags.kubeconfig,
@@ -200,7 +204,8 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   );
   log.info({ origin: identity.origin, server: identity.config.server }, 'client identity ready');
   const client = makeClient(identity.config);
-  running.client = client;
+  const heartbeatClient = new HttpApiClient(identity.config, { timeoutMs: requestTimeoutMs, userAgent });
+  running.clients.push(client, heartbeatClient);
 
   if (c.rotateCertificates && identity.config.certFile === store.currentPath) {
     const rotator = new CertificateRotator({
@@ -211,6 +216,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
       nodeName,
       bootstrapKubeconfigPath: cfg.flags.bootstrapKubeconfig,
       makeClient,
+      alsoSwap: [heartbeatClient],
     });
     running.loops.push(rotator.run(signal));
   }
@@ -251,11 +257,13 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     log.info({ node: nodeName }, 'registerNode is false: not creating the Node; heartbeating an existing one');
   }
 
+  // A half-open connection must not swallow heartbeats (kubelet: closeAllConns); the main
+  // client's watches reconnect by themselves after a redial.
   const redial = async () => {
-    await client.redial();
+    await Promise.all([heartbeatClient.redial(), client.redial()]);
   };
   const lease = new LeaseController({
-    client,
+    client: heartbeatClient,
     clock,
     log: log.child({ component: 'node-lease' }),
     nodeName,
@@ -266,7 +274,7 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
     observer: metrics,
   });
   const updater = new NodeStatusUpdater({
-    client,
+    client: heartbeatClient,
     clock,
     log: log.child({ component: 'node-status' }),
     nodeName,
@@ -432,7 +440,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   // Sockets and timers come and go (and the lock's socket is unref'd); this keeps the process up until shutdown.
   const keepAlive = setInterval(() => undefined, 1 << 30);
-  const running: Running = { loops: [] };
+  const running: Running = { loops: [], clients: [] };
   let code = 0;
   try {
     await runAgent(cfg, log, notifier, ac.signal, realClock, running);
@@ -455,7 +463,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const bound = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), shutdownBoundMs).unref());
   const finished = await Promise.race([Promise.allSettled(running.loops).then(() => 'done' as const), bound]);
   if (finished === 'timeout') log.warn({ boundMs: shutdownBoundMs }, 'loops did not stop in time; exiting anyway');
-  await running.client?.close();
+  await Promise.all(running.clients.map((c) => c.close()));
   running.runtime?.close();
   clearInterval(keepAlive);
   process.off('SIGTERM', onSignal);

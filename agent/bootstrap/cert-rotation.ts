@@ -25,6 +25,8 @@ export interface RotationDeps {
   store: CertStore;
   /** The client all loops use; its credentials are swapped after each rotation. */
   client: ApiClient & CredentialSwappable;
+  /** Other clients of the same identity (the heartbeat client): swapped too. */
+  alsoSwap?: readonly CredentialSwappable[];
   clock: Clock;
   random?: Random;
   log: Log;
@@ -112,7 +114,7 @@ export class CertificateRotator {
     }
     if (!keyMatchesCertificate(certPem, keyPem)) throw new Error('the issued certificate does not match the new private key');
     const file = await this.d.store.update(certPem, keyPem);
-    this.d.client.useClientCertificate(certPem, keyPem);
+    for (const c of [this.d.client, ...(this.d.alsoSwap ?? [])]) c.useClientCertificate(certPem, keyPem);
     const notAfter = certificateInfo(certPem).notAfter;
     this.d.log.info({ cert: file, notAfter: new Date(notAfter).toISOString() }, 'rotated the client certificate');
     this.d.onRotated?.(notAfter);

@@ -117,6 +117,13 @@ export function isGone(e: unknown): e is GoneError {
   return e instanceof GoneError;
 }
 
+/** The error a request rejects with when its caller's signal aborted (what fetch and undici throw). */
+export function abortError(): Error {
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  return e;
+}
+
 /** True for the AbortError of an aborted AbortSignal (the caller is shutting down, not a failure). */
 export function isAbort(e: unknown): boolean {
   return (e as { name?: string } | undefined)?.name === 'AbortError';

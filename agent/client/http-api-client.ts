@@ -25,10 +25,11 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from './api-client';
-import { ClientError, errorFromStatus, transportError } from './client-error';
+import { abortError, ClientError, errorFromStatus, isAbort, transportError } from './client-error';
 import { ConnectionPool, readText } from './connection-pool';
 import type { ExecCredentialResult } from './exec-credential';
 import { JsonDocumentSplitter } from './json-stream';
+import type { RequestLimiter } from './request-limiter';
 import { apiVersionOf, resourcePath, type ResourceRef } from './resources';
 import type { RestConfig } from './rest-config';
 
@@ -41,12 +42,8 @@ export interface HttpClientOptions {
   userAgent?: string;
   /** Maximum sockets to the server. Default 4. */
   connections?: number;
-}
-
-function abortError(): Error {
-  const e = new Error('The operation was aborted');
-  e.name = 'AbortError';
-  return e;
+  /** Paces every request and watch start (kubeAPIQPS / kubeAPIBurst); none for the heartbeat client, as upstream. */
+  limiter?: RequestLimiter;
 }
 
 export class HttpApiClient implements ApiClient, CredentialSwappable {
@@ -142,6 +139,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   private async call<T>(method: string, url: string, o: RequestOptions, body?: unknown, contentType?: string): Promise<T> {
     const what = `${method} ${url}`;
     if (o.signal?.aborted) throw abortError();
+    await this.opts.limiter?.wait(o.signal);
     const cred = await this.credential(what);
     try {
       return await this.callOnce<T>(what, method, url, o, cred, body, contentType);
@@ -149,6 +147,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
       if (!this.staleCredential(cred, e)) throw e;
       this.config.exec!.invalidate(cred);
       const fresh = await this.credential(what);
+      await this.opts.limiter?.wait(o.signal);
       return this.callOnce<T>(what, method, url, o, fresh, body, contentType);
     }
   }
@@ -249,6 +248,12 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
   private async *watchStream<T extends KObject>(url: string, opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
     const what = `watch ${url}`;
     if (opts.signal?.aborted) return;
+    try {
+      await this.opts.limiter?.wait(opts.signal);
+    } catch (e) {
+      if (isAbort(e)) return;
+      throw e;
+    }
     let cred = await this.credential(what);
     let res = await this.openWatch(url, opts, cred, what);
     if (res && res.statusCode === 401 && cred) {

@@ -43,6 +43,7 @@ test('rotates at the deadline with the current identity and swaps the client cre
     };
     const log = new MemLog();
     const rotated: number[] = [];
+    const heartbeat = new FakeApiClient();
     const rotator = new CertificateRotator({
       store,
       client,
@@ -55,6 +56,7 @@ test('rotates at the deadline with the current identity and swaps the client cre
         throw new Error('the bootstrap client must not be used while the certificate is valid');
       },
       onRotated: (n) => rotated.push(n),
+      alsoSwap: [heartbeat],
     });
     const ac = new AbortController();
     const run = rotator.run(ac.signal);
@@ -68,6 +70,7 @@ test('rotates at the deadline with the current identity and swaps the client cre
     const { certPem, keyPem } = client.credentials[0]!;
     t.true(keyMatchesCertificate(certPem, keyPem));
     t.not(keyPem, first.keyPem, 'a new key');
+    t.deepEqual(heartbeat.credentials, [{ certPem, keyPem }], 'the heartbeat client presents the new certificate too');
     const cur = await store.current();
     t.is(cur!.certPem.trim(), certPem.trim());
     t.is(rotated.length, 1);

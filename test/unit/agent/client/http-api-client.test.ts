@@ -331,3 +331,32 @@ test('a watch whose answer does not come in time fails with Timeout', async (t) 
     await s.close();
   }
 });
+
+test('every request and watch start waits for the limiter', async (t) => {
+  const s = await serve((req, res) => {
+    if (req.url?.includes('watch=1')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'w' } } }) + '\n');
+    } else json(res, 200, { metadata: { name: 'x' } });
+  });
+  const gates: Array<() => void> = [];
+  const limiter = { wait: () => new Promise<void>((r) => gates.push(r)) };
+  const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { limiter });
+  try {
+    const get = c.get(nodesResource, 'a');
+    const watched = (async () => {
+      const names: string[] = [];
+      for await (const ev of c.watch(nodesResource)) names.push(ev.object.metadata.name!);
+      return names;
+    })();
+    while (gates.length < 2) await new Promise((r) => setTimeout(r, 5));
+    t.is(s.seen.length, 0, 'nothing is sent while the limiter holds the requests');
+    for (const g of gates) g();
+    t.is((await get).metadata.name, 'x');
+    t.deepEqual(await watched, ['w']);
+    t.is(s.seen.length, 2);
+  } finally {
+    await c.close();
+    await s.close();
+  }
+});
