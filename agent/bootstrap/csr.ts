@@ -5,16 +5,9 @@
  * svc.io/kube-apiserver-client-kubelet with usages digital signature and client auth (no key
  * encipherment: that usage only applies to RSA keys).
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, webcrypto } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import type { KObject } from '../../apiserver/api/types';
-
-/**
- * @peculiar/x509 (with reflect-metadata and its ASN.1 stack) costs about 8 MB of RSS; an agent
- * with a valid certificate never needs it, so it is loaded on the first request only.
- */
-function x509lib(): typeof import('../../apiserver/pki/x509').x509 {
-  return (require('../../apiserver/pki/x509') as typeof import('../../apiserver/pki/x509')).x509;
-}
+import { nodeCsrInChild } from '../platform/x509-process';
 
 export const kubeletClientSigner = 'svc.io/kube-apiserver-client-kubelet';
 export const clientUsages = ['digital signature', 'client auth'] as const;
@@ -27,22 +20,12 @@ export function generateClientKey(): string {
   return privateKey.export({ format: 'pem', type: 'sec1' }).toString();
 }
 
-const ecdsa = { name: 'ECDSA', namedCurve: 'P-256' } as const;
-
-/** A PEM PKCS#10 request for the node's client identity, signed with keyPem (ECDSA P-256). */
+/**
+ * A PEM PKCS#10 request for the node's client identity, signed with keyPem (ECDSA P-256). Made
+ * in a child process: the certificate library would otherwise stay in the agent's memory.
+ */
 export async function nodeCertificateRequest(keyPem: string, nodeName: string): Promise<string> {
-  const priv = createPrivateKey(keyPem);
-  const pub = createPublicKey(priv);
-  const privateKey = await webcrypto.subtle.importKey('pkcs8', priv.export({ format: 'der', type: 'pkcs8' }), ecdsa, false, ['sign']);
-  const publicKey = await webcrypto.subtle.importKey('spki', pub.export({ format: 'der', type: 'spki' }), ecdsa, true, ['verify']);
-  const x509 = x509lib();
-  const keys = { privateKey, publicKey } as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'];
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: [{ O: [nodesGroup] }, { CN: [nodeUserPrefix + nodeName] }],
-    keys,
-    signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
-  });
-  return csr.toString('pem') + '\n';
+  return (await nodeCsrInChild({ keyPem, commonName: nodeUserPrefix + nodeName, organization: nodesGroup })).csrPem;
 }
 
 export interface CsrObjectOptions {

@@ -5,9 +5,10 @@
  * is made in the cert dir as svc-node-server.crt/.key and reused until 80% of its life has passed
  * (rotationDeadline); the agent server's rotator then makes a new one and swaps it in.
  */
-import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { servingCertInChild } from '../platform/x509-process';
 
 export interface ServingCert {
   certPem: string;
@@ -43,13 +44,7 @@ export function certValidity(certPem: string): { notBefore: number; notAfter: nu
   return { notBefore: new Date(c.validFrom).getTime(), notAfter: new Date(c.validTo).getTime() };
 }
 
-/** @peculiar/x509 costs several MB; it is loaded only when a certificate must be made. */
-function x509lib(): typeof import('../../apiserver/pki/x509').x509 {
-  return (require('../../apiserver/pki/x509') as typeof import('../../apiserver/pki/x509')).x509;
-}
-
 const DAY = 24 * 3600_000;
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 async function writeAtomic(file: string, data: string, mode: number): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
@@ -77,32 +72,8 @@ export async function ensureServingCert(o: ServingCertOptions): Promise<ServingC
       // absent or unreadable: make a new one
     }
   }
-  const x509 = x509lib();
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
-  const names = [
-    { type: 'dns' as const, value: o.nodeName },
-    { type: 'dns' as const, value: 'localhost' },
-    ...[...new Set(['127.0.0.1', ...o.ips])].map((ip) => ({ type: 'ip' as const, value: ip })),
-  ];
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial.toString('hex'),
-    name: `CN=${o.nodeName.replace(/([,+"\\<>;=])/g, '\\$1')}@${Math.floor(now.getTime() / 1000)}`,
-    notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + (o.validityMs ?? 365 * DAY)),
-    keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-      new x509.SubjectAlternativeNameExtension(names, false),
-    ],
-  });
-  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const keyPem = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'sec1' }).toString();
-  const certPem = cert.toString('pem') + '\n';
+  // Made in a child process: the certificate library would otherwise stay in the agent's memory.
+  const { certPem, keyPem } = await servingCertInChild({ nodeName: o.nodeName, ips: o.ips, now: now.getTime(), validityMs: o.validityMs ?? 365 * DAY });
   await mkdir(o.certDir, { recursive: true, mode: 0o700 });
   await writeAtomic(keyFile, keyPem, 0o600);
   await writeAtomic(certFile, certPem, 0o644);
