@@ -7,6 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
+import { parseQuantity } from './config/quantity';
 import { CertStore } from './bootstrap/cert-store';
 import { CertificateRotator } from './bootstrap/cert-rotation';
 import { CsrDeniedError, CsrRejectedError, CsrTimeoutError } from './bootstrap/request-certificate';
@@ -25,6 +26,7 @@ import { checkpointsDir } from './checkpoint/archive-path';
 import type { InFlightArchives } from './checkpoint/checkpoint-handler';
 import { CheckpointRetention } from './housekeeping/checkpoint-retention';
 import { CronJob } from './housekeeping/cron-job';
+import { ContainerLogManager } from './logs';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { instrumentRuntime } from './metrics/instrumented-runtime';
 import { nodeAddresses } from './node/addresses';
@@ -150,6 +152,21 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   const runtimeHealth = new RuntimeHealth(runtime, { clock });
   running.loops.push(runtimeHealth.run(signal));
   log.info({ endpoint: c.containerRuntimeEndpoint, imageEndpoint: c.imageServiceEndpoint }, 'using container runtime');
+  // With containerd and CRI-O the agent, not the runtime, keeps container logs in bounds. The
+  // simulator writes real log files too (and reopens them), so it gets the same loop.
+  if (c.containerLogMaxSize !== '') {
+    const logRotation = new ContainerLogManager({
+      runtime,
+      clock,
+      log: log.child({ component: 'container-logs' }),
+      maxSizeBytes: Math.ceil(parseQuantity(c.containerLogMaxSize)),
+      maxFiles: c.containerLogMaxFiles,
+      intervalMs: c.containerLogMonitorInterval,
+    });
+    running.loops.push(logRotation.run(signal));
+  } else {
+    log.info({}, 'containerLogMaxSize is empty: container logs are not rotated');
+  }
 
   // Device plugins: the checkpoint is read and stale sockets removed before kubelet.sock is
   // served, so plugins that notice their socket vanished register against this run.

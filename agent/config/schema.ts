@@ -179,6 +179,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     memorySwap: { kind: 'struct', fields: { swapBehavior: oneOf('', ['', 'NoSwap', 'LimitedSwap']) } },
     containerLogMaxSize: str('10Mi', checkOptionalQuantity),
     containerLogMaxFiles: int(5, 2),
+    // Upstream's validation refuses intervals below 3s.
+    containerLogMonitorInterval: dur('10s', 3000),
     podLogsDir: str('/var/log/pods', checkAbsolutePath),
     shutdownGracePeriod: dur('0s'),
     shutdownGracePeriodCriticalPods: dur('0s'),

@@ -91,8 +91,12 @@ export interface NodeAgentConfiguration {
   enforceNodeAllocatable: string[];
   failSwapOn: boolean;
   memorySwap: { swapBehavior: SwapBehavior };
+  /** Size (a quantity) at which a container's live log is rotated; '' turns rotation off. */
   containerLogMaxSize: string;
+  /** Log files kept per container, the live one included (at least 2). */
   containerLogMaxFiles: number;
+  /** How often the container log manager checks the sizes of running containers' logs. */
+  containerLogMonitorInterval: Millis;
   podLogsDir: string;
   shutdownGracePeriod: Millis;
   shutdownGracePeriodCriticalPods: Millis;

@@ -376,6 +376,14 @@ export class Simulator implements RuntimeService {
     await this.begin('ReopenContainerLog', opts);
     const c = this.state.mustContainer(containerId, 'ReopenContainerLog');
     if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', 'container is not running', 'ReopenContainerLog');
+    // As containerd: the log path is opened afresh (created if rotation renamed it away).
+    if (this.opts.writeLogs !== false && c.logPath) {
+      try {
+        await appendFile(c.logPath, '');
+      } catch (e) {
+        throw new RuntimeError('Unknown', `failed to reopen container log ${c.logPath}: ${(e as Error).message}`, 'ReopenContainerLog');
+      }
+    }
   }
 
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CallOptions): Promise<ExecSyncResult> {

@@ -3,3 +3,4 @@ export { containerLogHandler, parseContainerLogPath, CONTAINER_LOGS_PREFIX, type
 export { ensureServingCert, type ServingCert } from './serving-cert';
 export { readContainerLogs } from './read-logs';
 export { parseLogOptions, type LogOptions } from './log-options';
+export { ContainerLogManager, type ContainerLogManagerOptions } from './container-log-manager';

@@ -7,13 +7,11 @@
  * Ready again, the first pod is still Running with the same container (runc shims outlive
  * containerd) and no restart, and the pod created during the outage runs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import test from 'ava';
-import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { startContainerd, type Containerd } from '../../helpers/containerd';
-import { eventually, kubectlJson, kubectlStdin, startAgent, type AgentProcess } from '../agent/agent-process';
+import type { RunningApiServer } from '../../helpers/apiserver-process';
+import type { Containerd } from '../../helpers/containerd';
+import { startContainerdNode, type ContainerdNode } from '../../helpers/containerd-node';
+import { eventually, kubectlJson, kubectlStdin, type AgentProcess } from '../agent/agent-process';
 
 const NODE = 'e2e-runtime-restart';
 const IMAGE = 'svc.local/busybox:latest';
@@ -29,29 +27,18 @@ type PodJson = {
 let ctrd: Containerd | undefined;
 let api: RunningApiServer | undefined;
 let agent: AgentProcess | undefined;
-let dir: string | undefined;
+let peers: ContainerdNode | undefined;
 
 test.before(async () => {
-  ctrd = await startContainerd();
-  api = await startApiServer();
-  dir = mkdtempSync(path.join(tmpdir(), 'svc-runtime-restart-'));
-  agent = startAgent({
-    dir,
-    nodeName: NODE,
-    kubeconfig: api.kubeconfig,
-    args: ['--node-ip=127.0.0.1'],
-    configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, 'nodeStatusUpdateFrequency: 1s', 'enableServer: false'],
-  });
-  await agent.waitForLog('node registered and heartbeating', 90_000);
+  peers = await startContainerdNode({ nodeName: NODE, args: ['--node-ip=127.0.0.1'], configLines: ['nodeStatusUpdateFrequency: 1s', 'enableServer: false'] });
+  ({ ctrd, api, agent } = peers);
 });
 
 test.after.always(async () => {
   // Containers first (the agent would otherwise restart them), with containerd up so CRI removes them.
-  await agent?.stop('SIGKILL');
-  if (ctrd && (await ctrd.leftovers()).some((l) => l.startsWith('shim')) && !(await ctrdAnswers())) await ctrd.restartDaemon().catch(() => undefined);
-  await api?.stop();
-  await ctrd?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await peers?.stop(async () => {
+    if (ctrd && (await ctrd.leftovers()).some((l) => l.startsWith('shim')) && !(await ctrdAnswers())) await ctrd.restartDaemon().catch(() => undefined);
+  });
 });
 
 async function ctrdAnswers(): Promise<boolean> {

@@ -166,6 +166,7 @@ const errorCases: [string, string, string][] = [
   ['port out of range', 'port: 70000\n', 'field port: invalid value 70000: must be between 1 and 65535, inclusive'],
   ['lease duration out of range', 'nodeLeaseDurationSeconds: 0\n', 'field nodeLeaseDurationSeconds: invalid value 0: must be greater than or equal to 1'],
   ['log files out of range', 'containerLogMaxFiles: 1\n', 'field containerLogMaxFiles: invalid value 1: must be greater than or equal to 2'],
+  ['log monitor interval below 3s', 'containerLogMonitorInterval: 2s\n', 'field containerLogMonitorInterval: invalid value "2s": must be at least 3s'],
   ['pids limit zero', 'podPidsLimit: 0\n', 'field podPidsLimit: invalid value 0: must be -1 (no limit) or a positive number'],
   ['duration without unit', 'nodeStatusUpdateFrequency: "10"\n', 'field nodeStatusUpdateFrequency: missing unit in duration "10"'],
   ['duration as number', 'syncFrequency: 10\n', 'field syncFrequency: expected a duration string such as "10s" or "5m0s", got number 10'],
@@ -406,4 +407,14 @@ test('device plugin settings: defaults (5m grace as upstream, 1m admission wait,
   t.is(c.devicePluginCallTimeout, 2000);
   const e = await configError(t, loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'devicePluginCallTimeout: 0s\n' })));
   t.regex(e.message, /devicePluginCallTimeout/);
+});
+
+test('container log rotation settings: defaults (10Mi, 5 files, every 10s as upstream) and overrides', async (t) => {
+  const d = (await loadAgentConfig([], memEnv({}))).config;
+  t.is(d.containerLogMaxSize, '10Mi');
+  t.is(d.containerLogMaxFiles, 5);
+  t.is(d.containerLogMonitorInterval, 10_000);
+  const body = 'containerLogMaxSize: 100Ki\ncontainerLogMaxFiles: 3\ncontainerLogMonitorInterval: 3s\n';
+  const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }))).config;
+  t.deepEqual([c.containerLogMaxSize, c.containerLogMaxFiles, c.containerLogMonitorInterval], ['100Ki', 3, 3000]);
 });

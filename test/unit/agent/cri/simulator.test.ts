@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
@@ -484,7 +484,7 @@ test('runs are deterministic: the same calls give the same IDs; names tell simul
   t.notDeepEqual(await ids('node-1'), await ids('node-2'));
 });
 
-test('container logs: the file is created under logDirectory with CRI-format lines', async (t) => {
+test('container logs: the file is created under logDirectory with CRI-format lines; reopen recreates it after a rename', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-sim-logs-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const { sim } = setup({ behaviours: [{ name: 'talker', logLines: ['hello', 'world'] }] });
@@ -497,7 +497,11 @@ test('container logs: the file is created under logDirectory with CRI-format lin
   const lines = (await readFile(st.logPath, 'utf8')).trim().split('\n');
   t.is(lines.length, 2);
   t.regex(lines[0] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stdout F hello$/);
+  // Reopen after a rotation renamed the file away creates it afresh, as containerd does.
+  await rename(st.logPath, `${st.logPath}.20250101-000000`);
   await sim.reopenContainerLog(id);
+  t.is(await readFile(st.logPath, 'utf8'), '');
+  t.is((await readFile(`${st.logPath}.20250101-000000`, 'utf8')).trim().split('\n').length, 2);
   await sim.stopContainer(id, 0);
   await rejectsWith(t, sim.reopenContainerLog(id), 'FailedPrecondition');
 });
