@@ -163,14 +163,20 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
       // A token verified before was ours (its iss was checked then): a hit skips decoding it again.
       const unverified = peekClaims(token);
       if (!unverified || typeof unverified.iss !== 'string' || !this.issuers.has(unverified.iss)) return null;
+      let mine = false;
       const check = async () => {
+        mine = true;
         const p = await this.verify(token);
         const untilExpiry = ((p.exp ?? 0) + LEEWAY_SECONDS) * 1000 - this.o.now().getTime();
         return { value: prepare(detached(signed), p), ttlMs: Math.max(0, Math.min(VERIFIED_TTL_MS, untilExpiry)) };
       };
-      v = await this.verified.get(key, check);
-      // Concurrent requests share one check per key; one with another signed part gets its own.
-      if (v.signed !== signed) v = (await check()).value;
+      // Concurrent requests with one signature share one check. A request whose signed part
+      // differs from the one checked gets its own check, also when that shared check failed (it
+      // may have been another token's).
+      const shared = this.verified.get(key, check);
+      if (mine) v = await shared;
+      else v = await shared.catch(() => undefined);
+      if (v?.signed !== signed) v = (await check()).value;
     }
     // Requests ask with the same API audiences array every time: the answer for it is kept.
     let answer = v.answerFor === audiences ? v.answer : undefined;

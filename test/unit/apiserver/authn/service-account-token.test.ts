@@ -188,6 +188,11 @@ test('a verified token is remembered by its signature only together with its exa
   const both = await Promise.allSettled([fresh.authenticateToken(token, [ISS]), fresh.authenticateToken(forged, [ISS])]);
   t.is(both[0].status === 'fulfilled' ? both[0].value?.user.username : 'rejected', 'system:serviceaccount:ns1:builder');
   t.true(both[1].status === 'rejected' && both[1].reason instanceof ApiError && both[1].reason.code === 401);
+  // A forged one checked first does not fail the genuine one waiting on the same signature.
+  const fresh2 = setup([RSA], undefined, clock).authn;
+  const reversed = await Promise.allSettled([fresh2.authenticateToken(forged, [ISS]), fresh2.authenticateToken(token, [ISS])]);
+  t.true(reversed[0].status === 'rejected');
+  t.is(reversed[1].status === 'fulfilled' ? reversed[1].value?.user.username : String((reversed[1] as PromiseRejectedResult).reason), 'system:serviceaccount:ns1:builder');
   // The genuine token still works afterwards.
   t.is((await authn.authenticateToken(token, [ISS]))!.user.username, 'system:serviceaccount:ns1:builder');
 });
