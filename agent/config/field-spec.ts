@@ -202,6 +202,26 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/** A decoded value back in its file form (durations as Go duration strings); decode(encode(v)) gives v. */
+export function encode(value: unknown, spec: unknown): unknown {
+  const s = spec as AnySpec;
+  switch (s.kind) {
+    case 'duration':
+      return formatDuration(value as number);
+    case 'struct': {
+      const out: Record<string, unknown> = {};
+      for (const [k, f] of Object.entries(s.fields)) out[k] = encode((value as Record<string, unknown>)[k], f);
+      return out;
+    }
+    case 'list':
+      return (value as unknown[]).map((v) => encode(v, s.of));
+    case 'map':
+      return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, encode(v, s.of)]));
+    default:
+      return value;
+  }
+}
+
 /** The fully defaulted value of a spec. */
 export function defaultOf(spec: unknown): unknown {
   const s = spec as AnySpec;

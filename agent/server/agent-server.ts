@@ -4,7 +4,7 @@
  * kubeconfig's CA so the API server's kubelet-client certificate is accepted), token reviews
  * (authentication.webhook, cached for cacheTTL), anonymous access, authorization (AlwaysAllow or
  * cached SubjectAccessReviews with system:masters allowed outright), and the routes:
- * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics and /pods.
+ * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods and /configz.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import { RequestAuthenticator } from './authenticator';
 import { HEALTH_PATHS, healthHandler, type HealthCheck } from './health-handler';
 import { metricsHandler } from './metrics-handler';
 import { podsHandler, type PodLister } from './pods-handler';
+import { configzHandler } from './configz-handler';
 import { ServingCertRotator } from './serving-cert-rotator';
 import { alwaysAllow, CachedAuthorizer, MastersBypass, SubjectAccessReviewAuthorizer, type Authorizer } from './authorizer';
 import { NodeServer, type Route } from './node-server';
@@ -84,6 +85,7 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     { prefix: '/metrics', handler: metricsHandler(d.metrics) },
     { prefix: '/pods', handler: podsHandler(d.pods) },
     { prefix: '/pods/', handler: podsHandler(d.pods) },
+    { prefix: '/configz', handler: configzHandler(c) },
   ];
   return { server: new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log, observer: d.metrics }), checkpoints: checkpoint };
 }

@@ -1,7 +1,7 @@
 /**
  * The agent server's other endpoints and the API server's node proxy, with real processes: a real
  * svc-apiserver (static tokens; RBAC grants per user) and a real svc-node on the CRI simulator.
- * /healthz, /metrics and /pods answer 401 without or with bad credentials, 403 without the
+ * /healthz, /metrics, /pods and /configz answer 401 without or with bad credentials, 403 without the
  * sub-resource (or, for /healthz and /pods, nodes/proxy), 200 otherwise; kubectl reaches the agent
  * through /api/v1/nodes/{node}/proxy/... (GET healthz, POST checkpoint) only with nodes/proxy.
  */
@@ -144,6 +144,19 @@ test('/healthz and /pods fall back to nodes/proxy (upstream fine-grained authori
   const m = await callAgent(node.port, '/metrics', bare, bearer(TOKENS.proxier), 'GET');
   t.is(m.status, 403);
   t.regex(String(m.body['message']), /subresource=metrics/);
+});
+
+test('/configz answers the running configuration to a user with nodes/proxy (the configz fallback), 403 without', async (t) => {
+  const { node, bare } = e();
+  t.is((await callAgent(node.port, '/configz', bare, {}, 'GET')).status, 401);
+  t.is((await callAgent(node.port, '/configz', bare, bearer(TOKENS.nobody), 'GET')).status, 403);
+  const r = await callAgent(node.port, '/configz', bare, bearer(TOKENS.proxier), 'GET');
+  t.is(r.status, 200, JSON.stringify(r.body));
+  const cfg = r.body['nodeagentconfig'] as Record<string, any>;
+  t.like(cfg, { kind: 'NodeAgentConfiguration', apiVersion: 'nodeagent.config.svc.io/v1beta1', containerRuntimeEndpoint: 'sim://' });
+  // The drop-in values this test started the agent with, in their file form.
+  t.like(cfg['checkpointRetention'], { schedule: '*/2 * * * * *', maxPerContainer: 1 });
+  t.regex(String(cfg['nodeStatusUpdateFrequency']), /^\d+(\.\d+)?(ms|s|m|h)/);
 });
 
 test('kubectl get --raw through nodes/{node}/proxy reaches the agent; a user without nodes/proxy is forbidden by the API server', async (t) => {
