@@ -124,10 +124,12 @@ async function main() {
     entries: [
       { in: 'agent/main.ts', out: 'svc-node' },
       { in: 'apiserver/main.ts', out: 'svc-apiserver' },
+      // svc-node runs it as a child process to make certificates (agent/platform/x509-process.ts looks next to itself).
+      { in: 'agent/platform/x509-child.ts', out: 'x509-child' },
     ],
     banner: `/* svc ${version}: bundled by packaging/build-deb.mjs from the svc sources and the npm packages listed in /usr/share/doc/svc/copyright. */`,
   });
-  for (const f of ['svc-node.js', 'svc-apiserver.js']) chmodSync(join(stage, lib, f), 0o644);
+  for (const f of ['svc-node.js', 'svc-apiserver.js', 'x509-child.js']) chmodSync(join(stage, lib, f), 0o644);
   // Read by agentVersion(), which walks up from the bundle; "type" keeps the bundles CommonJS.
   put(stage, `${lib}/package.json`, JSON.stringify({ name: pkgJson.name, version: pkgJson.version, private: true, type: 'commonjs' }, null, 2) + '\n');
   // Proto files loaded at run time: the CRI proto (found by walking up from the bundle) and etcd3's.

@@ -1,17 +1,22 @@
 /**
  * Periodic cleanup, as upstream's HandlePodCleanups and container GC: sandboxes and containers
  * svc-node created for pods it no longer knows (deleted while the agent was down, or left by a
- * crash mid-cleanup) are stopped and removed with the pod's volumes and cgroup; pod directories
- * and pod cgroups without a pod go too; dead containers and sandboxes of live pods are collected
- * (./container-gc). Orphans are only judged once every pod source has delivered its first full
+ * crash mid-cleanup) are stopped and removed with the pod's volumes and cgroup; pod directories,
+ * pod log directories and pod cgroups without a pod go too (upstream evictPodLogsDirectories);
+ * dead containers and sandboxes of live pods are collected (./container-gc), each container's
+ * log files with it (upstream removeContainerLog: the runtime leaves them on disk). Orphans are only judged once every pod source has delivered its first full
  * set, so a restarting agent never removes pods it has not heard about yet. Only objects carrying
  * svc-node's label are touched.
  */
+import { readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { RuntimeService } from '../cri/runtime-service';
+import { removeContainerLogs } from '../logs/remove-container-logs';
 import type { Log } from '../platform/logger';
 import { planContainerGc } from './container-gc';
 import type { PodCgroups } from './pod-cgroups';
 import type { PodSyncer } from './pod-sync';
+import { podUidOfLogDirectory } from './sandbox-config';
 import { MANAGED_BY, MANAGER, POD_UID } from './runtime-labels';
 import type { VolumeManager } from './volumes';
 
@@ -20,6 +25,8 @@ export interface HousekeepingOptions {
   syncer: PodSyncer;
   volumes: VolumeManager;
   cgroups: PodCgroups;
+  /** podLogsDir of the configuration: <namespace>_<name>_<uid> directories live there. */
+  podLogsDir: string;
   log: Log;
   /** UIDs of every pod the agent runs or is terminating. */
   knownUids: () => ReadonlySet<string>;
@@ -33,6 +40,7 @@ export interface HousekeepingReport {
   removedContainers: number;
   removedSandboxes: number;
   removedDirs: string[];
+  removedLogDirs: string[];
   removedCgroups: string[];
 }
 
@@ -41,7 +49,7 @@ export class Housekeeping {
 
   /** One round. Rejects RuntimeError when the runtime cannot be listed (the caller tries again next round). */
   async runOnce(signal?: AbortSignal): Promise<HousekeepingReport> {
-    const report: HousekeepingReport = { orphanPods: [], removedContainers: 0, removedSandboxes: 0, removedDirs: [], removedCgroups: [] };
+    const report: HousekeepingReport = { orphanPods: [], removedContainers: 0, removedSandboxes: 0, removedDirs: [], removedLogDirs: [], removedCgroups: [] };
     const call = { timeoutMs: this.o.callTimeoutMs, ...(signal ? { signal } : {}) };
     const selector = { [MANAGED_BY]: MANAGER };
     const [sandboxes, containers] = await Promise.all([
@@ -71,6 +79,12 @@ export class Housekeeping {
         await this.o.volumes.tearDown(uid);
         report.removedDirs.push(uid);
       }
+      for (const name of await this.podLogDirs()) {
+        const uid = podUidOfLogDirectory(name)!;
+        if (known.has(uid) || inRuntime.has(uid)) continue;
+        await rm(path.join(this.o.podLogsDir, name), { recursive: true, force: true });
+        report.removedLogDirs.push(uid);
+      }
       for (const uid of await this.o.cgroups.podUids()) {
         if (known.has(uid) || inRuntime.has(uid)) continue;
         const left = await this.o.cgroups.remove(uid);
@@ -81,6 +95,8 @@ export class Housekeeping {
     const plan = planContainerGc(containers, sandboxes, known);
     for (const id of plan.containers) {
       try {
+        const { logPath } = (await this.o.runtime.containerStatus(id, false, call)).status;
+        await removeContainerLogs(logPath);
         await this.o.runtime.removeContainer(id, call);
         report.removedContainers++;
       } catch (e) {
@@ -96,5 +112,16 @@ export class Housekeeping {
       }
     }
     return report;
+  }
+
+  /** Names of the pod log directories (absent podLogsDir: none). */
+  private async podLogDirs(): Promise<string[]> {
+    try {
+      const entries = await readdir(this.o.podLogsDir, { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory() && podUidOfLogDirectory(e.name) !== undefined).map((e) => e.name);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
   }
 }

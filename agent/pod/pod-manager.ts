@@ -297,6 +297,7 @@ export class PodManager implements PodSourceHandler {
       syncer: this.syncer,
       volumes: this.volumes,
       cgroups: this.cgroups,
+      podLogsDir: this.o.podLogsDir,
       log,
       knownUids: () => this.knownUids(),
       sourcesReady: () => this.sourcesReady,

@@ -21,6 +21,13 @@ export interface SandboxConfigInput {
   clusterDomain: string;
 }
 
+/** The pod UID in a pod log directory's name (<namespace>_<name>_<uid>), or undefined for other names. */
+export function podUidOfLogDirectory(dirName: string): string | undefined {
+  // Namespaces and pod names are DNS labels/subdomains (no '_'), so the UID is what follows the second '_'.
+  const parts = dirName.split('_');
+  return parts.length === 3 && parts[0] !== '' && parts[1] !== '' && parts[2] !== '' ? parts[2] : undefined;
+}
+
 /** <podLogsDir>/<namespace>_<name>_<uid>, upstream's BuildPodLogsDirectory. */
 export function podLogDirectory(podLogsDir: string, pod: Pod): string {
   return path.join(podLogsDir, `${pod.metadata.namespace ?? 'default'}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`);

@@ -18,6 +18,7 @@ export const externalModules = ['better-sqlite3', 'sd-notify'];
  */
 export const runtimeLookups = [
   { input: /^common\/version\.ts$/, why: 'walks up from the bundle to package.json: /usr/lib/svc/package.json is shipped' },
+  { input: /^agent\/platform\/x509-process\.ts$/, why: 'runs x509-child.js next to the bundle: build-deb bundles agent/platform/x509-child.ts as /usr/lib/svc/x509-child.js' },
   { input: /^agent\/platform\/proto-files\.ts$/, why: 'walks up from the bundle to proto/: /usr/lib/svc/proto is shipped (build-deb copies every proto/**/*.proto)' },
   { input: /(^|\/)node_modules\/undici\/index\.js$/, why: 'keeps __filename for stack traces only' },
   { input: /(^|\/)node_modules\/node-cron\/dist\/node-cron\.cjs$/, why: 'forks dist/daemon.cjs only for background tasks given as a file path; agent/housekeeping schedules in-process functions' },

@@ -77,6 +77,7 @@ test.serial('the package holds the bundles, native modules, units, conffiles, pr
     '/usr/bin/svc-apiserver': '-rwxr-xr-x',
     '/usr/lib/svc/svc-node.js': '-rw-r--r--',
     '/usr/lib/svc/svc-apiserver.js': '-rw-r--r--',
+    '/usr/lib/svc/x509-child.js': '-rw-r--r--',
     '/usr/lib/svc/package.json': '-rw-r--r--',
     '/usr/lib/svc/proto/cri/runtime/v1/api.proto': '-rw-r--r--',
     '/usr/lib/svc/etcd3/proto/rpc.proto': '-rw-r--r--',

@@ -313,6 +313,9 @@ test.serial('deleting every pod leaves no containers, sandboxes, mounts, cgroups
     t.deepEqual(cgroups, [], `cgroups of pod ${uid}`);
   }
   t.deepEqual(readdirSync(path.join(dir, 'root', 'pods')), []);
+  // Pod log directories go with the next housekeeping round (every 10 s): containerd leaves them.
+  await eventually('pod log directories removed', async () => (readdirSync(ctrd.logRoot).length === 0 ? true : undefined), 30_000);
+  t.deepEqual(readdirSync(ctrd.logRoot), []);
   t.is(await agent.stop('SIGTERM'), 0);
   cri.close();
   await ctrd.stop();

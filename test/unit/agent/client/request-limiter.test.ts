@@ -40,7 +40,12 @@ test('an aborted waiter rejects with AbortError and does not use up a token', as
 test('0 means client-go defaults: a burst of 10', async (t) => {
   const limiter = new TokenBucketLimiter(0, 0, () => 0);
   let passed = 0;
-  for (let i = 0; i < 11; i++) void limiter.wait().then(() => passed++);
+  const ac = new AbortController();
+  const waits = Array.from({ length: 11 }, () => limiter.wait(ac.signal).then(() => passed++));
   await settle();
   t.is(passed, 10);
+  // The clock is frozen, so the 11th never gets a token: end it, or it would keep the limiter's timer going.
+  ac.abort();
+  const outcomes = await Promise.allSettled(waits);
+  t.is(outcomes.filter((o) => o.status === 'rejected').length, 1);
 });

@@ -1,10 +1,13 @@
 /** Housekeeping removes what the runtime and the disk hold for pods the agent does not know; container GC keeps the newest and one dead per container. */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
+import { Simulator } from '../../../../agent/cri/simulator';
 import { planContainerGc } from '../../../../agent/pod/container-gc';
+import { Housekeeping } from '../../../../agent/pod/housekeeping';
+import { MemLog } from '../node/fakes/mem-log';
 import { PodCgroups } from '../../../../agent/pod/pod-cgroups';
 import type { Container, PodSandbox } from '../../../../agent/cri/types';
 import { BUSYBOX, isRunningReady, startHarness } from './harness';
@@ -16,6 +19,10 @@ test('sandboxes and containers of unknown pods, their pod dirs and cgroups are r
     prepare: async (root) => {
       await mkdir(path.join(root, 'root', 'pods', 'ghost-uid', 'volumes'), { recursive: true });
       await mkdir(path.join(root, 'cgroup', 'cpu', 'svc-node', 'podghost-uid'), { recursive: true });
+      // The ghost's log directory with a container log, and a directory that is not a pod's.
+      await mkdir(path.join(root, 'logs', 'default_ghost_ghost-uid', 'c'), { recursive: true });
+      await writeFile(path.join(root, 'logs', 'default_ghost_ghost-uid', 'c', '0.log'), 'old output\n');
+      await mkdir(path.join(root, 'logs', 'not-a-pod-dir'), { recursive: true });
     },
   });
   try {
@@ -36,9 +43,48 @@ test('sandboxes and containers of unknown pods, their pod dirs and cgroups are r
     t.true(await h.until(() => !existsSync(path.join(h.root, 'root', 'pods', 'ghost-uid')), 5000));
     t.true(await h.until(() => !existsSync(path.join(h.root, 'cgroup', 'cpu', 'svc-node', 'podghost-uid')), 5000));
     t.true(existsSync(path.join(h.root, 'root', 'pods', live.metadata.uid!)));
+    t.true(await h.until(() => !existsSync(path.join(h.root, 'logs', 'default_ghost_ghost-uid')), 5000));
+    t.true(existsSync(path.join(h.root, 'logs', `default_live_${live.metadata.uid!}`)), 'the live pod keeps its logs');
+    t.true(existsSync(path.join(h.root, 'logs', 'not-a-pod-dir')), 'other directories are left alone');
   } finally {
     await h.stop();
   }
+});
+
+test('collecting a dead container deletes its log file and rotated logs; the kept containers keep theirs', async (t) => {
+  const root = await mkdtemp(path.join(tmpdir(), 'svc-gc-logs-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  const sim = new Simulator({ writeLogs: false });
+  const uid = 'live-uid';
+  const logDirectory = path.join(root, `default_p_${uid}`);
+  const sb = { metadata: { name: 'p', namespace: 'default', uid, attempt: 0 }, labels: { ...labels, 'io.kubernetes.pod.uid': uid }, hostname: 'p', logDirectory };
+  const sbId = await sim.runPodSandbox(sb);
+  const ids: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const logPath = `c/${attempt}.log`;
+    const id = await sim.createContainer(sbId, { metadata: { name: 'c', attempt }, image: { image: BUSYBOX }, labels: { ...labels, 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': 'c' }, logPath }, sb);
+    await sim.startContainer(id);
+    await sim.stopContainer(id, 0);
+    await mkdir(path.join(logDirectory, 'c'), { recursive: true });
+    await writeFile(path.join(logDirectory, logPath), `attempt ${attempt}\n`);
+    ids.push(id);
+  }
+  await writeFile(path.join(logDirectory, 'c', '0.log.20260101-000000.gz'), 'rotated');
+  const hk = new Housekeeping({
+    runtime: sim,
+    syncer: {} as never,
+    volumes: {} as never,
+    cgroups: {} as never,
+    podLogsDir: root,
+    log: new MemLog(),
+    knownUids: () => new Set([uid]),
+    sourcesReady: () => false,
+    callTimeoutMs: 5000,
+  });
+  const report = await hk.runOnce();
+  t.is(report.removedContainers, 1);
+  t.deepEqual((await readdir(path.join(logDirectory, 'c'))).sort(), ['1.log', '2.log']);
+  t.deepEqual((await sim.listContainers()).map((c) => c.id).sort(), ids.slice(1).sort());
 });
 
 function container(id: string, uid: string, name: string, attempt: number, state: Container['state'], sandbox = 's1'): Container {
