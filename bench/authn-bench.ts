@@ -5,12 +5,12 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { issue } from '../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
 import type { Cleanup } from './lib/cleanup';
-import { compareModes, type Mode, type ModePlan } from './lib/mode-compare';
+import { compareModes, pairedMedianRatio, type Mode, type ModePlan } from './lib/mode-compare';
 import { procName } from './lib/proc-stats';
 import { progress } from './lib/progress';
 import { ratio, round } from './lib/stats';
 
-const FULL: ModePlan = { path: '/api/v1/namespaces/default', clients: 32, warmup: 1500, perPart: 4000, parts: 4 };
+const FULL: ModePlan = { path: '/api/v1/namespaces/default', clients: 32, warmup: 1500, perPart: 2000, parts: 8 };
 const QUICK: ModePlan = { path: '/api/v1/namespaces/default', clients: 32, warmup: 200, perPart: 400, parts: 2 };
 
 /** Issue 8's goal: a cached authentication path costs at most 10% of the baseline's throughput. */
@@ -88,6 +88,7 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
     ratios[m.name] = {
       throughput_vs_baseline: r,
       server_cpu_per_request_vs_baseline: ratio(f.server_cpu_ms_per_request, baseline.server_cpu_ms_per_request),
+      server_cpu_per_request_vs_baseline_median_of_parts: pairedMedianRatio(f, baseline),
       p99_vs_baseline: ratio(f.p99_ms, baseline.p99_ms),
     };
     goals[`${m.name}_throughput_vs_baseline`] = { target: `>= ${GOAL_MIN_RATIO}`, value: r, met: r !== null && r >= GOAL_MIN_RATIO };
@@ -97,6 +98,9 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
     // with the load generator or other tenants' work.
     const c = ratio(f.server_cpu_ms_per_request, baseline.server_cpu_ms_per_request);
     goals[`${m.name}_server_cpu_per_request_vs_baseline`] = { target: `<= ${round(1 / GOAL_MIN_RATIO, 3)}`, value: c, met: c !== null && c <= 1 / GOAL_MIN_RATIO };
+    // The same, as the median of per-part paired ratios: robust to one noisy part (pairedMedianRatio).
+    const pm = pairedMedianRatio(f, baseline);
+    goals[`${m.name}_server_cpu_per_request_vs_baseline_median_of_parts`] = { target: `<= ${round(1 / GOAL_MIN_RATIO, 3)}`, value: pm, met: pm !== null && pm <= 1 / GOAL_MIN_RATIO };
   }
 
   const loadAfter = loadavg()[0]!;

@@ -33,6 +33,8 @@ export interface ModePlan {
 export interface ModeFigures extends LoadResult {
   /** Server CPU (user + system) per request over this mode's parts, ms. */
   server_cpu_ms_per_request: number;
+  /** The same for each part on its own, in run order (for paired comparisons; see pairedMedianRatio). */
+  server_cpu_ms_per_request_parts: number[];
   /** This (client) process's CPU per request over this mode's parts, ms. */
   client_cpu_ms_per_request: number;
   /** Server and client CPU as a share of one core while this mode ran: near 100 means that side was saturated. */
@@ -54,7 +56,7 @@ export async function compareModes(modes: readonly Mode[], plan: ModePlan): Prom
       new Agent({ connections: plan.clients, pipelining: 1, keepAliveTimeout: 120_000, connect: { ca: m.tls.ca, cert: m.tls.cert, key: m.tls.key, servername: m.tls.servername } }),
     );
   }
-  const runs = new Map<string, { load: LoadRun[]; serverCpu: number; clientCpu: number }>(modes.map((m) => [m.name, { load: [], serverCpu: 0, clientCpu: 0 }]));
+  const runs = new Map<string, { load: LoadRun[]; serverCpu: number; clientCpu: number; cpuParts: number[] }>(modes.map((m) => [m.name, { load: [], serverCpu: 0, clientCpu: 0, cpuParts: [] }]));
   const once = (m: Mode) => async () => {
     const res = await request(m.origin + plan.path, { dispatcher: pools.get(m.name)!, headers: { accept: 'application/json', ...m.headers } });
     const text = await res.body.text();
@@ -73,7 +75,9 @@ export async function compareModes(modes: readonly Mode[], plan: ModePlan): Prom
         const c = process.cpuUsage(c0);
         const acc = runs.get(m.name)!;
         acc.load.push(r);
-        acc.serverCpu += procCpuSeconds(m.serverPid) - s0;
+        const partCpu = procCpuSeconds(m.serverPid) - s0;
+        acc.serverCpu += partCpu;
+        acc.cpuParts.push(round((partCpu * 1000) / r.count, 4));
         acc.clientCpu += (c.user + c.system) / 1e6;
         const s = summarize([r]);
         progress(`${m.name}: part ${part + 1}/${plan.parts}: ${s.per_second}/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms (${wall.toFixed(1)} s)`);
@@ -89,10 +93,26 @@ export async function compareModes(modes: readonly Mode[], plan: ModePlan): Prom
     out[m.name] = {
       ...load,
       server_cpu_ms_per_request: round((acc.serverCpu * 1000) / load.count, 4),
+      server_cpu_ms_per_request_parts: acc.cpuParts,
       client_cpu_ms_per_request: round((acc.clientCpu * 1000) / load.count, 4),
       server_cpu_percent_of_core: round((acc.serverCpu / load.seconds) * 100, 1),
       client_cpu_percent_of_core: round((acc.clientCpu / load.seconds) * 100, 1),
     };
   }
   return out;
+}
+
+/**
+ * The median over parts of a mode's server CPU per request divided by the baseline's in the same
+ * part. Parts of all modes run close together (A B C C B A ...), so each ratio compares two
+ * stretches seconds apart; the median then ignores the odd part another tenant's burst of work
+ * inflated, which moves the pooled ratio (server_cpu_ms_per_request) by several per cent on this
+ * shared machine. Null when a part has no CPU figure.
+ */
+export function pairedMedianRatio(mode: ModeFigures, baseline: ModeFigures): number | null {
+  const ratios = mode.server_cpu_ms_per_request_parts.map((c, i) => c / (baseline.server_cpu_ms_per_request_parts[i] ?? 0));
+  if (ratios.length === 0 || ratios.some((r) => !Number.isFinite(r))) return null;
+  ratios.sort((a, b) => a - b);
+  const mid = ratios.length >> 1;
+  return round(ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2, 3);
 }
