@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request, type Dispatcher } from 'undici';
-import { issue } from '../apiserver/pki/certs';
+import { createCA, issue } from '../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
 import type { Cleanup } from './lib/cleanup';
 import { compareModes, pairedMedianRatio, type Mode, type ModePlan } from './lib/mode-compare';
@@ -19,6 +21,7 @@ const GOAL_MIN_RATIO = 0.9;
 const STATIC_TOKEN = 'bench-static-token-5f1e0c7a9b2d4e6f';
 const BOOT_ID = 'bnch01';
 const BOOT_SECRET = '0123456789abcdef';
+const WEBHOOK_TOKEN = 'bench-webhook-token-answered-by-the-hook';
 
 /**
  * `npm run bench -- authn [--quick]` (issue 8, Performance): requests/s of one GET through a real
@@ -35,10 +38,19 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
   cleanup.dir(dir);
   const dataDir = join(dir, 'data');
   writeFileSync(join(dir, 'tokens.csv'), `${STATIC_TOKEN},bench-static,uid-static,"bench"\n`, { mode: 0o600 });
-  progress('starting svc-apiserver (AlwaysAllow, anonymous auth on, token file, bootstrap tokens)');
+  const hook = await startTokenWebhook(dir);
+  cleanup.add('stop the token webhook', () => void hook.server.close());
+  progress('starting svc-apiserver (AlwaysAllow, anonymous auth on, token file, bootstrap tokens, token webhook)');
   const api = await startApiServer({
     dataDir,
-    args: ['--authorization-mode=AlwaysAllow', '--anonymous-auth=true', `--token-auth-file=${join(dir, 'tokens.csv')}`, '--enable-bootstrap-token-auth=true'],
+    args: [
+      '--authorization-mode=AlwaysAllow',
+      '--anonymous-auth=true',
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--enable-bootstrap-token-auth=true',
+      `--authentication-token-webhook-config-file=${hook.kubeconfig}`,
+      '--authentication-token-webhook-version=v1',
+    ],
   });
   cleanup.child(api.proc);
   cleanup.add('stop svc-apiserver', async () => void (await api.stop()));
@@ -60,6 +72,7 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
     { ...base, name: 'bootstrap_token', tls, headers: { authorization: `Bearer ${BOOT_ID}.${BOOT_SECRET}` } },
     { ...base, name: 'client_certificate', tls: { ...tls, cert: client.certPem, key: client.keyPem }, headers: {} },
     { ...base, name: 'service_account_jwt', tls, headers: { authorization: `Bearer ${saToken}` } },
+    { ...base, name: 'webhook_token_cached', tls, headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } },
   ];
 
   // Each mode must really be the identity it claims (an ignored credential would fall back to
@@ -73,11 +86,14 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
     bootstrap_token: `system:bootstrap:${BOOT_ID}`,
     client_certificate: 'bench-cert-user',
     service_account_jwt: 'system:serviceaccount:default:bench-sa',
+    webhook_token_cached: 'bench-webhook',
   };
   for (const [k, v] of Object.entries(expected)) if (identities[k] !== v) throw new Error(`${k} authenticated as ${identities[k]}, expected ${v}`);
 
   progress(`load: ${plan.clients} clients per mode, ${plan.parts} parts of ${plan.perPart} GETs ${plan.path}`);
+  const hookCallsBefore = hook.calls();
   const figures = await compareModes(modes, plan);
+  const hookCallsDuringLoad = hook.calls() - hookCallsBefore;
   const baseline = figures.anonymous_baseline!;
 
   const ratios: Record<string, unknown> = {};
@@ -118,11 +134,13 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
   return {
     machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadAfter) } },
     setup: {
-      server: 'one svc-apiserver process (SQLite), --authorization-mode=AlwaysAllow, --anonymous-auth=true, --token-auth-file, --enable-bootstrap-token-auth; every mode hits the same server',
+      server: 'one svc-apiserver process (SQLite), --authorization-mode=AlwaysAllow, --anonymous-auth=true, --token-auth-file, --enable-bootstrap-token-auth, a token webhook (TokenReview v1) served by this process; every mode hits the same server',
       request: `GET ${plan.path} (one small Namespace object)`,
       clients: `${plan.clients} closed-loop clients per mode, each on its own keep-alive TLS connection (HTTP/1.1, no pipelining), from this one Node.js process; handshakes happen in the warm-up, so client_certificate measures per-request authentication of an established connection, not the TLS handshake`,
       order: `${plan.parts} parts per mode of ${plan.perPart} requests after ${plan.warmup} warm-up requests, order alternating forwards and backwards over the modes`,
       identities,
+      // The decision cache (--authentication-token-webhook-cache-ttl, 2 minutes) answers; the hook is asked again only when an entry expires.
+      webhook_calls_during_load: hookCallsDuringLoad,
     },
     modes: figures,
     ratios,
@@ -190,4 +208,38 @@ async function whoami(m: Mode): Promise<string> {
   } finally {
     await agent.close();
   }
+}
+
+/** A TokenReview v1 webhook over HTTPS in this process accepting WEBHOOK_TOKEN, and a kubeconfig naming it. */
+async function startTokenWebhook(dir: string): Promise<{ server: Server; kubeconfig: string; calls: () => number }> {
+  const ca = await createCA('bench-hook-ca');
+  const cert = await issue(ca, { commonName: 'bench-hook', ips: ['127.0.0.1'], usage: 'server', validityMs: 3600_000 });
+  let calls = 0;
+  const server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', () => {
+      calls++;
+      const review = JSON.parse(text) as { apiVersion: string; spec: { token: string } };
+      const ok = review.spec.token === WEBHOOK_TOKEN;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'TokenReview', status: ok ? { authenticated: true, user: { username: 'bench-webhook', uid: 'uid-webhook', groups: ['bench'] } } : { authenticated: false } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const kubeconfig = join(dir, 'webhook.kubeconfig');
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/authenticate`;
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'hook', cluster: { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') } }],
+      users: [{ name: 'apiserver', user: {} }],
+      contexts: [{ name: 'hook', context: { cluster: 'hook', user: 'apiserver' } }],
+      'current-context': 'hook',
+    }),
+    { mode: 0o600 },
+  );
+  return { server, kubeconfig, calls: () => calls };
 }

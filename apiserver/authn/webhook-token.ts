@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import { isObject } from '../api/types';
@@ -52,7 +52,8 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
 
   /** Returns the webhook's user, null when it says the token is unknown, throws 401 on failure or a reported error. */
   async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | null> {
-    const key = createHash('sha256').update(token).update('\0').update(audiences.join('\0')).digest('base64url');
+    // One-shot hashing (no Hash object per request); a header value cannot hold NUL, so the joined text is unambiguous.
+    const key = hash('sha256', `${token}\0${audiences.join('\0')}`, 'base64url');
     const d = await this.cache.get(key, async () => ({ value: await this.ask(token, audiences), ttlMs: this.ttl }));
     return d.ok ? d.response : null;
   }
