@@ -38,6 +38,7 @@ const GOALS = {
 export async function runPodStartupBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const n = numberArg(args, '--pods', 30);
   const m = numberArg(args, '--sim-pods', 1000);
+  const simQps = numberArg(args, '--sim-kube-api-qps', SIM_KUBE_API_QPS);
   const only = stringArg(args, '--only');
   // Profiling aids: the agents' JSON logs (with --log-level) go to <--agent-log>.<ctrd|sim>.
   const agentLog = stringArg(args, '--agent-log');
@@ -58,7 +59,7 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
   };
   const notes: string[] = [];
   if (only !== 'sim') result['containerd'] = await containerdPart(api, dir, n, cleanup, notes, agentArgs, agentLog);
-  if (only !== 'containerd') result['simulator'] = await simPart(api, dir, m, cleanup, notes, agentArgs, agentLog, cpuProf);
+  if (only !== 'containerd') result['simulator'] = await simPart(api, dir, m, simQps, cleanup, notes, agentArgs, agentLog, cpuProf);
   result['load_average_1m_after'] = round(loadavg()[0]!);
   if (loadBefore > 1.5) notes.push(`the machine was busy (1-minute load ${loadBefore.toFixed(2)} on ${cpus().length} cores before the run)`);
   result['notes'] = notes;
@@ -173,7 +174,15 @@ async function rawSequence(rt: RuntimeService, n: number, configs: (i: number) =
 
 // ---------------------------------------------------------------------------------------- B
 
-async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: Cleanup, notes: string[], agentArgs: string[], agentLog?: string, cpuProf?: string): Promise<object> {
+/**
+ * kubeAPIQPS of the simulator part's agent (burst twice that): high enough that the figure
+ * measures svc-node's pod pipeline. At the default 50 (burst 100) the agent's few API calls per
+ * pod (status patches, with a GET each as upstream's status manager) cap a 1,000-pod burst at
+ * about 12 pods/s, as the same defaults cap the kubelet; `--sim-kube-api-qps 50` shows that.
+ */
+const SIM_KUBE_API_QPS = 1000;
+
+async function simPart(api: RunningApiServer, dir: string, m: number, kubeApiQps: number, cleanup: Cleanup, notes: string[], agentArgs: string[], agentLog?: string, cpuProf?: string): Promise<object> {
   progress(`baseline: the simulator's own sequence for ${m} pods, in this process`);
   const sim = new Simulator({ name: 'bench-raw', writeLogs: false });
   await sim.connect();
@@ -197,7 +206,7 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
     dir: join(dir, 'agent-sim'),
     nodeName: node,
     kubeconfig: api.kubeconfig,
-    configLines: [`maxPods: ${m + 10}`, 'enableServer: false'],
+    configLines: [`maxPods: ${m + 10}`, 'enableServer: false', `kubeAPIQPS: ${kubeApiQps}`, `kubeAPIBurst: ${kubeApiQps * 2}`],
     args: agentArgs,
     ...(cpuProf ? { env: { ...process.env, NODE_OPTIONS: `--require ${join(__dirname, 'lib', 'cpu-profile-preload.js')}`, SVC_CPU_PROFILE_DIR: cpuProf } } : {}),
   });
@@ -239,6 +248,7 @@ async function simPart(api: RunningApiServer, dir: string, m: number, cleanup: C
   return {
     pods: m,
     in_flight: 20,
+    agent_kube_api_qps: { qps: kubeApiQps, burst: kubeApiQps * 2 },
     seconds: round(seconds, 1),
     pods_per_second: round(m / seconds, 1),
     api_create_to_running: summary(lat),
