@@ -199,6 +199,14 @@ test('every NodeAgentConfiguration example loads with the agent configuration lo
   }
 });
 
+/** The end of every *.log an example wrote (background daemons log there): what a failure report needs. */
+function logTails(cwd: string): string {
+  return readdirSync(cwd)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => `\n--- last lines of ${f}:\n${readFileSync(join(cwd, f), 'utf8').split('\n').slice(-40).join('\n')}`)
+    .join('');
+}
+
 for (const [doc, blocks] of runnable) {
   test.serial(`${doc}: the marked examples run and print what the document shows`, async (t) => {
     const cwd = mkdtempSync(join(work, 'doc-'));
@@ -217,7 +225,7 @@ for (const [doc, blocks] of runnable) {
           outputs.set(b.test, r.output);
           t.log(`${doc} ${b.test}: exit ${r.code}`);
           if (r.code !== 0) {
-            failures.push(`${doc}: doc-test ${b.test} (line ${b.line}) exited ${r.code}:\n${r.output}`);
+            failures.push(`${doc}: doc-test ${b.test} (line ${b.line}) exited ${r.code}:\n${r.output}${logTails(cwd)}`);
             break; // later examples build on this one
           }
         }
