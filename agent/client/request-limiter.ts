@@ -1,3 +1,4 @@
+import { TokenBucket } from '../platform/token-bucket';
 import { abortError } from './client-error';
 
 /** Paces requests to the API server: wait() resolves when the next request may go. */
@@ -17,10 +18,7 @@ const CLIENT_GO_DEFAULT_BURST = 10;
  * default (5 and 10), as upstream, since the kubelet passes the fields through unchanged.
  */
 export class TokenBucketLimiter implements RequestLimiter {
-  private readonly qps: number;
-  private readonly burst: number;
-  private tokens: number;
-  private last: number;
+  private readonly bucket: TokenBucket;
   private readonly waiters: Array<{ resolve: () => void; reject: (e: Error) => void; signal?: AbortSignal; onAbort?: () => void }> = [];
   private timer?: NodeJS.Timeout;
 
@@ -28,21 +26,14 @@ export class TokenBucketLimiter implements RequestLimiter {
     qps: number,
     burst: number,
     /** Milliseconds, monotonic (performance.now by default). */
-    private readonly now: () => number = () => performance.now(),
+    now: () => number = () => performance.now(),
   ) {
-    this.qps = qps > 0 ? qps : CLIENT_GO_DEFAULT_QPS;
-    this.burst = Math.max(1, burst > 0 ? burst : CLIENT_GO_DEFAULT_BURST);
-    this.tokens = this.burst;
-    this.last = now();
+    this.bucket = new TokenBucket(qps > 0 ? qps : CLIENT_GO_DEFAULT_QPS, Math.max(1, burst > 0 ? burst : CLIENT_GO_DEFAULT_BURST), now);
   }
 
   wait(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(abortError());
-    this.refill();
-    if (this.waiters.length === 0 && this.tokens >= 1) {
-      this.tokens -= 1;
-      return Promise.resolve();
-    }
+    if (this.waiters.length === 0 && this.bucket.allow()) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w: (typeof this.waiters)[number] = { resolve, reject, ...(signal ? { signal } : {}) };
       if (signal) {
@@ -58,27 +49,21 @@ export class TokenBucketLimiter implements RequestLimiter {
     });
   }
 
-  private refill(): void {
-    const t = this.now();
-    if (t > this.last) this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
-    this.last = Math.max(this.last, t);
-  }
-
   /** Lets waiters through while tokens last, then sleeps until the next token is due. */
   private schedule(): void {
     if (this.timer) return;
-    this.refill();
-    while (this.waiters.length > 0 && this.tokens >= 1) {
-      this.tokens -= 1;
+    while (this.waiters.length > 0 && this.bucket.allow()) {
       const w = this.waiters.shift()!;
       if (w.onAbort) w.signal!.removeEventListener('abort', w.onAbort);
       w.resolve();
     }
     if (this.waiters.length === 0) return;
-    const dueMs = Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.qps));
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.schedule();
-    }, dueMs);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.schedule();
+      },
+      Math.max(1, Math.ceil(this.bucket.msUntilToken())),
+    );
   }
 }

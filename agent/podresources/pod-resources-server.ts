@@ -16,7 +16,11 @@ import { bindUnixSocket } from './bind-socket';
 import { PodNotFoundError, PodResourcesService } from './pod-resources-service';
 import { loadPodResourcesProto } from './podresources-proto';
 import type { DevicesProvider, PodsProvider } from './provider';
-import { DEFAULT_BURST, DEFAULT_QPS, TokenBucket } from './rate-limiter';
+import { TokenBucket } from '../platform/token-bucket';
+
+/** Upstream's pod resources rate limit (golang.org/x/time/rate with DefaultQPS 100, DefaultBurstTokens 10); over it a call is refused, never queued. */
+export const DEFAULT_QPS = 100;
+export const DEFAULT_BURST = 10;
 import { shutdownGrpcServer } from '../platform/grpc-shutdown';
 
 /** Upstream's socket directory and file name under the root dir. */

@@ -1,11 +1,8 @@
 /**
- * Token bucket, as upstream's pod resources endpoint (golang.org/x/time/rate with
- * DefaultQPS = 100 and DefaultBurstTokens = 10): the bucket holds up to `burst` tokens, refills at
- * `qps` per second, and each call takes one or is refused. Refusal never waits.
+ * Token bucket (golang.org/x/time/rate's model): the bucket holds up to `burst` tokens and refills
+ * at `qps` per second. allow() takes a token or refuses at once (the pod resources endpoint);
+ * msUntilToken() tells a caller that waits instead when to try again (the API client's pacing).
  */
-export const DEFAULT_QPS = 100;
-export const DEFAULT_BURST = 10;
-
 export class TokenBucket {
   private tokens: number;
   private last: number;
@@ -23,12 +20,22 @@ export class TokenBucket {
 
   /** Takes a token if one is there; true when the call may proceed. */
   allow(): boolean {
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Milliseconds until a token will be there (0 when one is there now); takes nothing. */
+  msUntilToken(): number {
+    this.refill();
+    return this.tokens >= 1 ? 0 : ((1 - this.tokens) * 1000) / this.qps;
+  }
+
+  private refill(): void {
     const t = this.now();
     // A clock stepping backwards adds nothing (and takes nothing away).
     if (t > this.last) this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
     this.last = Math.max(this.last, t);
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
   }
 }

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { DEFAULT_BURST, DEFAULT_QPS, TokenBucket } from '../../../../agent/podresources/rate-limiter';
+import { TokenBucket } from '../../../../agent/platform/token-bucket';
+import { DEFAULT_BURST, DEFAULT_QPS } from '../../../../agent/podresources/pod-resources-server';
 
 test('defaults are upstream\'s: 100 QPS, burst 10', (t) => {
   t.is(DEFAULT_QPS, 100);
@@ -38,6 +39,19 @@ test('a clock stepping back neither adds nor removes tokens', (t) => {
   t.true(b.allow());
   t.false(b.allow());
   now = 5010; // only time past the latest reading counts
+  t.true(b.allow());
+});
+
+test('msUntilToken says when the next token is due and takes nothing', (t) => {
+  let now = 0;
+  const b = new TokenBucket(100, 1, () => now);
+  t.is(b.msUntilToken(), 0);
+  t.true(b.allow());
+  t.is(b.msUntilToken(), 10);
+  now = 4;
+  t.is(b.msUntilToken(), 6);
+  now = 10;
+  t.is(b.msUntilToken(), 0);
   t.true(b.allow());
 });
 
