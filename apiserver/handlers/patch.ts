@@ -2,9 +2,7 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { bodyFormat } from '../server/negotiation';
 import { checkObject, parseDocument, readBody } from '../server/decode';
-import { applyJsonPatch } from '../patch/json-patch';
-import { applyMergePatch } from '../patch/merge-patch';
-import { applyStrategicMergePatch } from '../patch/strategic-merge';
+import { applyPatch, type PatchFormat } from '../patch/apply-patch';
 import { parseFieldValidation } from '../validation/field-validation';
 import { reply, writeContext, type ResourceRequest } from './context';
 
@@ -13,6 +11,7 @@ import { reply, writeContext, type ResourceRequest } from './context';
  * the latest object when a concurrent write wins, unless it pins metadata.resourceVersion.
  */
 export async function handlePatch(r: ResourceRequest): Promise<void> {
+  // For PATCH, bodyFormat answers a patch format or apply-patch (415 otherwise).
   const format = bodyFormat(r.req.headers['content-type'], 'PATCH');
   if (format === 'apply-patch') {
     throw new ApiError('UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not served by this version of svc-apiserver yet');
@@ -27,11 +26,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     r.info.name,
     (current) => {
       if (!current) throw new ApiError('NotFound', `${r.type.resource} "${r.info.name}" not found`);
-      let patched: unknown;
-      if (format === 'json-patch') patched = applyJsonPatch(current, patch);
-      else if (format === 'merge-patch') patched = applyMergePatch(current, patch);
-      else patched = applyStrategicMergePatch(current, patch, r.type.schema);
-      const checked = checkObject(patched, duplicates, r.type, fv);
+      const checked = checkObject(applyPatch(format as PatchFormat, current, patch, r.type.schema), duplicates, r.type, fv);
       warnings = checked.warnings;
       // A patch that does not mention resourceVersion applies to whatever is current.
       const pinned = pinnedVersion(patch, format);

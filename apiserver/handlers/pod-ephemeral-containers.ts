@@ -1,8 +1,6 @@
 import { ApiError, errors } from '../api/errors';
 import { isObject, type KObject } from '../api/types';
-import { applyJsonPatch } from '../patch/json-patch';
-import { applyMergePatch } from '../patch/merge-patch';
-import { applyStrategicMergePatch } from '../patch/strategic-merge';
+import { applyPatch, type PatchFormat } from '../patch/apply-patch';
 import { checkObject, decodeObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { parseFieldValidation } from '../validation/field-validation';
@@ -43,11 +41,7 @@ export async function handlePodEphemeralContainers(r: ResourceRequest): Promise<
     if (format === 'apply-patch') throw new ApiError('UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not served by this version of svc-apiserver yet');
     const { value: patch, duplicates } = parseDocument(body, 'json');
     compute = (current) => {
-      let patched: unknown;
-      if (format === 'json-patch') patched = applyJsonPatch(current, patch);
-      else if (format === 'merge-patch') patched = applyMergePatch(current, patch);
-      else patched = applyStrategicMergePatch(current, patch, r.type.schema);
-      const checked = checkObject(patched, duplicates, r.type, fv);
+      const checked = checkObject(applyPatch(format as PatchFormat, current, patch, r.type.schema), duplicates, r.type, fv);
       warnings = checked.warnings;
       const meta = (patch as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
       const pinned = format !== 'json-patch' && typeof meta?.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : undefined;
