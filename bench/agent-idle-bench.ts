@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
-import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
+import { startApiServer } from '../test/helpers/apiserver-process';
 import { startAgent } from '../test/e2e/agent/agent-process';
 import type { Cleanup } from './lib/cleanup';
 import { sleep } from './lib/load';
+import { nodeReady, waitNodeReady } from './lib/node-ready';
 import { nodePidBehind, ProcSampler, type ProcWindow } from './lib/proc-cpu';
 import { progress } from './lib/progress';
 import { round } from './lib/stats';
@@ -105,23 +105,6 @@ function numberArg(args: readonly string[], flag: string, dflt: number): number 
   const v = Number(args[i + 1]);
   if (!Number.isFinite(v) || v < 0) throw new Error(`${flag} wants a number`);
   return v;
-}
-
-async function nodeReady(api: RunningApiServer, name: string): Promise<boolean> {
-  const res = await request(`${api.url}/api/v1/nodes/${name}`, { dispatcher: api.admin });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) return false;
-  const node = JSON.parse(text) as { status?: { conditions?: { type: string; status: string }[] } };
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
-
-/** Polls the Node until its Ready condition is True; throws after boundMs. */
-async function waitNodeReady(api: RunningApiServer, name: string, boundMs: number): Promise<void> {
-  const end = Date.now() + boundMs;
-  while (!(await nodeReady(api, name).catch(() => false))) {
-    if (Date.now() > end) throw new Error(`node ${name} not Ready within ${boundMs / 1000} s`);
-    await sleep(250);
-  }
 }
 
 /** Calls stop (SIGTERM and wait); SIGKILLs after 10 s. Idempotent. */

@@ -25,6 +25,7 @@ import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver
 import { startContainerd, type Containerd } from '../test/helpers/containerd';
 import type { Cleanup } from './lib/cleanup';
 import { sleep } from './lib/load';
+import { waitNodeReady } from './lib/node-ready';
 import { nodePidBehind, procCpuSeconds } from './lib/proc-cpu';
 import { progress } from './lib/progress';
 import { percentile, ratio, round } from './lib/stats';
@@ -357,21 +358,6 @@ class PodWatch {
 
   close(): void {
     this.ac.abort();
-  }
-}
-
-async function nodeReady(api: RunningApiServer, name: string): Promise<boolean> {
-  const r = await call(api, 'GET', `/api/v1/nodes/${name}`);
-  if (r.status !== 200) return false;
-  const node = JSON.parse(r.text) as { status?: { conditions?: { type: string; status: string }[] } };
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
-
-async function waitNodeReady(api: RunningApiServer, name: string, boundMs: number): Promise<void> {
-  const end = Date.now() + boundMs;
-  while (!(await nodeReady(api, name).catch(() => false))) {
-    if (Date.now() > end) throw new Error(`node ${name} not Ready within ${boundMs / 1000} s`);
-    await sleep(250);
   }
 }
 
