@@ -64,15 +64,12 @@ export class BootstrapTokenAuthenticator implements BearerTokenMethod {
     if (!s) return reject('not found to match the bootstrap bearer token');
     if (s.metadata.deletionTimestamp) return reject('is deleted and awaiting removal');
     if (s.type !== BOOTSTRAP_TOKEN_SECRET_TYPE) return reject(`has invalid type, expected ${BOOTSTRAP_TOKEN_SECRET_TYPE}.`);
-    const p = prepared(s);
-    if (!constantTimeEqual(p.secret, secret)) return reject('has invalid value for key token-secret.');
-    if (p.data['token-id'] !== id) return reject('has invalid value for key token-id.');
-    if (p.expiresAt !== undefined && this.opts.now().getTime() >= p.expiresAt) return reject('has expired.');
-    if (p.data['usage-bootstrap-authentication'] !== 'true') return reject('not marked usage-bootstrap-authentication=true.');
-    // Worked out (and a bad extra group logged) once per version of the Secret, not per request.
-    // Frozen because shared (withAuthenticatedGroup then also makes its copy only once).
-    p.user ??= Object.freeze({ username: `system:bootstrap:${id}`, groups: Object.freeze(this.groups(id, p.data['auth-extra-groups'])) as string[] });
-    return p.user;
+    const data = decodedData(s);
+    if (!constantTimeEqual(data['token-secret'] ?? '', secret)) return reject('has invalid value for key token-secret.');
+    if (data['token-id'] !== id) return reject('has invalid value for key token-id.');
+    if (hasExpired(data, this.opts.now())) return reject('has expired.');
+    if (data['usage-bootstrap-authentication'] !== 'true') return reject('not marked usage-bootstrap-authentication=true.');
+    return { username: `system:bootstrap:${id}`, groups: this.groups(id, data['auth-extra-groups']) };
   }
 
   /**
@@ -95,33 +92,17 @@ export class BootstrapTokenAuthenticator implements BearerTokenMethod {
   }
 }
 
-/** What a token Secret says, worked out once per Secret object. */
-interface PreparedSecret {
-  data: Record<string, string>;
-  /** token-secret as bytes, for the constant-time comparison. */
-  secret: Buffer;
-  /** ms since the epoch; undefined when the token does not expire, -Infinity when expiration is unreadable (expired, as upstream). */
-  expiresAt: number | undefined;
-  /** The user once a request has been accepted with this version (shared: callers must not modify it). */
-  user?: UserInfo;
-}
-
 /**
- * Per Secret object. The getter hands out the cache's shared, never-modified objects, so each
- * token Secret is decoded once per version instead of on every request; live reads are fresh
- * objects and their entries go with them.
+ * Decoded data per Secret object. The getter hands out the cache's shared, never-modified
+ * objects, so each token Secret is decoded once per version instead of on every request; live
+ * reads are fresh objects and their entries go with them.
  */
-const preparedSecrets = new WeakMap<KObject, PreparedSecret>();
+const decoded = new WeakMap<KObject, Record<string, string>>();
 
-function prepared(s: KObject): PreparedSecret {
-  let p = preparedSecrets.get(s);
-  if (!p) {
-    const data = secretData(s);
-    const exp = data.expiration;
-    const expiresAt = exp === undefined || exp === '' ? undefined : (parseRfc3339(exp) ?? Number.NEGATIVE_INFINITY);
-    preparedSecrets.set(s, (p = { data, secret: Buffer.from(data['token-secret'] ?? '', 'utf8'), expiresAt }));
-  }
-  return p;
+function decodedData(s: KObject): Record<string, string> {
+  let d = decoded.get(s);
+  if (!d) decoded.set(s, (d = secretData(s)));
+  return d;
 }
 
 /** Decoded data of a Secret (values are base64 on the wire; stringData is folded in by the Secret type on write). */
@@ -158,7 +139,8 @@ export function parseRfc3339(s: string): number | undefined {
  * length mismatch answers at once (the presented secret always has sixteen characters, so only
  * a malformed stored secret's length could show, and that is no secret worth guarding).
  */
-function constantTimeEqual(expected: Buffer, presented: string): boolean {
-  const db = Buffer.from(presented, 'utf8');
-  return expected.length === db.length && timingSafeEqual(expected, db);
+function constantTimeEqual(a: string, b: string): boolean {
+  const da = Buffer.from(a, 'utf8');
+  const db = Buffer.from(b, 'utf8');
+  return da.length === db.length && timingSafeEqual(da, db);
 }
