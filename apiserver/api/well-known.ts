@@ -1,0 +1,47 @@
+/**
+ * Names both daemons agree on, defined once. Upstream spells them under kubernetes.io; svc's
+ * spec names its own groups and labels under svc.io (the group domain rule of the spec's opening
+ * paragraph).
+ */
+
+/** Namespace of the node Leases (upstream kube-node-lease). */
+export const NODE_LEASE_NAMESPACE = 'svc-node-lease';
+
+/** The group every node identity carries (upstream system:nodes). */
+export const NODES_GROUP = 'system:nodes';
+
+/** The user-name prefix of node identities (upstream system:node:). */
+export const NODE_USER_PREFIX = 'system:node:';
+
+/** The annotation that marks a mirror pod (upstream kubernetes.io/config.mirror). */
+export const MIRROR_POD_ANNOTATION = 'svc.io/config.mirror';
+
+/** The node's host name label (upstream kubernetes.io/hostname). */
+export const HOSTNAME_LABEL = 'svc.io/hostname';
+
+/**
+ * Labels under svc.io a node may set on itself: the kubelet's well-known labels (upstream
+ * kubelet's kubeletLabels, enforced by the kubelet and by the NodeRestriction admission plugin).
+ */
+export const KUBELET_LABELS: ReadonlySet<string> = new Set([
+  HOSTNAME_LABEL,
+  'svc.io/arch',
+  'svc.io/os',
+  'beta.svc.io/arch',
+  'beta.svc.io/os',
+  'beta.svc.io/instance-type',
+  'node.svc.io/instance-type',
+  'failure-domain.beta.svc.io/region',
+  'failure-domain.beta.svc.io/zone',
+  'topology.svc.io/region',
+  'topology.svc.io/zone',
+]);
+
+/**
+ * Label namespaces a node owns (upstream kubelet.kubernetes.io and node.kubernetes.io;
+ * svc-node.svc.io is the agent's own name for the first).
+ */
+export const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.svc.io', 'svc-node.svc.io', 'node.svc.io'];
+
+/** Labels under this namespace steer workloads for the control plane; nodes may never set them. */
+export const NODE_RESTRICTION_LABEL_NAMESPACE = 'node-restriction.svc.io';
