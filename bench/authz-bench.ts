@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { AdmissionChain } from '../apiserver/admission/admission';
-import type { UserInfo } from '../apiserver/authn/user';
+import type { UserInfo } from '../apiserver/api/user';
 import { AlwaysAllow } from '../apiserver/authz/always';
 import type { Attributes, Authorizer } from '../apiserver/authz/authorizer';
 import { buildAuthorizers, type Authorization } from '../apiserver/authz/build';

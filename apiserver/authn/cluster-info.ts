@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { stringify } from 'yaml';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
-import { controllerContext } from '../controllers/system-context';
+import { controllerContext } from '../store/system-context';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 

@@ -4,7 +4,7 @@ import type { Attributes } from '../authz/authorizer';
 import { forbiddenMessage } from '../authz/chain';
 import type { RequestInfo } from '../server/request-info';
 import { serviceAccountGroups, splitServiceAccountUsername } from './service-account-token';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** Whether the caller may do what the attributes describe (the impersonate verb here); never throws for a decision. */
 export type ImpersonationAuthorize = (a: Attributes) => Promise<boolean>;

@@ -1,7 +1,7 @@
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { SelectorAttributes, SelectorRequirement } from '../authz/attributes';
 import type { ChainDecision } from '../authz/authorization-chain';
 import type { RulesReviewStatus } from '../authz/rule-lister';

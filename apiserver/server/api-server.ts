@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';

@@ -16,7 +16,7 @@ import { ApiError } from '../../../apiserver/api/errors';
 import { buildAuthentication, type Authentication, type AuthenticationOptions } from '../../../apiserver/authn/authentication';
 import { impersonate } from '../../../apiserver/authn/impersonation';
 import { MetricsRegistry } from '../../../apiserver/authn/metrics';
-import type { UserInfo } from '../../../apiserver/authn/user';
+import type { UserInfo } from '../../../apiserver/api/user';
 import type { Attributes, Authorizer } from '../../../apiserver/authz/authorizer';
 import { AuthenticatedAllow } from './authenticated-allow';
 import { AuthorizerChain } from '../../../apiserver/authz/chain';

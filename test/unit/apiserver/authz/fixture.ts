@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { AdmissionChain, type AdmissionAttributes, type AdmissionPlugin } from '../../../../apiserver/admission/admission';
 import { buildAuthorizers, type Authorization, type AuthorizationOptions } from '../../../../apiserver/authz/build';
-import type { UserInfo } from '../../../../apiserver/authn/user';
+import type { UserInfo } from '../../../../apiserver/api/user';
 import { makeBuiltinTypes, ResourceRegistry } from '../../../../apiserver/registry/builtin';
 import type { ResourceType } from '../../../../apiserver/registry/resource-type';
 import { SqliteStorage } from '../../../../apiserver/storage/sqlite';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { request } from 'undici';
-import type { UserInfo } from '../../../../apiserver/authn/user';
+import type { UserInfo } from '../../../../apiserver/api/user';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
 import { reviewAlias } from '../../../../apiserver/handlers/review-handlers';
 import { decodeReviewProtobuf } from '../../../../apiserver/handlers/review-protobuf';
