@@ -8,7 +8,7 @@ import { AdmissionChain } from '../apiserver/admission/admission';
 import type { UserInfo } from '../apiserver/api/user';
 import { AlwaysAllow } from '../apiserver/authz/always';
 import type { Attributes, Authorizer } from '../apiserver/authz/authorizer';
-import { buildAuthorizers, type Authorization } from '../apiserver/authz/build';
+import { buildAuthorizers, type Authorization } from '../apiserver/wiring/authorization';
 import { builtinTypes, ResourceRegistry } from '../apiserver/registry/builtin';
 import { parseRequestInfo } from '../apiserver/server/request-info';
 import { SqliteStorage } from '../apiserver/storage/sqlite';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { AdmissionChain, type AdmissionAttributes, type AdmissionPlugin } from '../../../../apiserver/admission/admission';
-import { buildAuthorizers, type Authorization, type AuthorizationOptions } from '../../../../apiserver/authz/build';
+import { buildAuthorizers, type Authorization, type AuthorizationOptions } from '../../../../apiserver/wiring/authorization';
 import type { UserInfo } from '../../../../apiserver/api/user';
 import { makeBuiltinTypes, ResourceRegistry } from '../../../../apiserver/registry/builtin';
 import type { ResourceType } from '../../../../apiserver/registry/resource-type';

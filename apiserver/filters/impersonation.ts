@@ -3,7 +3,7 @@ import { ApiError, errors } from '../api/errors';
 import type { Attributes } from '../authz/authorizer';
 import { forbiddenMessage } from '../authz/chain';
 import type { RequestInfo } from '../server/request-info';
-import { serviceAccountGroups, splitServiceAccountUsername } from './service-account-token';
+import { serviceAccountGroups, splitServiceAccountUsername } from '../authn/service-account-token';
 import type { UserInfo } from '../api/user';
 
 /** Whether the caller may do what the attributes describe (the impersonate verb here); never throws for a decision. */

@@ -9,28 +9,28 @@ import type { WatchCache } from '../store/watch-cache';
 import { ClusterRoleAggregationController } from '../controllers/clusterrole-aggregation';
 import { RbacBootstrap } from '../controllers/rbac-bootstrap';
 import { makeReviewHandlers, type VirtualCreate } from '../handlers/review-handlers';
-import { AbacAuthorizer, parseAbacPolicies } from './abac';
-import { AlwaysAllow, AlwaysDeny } from './always';
-import { AuthorizationChain } from './authorization-chain';
+import { AbacAuthorizer, parseAbacPolicies } from '../authz/abac';
+import { AlwaysAllow, AlwaysDeny } from '../authz/always';
+import { AuthorizationChain } from '../authz/authorization-chain';
 import {
   DEFAULT_AUTHORIZED_TTL_MS,
   DEFAULT_UNAUTHORIZED_TTL_MS,
   MAX_WEBHOOK_TIMEOUT_MS,
   parseAuthorizationConfig,
   type AuthorizerEntry,
-} from './authorization-config';
-import type { Authorizer } from './authorizer';
-import { AuthorizationConfigError } from './config-error';
-import { Informer } from './informer';
-import { NodeAuthorizer } from './node-authorizer';
-import { NodeGraph } from './node-graph';
-import { RbacAuthorizer, rbacPolicyHandler, RBAC_RESOURCES } from './rbac-authorizer';
-import { defaultBindings, defaultClusterRoles } from './rbac-defaults';
-import { RbacEscalationCheck } from './rbac-escalation';
-import { RBAC_GROUP, RbacPolicy } from './rbac-policy';
-import { rulesReview } from './rule-lister';
-import { WebhookAuthorizer } from './webhook';
-import { loadWebhookKubeconfig } from './webhook-kubeconfig';
+} from '../authz/authorization-config';
+import type { Authorizer } from '../authz/authorizer';
+import { AuthorizationConfigError } from '../authz/config-error';
+import { Informer } from '../authz/informer';
+import { NodeAuthorizer } from '../authz/node-authorizer';
+import { NodeGraph } from '../authz/node-graph';
+import { RbacAuthorizer, rbacPolicyHandler, RBAC_RESOURCES } from '../authz/rbac-authorizer';
+import { defaultBindings, defaultClusterRoles } from '../authz/rbac-defaults';
+import { RbacEscalationCheck } from '../authz/rbac-escalation';
+import { RBAC_GROUP, RbacPolicy } from '../authz/rbac-policy';
+import { rulesReview } from '../authz/rule-lister';
+import { WebhookAuthorizer } from '../authz/webhook';
+import { loadWebhookKubeconfig } from '../authz/webhook-kubeconfig';
 
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC', 'Node', 'Webhook'] as const;
 /** The modes used when neither --authorization-mode nor --authorization-config is given (kubeadm's choice; upstream's bare default is AlwaysAllow). */
