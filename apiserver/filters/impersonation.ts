@@ -97,6 +97,19 @@ export async function impersonate(req: IncomingMessage, caller: UserInfo, author
   return { username, ...(uid !== undefined ? { uid } : {}), groups: out, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
 }
 
+/**
+ * The request filter the router calls: authenticates the caller, then impersonation (5.7) sits
+ * between authentication and authorization as upstream's filter chain orders them: the
+ * impersonate verb is checked for the caller, and the request is then authorized as the user
+ * returned.
+ */
+export function authenticateWithImpersonation(
+  authn: { authenticate(req: IncomingMessage): Promise<UserInfo> },
+  authorize: ImpersonationAuthorize,
+): (req: IncomingMessage) => Promise<UserInfo> {
+  return async (req) => impersonate(req, await authn.authenticate(req), authorize);
+}
+
 /** Header names arrive lower-cased; non-token characters of the key are percent-encoded (5.7). */
 function unescapeKey(s: string): string {
   try {

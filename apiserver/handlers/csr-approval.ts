@@ -1,5 +1,4 @@
 import { ApiError, errors } from '../api/errors';
-import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { handleGet } from './get';
 import { reply, writeContext, type ResourceRequest } from './context';
