@@ -4,7 +4,7 @@ export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC',
 /** The modes used when neither --authorization-mode nor --authorization-config is given (kubeadm's choice; upstream's bare default is AlwaysAllow). */
 export const DEFAULT_AUTHORIZATION_MODES: readonly string[] = ['Node', 'RBAC'];
 
-/** The authorization flags (A.2-A.5), as the lead's flag parser produces them. */
+/** The authorization flags (A.2-A.5), as config/flags.ts parses them. */
 export interface AuthorizationOptions {
   /** --authorization-mode, comma list split; undefined when the flag was not given. */
   modes?: readonly string[];
