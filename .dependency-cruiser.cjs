@@ -16,8 +16,12 @@ const apiserver = [
   ['scheduler'], // controllers reuse its taint and node-fit helpers
   ['handlers'],
   ['filters'], // impersonation, audit, request-info rewrites: between authn and authz upstream
-  ['server'], // the HTTP codec: request info, decode, negotiation, respond, discovery, OpenAPI
   ['authn', 'authz', 'admission'],
+  // The HTTP codec: request info, decode, negotiation, respond, discovery, OpenAPI, health, table.
+  // Below authn/authz/admission rather than above: authorization attributes carry the parsed
+  // RequestInfo (as upstream's authorizer attributes are built from endpoints/request.RequestInfo,
+  // a package below the authorizers), and the codec itself needs only registry/validation/storage.
+  ['server'],
   ['store'], // ObjectStore, watch cache, the informer adapter
   ['registry', 'validation'],
   ['patch'], // field validation checks patch bodies with the patchers' own JSON reader

@@ -1,22 +1,8 @@
 import { ApiError } from '../api/errors';
-import type { KObject } from '../api/types';
-import type { UserInfo } from '../authn/user';
-import type { ResourceType } from '../registry/resource-type';
+import type { AdmissionAttributes } from '../store/write-admission';
 
-export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-
-/** What admission sees of a write (Appendix B). object is mutable in the mutating phase only. */
-export interface AdmissionAttributes {
-  operation: Operation;
-  type: ResourceType;
-  namespace: string;
-  name: string;
-  subresource: string;
-  object?: KObject;
-  oldObject?: KObject;
-  user: UserInfo;
-  dryRun: boolean;
-}
+// The attributes are the store's (it calls admission on every write): defined at that consumer.
+export type { AdmissionAttributes, Operation } from '../store/write-admission';
 
 /**
  * An admission plugin: mutate runs in phase one, validate in phase two (Appendix B). Either may

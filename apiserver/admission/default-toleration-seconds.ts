@@ -1,4 +1,4 @@
-import { TAINT_NOT_READY, TAINT_UNREACHABLE } from '../controllers/node-lifecycle';
+import { TAINT_NOT_READY, TAINT_UNREACHABLE } from '../api/well-known';
 import { recs } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
 

@@ -1,5 +1,6 @@
 import { ApiError, errors } from '../api/errors';
 import type { KObject } from '../api/types';
+import { NODE_LEASE_NAMESPACE } from '../api/well-known';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
 
 /** Reads a namespace; null when absent. */
@@ -11,7 +12,7 @@ export type NamespaceGetter = (name: string) => Promise<KObject | null>;
  */
 export class NamespaceLifecycle implements AdmissionPlugin {
   readonly name = 'NamespaceLifecycle';
-  static readonly immortal = new Set(['default', 'svc-system', 'svc-public', 'svc-node-lease']);
+  static readonly immortal = new Set(['default', 'svc-system', 'svc-public', NODE_LEASE_NAMESPACE]);
 
   constructor(private readonly getNamespace: NamespaceGetter) {}
 

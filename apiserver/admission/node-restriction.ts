@@ -1,35 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import { NODE_LEASE_NAMESPACE, nodeName } from '../authz/node-identity';
-import { podReferences } from '../authz/pod-references';
+import { nodeName } from '../api/node-identity';
+import { KUBELET_LABEL_NAMESPACES, KUBELET_LABELS, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE, NODE_RESTRICTION_LABEL_NAMESPACE } from '../api/well-known';
+import { podReferences } from '../registry/types/pod-references';
 import { get, rec, recs, strAt } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
 
 /** Reads a pod; null when absent. */
 export type PodGetter = (namespace: string, name: string) => Promise<KObject | null>;
-
-/** The annotation that marks a mirror pod (upstream kubernetes.io/config.mirror). */
-export const MIRROR_POD_ANNOTATION = 'svc.io/config.mirror';
-
-/** Labels under svc.io a node may set on itself (upstream kubelet's well-known labels). */
-export const KUBELET_LABELS: ReadonlySet<string> = new Set([
-  'svc.io/hostname',
-  'svc.io/arch',
-  'svc.io/os',
-  'beta.svc.io/arch',
-  'beta.svc.io/os',
-  'beta.svc.io/instance-type',
-  'node.svc.io/instance-type',
-  'failure-domain.beta.svc.io/region',
-  'failure-domain.beta.svc.io/zone',
-  'topology.svc.io/region',
-  'topology.svc.io/zone',
-]);
-/** Label namespaces a node owns (upstream kubelet.kubernetes.io and node.kubernetes.io; svc-node.svc.io is the agent's name for the first). */
-export const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.svc.io', 'svc-node.svc.io', 'node.svc.io'];
-/** Labels under this namespace are for the control plane to steer workloads; nodes may never set them. */
-export const NODE_RESTRICTION_LABEL_NAMESPACE = 'node-restriction.svc.io';
 
 function labelNamespace(key: string): string {
   const slash = key.indexOf('/');

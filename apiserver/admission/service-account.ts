@@ -3,7 +3,7 @@ import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { recs, strAt, type JsonMap } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
-import { MIRROR_POD_ANNOTATION } from './node-restriction';
+import { MIRROR_POD_ANNOTATION } from '../api/well-known';
 
 /** Reads a service account; null when absent. */
 export type ServiceAccountGetter = (namespace: string, name: string) => Promise<KObject | null>;

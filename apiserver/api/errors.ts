@@ -121,3 +121,38 @@ function qualified(resource: string, group: string): string {
 export function fieldError(field: string, message: string, reason = 'FieldValueInvalid'): Cause {
   return { reason, message, field };
 }
+
+/**
+ * The outcome an error stands for: an ApiError's reason, or the code of storage/'s StorageError
+ * ('NotFound', 'AlreadyExists', 'Conflict', ...), read by shape because api/ sits below storage/.
+ */
+function outcomeOf(err: unknown): string | undefined {
+  if (err instanceof ApiError) return err.reason;
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The object does not exist (404 NotFound; storage NotFound), as upstream's apierrors.IsNotFound. */
+export function isNotFound(err: unknown): boolean {
+  return outcomeOf(err) === 'NotFound';
+}
+
+/** A write lost a race or failed a precondition (409 Conflict; storage Conflict), as upstream's apierrors.IsConflict. */
+export function isConflict(err: unknown): boolean {
+  return outcomeOf(err) === 'Conflict';
+}
+
+/** A create found the object already there (409 AlreadyExists; storage AlreadyExists), as upstream's apierrors.IsAlreadyExists. */
+export function isAlreadyExists(err: unknown): boolean {
+  return outcomeOf(err) === 'AlreadyExists';
+}
+
+/** The read's result, or null when the object does not exist; every other failure rejects as before. */
+export async function getOrNull<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}

@@ -45,3 +45,12 @@ export const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.svc.io', 's
 
 /** Labels under this namespace steer workloads for the control plane; nodes may never set them. */
 export const NODE_RESTRICTION_LABEL_NAMESPACE = 'node-restriction.svc.io';
+
+/**
+ * Taint keys the node lifecycle controller owns (upstream node.kubernetes.io/unreachable,
+ * not-ready, unschedulable): DefaultTolerationSeconds admission tolerates the first two and the
+ * scheduler's unschedulable filter honours tolerations of the third.
+ */
+export const TAINT_UNREACHABLE = 'node.svc.io/unreachable';
+export const TAINT_NOT_READY = 'node.svc.io/not-ready';
+export const TAINT_UNSCHEDULABLE = 'node.svc.io/unschedulable';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /**
  * One authentication method (spec 5.1). Returns the user, or null when the request carries

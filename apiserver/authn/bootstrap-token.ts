@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { bearerToken, type BearerTokenMethod } from './authenticator';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** Where bootstrap token Secrets live and how they are named and typed (spec 2.7). */
 export const BOOTSTRAP_TOKEN_NAMESPACE = 'svc-system';

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { stringify } from 'yaml';
-import { ApiError } from '../api/errors';
+import { isAlreadyExists, isConflict } from '../api/errors';
 import type { KObject } from '../api/types';
-import { controllerContext } from '../controllers/system-context';
+import { controllerContext } from '../store/system-context';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 
@@ -51,7 +51,7 @@ export async function ensureClusterInfo(store: ObjectStore, types: ResourceRegis
     ctx,
     true,
   ).catch((err: unknown) => {
-    if (err instanceof ApiError && err.code === 409) return; // someone else made it at the same moment
+    if (isAlreadyExists(err) || isConflict(err)) return; // someone else made or changed it at the same moment
     throw err;
   });
 }

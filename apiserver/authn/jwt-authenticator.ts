@@ -8,7 +8,7 @@ import type { OidcKeySource } from './oidc-keys';
 import { peekClaims } from './service-account-token';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
 import { TokenDecisionCache } from './token-cache';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** go-oidc's allowance for a not-before time slightly in the future; expiry has none. */
 const NBF_LEEWAY_SECONDS = 300;

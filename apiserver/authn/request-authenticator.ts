@@ -3,7 +3,7 @@ import { ApiError, errors } from '../api/errors';
 import { anonymousAllowed, type AnonymousPolicy } from './anonymous';
 import { bearerToken, type Authenticator } from './authenticator';
 import { withAuthenticatedGroup } from './token-reviewer';
-import { anonymousUser, type UserInfo } from './user';
+import { anonymousUser, type UserInfo } from '../api/user';
 
 /**
  * The request authenticator of section 5 with 5.6: methods in order, the first success decides

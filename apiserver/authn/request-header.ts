@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { errors } from '../api/errors';
 import type { Authenticator } from './authenticator';
 import { ClientCertVerifier, subjectOf, type CertPool } from './cert-chain';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** The --requestheader-* settings of 5.5. */
 export interface RequestHeaderOptions {

@@ -6,7 +6,7 @@ import { decodeJwt, jwtVerify, SignJWT, type JWTPayload } from './jose';
 import type { SaSigningKey, SaVerificationKey } from './service-account-keys';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
 import { TokenDecisionCache } from './token-cache';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** The private claim holding the binding (upstream "kubernetes.io"). */
 export const SA_PRIVATE_CLAIM = 'svc.io';

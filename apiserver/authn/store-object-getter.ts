@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors';
+import { getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -29,11 +29,6 @@ export class StoreObjectGetter implements BoundObjectGetter {
   async get(kind: BoundKind, namespace: string, name: string): Promise<KObject | null> {
     const t = boundType(this.types, kind);
     if (!t) return null;
-    try {
-      return await this.store.get(t, t.namespaced ? namespace : '', name);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return null;
-      throw err;
-    }
+    return getOrNull(this.store.get(t, t.namespaced ? namespace : '', name));
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, errors } from '../api/errors';
 import { bearerToken, type Authenticator, type BearerTokenMethod } from './authenticator';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /** What a token method answers: the user and the audiences the token is valid for (upstream authenticator.Response). */
 export interface TokenResponse {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { bearerToken, type BearerTokenMethod } from './authenticator';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 /**
  * Static token file (5.1, --token-auth-file): CSV lines token,user,uid["group1,group2",...].

@@ -1,5 +1,5 @@
 import { intersect, type TokenAuthenticator } from './token-authenticator';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 

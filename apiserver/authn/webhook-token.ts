@@ -4,7 +4,7 @@ import { errors } from '../api/errors';
 import { isObject } from '../api/types';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-authenticator';
 import { TokenDecisionCache } from './token-cache';
-import type { UserInfo } from './user';
+import type { UserInfo } from '../api/user';
 import { WebhookClient, type WebhookClientConfig } from './webhook-client-config';
 
 export type TokenReviewVersion = 'authentication.svc.io/v1' | 'authentication.svc.io/v1beta1';

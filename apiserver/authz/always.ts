@@ -1,4 +1,4 @@
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { RuleList, RuleLister } from './rule-lister';
 

@@ -1,5 +1,5 @@
 import { parseLabelSelector } from '../api/selectors';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { RequestInfo } from '../server/request-info';
 import type { Attributes } from './authorizer';
 

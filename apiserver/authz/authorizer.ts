@@ -1,4 +1,4 @@
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { RequestInfo } from '../server/request-info';
 
 export type Decision = 'allow' | 'deny' | 'no-opinion';

@@ -1,8 +1,9 @@
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import { fieldSelectorPins } from './attributes';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { NodeGraph } from './node-graph';
-import { NODE_LEASE_NAMESPACE, nodeName } from './node-identity';
+import { nodeName } from '../api/node-identity';
+import { NODE_LEASE_NAMESPACE } from '../api/well-known';
 import { nodeRules } from './rbac-defaults';
 import { ruleAllows, type PolicyRule } from './rbac-rules';
 import type { RuleList, RuleLister } from './rule-lister';

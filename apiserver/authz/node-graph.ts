@@ -2,7 +2,7 @@ import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import { strAt } from '../registry/obj-access';
 import type { InformerHandler } from './informer';
-import { podReferences } from './pod-references';
+import { podReferences } from '../registry/types/pod-references';
 
 type RefKind = 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
 

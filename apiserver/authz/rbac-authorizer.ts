@@ -1,5 +1,5 @@
 import type { KObject } from '../api/types';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { InformerHandler } from './informer';

@@ -1,4 +1,5 @@
 import type { KObject } from '../api/types';
+import { NODES_GROUP } from '../api/well-known';
 import { RBAC_GROUP } from './rbac-policy';
 import type { PolicyRule } from './rbac-rules';
 
@@ -279,7 +280,7 @@ export function defaultBindings(): DefaultBinding[] {
     crb('system:svc-controller-manager', [user('system:svc-controller-manager')]),
     crb('system:node-bootstrapper', [group('system:bootstrappers')]),
     crb('system:certificates.svc.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
-    crb('system:certificates.svc.io:certificatesigningrequests:selfnodeclient', [group('system:nodes')]),
+    crb('system:certificates.svc.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),
     ...controllers.map((c) => crb(`system:controller:${c}`, [user(`system:controller:${c}`)])),
     { name: 'system:controller:token-cleaner', namespace: 'svc-system', roleKind: 'Role', role: 'system:controller:token-cleaner', subjects: [user('system:controller:token-cleaner')] },
     { name: 'system:controller:bootstrap-signer', namespace: 'svc-public', roleKind: 'Role', role: 'system:controller:bootstrap-signer', subjects: [user('system:controller:bootstrap-signer')] },

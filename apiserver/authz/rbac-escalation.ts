@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import type { AdmissionAttributes, AdmissionPlugin } from '../admission/admission';
-import type { UserInfo } from '../authn/user';
+import type { AdmissionAttributes } from '../store/write-admission';
+import type { UserInfo } from '../api/user';
 import type { RequestInfo } from '../server/request-info';
 import { MASTERS_GROUP } from './authorization-chain';
 import { FULL_AUTHORITY, uncoveredRules } from './rbac-covers';
@@ -19,9 +19,10 @@ export type AuthorizedFn = (user: UserInfo, info: RequestInfo) => Promise<boolea
  * `escalate` on it; a binding only by someone who holds the referenced role's permissions in that
  * scope or may `bind` it. An aggregationRule needs full authority. system:masters is exempt
  * (initial bootstrap). Changes that touch only ownerReferences and finalizers (the garbage
- * collector's) are not checked.
+ * collector's) are not checked. A validating admission plugin by shape (admission/'s
+ * AdmissionPlugin): the wiring puts it in the admission chain.
  */
-export class RbacEscalationCheck implements AdmissionPlugin {
+export class RbacEscalationCheck {
   readonly name = 'RBACEscalation';
 
   constructor(

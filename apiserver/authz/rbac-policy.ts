@@ -1,4 +1,4 @@
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import { ruleAllows, type PolicyRule, type RuleRequest } from './rbac-rules';
 
 export const RBAC_GROUP = 'rbac.authorization.svc.io';

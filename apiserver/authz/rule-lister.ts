@@ -1,4 +1,4 @@
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { Authorizer } from './authorizer';
 import type { PolicyRule } from './rbac-rules';
 

@@ -9,7 +9,7 @@ import type { ResourceType } from '../registry/resource-type';
 import { collectionPrefix } from '../store/keys';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 
 const ctx = controllerContext('bootstrap-signer');
 const everything = { labelSelector: [], fieldSelector: [] };

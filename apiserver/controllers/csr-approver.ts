@@ -7,11 +7,11 @@ import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import type { ObjectStore } from '../store/object-store';
-import { rfc3339 } from '../store/object-store';
+import { rfc3339 } from '../api/time';
 import type { WatchCache } from '../store/watch-cache';
-import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from './csr-approval';
+import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from '../registry/types/csr-fields';
 import { feedQueue, kubeletClientProblem, parseRequest, type ParsedRequest } from './csr-signer';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
 
 // Approval is written through the approval sub-resource, as upstream's approver calls UpdateApproval.

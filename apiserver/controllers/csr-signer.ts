@@ -3,17 +3,18 @@ import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../api/well-known';
 import { signPublicKey, type KeyPairPem } from '../pki/certs';
 import { x509 } from '../pki/x509';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import type { ObjectStore } from '../store/object-store';
-import { rfc3339 } from '../store/object-store';
+import { rfc3339 } from '../api/time';
 import { collectionPrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
-import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from './csr-approval';
-import { controllerContext } from './system-context';
+import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from '../registry/types/csr-fields';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
 
 const ctx = { ...controllerContext('certificate-controller'), subresource: 'status' };
@@ -82,9 +83,9 @@ export async function verifyRequest(p: ParsedRequest): Promise<boolean> {
 
 /** Upstream ValidateKubeletClientCSR: why a request is not a node client certificate request, or undefined when it is one. */
 export function kubeletClientProblem(p: ParsedRequest, usages: readonly string[] | undefined): string | undefined {
-  if (p.organizations.length !== 1 || p.organizations[0] !== 'system:nodes') return 'subject organization is not system:nodes';
+  if (p.organizations.length !== 1 || p.organizations[0] !== NODES_GROUP) return `subject organization is not ${NODES_GROUP}`;
   if (p.dnsNames.length > 0 || p.ips.length > 0 || p.otherNames.length > 0) return 'subject alternative names are not allowed';
-  if (!p.commonName.startsWith('system:node:') || p.commonName === 'system:node:') return 'subject common name does not begin with system:node:';
+  if (!p.commonName.startsWith(NODE_USER_PREFIX) || p.commonName === NODE_USER_PREFIX) return `subject common name does not begin with ${NODE_USER_PREFIX}`;
   const u = new Set(usages ?? []);
   const plain = u.size === 2 && u.has('digital signature') && u.has('client auth');
   const rsa = u.size === 3 && u.has('digital signature') && u.has('client auth') && u.has('key encipherment');

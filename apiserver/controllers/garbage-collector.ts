@@ -5,7 +5,7 @@ import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import type { CachedEvent, WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('garbage-collector');

@@ -5,7 +5,7 @@ import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339Micro } from './time';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 
 export interface LeaderElectionOptions {
   /** The Lease's namespace and name (svc-system / svc-controller-manager). */

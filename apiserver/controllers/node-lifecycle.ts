@@ -4,20 +4,15 @@ import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { NODE_LEASE_NAMESPACE, TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE } from '../api/well-known';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
-import { rfc3339 } from '../store/object-store';
+import { rfc3339 } from '../api/time';
 import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
-
-/** Namespace of the per-node heartbeat Leases (spec 8). */
-export const NODE_LEASE_NAMESPACE = 'svc-node-lease';
-/** Taint keys the controller owns (upstream node.kubernetes.io/*, renamed). */
-export const TAINT_UNREACHABLE = 'node.svc.io/unreachable';
-export const TAINT_NOT_READY = 'node.svc.io/not-ready';
 
 /** The conditions upstream's node lifecycle controller sets to Unknown when a node goes silent. */
 const MONITORED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
@@ -30,7 +25,6 @@ const NO_SCHEDULE_BY_CONDITION: Readonly<Record<string, Readonly<Record<string, 
   PIDPressure: { True: 'node.svc.io/pid-pressure' },
   NetworkUnavailable: { True: 'node.svc.io/network-unavailable' },
 };
-const TAINT_UNSCHEDULABLE = 'node.svc.io/unschedulable';
 
 /** Every key/effect pair this controller adds and removes; other taints are never touched. */
 const MANAGED = new Set<string>([

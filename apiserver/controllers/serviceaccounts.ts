@@ -5,7 +5,7 @@ import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('service-account-controller');

@@ -5,13 +5,13 @@ import { Informer, type InformerHandler } from '../authz/informer';
 import { strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
-import { setPodCondition } from '../scheduler/pod-conditions';
+import { setPodCondition } from '../registry/types/pod-conditions';
 import { podKey } from '../scheduler/scheduler-cache';
 import { nodeTaints, podTolerations, tolerates, type Taint, type Toleration } from '../scheduler/taints';
 import { realTimers, type Timers } from '../scheduler/timers';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 import { WorkQueue } from './work-queue';
 
 export interface TaintEvictionOptions {

@@ -8,7 +8,7 @@ import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import { collectionPrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
-import { controllerContext } from './system-context';
+import { controllerContext } from '../store/system-context';
 
 const ctx = controllerContext('token-cleaner');
 const everything = { labelSelector: [], fieldSelector: [] };

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
 import { isTrue } from '../server/request-info';

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { parseDocument, readBody } from '../server/decode';
@@ -31,7 +31,7 @@ export async function handleDeleteCollection(r: ResourceRequest): Promise<void> 
       items.push(object);
     } catch (err) {
       // Deleted by someone else meanwhile: that is what was asked for.
-      if (!(err instanceof ApiError && err.code === 404)) throw err;
+      if (!isNotFound(err)) throw err;
     }
   }
   reply(r, 200, { apiVersion: list.apiVersion, kind: list.kind, metadata: { resourceVersion: list.metadata.resourceVersion }, items });

@@ -1,7 +1,7 @@
 import { errors, fieldError, type Cause } from '../api/errors';
 import { isObject } from '../api/types';
 import { rec, str } from '../registry/obj-access';
-import { assignPod, type Assignment } from '../scheduler/assign-pod';
+import { assignPod, type Assignment } from '../store/assign-pod';
 import { parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { reply, writeContext, type ResourceRequest } from './context';

@@ -1,12 +1,12 @@
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { SelectorAttributes, SelectorRequirement } from '../authz/attributes';
 import type { ChainDecision } from '../authz/authorization-chain';
 import type { RulesReviewStatus } from '../authz/rule-lister';
 import { rec, recs, str, strs } from '../registry/obj-access';
-import { AUTHZ_GROUP, reviewGroups, validateAccessSpec } from '../registry/types/authorization-reviews';
+import { AUTHZ_GROUP, reviewGroups, UPSTREAM_AUTHZ_GROUP, validateAccessSpec } from '../registry/types/authorization-reviews';
 import { parseDocument, readBody } from '../server/decode';
 import type { RequestInfo } from '../server/request-info';
 import { reply, type ResourceRequest } from './context';
@@ -21,21 +21,6 @@ export interface ReviewDeps {
 }
 
 export type VirtualCreate = (r: ResourceRequest) => Promise<void>;
-
-/** The group kubectl's compiled-in typed client uses for the review APIs; served as an alias of authorization.svc.io. */
-export const UPSTREAM_AUTHZ_GROUP = 'authorization.k8s.io';
-
-const REVIEW_RESOURCES = new Set(['subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews']);
-
-/**
- * Maps a request under /apis/authorization.k8s.io/... for a review resource to
- * authorization.svc.io, so it is authorized and routed as the svc group (stock kubectl's
- * `auth can-i` uses the upstream group name). Other requests are returned unchanged.
- */
-export function reviewAlias(info: RequestInfo): RequestInfo {
-  if (!info.isResourceRequest || info.apiGroup !== UPSTREAM_AUTHZ_GROUP || !REVIEW_RESOURCES.has(info.resource)) return info;
-  return { ...info, apiGroup: AUTHZ_GROUP };
-}
 
 /**
  * The create handlers of the review APIs (4.9), keyed "group/version/resource": they evaluate and

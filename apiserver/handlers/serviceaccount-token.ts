@@ -7,7 +7,7 @@ import { decodeTokenRequestProto } from '../authn/token-request-proto';
 import { tokenRequestType } from '../registry/types/serviceaccount-token-request';
 import { checkObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
-import { rfc3339 } from '../store/object-store';
+import { rfc3339 } from '../api/time';
 import { parseFieldValidation } from '../validation/field-validation';
 import { reply, type ResourceRequest } from './context';
 

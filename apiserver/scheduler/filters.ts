@@ -1,3 +1,4 @@
+import { TAINT_UNSCHEDULABLE } from '../api/well-known';
 import { get, recs } from '../registry/obj-access';
 import { matchesNodeAffinity, NODE_AFFINITY_REASON } from './node-affinity';
 import type { NodeInfo, PodInfo } from './node-info';
@@ -7,13 +8,10 @@ import { firstUntolerated, toleratedBy, untoleratedTaintReason } from './taints'
 /** One filter plugin: the reasons the node cannot take the pod; [] when it can. */
 export type Filter = (pod: PodInfo, node: NodeInfo) => string[];
 
-/** The taint spec.unschedulable stands for (upstream node.kubernetes.io/unschedulable, renamed). */
-export const UNSCHEDULABLE_TAINT_KEY = 'node.svc.io/unschedulable';
-
 /** Upstream NodeUnschedulable: a cordoned node takes only pods tolerating its unschedulable taint. */
 export const nodeUnschedulable: Filter = (pod, node) => {
   if (get(node.node, 'spec', 'unschedulable') !== true) return [];
-  if (toleratedBy(pod.tolerations, { key: UNSCHEDULABLE_TAINT_KEY, value: '', effect: 'NoSchedule' })) return [];
+  if (toleratedBy(pod.tolerations, { key: TAINT_UNSCHEDULABLE, value: '', effect: 'NoSchedule' })) return [];
   return ['node(s) were unschedulable'];
 };
 

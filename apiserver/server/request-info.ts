@@ -1,3 +1,5 @@
+import { AUTHZ_GROUP, UPSTREAM_AUTHZ_GROUP } from '../registry/types/authorization-reviews';
+
 /**
  * What a request is about, parsed from method and path as upstream's RequestInfoFactory does:
  * resource requests under /api/v1 and /apis/{group}/{version}, everything else non-resource.
@@ -71,4 +73,17 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
 
 export function isTrue(v: string | null): boolean {
   return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+const REVIEW_RESOURCES = new Set(['subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews']);
+
+/**
+ * Maps a request under /apis/authorization.k8s.io/... for a review resource to
+ * authorization.svc.io, so it is authorized and routed as the svc group (stock kubectl's
+ * `auth can-i` uses the upstream group name). Other requests are returned unchanged. A path
+ * rewrite before authentication: the router applies it to every request it parses.
+ */
+export function reviewAlias(info: RequestInfo): RequestInfo {
+  if (!info.isResourceRequest || info.apiGroup !== UPSTREAM_AUTHZ_GROUP || !REVIEW_RESOURCES.has(info.resource)) return info;
+  return { ...info, apiGroup: AUTHZ_GROUP };
 }

@@ -4,8 +4,8 @@ import { ApiError, errors, fieldError, type Cause } from '../api/errors';
 import { matches, type Selector } from '../api/selectors';
 import type { KList, KObject } from '../api/types';
 import { isObject } from '../api/types';
-import type { AdmissionChain, Operation } from '../admission/admission';
-import type { UserInfo } from '../authn/user';
+import { rfc3339 } from '../api/time';
+import type { UserInfo } from '../api/user';
 import { validateMetaUpdate, validateObjectMeta } from '../registry/meta-validation';
 import { nameRuleFor } from '../registry/name-rules';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
@@ -16,6 +16,7 @@ import { collectionPrefix, objectKey } from './keys';
 import { managerFromUserAgent, updateManagedFields } from './managed-fields';
 import { parseRv, planList, type ListParams } from './read-plan';
 import { CorruptObjectError, decodeObject, tooOld, type WatchCache } from './watch-cache';
+import type { Operation, WriteAdmission } from './write-admission';
 
 /** Who writes and how (4.4 write options). */
 export interface WriteContext {
@@ -60,7 +61,7 @@ export class ObjectStore {
   constructor(
     private readonly storage: Storage,
     private readonly cache: WatchCache,
-    private readonly admission: AdmissionChain,
+    private readonly admission: WriteAdmission,
     private readonly opts: ObjectStoreOptions,
   ) {}
 
@@ -515,9 +516,4 @@ function modified(t: ResourceType, name: string): ApiError {
 
 function nameMismatch(bodyName: string, urlName: string): ApiError {
   return errors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${urlName})`);
-}
-
-/** Go's RFC 3339 form without fractional seconds, as metav1.Time marshals. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -14,6 +14,8 @@ import { atomicList, bool, map, obj, str as s } from '../schema-builders';
  */
 
 export const AUTHZ_GROUP = 'authorization.svc.io';
+/** The group kubectl's compiled-in typed client uses for the review APIs; served as an alias of AUTHZ_GROUP. */
+export const UPSTREAM_AUTHZ_GROUP = 'authorization.k8s.io';
 
 const selectorRequirementSchema = obj({ key: s(), operator: s(), values: atomicList(s()) }, { required: ['key', 'operator'] });
 const selectorAttributesSchema = obj({ rawSelector: s(), requirements: atomicList(selectorRequirementSchema) });

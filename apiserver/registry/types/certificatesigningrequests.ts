@@ -1,6 +1,6 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
-import type { UserInfo } from '../../authn/user';
+import type { UserInfo } from '../../api/user';
 import { decodeBase64 } from '../base64';
 import { withMeta } from '../common-schemas';
 import { CONDITION_STATUSES } from '../common-validation';

@@ -6,24 +6,22 @@
  * resources as virtual types and the token sub-resource.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Agent } from 'undici';
 import { AdmissionChain } from '../../../apiserver/admission/admission';
 import { ApiError } from '../../../apiserver/api/errors';
-import { buildAuthentication, type Authentication, type AuthenticationOptions } from '../../../apiserver/authn/authentication';
-import { impersonate } from '../../../apiserver/authn/impersonation';
+import { buildAuthentication, type Authentication, type AuthenticationOptions } from '../../../apiserver/wiring/authentication';
+import { authenticateWithImpersonation } from '../../../apiserver/filters/impersonation';
 import { MetricsRegistry } from '../../../apiserver/authn/metrics';
-import type { UserInfo } from '../../../apiserver/authn/user';
 import type { Attributes, Authorizer } from '../../../apiserver/authz/authorizer';
 import { AuthenticatedAllow } from './authenticated-allow';
 import { AuthorizerChain } from '../../../apiserver/authz/chain';
 import { ensureServerPki, type ServerPki } from '../../../apiserver/pki/bootstrap';
 import { builtinTypes, ResourceRegistry } from '../../../apiserver/registry/builtin';
 import { authenticationTypes } from '../../../apiserver/registry/types/authentication-types';
-import { ApiServer } from '../../../apiserver/server/api-server';
+import { ApiServer } from '../../../apiserver/wiring/api-server';
 import { SqliteStorage } from '../../../apiserver/storage/sqlite';
 import { ObjectStore } from '../../../apiserver/store/object-store';
 import { WatchCache } from '../../../apiserver/store/watch-cache';
@@ -105,8 +103,8 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
       throw err;
     }
   };
-  // What the lead wires: authenticate, then impersonate, then (inside ApiServer) authorize.
-  const authn = { authenticate: async (req: IncomingMessage): Promise<UserInfo> => impersonate(req, await auth.request.authenticate(req), authorize) };
+  // What the wiring does: authenticate, then impersonate, then (inside ApiServer) authorize.
+  const authn = { authenticate: authenticateWithImpersonation(auth.request, authorize) };
   const ac = new AbortController();
   const api = new ApiServer({
     host: '127.0.0.1',

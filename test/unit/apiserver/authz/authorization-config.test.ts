@@ -2,7 +2,8 @@ import test from 'ava';
 import { parseAuthorizationConfig } from '../../../../apiserver/authz/authorization-config';
 import { compileCondition } from '../../../../apiserver/authz/cel-conditions';
 import { AuthorizationConfigError } from '../../../../apiserver/authz/config-error';
-import { buildAuthorizers, validateAuthorizationOptions } from '../../../../apiserver/authz/build';
+import { validateAuthorizationOptions } from '../../../../apiserver/authz/authorization-options';
+import { buildAuthorizers } from '../../../../apiserver/wiring/authorization';
 
 const webhook = (w: Record<string, unknown> = {}) => ({
   type: 'Webhook',

@@ -1,4 +1,4 @@
-import type { UserInfo } from '../../../../apiserver/authn/user';
+import type { UserInfo } from '../../../../apiserver/api/user';
 import type { RequestInfo } from '../../../../apiserver/server/request-info';
 
 /** A resource request's attributes, as parseRequestInfo would produce them. */

@@ -4,7 +4,7 @@ import type { KObject } from '../../../../apiserver/api/types';
 import { x509 } from '../../../../apiserver/pki/x509';
 import { adminCtx, type Fixture } from './store-fixture';
 import type { WriteContext } from '../../../../apiserver/store/object-store';
-import type { UserInfo } from '../../../../apiserver/authn/user';
+import type { UserInfo } from '../../../../apiserver/api/user';
 
 export interface RequestOptions {
   subject: string;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { NodeLifecycleController, type Taint } from '../../../../apiserver/controllers/node-lifecycle';
-import { rfc3339 } from '../../../../apiserver/store/object-store';
+import { rfc3339 } from '../../../../apiserver/api/time';
 import { adminCtx, openFixture, waitFor, type Fixture } from './store-fixture';
 
 const GRACE = 50_000;

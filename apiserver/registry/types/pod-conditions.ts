@@ -1,7 +1,7 @@
-import type { KObject } from '../api/types';
-import { isObject } from '../api/types';
-import { ensureRec, rec, recs } from '../registry/obj-access';
-import { rfc3339 } from '../store/object-store';
+import type { KObject } from '../../api/types';
+import { isObject } from '../../api/types';
+import { ensureRec, rec, recs } from '../obj-access';
+import { rfc3339 } from '../../api/time';
 
 /** core/v1 PodCondition as the scheduler and the taint eviction controller write it. */
 export interface PodCondition {

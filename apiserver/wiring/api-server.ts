@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
-import type { UserInfo } from '../authn/user';
+import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
@@ -19,13 +19,12 @@ import { handleList } from '../handlers/list';
 import { handlePatch } from '../handlers/patch';
 import { handleUpdate } from '../handlers/update';
 import { handleWatch } from '../handlers/watch';
-import { Discovery } from './discovery';
-import { runChecks, type HealthCheck } from './health';
-import { openApiV2, openApiV3, openApiV3Index } from './openapi';
-import { parseRequestInfo, type RequestInfo } from './request-info';
+import { Discovery } from '../server/discovery';
+import { runChecks, type HealthCheck } from '../server/health';
+import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
+import { parseRequestInfo, reviewAlias, type RequestInfo } from '../server/request-info';
 import { requestAttributes } from '../authz/attributes';
-import { reviewAlias } from '../handlers/review-handlers';
-import { send, sendError } from './respond';
+import { send, sendError } from '../server/respond';
 
 export interface ApiServerOptions {
   /** Request metrics (recorded for every request) and GET /metrics. */

@@ -3,8 +3,8 @@ import { ApiError, errors } from '../api/errors';
 import type { Attributes } from '../authz/authorizer';
 import { forbiddenMessage } from '../authz/chain';
 import type { RequestInfo } from '../server/request-info';
-import { serviceAccountGroups, splitServiceAccountUsername } from './service-account-token';
-import type { UserInfo } from './user';
+import { serviceAccountGroups, splitServiceAccountUsername } from '../authn/service-account-token';
+import type { UserInfo } from '../api/user';
 
 /** Whether the caller may do what the attributes describe (the impersonate verb here); never throws for a decision. */
 export type ImpersonationAuthorize = (a: Attributes) => Promise<boolean>;
@@ -95,6 +95,19 @@ export async function impersonate(req: IncomingMessage, caller: UserInfo, author
     if (!out.includes(AUTHENTICATED) && !out.includes(UNAUTHENTICATED)) out = [...out, AUTHENTICATED];
   } else if (!out.includes(UNAUTHENTICATED)) out = [...out, UNAUTHENTICATED];
   return { username, ...(uid !== undefined ? { uid } : {}), groups: out, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
+}
+
+/**
+ * The request filter the router calls: authenticates the caller, then impersonation (5.7) sits
+ * between authentication and authorization as upstream's filter chain orders them: the
+ * impersonate verb is checked for the caller, and the request is then authorized as the user
+ * returned.
+ */
+export function authenticateWithImpersonation(
+  authn: { authenticate(req: IncomingMessage): Promise<UserInfo> },
+  authorize: ImpersonationAuthorize,
+): (req: IncomingMessage) => Promise<UserInfo> {
+  return async (req) => impersonate(req, await authn.authenticate(req), authorize);
 }
 
 /** Header names arrive lower-cased; non-token characters of the key are percent-encoded (5.7). */

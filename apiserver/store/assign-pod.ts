@@ -2,8 +2,8 @@ import { ApiError, errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { rec, recs, str } from '../registry/obj-access';
 import type { ResourceType } from '../registry/resource-type';
-import type { ObjectStore, WriteContext } from '../store/object-store';
-import { setPodCondition } from './pod-conditions';
+import type { ObjectStore, WriteContext } from './object-store';
+import { setPodCondition } from '../registry/types/pod-conditions';
 
 /** What a Binding asks: the node, and optional pod preconditions and annotations to add. */
 export interface Assignment {

@@ -1,4 +1,4 @@
-import type { WriteContext } from '../store/object-store';
+import type { WriteContext } from './object-store';
 
 /** The write context of an in-process controller, named as upstream names controller identities. */
 export function controllerContext(name: string): WriteContext {

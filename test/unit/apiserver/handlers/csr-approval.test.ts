@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { ApiError } from '../../../../apiserver/api/errors';
 import type { KObject } from '../../../../apiserver/api/types';
-import { handleCsrApproval } from '../../../../apiserver/controllers/csr-approval';
+import { handleCsrApproval } from '../../../../apiserver/handlers/csr-approval';
 import { CsrSigner } from '../../../../apiserver/controllers/csr-signer';
 import { createCA } from '../../../../apiserver/pki/certs';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
 import { parseRequestInfo } from '../../../../apiserver/server/request-info';
-import { certificatePem, conditionTypes, createCsr, csrType, makeRequestPem, setConditions } from './csr-fixture';
-import { adminCtx, openFixture, type Fixture } from './store-fixture';
+import { certificatePem, conditionTypes, createCsr, csrType, makeRequestPem, setConditions } from '../controllers/csr-fixture';
+import { adminCtx, openFixture, type Fixture } from '../controllers/store-fixture';
 
 interface Answer {
   status: number;

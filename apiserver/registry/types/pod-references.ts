@@ -1,5 +1,5 @@
-import type { KObject } from '../api/types';
-import { get, rec, recs, str, strAt } from '../registry/obj-access';
+import type { KObject } from '../../api/types';
+import { get, rec, recs, str, strAt } from '../obj-access';
 
 /** The objects a pod refers to by name in its own namespace (upstream VisitPodSecretNames, VisitPodConfigmapNames, and claim volumes). */
 export interface PodReferences {

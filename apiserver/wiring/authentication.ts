@@ -8,27 +8,27 @@ import type { AdmissionAttributes } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
-import type { AnonymousPolicy } from './anonymous';
-import type { Authenticator } from './authenticator';
-import { AuthenticationConfigError, compileOidcFlags, type OidcFlags } from './authentication-config';
-import { AuthenticationConfigController, type LoadedAuthenticationConfig } from './authentication-config-controller';
-import { BootstrapTokenAuthenticator } from './bootstrap-token';
-import { CertPool } from './cert-chain';
-import { JwtAuthenticator, JwtAuthenticatorSet } from './jwt-authenticator';
-import { AuthnLookupCaches } from './lookup-caches';
-import type { MetricsRegistry } from './metrics';
-import { httpsJsonFetcher, OidcKeySource, type FetchJson } from './oidc-keys';
-import { RequestAuthenticator } from './request-authenticator';
-import { RequestHeaderAuthenticator } from './request-header';
-import { ensureGeneratedSigningKey, loadPublicKeyFiles, loadSigningKeyFile, type SaVerificationKey } from './service-account-keys';
-import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from './service-account-token';
-import { StoreObjectGetter } from './store-object-getter';
-import { AudienceAgnosticToken, BearerTokenAuthenticator, TokenAuthenticatorUnion, type TokenAuthenticator } from './token-authenticator';
-import { TokenFileAuthenticator } from './token-file';
-import { TokenReviewer } from './token-reviewer';
-import { loadWebhookClientConfig } from './webhook-client-config';
-import { WebhookTokenAuthenticator, type TokenReviewVersion } from './webhook-token';
-import { X509ClientCertAuthenticator } from './x509-client-cert';
+import type { AnonymousPolicy } from '../authn/anonymous';
+import type { Authenticator } from '../authn/authenticator';
+import { AuthenticationConfigError, compileOidcFlags, type OidcFlags } from '../authn/authentication-config';
+import { AuthenticationConfigController, type LoadedAuthenticationConfig } from '../authn/authentication-config-controller';
+import { BootstrapTokenAuthenticator } from '../authn/bootstrap-token';
+import { CertPool } from '../authn/cert-chain';
+import { JwtAuthenticator, JwtAuthenticatorSet } from '../authn/jwt-authenticator';
+import { AuthnLookupCaches } from '../authn/lookup-caches';
+import type { MetricsRegistry } from '../authn/metrics';
+import { httpsJsonFetcher, OidcKeySource, type FetchJson } from '../authn/oidc-keys';
+import { RequestAuthenticator } from '../authn/request-authenticator';
+import { RequestHeaderAuthenticator } from '../authn/request-header';
+import { ensureGeneratedSigningKey, loadPublicKeyFiles, loadSigningKeyFile, type SaVerificationKey } from '../authn/service-account-keys';
+import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from '../authn/service-account-token';
+import { StoreObjectGetter } from '../authn/store-object-getter';
+import { AudienceAgnosticToken, BearerTokenAuthenticator, TokenAuthenticatorUnion, type TokenAuthenticator } from '../authn/token-authenticator';
+import { TokenFileAuthenticator } from '../authn/token-file';
+import { TokenReviewer } from '../authn/token-reviewer';
+import { loadWebhookClientConfig } from '../authn/webhook-client-config';
+import { WebhookTokenAuthenticator, type TokenReviewVersion } from '../authn/webhook-token';
+import { X509ClientCertAuthenticator } from '../authn/x509-client-cert';
 
 /** Default --service-account-issuer: the in-cluster name of the API server (it is in the serving certificate). */
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://svc.default.svc';
@@ -128,12 +128,70 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   const log = d.log;
   const saIssuers = o.serviceAccount.issuers && o.serviceAccount.issuers.length > 0 ? [...o.serviceAccount.issuers] : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
   const apiAudiences = o.apiAudiences && o.apiAudiences.length > 0 ? [...o.apiAudiences] : saIssuers;
-  const oidcOn = !!o.oidc?.issuerUrl;
-  if (oidcOn && o.authenticationConfigFile) {
+  if (o.oidc?.issuerUrl && o.authenticationConfigFile) {
     throw new AuthenticationConfigError('flags', ['--authentication-config and --oidc-* flags are mutually exclusive']);
   }
 
-  // Service account keys (5.1): the signing key (given or generated) and the verification keys.
+  const keys = serviceAccountKeys(o);
+  // TokenRequest reads the store itself (issuing is rare and should see the freshest account);
+  // authentication reads the watch-fed caches, live only on a miss (lookup-caches.ts).
+  const objects = new StoreObjectGetter(d.store, d.registry);
+  const lookups = new AuthnLookupCaches(
+    { store: d.store, cache: d.cache, registry: d.registry, log },
+    { serviceAccounts: o.serviceAccount.lookup !== false, bootstrapTokens: !!o.enableBootstrapTokenAuth },
+  );
+  const issuer = new ServiceAccountTokenIssuer(keys.signing, saIssuers[0]!, d.now);
+  const saAuthn = new ServiceAccountTokenAuthenticator({
+    issuers: saIssuers,
+    keys: keys.verify,
+    ...(o.serviceAccount.lookup === false ? {} : { lookup: lookups.boundObjects }),
+    now: d.now,
+    log: log.child({ authn: 'service-account' }),
+  });
+  const jwt = jwtAuthentication(o, d, saIssuers, apiAudiences);
+  const bearer = bearerTokenMethods(o, d, { saAuthn, lookups, jwt: jwt.set, apiAudiences });
+  const { methods, tlsClientCaPem } = requestMethods(o, d, bearer.tokens, apiAudiences);
+
+  const request = new RequestAuthenticator(
+    () => methods,
+    () => jwt.anonymous(),
+    (method, err) => log.warn({ authn: method, err }, 'authentication method failed'),
+  );
+  const tokenReviewer = new TokenReviewer(bearer.tokens, apiAudiences);
+  const tokenReview = makeTokenReviewHandler(tokenReviewer);
+  const virtual = new Map<string, Handler>([
+    ['authentication.svc.io/v1/tokenreviews', tokenReview],
+    ['authentication.svc.io/v1beta1/tokenreviews', tokenReview],
+    ['authentication.svc.io/v1/selfsubjectreviews', handleSelfSubjectReview],
+    ['authentication.svc.io/v1beta1/selfsubjectreviews', handleSelfSubjectReview],
+    ['authentication.svc.io/v1alpha1/selfsubjectreviews', handleSelfSubjectReview],
+  ]);
+  const maxExpirationSeconds = o.serviceAccount.maxTokenExpirationSeconds;
+  const tokenHandler = makeServiceAccountTokenHandler({ issuer, objects, apiAudiences, ...(d.admit ? { admit: d.admit } : {}), ...(maxExpirationSeconds ? { maxExpirationSeconds } : {}) });
+
+  return {
+    request,
+    tokens: bearer.tokens,
+    tokenReviewer,
+    serviceAccountIssuer: issuer,
+    apiAudiences,
+    virtual,
+    subresources: new Map<string, Handler>([['/serviceaccounts/token', tokenHandler]]),
+    tlsClientCaPem,
+    ...(keys.generatedSigningKeyPath ? { generatedSigningKeyPath: keys.generatedSigningKeyPath } : {}),
+    checks: [{ name: 'authentication-informers', check: () => (lookups.hasSynced() ? undefined : 'authentication lookup caches not synced') }],
+    async run(signal) {
+      // Warm the OIDC key caches so the first token does not wait for discovery.
+      for (const a of jwt.set.authenticators) void a.warm();
+      const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+      await Promise.all([aborted, jwt.controller?.run(signal), lookups.run(signal)]);
+      await bearer.webhook?.close();
+    },
+  };
+}
+
+/** Service account keys (5.1): the signing key (given or generated) and the verification keys. */
+function serviceAccountKeys(o: AuthenticationOptions): { signing: ReturnType<typeof loadSigningKeyFile>; verify: SaVerificationKey[]; generatedSigningKeyPath?: string } {
   let generatedSigningKeyPath: string | undefined;
   const signing = o.serviceAccount.signingKeyFile
     ? loadSigningKeyFile(o.serviceAccount.signingKeyFile)
@@ -147,27 +205,25 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   else if (o.serviceAccount.tlsPrivateKeyFile) verify = loadPublicKeyFiles([o.serviceAccount.tlsPrivateKeyFile]);
   // Tokens this server signs always verify here, so service accounts work without extra flags.
   if (!verify.some((k) => k.kid === signing.kid)) verify.push({ key: signing.key, alg: signing.alg, kid: signing.kid });
-  // TokenRequest reads the store itself (issuing is rare and should see the freshest account);
-  // authentication reads the watch-fed caches, live only on a miss (lookup-caches.ts).
-  const objects = new StoreObjectGetter(d.store, d.registry);
-  const lookups = new AuthnLookupCaches(
-    { store: d.store, cache: d.cache, registry: d.registry, log },
-    { serviceAccounts: o.serviceAccount.lookup !== false, bootstrapTokens: !!o.enableBootstrapTokenAuth },
-  );
-  const issuer = new ServiceAccountTokenIssuer(signing, saIssuers[0]!, d.now);
-  const saAuthn = new ServiceAccountTokenAuthenticator({
-    issuers: saIssuers,
-    keys: verify,
-    ...(o.serviceAccount.lookup === false ? {} : { lookup: lookups.boundObjects }),
-    now: d.now,
-    log: log.child({ authn: 'service-account' }),
-  });
+  return { signing, verify, ...(generatedSigningKeyPath ? { generatedSigningKeyPath } : {}) };
+}
 
-  // JWT authenticators: --oidc-* flags or the configuration file (5.2, 5.3).
+/**
+ * JWT authenticators from the --oidc-* flags or the configuration file (5.2, 5.3), and the
+ * anonymous policy (the flag's, or the configuration file's as last loaded). With a file, its
+ * controller reloads it and replaces the set.
+ */
+function jwtAuthentication(
+  o: AuthenticationOptions,
+  d: AuthenticationDeps,
+  saIssuers: string[],
+  apiAudiences: readonly string[],
+): { set: JwtAuthenticatorSet; controller?: AuthenticationConfigController; anonymous: () => AnonymousPolicy } {
+  const log = d.log;
   const fetcher = d.fetchJson ?? ((ca: string | undefined) => httpsJsonFetcher(ca));
-  const jwtSet = new JwtAuthenticatorSet();
+  const set = new JwtAuthenticatorSet();
   const keySources = new Map<string, OidcKeySource>();
-  const installJwt = (compiled: LoadedAuthenticationConfig['jwt']) => {
+  const install = (compiled: LoadedAuthenticationConfig['jwt']) => {
     const next = compiled.map((c) => {
       const iss = c.config.issuer;
       // Keep fetched keys across reloads when the issuer's key location did not change.
@@ -179,19 +235,19 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
       }
       return new JwtAuthenticator(c, { keys: ks, apiAudiences, now: d.now, log: log.child({ authn: 'jwt', issuer: iss.url }) });
     });
-    jwtSet.replace(next);
+    set.replace(next);
   };
   let anonymous: AnonymousPolicy = { enabled: o.anonymousAuth ?? true };
   let controller: AuthenticationConfigController | undefined;
-  if (oidcOn) {
-    const f = o.oidc!;
-    installJwt([compileOidcFlags({ ...f, ...(f.caFile ? { caPem: read(f.caFile, '--oidc-ca-file') } : {}) }, { serviceAccountIssuers: saIssuers })]);
+  if (o.oidc?.issuerUrl) {
+    const f = o.oidc;
+    install([compileOidcFlags({ ...f, ...(f.caFile ? { caPem: read(f.caFile, '--oidc-ca-file') } : {}) }, { serviceAccountIssuers: saIssuers })]);
   } else if (o.authenticationConfigFile) {
     controller = new AuthenticationConfigController({
       path: o.authenticationConfigFile,
       validate: { serviceAccountIssuers: saIssuers },
       apply: (c) => {
-        installJwt(c.jwt);
+        install(c.jwt);
         if (c.anonymous) anonymous = c.anonymous;
       },
       metrics: d.metrics,
@@ -203,15 +259,24 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
       throw new AuthenticationConfigError('flags', ['--anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file']);
     }
   }
+  return { set, ...(controller ? { controller } : {}), anonymous: () => anonymous };
+}
 
-  // Bearer token methods, in upstream's order.
+/** Bearer token methods, in upstream's order: static file, service accounts, bootstrap tokens, JWT, webhook. */
+function bearerTokenMethods(
+  o: AuthenticationOptions,
+  d: AuthenticationDeps,
+  p: { saAuthn: TokenAuthenticator; lookups: AuthnLookupCaches; jwt: TokenAuthenticator; apiAudiences: readonly string[] },
+): { tokens: TokenAuthenticator; webhook?: WebhookTokenAuthenticator } {
+  const log = d.log;
+  const { apiAudiences } = p;
   const tokenMethods: TokenAuthenticator[] = [];
   if (o.tokenAuthFile) tokenMethods.push(new AudienceAgnosticToken(TokenFileAuthenticator.fromFile(o.tokenAuthFile), apiAudiences));
-  tokenMethods.push(saAuthn);
+  tokenMethods.push(p.saAuthn);
   if (o.enableBootstrapTokenAuth) {
-    tokenMethods.push(new AudienceAgnosticToken(new BootstrapTokenAuthenticator(lookups.bootstrapSecrets, { now: d.now, log: log.child({ authn: 'bootstrap-token' }) }), apiAudiences));
+    tokenMethods.push(new AudienceAgnosticToken(new BootstrapTokenAuthenticator(p.lookups.bootstrapSecrets, { now: d.now, log: log.child({ authn: 'bootstrap-token' }) }), apiAudiences));
   }
-  tokenMethods.push(jwtSet);
+  tokenMethods.push(p.jwt);
   let webhook: WebhookTokenAuthenticator | undefined;
   if (o.webhook?.configFile) {
     webhook = new WebhookTokenAuthenticator({
@@ -224,9 +289,11 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
     });
     tokenMethods.push(webhook);
   }
-  const tokens = new TokenAuthenticatorUnion(() => tokenMethods);
+  return { tokens: new TokenAuthenticatorUnion(() => tokenMethods), ...(webhook ? { webhook } : {}) };
+}
 
-  // Request methods: proxy, certificates, bearer tokens (5.5, 5.1).
+/** Request methods: authenticating proxy, client certificates, bearer tokens (5.5, 5.1); and every CA the TLS layer should name. */
+function requestMethods(o: AuthenticationOptions, d: AuthenticationDeps, tokens: TokenAuthenticator, apiAudiences: readonly string[]): { methods: Authenticator[]; tlsClientCaPem: string | undefined } {
   const methods: Authenticator[] = [];
   let tlsCa = o.clientCaPem;
   const rh = o.requestHeader;
@@ -247,46 +314,6 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
     tlsCa = (tlsCa ? tlsCa.replace(/\n*$/, '\n') : '') + pem;
   }
   if (o.clientCaPem) methods.push(new X509ClientCertAuthenticator(new CertPool(o.clientCaPem, '--client-ca-file'), d.now));
-  methods.push(new BearerTokenAuthenticator(tokens, apiAudiences, (err) => log.debug({ err: (err as Error).message }, 'bearer token rejected')));
-
-  const request = new RequestAuthenticator(
-    () => methods,
-    () => anonymous,
-    (method, err) => log.warn({ authn: method, err }, 'authentication method failed'),
-  );
-  const tokenReviewer = new TokenReviewer(tokens, apiAudiences);
-  const tokenReview = makeTokenReviewHandler(tokenReviewer);
-  const virtual = new Map<string, Handler>([
-    ['authentication.svc.io/v1/tokenreviews', tokenReview],
-    ['authentication.svc.io/v1beta1/tokenreviews', tokenReview],
-    ['authentication.svc.io/v1/selfsubjectreviews', handleSelfSubjectReview],
-    ['authentication.svc.io/v1beta1/selfsubjectreviews', handleSelfSubjectReview],
-    ['authentication.svc.io/v1alpha1/selfsubjectreviews', handleSelfSubjectReview],
-  ]);
-  const subresources = new Map<string, Handler>([
-    [
-      '/serviceaccounts/token',
-      makeServiceAccountTokenHandler({ issuer, objects, apiAudiences, ...(d.admit ? { admit: d.admit } : {}), ...(o.serviceAccount.maxTokenExpirationSeconds ? { maxExpirationSeconds: o.serviceAccount.maxTokenExpirationSeconds } : {}) }),
-    ],
-  ]);
-
-  return {
-    request,
-    tokens,
-    tokenReviewer,
-    serviceAccountIssuer: issuer,
-    apiAudiences,
-    virtual,
-    subresources,
-    tlsClientCaPem: tlsCa,
-    ...(generatedSigningKeyPath ? { generatedSigningKeyPath } : {}),
-    checks: [{ name: 'authentication-informers', check: () => (lookups.hasSynced() ? undefined : 'authentication lookup caches not synced') }],
-    async run(signal) {
-      // Warm the OIDC key caches so the first token does not wait for discovery.
-      for (const a of jwtSet.authenticators) void a.warm();
-      const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      await Promise.all([aborted, controller?.run(signal), lookups.run(signal)]);
-      await webhook?.close();
-    },
-  };
+  methods.push(new BearerTokenAuthenticator(tokens, apiAudiences, (err) => d.log.debug({ err: (err as Error).message }, 'bearer token rejected')));
+  return { methods, tlsClientCaPem: tlsCa };
 }

@@ -1,9 +1,5 @@
-import type { UserInfo } from '../authn/user';
-
-export const NODES_GROUP = 'system:nodes';
-export const NODE_USER_PREFIX = 'system:node:';
-/** Where node heartbeat Leases live (upstream kube-node-lease). */
-export const NODE_LEASE_NAMESPACE = 'svc-node-lease';
+import type { UserInfo } from './user';
+import { NODE_USER_PREFIX, NODES_GROUP } from './well-known';
 
 /**
  * Upstream's default NodeIdentifier: a node is a user named system:node:<name> in group

@@ -1,6 +1,6 @@
 import { parseRequiredClaims } from '../authn/authentication-config';
-import type { AuthenticationOptions } from '../authn/authentication';
-import type { ApiServerFlags } from './flags';
+import type { AuthenticationOptions } from './authentication';
+import type { ApiServerFlags } from '../config/flags';
 
 /** The authentication methods of spec 5 as the flags configure them. */
 export function authenticationOptions(flags: ApiServerFlags, clientCaPem: string): AuthenticationOptions {

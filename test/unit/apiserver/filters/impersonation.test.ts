@@ -2,8 +2,8 @@ import test from 'ava';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../../../apiserver/api/errors';
 import type { Attributes } from '../../../../apiserver/authz/authorizer';
-import { impersonate } from '../../../../apiserver/authn/impersonation';
-import type { UserInfo } from '../../../../apiserver/authn/user';
+import { impersonate } from '../../../../apiserver/filters/impersonation';
+import type { UserInfo } from '../../../../apiserver/api/user';
 
 function req(headers: Array<[string, string]>): IncomingMessage {
   const distinct: Record<string, string[]> = {};

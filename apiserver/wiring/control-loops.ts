@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
+import { isAlreadyExists, isConflict } from '../api/errors';
+import { ensureClusterInfo } from '../authn/cluster-info';
+import type { ApiServerFlags } from '../config/flags';
+import { BootstrapSigner } from '../controllers/bootstrap-signer';
+import { Compactor } from '../controllers/compactor';
+import { CsrApprover } from '../controllers/csr-approver';
+import { CsrSigner } from '../controllers/csr-signer';
+import { GarbageCollector } from '../controllers/garbage-collector';
+import { LeaderElector } from '../controllers/leader-election';
+import { NamespaceController } from '../controllers/namespace-controller';
+import { NodeLifecycleController } from '../controllers/node-lifecycle';
+import { RootCaPublisher } from '../controllers/root-ca-publisher';
+import { ServiceAccountsController } from '../controllers/serviceaccounts';
+import { TaintEvictionController } from '../controllers/taint-eviction';
+import { TokenCleaner } from '../controllers/token-cleaner';
+import type { ResourceType } from '../registry/resource-type';
+import { Scheduler } from '../scheduler/scheduler';
+import type { ObjectStore } from '../store/object-store';
+import { controllerContext } from '../store/system-context';
+import { HISTORY_MS, type StorageLayer } from './storage';
+import type { StoreLayer } from './store';
+import type { ServingTls } from './tls';
+
+/**
+ * Runs until the signal aborts: once the store is reachable, the system namespaces and
+ * cluster-info (svc-public: the CA and address for joining nodes, 5.9), then the control loops
+ * (upstream's controller manager) on the replica holding the leader Lease, or on this one
+ * without --leader-elect.
+ */
+export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, signal: AbortSignal): Promise<void> {
+  const { store } = core;
+  const nsType = s.registry.lookup('', 'v1', 'namespaces')!;
+  const host = flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' ? hostname() : flags.bindAddress;
+  const clusterServer = `https://${host}:${flags.securePort}`;
+  const bootstrap = s.cache.whenReady().then(() =>
+    retry(async () => {
+      await ensureSystemNamespaces(store, nsType);
+      await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
+    }, signal, log),
+  );
+  const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);
+  const elector = new LeaderElector(store, s.registry.lookup('coordination.svc.io', 'v1', 'leases')!, {
+    namespace: 'svc-system',
+    name: 'svc-controller-manager',
+    identity: `${hostname()}_${randomUUID()}`,
+    leaseDurationMs: flags.leaderElectLeaseDurationMs,
+    renewDeadlineMs: flags.leaderElectRenewDeadlineMs,
+    retryPeriodMs: flags.leaderElectRetryPeriodMs,
+    now: () => new Date(),
+    log: log.child({ component: 'leader-election' }),
+  });
+  await bootstrap;
+  await (flags.leaderElect ? elector.run(signal, controllers) : controllers(signal));
+}
+
+/** Every control loop, until the leading signal aborts. */
+async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal): Promise<void> {
+  const { storage, cache, registry } = s;
+  const { store, authz } = core;
+  const { ca } = tls.pki;
+  const now = () => new Date();
+  const loops = [
+    new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(leading),
+    new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
+    new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
+    new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
+    new CsrSigner(store, cache, registry, { ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
+    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+    authz.aggregation.run(leading),
+    new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+    // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
+    new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
+    new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
+    // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
+    new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
+  ];
+  // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
+  if (flags.enableBootstrapTokenAuth) {
+    loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
+    loops.push(new BootstrapSigner(store, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
+  }
+  await Promise.allSettled(loops);
+}
+
+/** Runs fn until it succeeds or the signal aborts, backing off from 200 ms to 5 s. */
+async function retry(fn: () => Promise<void>, signal: AbortSignal, log: Logger): Promise<void> {
+  for (let delay = 200; !signal.aborted; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      log.warn({ err }, 'bootstrap step failed; retrying');
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** The namespaces every cluster has (default, svc-system, svc-public, svc-node-lease), created when missing. */
+async function ensureSystemNamespaces(store: ObjectStore, nsType: ResourceType): Promise<void> {
+  const ctx = controllerContext('bootstrap');
+  for (const name of NamespaceLifecycle.immortal) {
+    try {
+      await store.create(nsType, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx);
+    } catch (err) {
+      // Another replica (or an earlier start) made it: a create answers 409 AlreadyExists.
+      if (!isAlreadyExists(err) && !isConflict(err)) throw err;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { Logger } from 'pino';
+import type { ApiServerFlags } from '../config/flags';
+import { handleCsrApproval } from '../handlers/csr-approval';
+import { nodeProxyHandler } from '../handlers/node-proxy';
+import { handlePodBinding } from '../handlers/pod-binding';
+import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containers';
+import { podLogHandler } from '../handlers/pod-log';
+import type { ApiMetrics } from '../metrics/registry';
+import { ApiServer, type ApiServerOptions } from './api-server';
+import type { AuthnLayer } from './authn';
+import { storageCheck, type StorageLayer } from './storage';
+import type { StoreLayer } from './store';
+import { kubeletClientTls, type ServingTls } from './tls';
+
+/** What the HTTP phase assembles: the earlier phases' results, the metrics, the log and the version /version reports. */
+export interface HttpParts {
+  storage: StorageLayer;
+  core: StoreLayer;
+  tls: ServingTls;
+  authn: AuthnLayer;
+  metrics: ApiMetrics;
+  log: Logger;
+  version: ApiServerOptions['version'];
+}
+
+/**
+ * The API server with every route: the generic handlers (inside ApiServer), the virtual review
+ * resources of authentication and authorization, the sub-resources with their own handler, and
+ * the health checks of the store, authorization and authentication. Nothing listens yet.
+ */
+export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
+  const { registry, cache, storage } = p.storage;
+  const { store, admission, authz } = p.core;
+  const { auth } = p.authn;
+  const kubelet = kubeletClientTls(flags, p.tls.pki);
+  return new ApiServer({
+    metrics: p.metrics,
+    host: flags.bindAddress,
+    port: flags.securePort,
+    tls: { ...p.tls.serving, clientCaPem: auth.tlsClientCaPem ?? p.tls.clientCaPem },
+    registry,
+    store,
+    cache,
+    authn: { authenticate: p.authn.authenticate },
+    authz: authz.chain,
+    admission,
+    virtual: new Map([...authz.reviewHandlers, ...auth.virtual]),
+    subresources: new Map([
+      ...auth.subresources,
+      ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
+      ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
+      ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
+      ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, kubelet.caPem)],
+      ['/nodes/proxy', nodeProxyHandler({ client: kubelet.client, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) })],
+    ]),
+    log: p.log,
+    now: () => new Date(),
+    checks: [storageCheck(storage), ...authz.checks, ...auth.checks],
+    gates: flags.featureGates,
+    livezGraceMs: flags.livezGracePeriodMs,
+    shutdownDelayMs: flags.shutdownDelayMs,
+    version: p.version,
+  });
+}
