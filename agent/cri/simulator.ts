@@ -9,29 +9,30 @@
  * Where containerd 1.6 behaves in a particular way we copy it: removes are idempotent, stopping a
  * CREATED or EXITED container is a no-op, StopPodSandbox kills containers at once (exit 137), a
  * stopped sandbox reports no IP, host-network sandboxes have no IP and may not set a hostname.
+ *
+ * This class is the RPC surface and answers the runtime, sandbox and container lifecycle RPCs;
+ * each piece owns its part: ./sim-gate (down, faults, latency), ./sim-state (records and their
+ * transitions, events), ./sim-processes (exec, logs, stats, checkpoints inside a container),
+ * ./sim-image-service with ./sim-images (the images).
  */
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { realClock, type Clock } from '../node/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
 import { behaviourFor } from './sim-behaviour';
-import { checkpointArchive } from './sim-checkpoint';
-import { resolveExec } from './sim-exec';
+import { DOWN, SimGate } from './sim-gate';
+import { SimImageService } from './sim-image-service';
 import { SimImageStore } from './sim-images';
 import { IpPool } from './sim-ip-pool';
 import { DEFAULT_SIM_IMAGES, type SimImageSpec, type SimulatorOptions } from './sim-options';
+import { SimProcesses } from './sim-processes';
 import {
   containerListItem,
   containerStatusOf,
   hostNetwork,
-  imageRef,
   labelMatcher,
-  labelsMatch,
   sandboxListItem,
   sandboxStatusOf,
-  statsOf,
-  writableBytes,
   type ContainerRec,
   type SandboxRec,
 } from './sim-records';
@@ -61,24 +62,15 @@ import type {
 } from './types';
 import { requireV1 } from './version-check';
 
-/** A queued failure for the next calls of one RPC. */
-interface Fault {
-  error: RuntimeError;
-  remaining: number;
-}
-
-const DOWN = 'connection refused: runtime is down';
-
 export class Simulator implements RuntimeService {
   private readonly clock: Clock;
   private readonly name: string;
   private readonly root: string;
   private readonly images: SimImageStore;
   private readonly state: SimState;
-  private readonly faults = new Map<string, Fault>();
-  private readonly latency = new Map<string, number>();
-  private available = true;
-  private closed = false;
+  private readonly gate: SimGate;
+  private readonly processes: SimProcesses;
+  private readonly imageService: SimImageService;
   private conditions: RuntimeCondition[] = [
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
     { type: 'NetworkReady', status: true, reason: '', message: '' },
@@ -91,13 +83,16 @@ export class Simulator implements RuntimeService {
     const present: readonly SimImageSpec[] = opts.images ?? DEFAULT_SIM_IMAGES;
     this.images = new SimImageStore(present, opts.registryImages ?? present);
     this.state = new SimState(this.clock, this.name, new IpPool(opts.podCidr ?? '10.88.0.0/16'));
+    this.gate = new SimGate(this.clock);
+    this.processes = new SimProcesses(this.state, this.clock, opts, this.root, (rpc, o) => this.begin(rpc, o));
+    this.imageService = new SimImageService(this.images, this.state, this.clock, this.root, (rpc, o) => this.begin(rpc, o));
   }
 
   // ------------------------------------------------------------------ test controls
 
   /** Makes every call fail Unavailable (false) as if the socket were gone, or recovers (true). Open event streams fail. */
   setAvailable(available: boolean): void {
-    this.available = available;
+    this.gate.setAvailable(available);
     if (!available) this.state.events.failAll(new RuntimeError('Unavailable', DOWN, 'GetContainerEvents'));
   }
 
@@ -108,13 +103,12 @@ export class Simulator implements RuntimeService {
 
   /** The next `times` calls of `rpc` (e.g. "RunPodSandbox") reject with `error`. */
   injectFault(rpc: string, error: RuntimeError, times = 1): void {
-    this.faults.set(rpc, { error, remaining: times });
+    this.gate.injectFault(rpc, error, times);
   }
 
   /** Every call of `rpc` takes `ms` of clock time (0 removes); past the call's timeoutMs it rejects DeadlineExceeded. */
   setLatency(rpc: string, ms: number): void {
-    if (ms > 0) this.latency.set(rpc, ms);
-    else this.latency.delete(rpc);
+    this.gate.setLatency(rpc, ms);
   }
 
   /** Makes an image present locally (as an import would). */
@@ -293,7 +287,7 @@ export class Simulator implements RuntimeService {
     if (this.opts.writeLogs !== false && c.logPath) {
       // containerd creates the log file before starting the task; failing that fails the start.
       try {
-        await this.writeLog(c);
+        await this.processes.writeLog(c);
       } catch (e) {
         this.state.failStart(c, s, `failed to create container log ${c.logPath}: ${(e as Error).message}`);
       }
@@ -373,93 +367,27 @@ export class Simulator implements RuntimeService {
   }
 
   async reopenContainerLog(containerId: string, opts?: CallOptions): Promise<void> {
-    await this.begin('ReopenContainerLog', opts);
-    const c = this.state.mustContainer(containerId, 'ReopenContainerLog');
-    if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', 'container is not running', 'ReopenContainerLog');
-    // As containerd: the log path is opened afresh (created if rotation renamed it away).
-    if (this.opts.writeLogs !== false && c.logPath) {
-      try {
-        await appendFile(c.logPath, '');
-      } catch (e) {
-        throw new RuntimeError('Unknown', `failed to reopen container log ${c.logPath}: ${(e as Error).message}`, 'ReopenContainerLog');
-      }
-    }
+    return this.processes.reopenContainerLog(containerId, opts);
   }
 
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CallOptions): Promise<ExecSyncResult> {
-    await this.begin('ExecSync', opts);
-    const c = this.state.mustContainer(containerId, 'ExecSync');
-    if (c.state !== 'CONTAINER_RUNNING') {
-      throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running (state ${c.state})`, 'ExecSync');
-    }
-    const pod = this.state.sandboxes.get(c.sandboxId)?.config.metadata;
-    const result = resolveExec(
-      {
-        containerId: c.id,
-        containerName: c.config.metadata.name,
-        podName: pod?.name ?? '',
-        podNamespace: pod?.namespace ?? '',
-        image: c.image.repoTags[0] ?? c.image.id,
-        cmd: [...cmd],
-      },
-      c.behaviour.exec,
-      this.opts.exec,
-    );
-    if (result.error !== undefined) throw new RuntimeError('Unknown', result.error, 'ExecSync');
-    const duration = result.durationMs ?? 0;
-    const limit = timeoutSeconds > 0 ? timeoutSeconds * 1000 : Infinity;
-    if (duration > 0 && !(await this.clock.sleep(Math.min(duration, limit), opts?.signal))) {
-      throw new RuntimeError('Canceled', 'exec canceled', 'ExecSync');
-    }
-    if (duration > limit) {
-      throw new RuntimeError('DeadlineExceeded', `timeout ${timeoutSeconds}s exceeded: context deadline exceeded`, 'ExecSync');
-    }
-    return { stdout: toBuffer(result.stdout), stderr: toBuffer(result.stderr), exitCode: result.exitCode ?? 0 };
+    return this.processes.execSync(containerId, cmd, timeoutSeconds, opts);
   }
 
   async containerStats(containerId: string, opts?: CallOptions): Promise<ContainerStats> {
-    await this.begin('ContainerStats', opts);
-    return statsOf(this.state.mustContainer(containerId, 'ContainerStats'), this.clock.now(), this.root);
+    return this.processes.containerStats(containerId, opts);
   }
 
   async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
-    await this.begin('ListContainerStats', opts);
-    const out: ContainerStats[] = [];
-    for (const c of this.state.containers.values()) {
-      if (filter?.id && !c.id.startsWith(filter.id)) continue;
-      if (filter?.podSandboxId && !c.sandboxId.startsWith(filter.podSandboxId)) continue;
-      if (!labelsMatch(c.config.labels, filter?.labelSelector)) continue;
-      // containerd lists stats of running containers only.
-      if (c.state === 'CONTAINER_RUNNING') out.push(statsOf(c, this.clock.now(), this.root));
-    }
-    return out;
+    return this.processes.listContainerStats(filter, opts);
   }
 
-  async checkpointContainer(containerId: string, location: string, _timeoutSeconds: number, opts?: CallOptions): Promise<void> {
-    await this.begin('CheckpointContainer', opts);
-    if (this.opts.checkpoint === false) {
-      throw new RuntimeError('Unimplemented', 'method CheckpointContainer not implemented', 'CheckpointContainer');
-    }
-    const c = this.state.mustContainer(containerId, 'CheckpointContainer');
-    if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running`, 'CheckpointContainer');
-    if (!path.isAbsolute(location)) {
-      throw new RuntimeError('InvalidArgument', `checkpoint location ${JSON.stringify(location)} must be an absolute path`, 'CheckpointContainer');
-    }
-    let archive: Buffer;
-    try {
-      archive = checkpointArchive(c, this.state.sandboxes.get(c.sandboxId), this.clock.now(), this.opts.runtimeName ?? 'svc-sim');
-    } catch (e) {
-      throw new RuntimeError('InvalidArgument', (e as Error).message, 'CheckpointContainer');
-    }
-    try {
-      await writeFile(location, archive, { mode: 0o600 });
-    } catch (e) {
-      throw new RuntimeError('Unknown', `failed to write checkpoint archive ${location}: ${(e as Error).message}`, 'CheckpointContainer');
-    }
+  async checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
+    return this.processes.checkpointContainer(containerId, location, timeoutSeconds, opts);
   }
 
   async *getContainerEvents(opts?: CallOptions): AsyncIterable<ContainerEvent> {
-    if (this.closed || !this.available) throw new RuntimeError('Unavailable', DOWN, 'GetContainerEvents');
+    if (!this.gate.open) throw new RuntimeError('Unavailable', DOWN, 'GetContainerEvents');
     if (this.opts.events === false) throw new RuntimeError('Unimplemented', 'method GetContainerEvents not implemented', 'GetContainerEvents');
     const life = this.state.lifetime.signal;
     yield* this.state.events.subscribe(opts?.signal ? AbortSignal.any([opts.signal, life]) : life);
@@ -468,86 +396,38 @@ export class Simulator implements RuntimeService {
   // ------------------------------------------------------------------ images
 
   async listImages(filter?: ImageSpec, opts?: CallOptions): Promise<Image[]> {
-    await this.begin('ListImages', opts);
-    return this.images.list(filter);
+    return this.imageService.listImages(filter, opts);
   }
 
-  async imageStatus(image: ImageSpec, _verbose = false, opts?: CallOptions): Promise<ImageStatusResult> {
-    await this.begin('ImageStatus', opts);
-    const found = this.images.resolve(image.image);
-    return found ? { image: found, info: {} } : { info: {} };
+  async imageStatus(image: ImageSpec, verbose = false, opts?: CallOptions): Promise<ImageStatusResult> {
+    return this.imageService.imageStatus(image, verbose, opts);
   }
 
-  async pullImage(image: ImageSpec, _auth?: AuthConfig, _sandboxConfig?: PodSandboxConfig, opts?: CallOptions): Promise<string> {
-    await this.begin('PullImage', opts);
-    return imageRef(this.images.pull(image.image));
+  async pullImage(image: ImageSpec, auth?: AuthConfig, sandboxConfig?: PodSandboxConfig, opts?: CallOptions): Promise<string> {
+    return this.imageService.pullImage(image, auth, sandboxConfig, opts);
   }
 
   async removeImage(image: ImageSpec, opts?: CallOptions): Promise<void> {
-    await this.begin('RemoveImage', opts);
-    const found = this.images.resolve(image.image);
-    if (!found) return;
-    for (const c of this.state.containers.values()) {
-      if (c.image.id === found.id) throw new RuntimeError('FailedPrecondition', `image "${image.image}" is in use by container ${c.id}`, 'RemoveImage');
-    }
-    this.images.remove(image.image);
+    return this.imageService.removeImage(image, opts);
   }
 
   async imageFsInfo(opts?: CallOptions): Promise<ImageFsInfo> {
-    await this.begin('ImageFsInfo', opts);
-    const now = this.clock.now();
-    const images = this.images.list();
-    let layers = 0;
-    for (const c of this.state.containers.values()) layers += writableBytes(c);
-    return {
-      imageFilesystems: [
-        { timestamp: now, mountpoint: path.join(this.root, 'images'), usedBytes: images.reduce((n, i) => n + i.size, 0), inodesUsed: images.length * 64 },
-      ],
-      containerFilesystems: [
-        { timestamp: now, mountpoint: path.join(this.root, 'snapshots'), usedBytes: layers, inodesUsed: this.state.containers.size * 8 },
-      ],
-    };
+    return this.imageService.imageFsInfo(opts);
   }
 
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.state.lifetime.abort();
+    if (this.gate.close()) this.state.lifetime.abort();
   }
 
   // ------------------------------------------------------------------ internals
 
   /** Common entry of every RPC: availability, injected faults, simulated latency, then catch up with the clock. */
   private async begin(rpc: string, opts?: CallOptions): Promise<void> {
-    if (this.closed || !this.available) throw new RuntimeError('Unavailable', DOWN, rpc);
-    if (opts?.signal?.aborted) throw new RuntimeError('Canceled', `${rpc} canceled`, rpc);
-    const fault = this.faults.get(rpc);
-    if (fault) {
-      if (--fault.remaining <= 0) this.faults.delete(rpc);
-      throw fault.error;
-    }
-    const delay = this.latency.get(rpc) ?? 0;
-    if (delay > 0) {
-      const limit = opts?.timeoutMs;
-      const waited = await this.clock.sleep(limit !== undefined ? Math.min(limit, delay) : delay, opts?.signal);
-      if (!waited) throw new RuntimeError('Canceled', `${rpc} canceled`, rpc);
-      if (limit !== undefined && limit < delay) throw new RuntimeError('DeadlineExceeded', 'context deadline exceeded', rpc);
-    }
+    await this.gate.enter(rpc, opts);
     this.state.settle();
   }
 
   private conditionTrue(type: string): boolean {
     return this.conditions.find((c) => c.type === type)?.status === true;
   }
-
-  private async writeLog(c: ContainerRec): Promise<void> {
-    const ts = new Date(this.clock.now()).toISOString().replace('Z', '000000Z');
-    await mkdir(path.dirname(c.logPath), { recursive: true });
-    await appendFile(c.logPath, (c.behaviour.logLines ?? []).map((l) => `${ts} stdout F ${l}\n`).join(''));
-  }
-}
-
-function toBuffer(v: string | Buffer | undefined): Buffer {
-  if (v === undefined) return Buffer.alloc(0);
-  return typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
 }

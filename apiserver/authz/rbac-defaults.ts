@@ -120,52 +120,7 @@ export function defaultClusterRoles(): DefaultClusterRole[] {
       name: 'system:monitoring',
       rules: [urls(['get'], ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'])],
     },
-    // admin, edit and view are filled by the aggregation controller from the system:aggregate-to-* roles (and any user role with the labels).
-    { name: 'admin', rules: [], aggregateFrom: 'admin' },
-    { name: 'edit', rules: [], aggregateFrom: 'edit', labels: { [AGGREGATE_TO('admin')]: 'true' } },
-    { name: 'view', rules: [], aggregateFrom: 'view', labels: { [AGGREGATE_TO('edit')]: 'true' } },
-    {
-      // edit plus the power to grant permissions inside a namespace.
-      name: 'system:aggregate-to-admin',
-      labels: { [AGGREGATE_TO('admin')]: 'true' },
-      rules: [rule(['create'], [AUTHZ], ['localsubjectaccessreviews']), rule(READ_WRITE, [RBAC_GROUP], ['roles', 'rolebindings'])],
-    },
-    {
-      // Every user-level action in a namespace, secrets included; no roles, no status, no quota, no EndpointSlice writes.
-      name: 'system:aggregate-to-edit',
-      labels: { [AGGREGATE_TO('edit')]: 'true' },
-      rules: [
-        rule(READ, [CORE], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
-        rule(['impersonate'], [CORE], ['serviceaccounts']),
-        rule(WRITE, [CORE], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
-        rule(['create'], [CORE], ['pods/eviction']),
-        rule(WRITE, [CORE], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
-        rule(['create'], [CORE], ['serviceaccounts/token']),
-        rule(WRITE, [APPS], ['statefulsets', 'statefulsets/scale', 'daemonsets', 'deployments', 'deployments/scale', 'deployments/rollback', 'replicasets', 'replicasets/scale']),
-        rule(WRITE, [AUTOSCALING], ['horizontalpodautoscalers']),
-        rule(WRITE, [BATCH], ['jobs', 'cronjobs']),
-        rule(WRITE, [POLICY], ['poddisruptionbudgets']),
-        rule(WRITE, [NETWORKING], ['networkpolicies', 'ingresses']),
-        rule(READ_WRITE, [COORD], ['leases']),
-      ],
-    },
-    {
-      // Read-only access to non-escalating resources: no secrets, no roles.
-      name: 'system:aggregate-to-view',
-      labels: { [AGGREGATE_TO('view')]: 'true' },
-      rules: [
-        rule(READ, [CORE], ['pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'configmaps']),
-        rule(READ, [CORE], ['limitranges', 'resourcequotas', 'bindings', 'events', 'pods/status', 'resourcequotas/status', 'namespaces/status', 'replicationcontrollers/status', 'pods/log']),
-        rule(READ, [CORE], ['namespaces']),
-        rule(READ, [DISCOVERY], ['endpointslices']),
-        rule(READ, [EVENTS], ['events']),
-        rule(READ, [APPS], ['controllerrevisions', 'statefulsets', 'statefulsets/status', 'statefulsets/scale', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale']),
-        rule(READ, [AUTOSCALING], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
-        rule(READ, [BATCH], ['jobs', 'cronjobs', 'cronjobs/status', 'jobs/status']),
-        rule(READ, [POLICY], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
-        rule(READ, [NETWORKING], ['networkpolicies', 'ingresses', 'ingresses/status']),
-      ],
-    },
+    ...userFacingRoles(),
     { name: 'system:auth-delegator', rules: [rule(['create'], [AUTHN], ['tokenreviews']), rule(['create'], [AUTHZ], ['subjectaccessreviews'])] },
     { name: 'system:node', rules: nodeRules() },
     { name: 'system:node-bootstrapper', rules: [rule(['create', 'get', 'list', 'watch'], [CERTS], ['certificatesigningrequests'])] },
@@ -215,6 +170,60 @@ export function defaultClusterRoles(): DefaultClusterRole[] {
       ],
     },
     ...controllerRoles(),
+  ];
+}
+
+/**
+ * The user-facing roles: admin, edit and view, which the aggregation controller fills from the
+ * system:aggregate-to-* roles (and any user role with the labels), and those three parts.
+ */
+function userFacingRoles(): DefaultClusterRole[] {
+  return [
+    { name: 'admin', rules: [], aggregateFrom: 'admin' },
+    { name: 'edit', rules: [], aggregateFrom: 'edit', labels: { [AGGREGATE_TO('admin')]: 'true' } },
+    { name: 'view', rules: [], aggregateFrom: 'view', labels: { [AGGREGATE_TO('edit')]: 'true' } },
+    {
+      // edit plus the power to grant permissions inside a namespace.
+      name: 'system:aggregate-to-admin',
+      labels: { [AGGREGATE_TO('admin')]: 'true' },
+      rules: [rule(['create'], [AUTHZ], ['localsubjectaccessreviews']), rule(READ_WRITE, [RBAC_GROUP], ['roles', 'rolebindings'])],
+    },
+    {
+      // Every user-level action in a namespace, secrets included; no roles, no status, no quota, no EndpointSlice writes.
+      name: 'system:aggregate-to-edit',
+      labels: { [AGGREGATE_TO('edit')]: 'true' },
+      rules: [
+        rule(READ, [CORE], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
+        rule(['impersonate'], [CORE], ['serviceaccounts']),
+        rule(WRITE, [CORE], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
+        rule(['create'], [CORE], ['pods/eviction']),
+        rule(WRITE, [CORE], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
+        rule(['create'], [CORE], ['serviceaccounts/token']),
+        rule(WRITE, [APPS], ['statefulsets', 'statefulsets/scale', 'daemonsets', 'deployments', 'deployments/scale', 'deployments/rollback', 'replicasets', 'replicasets/scale']),
+        rule(WRITE, [AUTOSCALING], ['horizontalpodautoscalers']),
+        rule(WRITE, [BATCH], ['jobs', 'cronjobs']),
+        rule(WRITE, [POLICY], ['poddisruptionbudgets']),
+        rule(WRITE, [NETWORKING], ['networkpolicies', 'ingresses']),
+        rule(READ_WRITE, [COORD], ['leases']),
+      ],
+    },
+    {
+      // Read-only access to non-escalating resources: no secrets, no roles.
+      name: 'system:aggregate-to-view',
+      labels: { [AGGREGATE_TO('view')]: 'true' },
+      rules: [
+        rule(READ, [CORE], ['pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'configmaps']),
+        rule(READ, [CORE], ['limitranges', 'resourcequotas', 'bindings', 'events', 'pods/status', 'resourcequotas/status', 'namespaces/status', 'replicationcontrollers/status', 'pods/log']),
+        rule(READ, [CORE], ['namespaces']),
+        rule(READ, [DISCOVERY], ['endpointslices']),
+        rule(READ, [EVENTS], ['events']),
+        rule(READ, [APPS], ['controllerrevisions', 'statefulsets', 'statefulsets/status', 'statefulsets/scale', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/status', 'deployments/scale', 'replicasets', 'replicasets/status', 'replicasets/scale']),
+        rule(READ, [AUTOSCALING], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
+        rule(READ, [BATCH], ['jobs', 'cronjobs', 'cronjobs/status', 'jobs/status']),
+        rule(READ, [POLICY], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+        rule(READ, [NETWORKING], ['networkpolicies', 'ingresses', 'ingresses/status']),
+      ],
+    },
   ];
 }
 

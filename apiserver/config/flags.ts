@@ -176,7 +176,8 @@ function featureGates(pairs: readonly string[]): Set<string> {
   return on;
 }
 
-export function parseFlags(argv: readonly string[]): ApiServerFlags {
+/** The flags on the command line (pflag syntax): the last value of each, every value of the repeatable ones. */
+function scan(argv: readonly string[]): { values: Map<string, string>; repeated: Map<string, string[]> } {
   const values = new Map<string, string>();
   const repeated = new Map<string, string[]>();
   for (let i = 0; i < argv.length; i++) {
@@ -200,6 +201,11 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     if (def.kind === 'strings') repeated.set(name, [...(repeated.get(name) ?? []), v]);
     values.set(name, v);
   }
+  return { values, repeated };
+}
+
+/** Typed readers of the given flags (else their defaults); an invalid value throws FlagError naming the flag. */
+function readers(values: Map<string, string>, repeated: Map<string, string[]>) {
   const get = (n: string) => values.get(n) ?? defs[n].def;
   const list = (n: string) => (values.has(n) ? get(n)!.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
   const strings = (n: string) => repeated.get(n) ?? [];
@@ -226,6 +232,15 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     if (!(allowed as readonly string[]).includes(v)) throw new FlagError(`invalid argument "${v}" for --${n}: must be one of ${allowed.join(', ')}`);
     return v as T;
   };
+  return { values, get, list, strings, str, int, bool, dur, oneOf };
+}
+
+type Readers = ReturnType<typeof readers>;
+
+export function parseFlags(argv: readonly string[]): ApiServerFlags {
+  const { values, repeated } = scan(argv);
+  const r = readers(values, repeated);
+  const { get, list, str, int, bool, dur } = r;
   const port = int('secure-port');
   if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
@@ -270,37 +285,42 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     authorizationWebhookCacheUnauthorizedTtlMs: values.has('authorization-webhook-cache-unauthorized-ttl') ? dur('authorization-webhook-cache-unauthorized-ttl') : undefined,
     authorizationWebhookVersion: str('authorization-webhook-version'),
     authorizationConfig: str('authorization-config'),
-    authn: {
-      serviceAccountKeyFiles: strings('service-account-key-file'),
-      serviceAccountSigningKeyFile: str('service-account-signing-key-file'),
-      serviceAccountIssuers: strings('service-account-issuer').length ? strings('service-account-issuer') : [defs['service-account-issuer'].def!],
-      serviceAccountLookup: bool('service-account-lookup'),
-      serviceAccountMaxTokenExpirationS: Math.floor(dur('service-account-max-token-expiration') / 1000),
-      apiAudiences: list('api-audiences'),
-      oidcIssuerUrl: str('oidc-issuer-url'),
-      oidcClientId: str('oidc-client-id'),
-      oidcUsernameClaim: get('oidc-username-claim')!,
-      oidcUsernamePrefix: str('oidc-username-prefix'),
-      oidcGroupsClaim: str('oidc-groups-claim'),
-      oidcGroupsPrefix: str('oidc-groups-prefix'),
-      oidcCaFile: str('oidc-ca-file'),
-      oidcRequiredClaims: strings('oidc-required-claim'),
-      oidcSigningAlgs: list('oidc-signing-algs') ?? ['RS256'],
-      authenticationConfig: str('authentication-config'),
-      webhookConfigFile: str('authentication-token-webhook-config-file'),
-      webhookCacheTtlMs: dur('authentication-token-webhook-cache-ttl'),
-      webhookVersion: oneOf('authentication-token-webhook-version', ['v1', 'v1beta1'] as const),
-      requestheaderUsernameHeaders: list('requestheader-username-headers') ?? [],
-      requestheaderGroupHeaders: list('requestheader-group-headers') ?? [],
-      requestheaderExtraHeadersPrefix: list('requestheader-extra-headers-prefix') ?? [],
-      requestheaderUidHeaders: list('requestheader-uid-headers') ?? [],
-      requestheaderAllowedNames: list('requestheader-allowed-names') ?? [],
-      requestheaderClientCaFile: str('requestheader-client-ca-file'),
-      anonymousAuth: values.has('anonymous-auth') ? bool('anonymous-auth') : undefined,
-    },
+    authn: authnFlags(r),
     featureGates: featureGates(list('feature-gates') ?? []),
     help: bool('help'),
     version: bool('version'),
+  };
+}
+
+/** Authentication (spec 5): service accounts, OIDC, the configuration file, webhook, request headers, anonymous. */
+function authnFlags({ values, get, list, strings, str, bool, dur, oneOf }: Readers): ApiServerFlags['authn'] {
+  return {
+    serviceAccountKeyFiles: strings('service-account-key-file'),
+    serviceAccountSigningKeyFile: str('service-account-signing-key-file'),
+    serviceAccountIssuers: strings('service-account-issuer').length ? strings('service-account-issuer') : [defs['service-account-issuer'].def!],
+    serviceAccountLookup: bool('service-account-lookup'),
+    serviceAccountMaxTokenExpirationS: Math.floor(dur('service-account-max-token-expiration') / 1000),
+    apiAudiences: list('api-audiences'),
+    oidcIssuerUrl: str('oidc-issuer-url'),
+    oidcClientId: str('oidc-client-id'),
+    oidcUsernameClaim: get('oidc-username-claim')!,
+    oidcUsernamePrefix: str('oidc-username-prefix'),
+    oidcGroupsClaim: str('oidc-groups-claim'),
+    oidcGroupsPrefix: str('oidc-groups-prefix'),
+    oidcCaFile: str('oidc-ca-file'),
+    oidcRequiredClaims: strings('oidc-required-claim'),
+    oidcSigningAlgs: list('oidc-signing-algs') ?? ['RS256'],
+    authenticationConfig: str('authentication-config'),
+    webhookConfigFile: str('authentication-token-webhook-config-file'),
+    webhookCacheTtlMs: dur('authentication-token-webhook-cache-ttl'),
+    webhookVersion: oneOf('authentication-token-webhook-version', ['v1', 'v1beta1'] as const),
+    requestheaderUsernameHeaders: list('requestheader-username-headers') ?? [],
+    requestheaderGroupHeaders: list('requestheader-group-headers') ?? [],
+    requestheaderExtraHeadersPrefix: list('requestheader-extra-headers-prefix') ?? [],
+    requestheaderUidHeaders: list('requestheader-uid-headers') ?? [],
+    requestheaderAllowedNames: list('requestheader-allowed-names') ?? [],
+    requestheaderClientCaFile: str('requestheader-client-ca-file'),
+    anonymousAuth: values.has('anonymous-auth') ? bool('anonymous-auth') : undefined,
   };
 }
 
