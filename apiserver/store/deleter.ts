@@ -36,6 +36,7 @@ interface Target {
   rev: number;
 }
 
+/** What the Deleter is wired with: storage writes, the admission chain (DELETE), the collection reader and the clock. */
 export interface DeleterDeps {
   storage: Pick<Storage, 'get' | 'update' | 'delete'>;
   admission: Admitter;
