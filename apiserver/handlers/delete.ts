@@ -22,19 +22,7 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
 export async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
   const ctx = writeContext(r);
   const options = await deleteOptions(r);
-  const q = listQuery(r);
-  const list = await r.store.list(r.type, r.info.namespace, { ...q, limit: undefined, continue: undefined });
-  const items: KObject[] = [];
-  for (const obj of list.items) {
-    try {
-      const { object } = await r.store.delete(r.type, obj.metadata.namespace ?? '', obj.metadata.name!, options, ctx);
-      items.push(object);
-    } catch (err) {
-      // Deleted by someone else meanwhile: that is what was asked for.
-      if (!isNotFound(err)) throw err;
-    }
-  }
-  reply(r, 200, { apiVersion: list.apiVersion, kind: list.kind, metadata: { resourceVersion: list.metadata.resourceVersion }, items });
+  reply(r, 200, await r.store.deleteCollection(r.type, r.info.namespace, listQuery(r), options, ctx));
 }
 
 /**

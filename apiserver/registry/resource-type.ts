@@ -15,6 +15,22 @@ export interface TableColumn {
 }
 
 /**
+ * How deletion treats a type beyond the generic metadata finalizers and grace period: upstream's
+ * RESTGracefulDeleteStrategy (CheckGracefulDelete) and the hooks its namespace storage overrides
+ * (its own Delete, ShouldDeleteDuringUpdate). The store calls these; it names no kind itself.
+ */
+export interface DeletionStrategy {
+  /** Grace period in seconds when the request names none (upstream CheckGracefulDelete); absent: 0, the object goes at once. */
+  defaultGracePeriodSeconds?(obj: KObject): number;
+  /** True when something besides metadata.finalizers and a grace period keeps a deleted object terminating (namespaces: spec.finalizers). */
+  holdsDeletion?(obj: KObject): boolean;
+  /** Changes the terminating object in place each time a delete keeps it (namespaces: status.phase Terminating); must be idempotent. */
+  markTerminating?(obj: KObject): void;
+  /** Whether an update that takes the last finalizer off a terminating object removes it (upstream ShouldDeleteDuringUpdate); absent: it does. */
+  deleteWhenFinalized?(obj: KObject): boolean;
+}
+
+/**
  * Everything the generic handlers need to serve one group/version/resource. Registered
  * explicitly in registry/builtin.ts; handlers never special-case a kind.
  */
@@ -52,6 +68,8 @@ export interface ResourceType {
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
+  /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
+  deletion?: DeletionStrategy;
 }
 
 export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string {

@@ -4,7 +4,7 @@ import { withMeta } from '../common-schemas';
 import { invalid } from '../field-errors';
 import { NAMESPACE_FINALIZER, validateFinalizers } from '../meta-validation';
 import { ensureRec, get, rec, setDefault, strAt } from '../obj-access';
-import type { ResourceType, TableColumn } from '../resource-type';
+import type { DeletionStrategy, ResourceType, TableColumn } from '../resource-type';
 import { atomicList, mapList, obj, str, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
@@ -69,6 +69,22 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
   return [];
 }
 
+/**
+ * Upstream's namespace storage: a deleted namespace turns Terminating and stays while its
+ * spec.finalizers hold it (the namespace controller empties them, as upstream's does through
+ * /finalize). Differs from upstream's ShouldDeleteNamespaceDuringUpdate: an update that takes the
+ * last metadata finalizer off never removes a namespace; the namespace controller removes it once
+ * it is empty (controllers/namespace-controller.ts).
+ */
+const namespaceDeletion: DeletionStrategy = {
+  holdsDeletion: (o) => ((o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []).length > 0,
+  markTerminating(o) {
+    (o.status as Record<string, unknown> | undefined) ??= {};
+    (o.status as Record<string, unknown>).phase = 'Terminating';
+  },
+  deleteWhenFinalized: () => false,
+};
+
 export function namespaceColumns(now: Now): TableColumn[] {
   return [column('Status', 'string', 'The status of the namespace', (o) => strAt(o, 'status', 'phase')), ageColumn(now)];
 }
@@ -95,6 +111,7 @@ export function makeNamespaceType(now: Now = Date.now): ResourceType {
     defaults,
     validate,
     validateUpdate,
+    deletion: namespaceDeletion,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { KObject } from '../../api/types';
 import { get, recs, strAt } from '../obj-access';
-import type { ResourceType } from '../resource-type';
+import type { DeletionStrategy, ResourceType } from '../resource-type';
 import type { Now } from '../table';
 import { defaultPod } from './pod-defaults';
 import { podSchema } from './pod-schema';
@@ -20,6 +20,16 @@ export const podFieldSelectors: Readonly<Record<string, (o: KObject) => string>>
   'status.phase': (o) => strAt(o, 'status', 'phase'),
   'status.podIP': (o) => strAt(recs(get(o, 'status', 'podIPs'))[0], 'ip') || strAt(o, 'status', 'podIP'),
   'status.nominatedNodeName': (o) => strAt(o, 'status', 'nominatedNodeName'),
+};
+
+/** Upstream's pod CheckGracefulDelete: unscheduled or finished pods go at once; others get their spec's grace period. */
+export const podDeletion: DeletionStrategy = {
+  defaultGracePeriodSeconds(o) {
+    const spec = (o.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+    const phase = (o.status as { phase?: string } | undefined)?.phase;
+    if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
+    return spec.terminationGracePeriodSeconds ?? 30;
+  },
 };
 
 export function makePodType(now: Now = Date.now): ResourceType {
@@ -43,6 +53,7 @@ export function makePodType(now: Now = Date.now): ResourceType {
     defaults: defaultPod,
     validate: validatePod,
     validateUpdate: validatePodUpdate,
+    deletion: podDeletion,
   };
 }
 

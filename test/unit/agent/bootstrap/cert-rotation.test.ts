@@ -9,7 +9,7 @@ import { certificateInfo, keyMatchesCertificate } from '../../../../agent/bootst
 import { ClientError } from '../../../../agent/client/client-error';
 import { csrResource } from '../../../../agent/client/resources';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 import { signCsrObject, waitFor } from './signer';
 

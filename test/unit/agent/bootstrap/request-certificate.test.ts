@@ -6,7 +6,7 @@ import { csrResource } from '../../../../agent/client/resources';
 import { csrObject } from '../../../../agent/bootstrap/csr';
 import { CsrDeniedError, CsrRejectedError, CsrTimeoutError, csrOutcome, requestCertificate } from '../../../../agent/bootstrap/request-certificate';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
 let certPem = '';

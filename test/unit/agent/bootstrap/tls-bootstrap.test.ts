@@ -11,7 +11,7 @@ import { certificateInfo } from '../../../../agent/bootstrap/pem';
 import { csrResource } from '../../../../agent/client/resources';
 import type { RestConfig } from '../../../../agent/client/rest-config';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 import { signCsrObject } from './signer';
 

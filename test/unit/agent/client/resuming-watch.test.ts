@@ -3,7 +3,7 @@ import { GoneError } from '../../../../agent/client/client-error';
 import { csrResource } from '../../../../agent/client/resources';
 import { resumingWatch } from '../../../../agent/client/resuming-watch';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 
 const csr = (name: string) => ({ metadata: { name }, spec: {} });
 

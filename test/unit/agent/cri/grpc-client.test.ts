@@ -10,7 +10,7 @@ import { Simulator } from '../../../../agent/cri/simulator';
 import type { SimulatorOptions } from '../../../../agent/cri/sim-options';
 import type { ContainerConfig, ContainerEvent, PodSandboxConfig } from '../../../../agent/cri/types';
 import { containerConfig, sandboxConfig } from './configs';
-import { FakeClock } from './fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { readTar } from './tar-reader';
 
 const BUSYBOX = 'docker.io/library/busybox:latest';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { RuntimeHealth, type RuntimeHealthSnapshot } from '../../../../agent/cri/runtime-health';
 import { Simulator } from '../../../../agent/cri/simulator';
-import { FakeClock, settle } from './fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 
 function setup() {
   const clock = new FakeClock();
@@ -65,7 +65,7 @@ test('run() probes every interval until aborted and notifies on changes only', a
   const off = health.onChange((s) => seen.push(s));
   const ac = new AbortController();
   const running = health.run(ac.signal);
-  await settle();
+  await flush();
   t.is(seen.length, 1);
   t.deepEqual(seen[0]?.problems, []);
   await clock.advance(5000);

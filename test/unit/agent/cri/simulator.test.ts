@@ -7,7 +7,7 @@ import { Simulator } from '../../../../agent/cri/simulator';
 import type { SimulatorOptions } from '../../../../agent/cri/sim-options';
 import type { ContainerEvent } from '../../../../agent/cri/types';
 import { containerConfig, sandboxConfig } from './configs';
-import { FakeClock, settle } from './fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { readTar } from './tar-reader';
 
 const BUSYBOX = 'docker.io/library/busybox:latest';
@@ -147,13 +147,13 @@ test('a crashing behaviour exits at its due time with its code, without any call
       events.push(r.value);
     }
   })();
-  await settle();
+  await flush();
   const { id } = await runningContainer(sim, 'p', 'crasher');
   const startedAt = clock.now();
   await clock.advance(999);
   t.is((await sim.containerStatus(id)).status.state, 'CONTAINER_RUNNING');
   await clock.advance(1);
-  await settle();
+  await flush();
   const stoppedEvents = events.filter((e) => e.containerId === id && e.type === 'CONTAINER_STOPPED_EVENT');
   t.is(stoppedEvents.length, 1);
   const st = (await sim.containerStatus(id)).status;
@@ -432,7 +432,7 @@ test('faults, latency and availability are injectable', async (t) => {
   const it = sim.getContainerEvents()[Symbol.asyncIterator]();
   const pending = it.next();
   pending.catch(() => undefined);
-  await settle();
+  await flush();
   sim.setAvailable(false);
   await rejectsWith(t, sim.version(), 'Unavailable');
   await rejectsWith(t, pending, 'Unavailable');
@@ -527,7 +527,7 @@ test('close makes later calls Unavailable and ends event streams', async (t) => 
   const { sim } = setup();
   const it = sim.getContainerEvents()[Symbol.asyncIterator]();
   const pending = it.next();
-  await settle();
+  await flush();
   sim.close();
   t.true((await pending).done);
   await rejectsWith(t, sim.listContainers(), 'Unavailable');

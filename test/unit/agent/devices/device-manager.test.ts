@@ -6,7 +6,7 @@ import test from 'ava';
 import { CHECKPOINT_FILE, readCheckpoint } from '../../../../agent/devices/checkpoint';
 import { DeviceAdmissionError, DeviceManager, RegistrationError } from '../../../../agent/devices/device-manager';
 import type { Container, Pod } from '../../../../agent/pod/pod-types';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakePlugin } from './fake-plugin';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import { ContainerLogManager } from '../../../../agent/logs/container-log-manager';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakeLogRuntime, type FakeContainer } from './fake-log-runtime';
 

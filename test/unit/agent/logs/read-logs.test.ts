@@ -6,7 +6,7 @@ import test from 'ava';
 import { parseCriLine } from '../../../../agent/logs/cri-log';
 import { LogOptionsError, parseLogOptions, type LogOptions } from '../../../../agent/logs/log-options';
 import { readContainerLogs } from '../../../../agent/logs/read-logs';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 
 const LOG = [
   '2025-01-01T00:00:01.000000001Z stdout F one',

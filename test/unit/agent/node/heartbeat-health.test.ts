@@ -1,7 +1,7 @@
 import test from 'ava';
 import { HeartbeatHealth } from '../../../../agent/node/heartbeat-health';
 import { ProgressTracker } from '../../../../agent/node/progress';
-import { FakeClock } from './fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 
 test('healthy during start-up; afterwards only while every tracked loop makes progress', async (t) => {
   const clock = new FakeClock();

@@ -3,7 +3,7 @@ import { leasesResource } from '../../../../agent/client/resources';
 import { LeaseController, leaseNamespace, type Lease } from '../../../../agent/node/lease-controller';
 import { ProgressTracker } from '../../../../agent/node/progress';
 import { FakeApiClient } from './fakes/fake-api-client';
-import { FakeClock } from './fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from './fakes/mem-log';
 
 function setup(o: { uid?: string; random?: () => number } = {}) {

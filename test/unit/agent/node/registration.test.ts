@@ -5,7 +5,7 @@ import { nodesResource } from '../../../../agent/client/resources';
 import { NodeRegistrar } from '../../../../agent/node/registration';
 import { ProgressTracker } from '../../../../agent/node/progress';
 import { FakeApiClient } from './fakes/fake-api-client';
-import { FakeClock } from './fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { identity, testStatus } from './fakes/fixtures';
 import { MemLog } from './fakes/mem-log';
 

@@ -3,7 +3,7 @@ import { nodesResource } from '../../../../agent/client/resources';
 import { NodeRegistrar } from '../../../../agent/node/registration';
 import { NodeStatusUpdater } from '../../../../agent/node/status-updater';
 import { FakeApiClient } from './fakes/fake-api-client';
-import { FakeClock } from './fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { identity, testStatus } from './fakes/fixtures';
 import { MemLog } from './fakes/mem-log';
 

@@ -6,7 +6,7 @@ import { podsResource } from '../../../../agent/pod/config-objects';
 import type { PodSourceHandler, SourceName } from '../../../../agent/pod/pod-source';
 import type { Pod } from '../../../../agent/pod/pod-types';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
 class Recorder implements PodSourceHandler {

@@ -15,7 +15,7 @@ import { PodManager, type PodManagerOptions } from '../../../../agent/pod/pod-ma
 import type { Container, Pod, PodSpec, PodStatus } from '../../../../agent/pod/pod-types';
 import { secretsResource } from '../../../../agent/client/resources';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
 export const NODE = 'node-1';

@@ -7,7 +7,7 @@ import { Simulator } from '../../../../agent/cri/simulator';
 import { ImageGc } from '../../../../agent/pod/image-gc';
 import { pullPolicy } from '../../../../agent/pod/image-manager';
 import { PullRecords, recordName } from '../../../../agent/pod/pull-records';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
 test('pull records: an intent is written before the pull and replaced by a record after; leftover intents are settled at start', async (t) => {

@@ -10,7 +10,7 @@ import { Simulator } from '../../../../agent/cri/simulator';
 import type { ContainerFilter, Container } from '../../../../agent/cri/types';
 import { Pleg } from '../../../../agent/pod/pleg';
 import { MANAGED_BY, MANAGER, POD_UID } from '../../../../agent/pod/runtime-labels';
-import { FakeClock, flush } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
 class CountingSim extends Simulator {

@@ -10,7 +10,7 @@ import { FlowBackoff, goDuration } from '../../../../agent/pod/flow-backoff';
 import type { Pod } from '../../../../agent/pod/pod-types';
 import { linuxResources, oomScoreAdj, podQos } from '../../../../agent/pod/resources';
 import { buildSandboxConfig, podHostname } from '../../../../agent/pod/sandbox-config';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 
 test('flow back-off: 10 s, doubling to 5 min, forgotten after a quiet 10 min; Go duration strings', async (t) => {
   const clock = new FakeClock();

@@ -14,7 +14,7 @@ import type { WriteOptions } from '../../../../agent/client/api-client';
 import type { ResourceRef } from '../../../../agent/client/resources';
 import { claimsResource, volumesResource } from '../../../../agent/pod/volume-pvc';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { isRunningReady, RecordingSimulator, startHarness, waitingReason, type Harness } from './harness';
 
 /** The fake API plus the serviceaccounts/token sub-resource, answering like the API server. */

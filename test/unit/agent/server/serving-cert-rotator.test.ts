@@ -8,7 +8,7 @@ import { certValidity, ensureServingCert, rotationDeadline, type ServingCert } f
 import type { Log } from '../../../../agent/platform/logger';
 import { NodeServer } from '../../../../agent/server/node-server';
 import { ServingCertRotator } from '../../../../agent/server/serving-cert-rotator';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const DAY = 24 * 3600_000;

@@ -101,3 +101,51 @@ test('waitForRevision answers 504 "Too large resource version" for a future revi
   t.regex(err!.message, /Too large resource version/);
   await s.close();
 });
+
+test('several watchers of one prefix each get every event; one that stops leaves the others following', async (t) => {
+  const s = setup();
+  await s.cache.whenReady();
+  const from = s.cache.currentRevision();
+  const stopFirst = new AbortController();
+  const rest = new AbortController();
+  const first = s.cache.watch('/k/', from, stopFirst.signal);
+  const others = [take(s.cache.watch('/k/', from, rest.signal), 3), take(s.cache.watch('/k/', from, rest.signal), 3)];
+  await s.storage.create('/k/1', val({}));
+  const got = await first.next();
+  t.is(got.value?.key, '/k/1');
+  stopFirst.abort();
+  await s.storage.create('/k/2', val({}));
+  await s.storage.create('/k/3', val({}));
+  t.true((await first.next()).done, 'the stopped watcher ends');
+  for (const events of await Promise.all(others)) t.deepEqual(events.map((e) => e.key), ['/k/1', '/k/2', '/k/3']);
+  // Watchers share the cached event: one decode for all of them.
+  const [a, b] = await Promise.all([take(s.cache.watch('/k/', from, rest.signal), 1), take(s.cache.watch('/k/', from, rest.signal), 1)]);
+  t.is(a[0], b[0]);
+  rest.abort();
+  await s.close();
+});
+
+test('an undecodable value is reported and skipped, its revision still counts, and its deletion is a stub DELETED', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wc-'));
+  const storage = SqliteStorage.open(join(dir, 'db'), { synchronous: 'NORMAL' });
+  const corrupt: Array<[string, number]> = [];
+  const cache = new WatchCache(storage, { retainMs: 60_000, now: () => 0, onCorrupt: (key, rev) => void corrupt.push([key, rev]) });
+  const ac = new AbortController();
+  const running = cache.run(ac.signal);
+  await cache.whenReady();
+  const from = cache.currentRevision();
+  const events = take(cache.watch('/core/configmaps/', from, ac.signal), 2);
+  const bad = await storage.create('/core/configmaps/ns/bad', Buffer.from('{nope'));
+  await cache.waitForRevision(bad.modRevision, 2000);
+  t.deepEqual(corrupt, [['/core/configmaps/ns/bad', bad.modRevision]]);
+  const good = await storage.create('/core/configmaps/ns/good', val({ metadata: { name: 'good' } }));
+  const gone = await storage.delete('/core/configmaps/ns/bad');
+  const [e1, e2] = await events;
+  t.deepEqual([e1.type, e1.key, e1.revision], ['ADDED', '/core/configmaps/ns/good', good.modRevision]);
+  t.deepEqual([e2.type, e2.key], ['DELETED', '/core/configmaps/ns/bad']);
+  t.deepEqual(e2.object.metadata, { name: 'bad', namespace: 'ns', resourceVersion: String(gone.modRevision) });
+  ac.abort();
+  await running.catch(() => undefined);
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+});

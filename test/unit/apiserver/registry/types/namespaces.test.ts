@@ -51,3 +51,18 @@ test('table, field selectors, metadata', (t) => {
   t.false(nsType.namespaced);
   t.deepEqual(nsType.shortNames, ['ns']);
 });
+
+test('deletion strategy: spec.finalizers hold a deleted namespace, it turns Terminating, an update never removes it', (t) => {
+  const d = nsType.deletion!;
+  t.true(d.holdsDeletion!({ metadata: { name: 'x' }, spec: { finalizers: ['svc'] } }));
+  t.false(d.holdsDeletion!({ metadata: { name: 'x' }, spec: { finalizers: [] } }));
+  t.false(d.holdsDeletion!({ metadata: { name: 'x' } }));
+  const o: KObject = { metadata: { name: 'x' } };
+  d.markTerminating!(o);
+  t.deepEqual(o.status, { phase: 'Terminating' });
+  const withConditions: KObject = { metadata: { name: 'x' }, status: { phase: 'Active', conditions: [] } };
+  d.markTerminating!(withConditions);
+  t.deepEqual(withConditions.status, { phase: 'Terminating', conditions: [] });
+  t.false(d.deleteWhenFinalized!({ metadata: { name: 'x', deletionTimestamp: '2025-01-01T00:00:00Z' } }));
+  t.is(d.defaultGracePeriodSeconds, undefined);
+});

@@ -1,5 +1,9 @@
-/** A Clock driven by the test: time moves only in advance(), which fires due sleeps in order. */
-import type { Clock } from '../../../../../agent/node/clock';
+/**
+ * The test clock both daemons' unit tests share: an agent Clock (now, sleep) driven by the test.
+ * Time moves only in advance(), which wakes due sleeps in time order (ties in request order) and
+ * lets each continuation run before the next; nothing depends on real timers.
+ */
+import type { Clock } from '../../agent/node/clock';
 
 interface Sleeper {
   at: number;
@@ -7,7 +11,7 @@ interface Sleeper {
   resolve: (elapsed: boolean) => void;
 }
 
-/** Lets every pending promise chain run (microtasks and a few macrotask turns). */
+/** Lets every pending promise chain run (microtasks, I/O callbacks already queued and a few macrotask turns). */
 export async function flush(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
 }

@@ -1,0 +1,44 @@
+import { ApiError, errors } from '../api/errors';
+import type { KObject } from '../api/types';
+import { apiVersionOf, type ResourceType } from '../registry/resource-type';
+import type { KeyValue } from '../storage/storage';
+import { CorruptObjectError, decodeObject } from './watch-cache';
+
+/**
+ * The codec between objects and stored values, and the errors every store piece words alike.
+ * Shared by ObjectStore, ListReader and Deleter; holds no state.
+ */
+
+/** The stored object; a value that cannot be decoded is a 500 naming its key (spec 2.5: the read error is reported). */
+export function decodeStored(t: ResourceType, kv: KeyValue): KObject {
+  let obj: KObject;
+  try {
+    obj = decodeObject(kv.value, kv.modRevision);
+  } catch (err) {
+    if (!(err instanceof CorruptObjectError)) throw err;
+    throw errors.internal(`failed to decode the stored object ${kv.key} at revision ${kv.modRevision}: ${err.message}`);
+  }
+  obj.apiVersion = apiVersionOf(t);
+  obj.kind = t.kind;
+  return obj;
+}
+
+/** The bytes stored for an object: resourceVersion is the write's revision, never stored. */
+export function encodeStored(obj: KObject): Buffer {
+  const meta = { ...obj.metadata };
+  delete meta.resourceVersion;
+  return Buffer.from(JSON.stringify({ ...obj, metadata: meta }));
+}
+
+/** 409 for a write based on an object that has changed since. */
+export function modified(t: ResourceType, name: string): ApiError {
+  return errors.conflict(t.resource, name, 'the object has been modified; please apply your changes to the latest version and try again', t.group);
+}
+
+/** 409 for a UID precondition that does not hold (body metadata.uid or DeleteOptions.preconditions.uid). */
+export function uidPreconditionFailed(want: string, have: string | undefined): ApiError {
+  return new ApiError('Conflict', `Precondition failed: UID in precondition: ${want}, UID in object meta: ${have}`);
+}
+
+/** How often a write based on a stale read is retried against the latest object before 409. */
+export const MAX_CONFLICT_RETRIES = 8;

@@ -1,0 +1,25 @@
+import type { KObject } from '../api/types';
+import type { UserInfo } from '../api/user';
+import type { ResourceType } from '../registry/resource-type';
+import type { AdmissionAttributes, Operation } from './write-admission';
+
+/** Who writes and how (4.4 write options). */
+export interface WriteContext {
+  user: UserInfo;
+  dryRun: boolean;
+  fieldManager?: string;
+  userAgent?: string;
+  subresource: string;
+}
+
+export function writeAttributes(
+  operation: Operation,
+  t: ResourceType,
+  namespace: string,
+  name: string,
+  ctx: WriteContext,
+  object?: KObject,
+  oldObject?: KObject,
+): AdmissionAttributes {
+  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+}

@@ -1,0 +1,107 @@
+import test from 'ava';
+import { ApiError } from '../../../../apiserver/api/errors';
+import { handleDelete, handleDeleteCollection } from '../../../../apiserver/handlers/delete';
+import { objectKey } from '../../../../apiserver/store/keys';
+import { admin, configMap, openStore, type StoreFixture } from '../store/fixture';
+import { call } from './fake-http';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+async function withStore(body: (f: StoreFixture) => Promise<void>): Promise<void> {
+  const f = await openStore();
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}
+
+const gone = async (f: StoreFixture, name: string) =>
+  f.store.get(f.type('configmaps'), 'default', name).then(
+    () => false,
+    (err: unknown) => err instanceof ApiError && err.code === 404,
+  );
+
+test('DELETE of an object that goes answers a Success Status naming it', (t) =>
+  withStore(async (f) => {
+    const a = await f.store.create(f.type('configmaps'), 'default', configMap('a'), admin);
+    const res = await call(f, handleDelete, 'DELETE', `${CMS}/a`);
+    t.is(res.statusCode, 200);
+    t.deepEqual(res.body, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'a', kind: 'configmaps', uid: a.metadata.uid } });
+    t.true(await gone(f, 'a'));
+    const again = await call(f, handleDelete, 'DELETE', `${CMS}/a`);
+    t.is(again.statusCode, 404);
+    t.like(again.body, { kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 });
+  }));
+
+test('DELETE of an object held by finalizers answers the terminating object', (t) =>
+  withStore(async (f) => {
+    await f.store.create(f.type('configmaps'), 'default', configMap('a', { finalizers: ['example.com/hold'] }), admin);
+    const res = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Orphan' } });
+    t.is(res.statusCode, 200);
+    t.is(res.body.kind, 'ConfigMap');
+    t.is(res.body.metadata.deletionTimestamp, '2025-03-01T12:00:00Z');
+    t.deepEqual(res.body.metadata.finalizers, ['example.com/hold', 'orphan']);
+    t.false(await gone(f, 'a'));
+  }));
+
+test('DeleteOptions: preconditions must hold; bad values and kinds are 400', (t) =>
+  withStore(async (f) => {
+    await f.store.create(f.type('configmaps'), 'default', configMap('a'), admin);
+    const pre = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { preconditions: { uid: 'other' } } });
+    t.is(pre.statusCode, 409);
+    t.regex(pre.body.message, /^Precondition failed: UID in precondition: other/);
+    const cases: Array<[string, unknown, RegExp]> = [
+      [`${CMS}/a?propagationPolicy=Sometimes`, undefined, /^propagationPolicy: Unsupported value: "Sometimes"/],
+      [`${CMS}/a?gracePeriodSeconds=soon`, undefined, /^gracePeriodSeconds: Invalid value: "soon"/],
+      [`${CMS}/a?orphanDependents=true&propagationPolicy=Orphan`, undefined, /cannot set both orphanDependents and propagationPolicy/],
+      [`${CMS}/a`, { kind: 'Pod' }, /does not match the expected kind \(DeleteOptions\)/],
+      [`${CMS}/a`, [1, 2], /^DeleteOptions must be an object$/],
+      [`${CMS}/a`, { ignoreStoreReadErrorWithClusterBreakingPotential: true }, /AllowUnsafeMalformedObjectDeletion feature gate is not enabled/],
+    ];
+    for (const [path, body, message] of cases) {
+      const res = await call(f, handleDelete, 'DELETE', path, { body });
+      t.is(res.statusCode, 400, path);
+      t.regex(res.body.message, message);
+    }
+    t.false(await gone(f, 'a'));
+  }));
+
+test('unsafe deletion: needs its verb, refuses a readable object, removes an undecodable one', (t) =>
+  withStore(async (f) => {
+    const gates = new Set(['AllowUnsafeMalformedObjectDeletion']);
+    const body = { ignoreStoreReadErrorWithClusterBreakingPotential: true };
+    const verbs: string[] = [];
+    const authorizeVerb = async (v: string) => void verbs.push(v);
+    await f.store.create(f.type('configmaps'), 'default', configMap('fine'), admin);
+    const readable = await call(f, handleDelete, 'DELETE', `${CMS}/fine`, { body, gates, authorizeVerb });
+    t.is(readable.statusCode, 400);
+    t.regex(readable.body.message, /the object can be read; delete it normally/);
+    t.false(await gone(f, 'fine'));
+
+    await f.storage.create(objectKey(f.type('configmaps'), 'default', 'broken'), Buffer.from('{oops'));
+    const denied = await call(f, handleDelete, 'DELETE', `${CMS}/broken`, { body, gates, authorizeVerb: async () => Promise.reject(new ApiError('Forbidden', 'no')) });
+    t.is(denied.statusCode, 403);
+    const res = await call(f, handleDelete, 'DELETE', `${CMS}/broken`, { body, gates, authorizeVerb });
+    t.is(res.statusCode, 200);
+    t.like(res.body, { kind: 'Status', status: 'Success', details: { name: 'broken', kind: 'configmaps' } });
+    t.deepEqual(verbs, ['unsafe-delete-ignore-read-errors', 'unsafe-delete-ignore-read-errors']);
+    t.is(await f.storage.get(objectKey(f.type('configmaps'), 'default', 'broken')), null);
+  }));
+
+test('DELETE collection deletes what the selector matches and answers the list of it', (t) =>
+  withStore(async (f) => {
+    for (const [name, app] of [['a', 'web'], ['b', 'db'], ['c', 'web']]) {
+      await f.store.create(f.type('configmaps'), 'default', configMap(name, { labels: { app } }), admin);
+    }
+    const res = await call(f, handleDeleteCollection, 'DELETE', `${CMS}?labelSelector=app%3Dweb`);
+    t.is(res.statusCode, 200);
+    t.is(res.body.kind, 'ConfigMapList');
+    t.deepEqual(res.body.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['a', 'c']);
+    t.true(await gone(f, 'a'));
+    t.false(await gone(f, 'b'));
+    t.true(await gone(f, 'c'));
+    const dry = await call(f, handleDeleteCollection, 'DELETE', `${CMS}?dryRun=All`);
+    t.is(dry.body.items.length, 1);
+    t.false(await gone(f, 'b'));
+  }));

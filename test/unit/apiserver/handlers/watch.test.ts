@@ -1,0 +1,130 @@
+import test from 'ava';
+import { handleWatch, INITIAL_EVENTS_END } from '../../../../apiserver/handlers/watch';
+import { admin, configMap, openStore, type StoreFixture } from '../store/fixture';
+import { call, start } from './fake-http';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+async function withStore(body: (f: StoreFixture) => Promise<void>, opts?: { retainMs?: number }): Promise<void> {
+  const f = await openStore(opts);
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}
+
+const cms = (f: StoreFixture) => f.type('configmaps');
+const summary = (lines: Array<{ type: string; object: { metadata: { name?: string } } }>) => lines.map((l) => [l.type, l.object.metadata.name]);
+
+test('without a resourceVersion: ADDED for what exists, then every change; the stream ends with the server', (t) =>
+  withStore(async (f) => {
+    await f.store.create(cms(f), 'default', configMap('old'), admin);
+    const ac = new AbortController();
+    const w = start(f, handleWatch, 'GET', `${CMS}?watch=1`, { signal: ac.signal });
+    await w.res.waitForLines(1);
+    t.is(w.res.statusCode, 200);
+    t.is(w.res.headers['content-type'], 'application/json');
+    await f.store.create(cms(f), 'default', configMap('new'), admin);
+    await f.store.update(cms(f), 'default', 'new', (c) => ({ ...c!, data: { k: 'w' } }), admin);
+    await f.store.delete(cms(f), 'default', 'old', {}, admin);
+    await w.res.waitForLines(4);
+    const lines = w.res.lines();
+    t.deepEqual(summary(lines), [
+      ['ADDED', 'old'],
+      ['ADDED', 'new'],
+      ['MODIFIED', 'new'],
+      ['DELETED', 'old'],
+    ]);
+    t.deepEqual(lines[2].object.data, { k: 'w' });
+    t.is(lines[3].object.metadata.resourceVersion, String(await f.storage.currentRevision()));
+    ac.abort();
+    await w.done;
+    t.true(w.res.writableEnded);
+  }));
+
+test('from a resourceVersion: only what changed after it', (t) =>
+  withStore(async (f) => {
+    const a = await f.store.create(cms(f), 'default', configMap('a'), admin);
+    await f.store.create(cms(f), 'default', configMap('b'), admin);
+    const ac = new AbortController();
+    const w = start(f, handleWatch, 'GET', `${CMS}?watch=1&resourceVersion=${a.metadata.resourceVersion}`, { signal: ac.signal });
+    await w.res.waitForLines(1);
+    t.deepEqual(summary(w.res.lines()), [['ADDED', 'b']]);
+    ac.abort();
+    await w.done;
+  }));
+
+test('with a selector, an object that stops matching is DELETED and one that starts matching ADDED', (t) =>
+  withStore(async (f) => {
+    await f.store.create(cms(f), 'default', configMap('a', { labels: { app: 'web' } }), admin);
+    await f.store.create(cms(f), 'default', configMap('b', { labels: { app: 'db' } }), admin);
+    const ac = new AbortController();
+    const w = start(f, handleWatch, 'GET', `${CMS}?watch=1&labelSelector=app%3Dweb`, { signal: ac.signal });
+    await w.res.waitForLines(1);
+    const relabel = (name: string, app: string) => f.store.update(cms(f), 'default', name, (c) => ({ ...c!, metadata: { ...c!.metadata, labels: { app } } }), admin);
+    await relabel('a', 'db');
+    await relabel('b', 'web');
+    await f.store.update(cms(f), 'default', 'b', (c) => ({ ...c!, data: { k: 'again' } }), admin);
+    await w.res.waitForLines(4);
+    t.deepEqual(summary(w.res.lines()), [
+      ['ADDED', 'a'],
+      ['DELETED', 'a'],
+      ['ADDED', 'b'],
+      ['MODIFIED', 'b'],
+    ]);
+    ac.abort();
+    await w.done;
+  }));
+
+test('a resume from history that is gone is a 410 ERROR event in the stream', (t) =>
+  withStore(
+    async (f) => {
+      const from = Number((await f.store.create(cms(f), 'default', configMap('first'), admin)).metadata.resourceVersion);
+      await f.store.create(cms(f), 'default', configMap('a'), admin);
+      const b = await f.store.create(cms(f), 'default', configMap('b'), admin);
+      await f.cache.waitForRevision(Number(b.metadata.resourceVersion), 2000);
+      f.tickCache(5000); // the next event trims first, a and b from the cache's memory
+      const c = await f.store.create(cms(f), 'default', configMap('c'), admin);
+      await f.cache.waitForRevision(Number(c.metadata.resourceVersion), 2000);
+      await f.storage.compact(Number(b.metadata.resourceVersion));
+      // A stream that ended on its own: the handler's promise settles without the server stopping.
+      const res = await call(f, handleWatch, 'GET', `${CMS}?watch=1&resourceVersion=${from}`);
+      t.is(res.statusCode, 200);
+      const [ev] = res.lines();
+      t.is(ev.type, 'ERROR');
+      t.like(ev.object, { kind: 'Status', status: 'Failure', reason: 'Expired', code: 410, message: `too old resource version: ${from}` });
+    },
+    { retainMs: 1000 },
+  ));
+
+test('a streaming list: the initial objects, then a BOOKMARK marking their end', (t) =>
+  withStore(async (f) => {
+    await f.store.create(cms(f), 'default', configMap('a'), admin);
+    const rv = await f.storage.currentRevision();
+    const ac = new AbortController();
+    const w = start(f, handleWatch, 'GET', `${CMS}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=`, { signal: ac.signal });
+    await w.res.waitForLines(2);
+    const [added, bookmark] = w.res.lines();
+    t.deepEqual([added.type, added.object.metadata.name], ['ADDED', 'a']);
+    t.is(bookmark.type, 'BOOKMARK');
+    t.deepEqual(bookmark.object, { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: 'true' } } });
+    ac.abort();
+    await w.done;
+  }));
+
+test('bad watch parameters are 400 before the stream starts', (t) =>
+  withStore(async (f) => {
+    const cases: Array<[string, RegExp]> = [
+      ['sendInitialEvents=true', /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/],
+      ['sendInitialEvents=true&resourceVersionMatch=NotOlderThan', /sendInitialEvents requires allowWatchBookmarks=true/],
+      ['resourceVersionMatch=NotOlderThan&resourceVersion=1', /resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided/],
+      ['timeoutSeconds=soon', /^timeoutSeconds: Invalid value: "soon"/],
+      ['resourceVersion=abc', /^invalid resource version "abc"/],
+    ];
+    for (const [query, message] of cases) {
+      const res = await call(f, handleWatch, 'GET', `${CMS}?watch=1&${query}`);
+      t.is(res.statusCode, 400, query);
+      t.regex(res.body.message, message);
+    }
+  }));
