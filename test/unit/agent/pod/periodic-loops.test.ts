@@ -2,8 +2,14 @@
 import test from 'ava';
 import type { RuntimeService } from '../../../../agent/cri';
 import { PeriodicLoops } from '../../../../agent/pod/periodic-loops';
-import { FakeClock } from '../node/fakes/fake-clock';
+import { FakeClock, flush } from '../node/fakes/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
+
+/** Lets the round's file system calls (real I/O on the thread pool) finish until `cond` holds; false if it never does. */
+async function settled(cond: () => boolean, rounds = 500): Promise<boolean> {
+  for (let i = 0; i < rounds && !cond(); i++) await flush(1);
+  return cond();
+}
 
 function setup() {
   const clock = new FakeClock();
@@ -63,6 +69,7 @@ test('each loop waits one period first; devices are released only once the sourc
   s.setReady(true);
   await s.clock.advance(10_000);
   t.is(s.calls.sandboxLists, 2);
+  t.true(await settled(() => s.calls.retained.length > 0));
   t.deepEqual(s.calls.retained, [['uid-a']]);
   t.is(s.calls.imageLists, 0);
   await s.clock.advance(5 * 60_000 - 20_000);
