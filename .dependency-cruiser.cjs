@@ -32,6 +32,7 @@ const apiserver = [
 /** svc-node, top to bottom: main, the feature folders (in their own order), then the base. */
 const agent = [
   ['main.ts'],
+  ['wiring'], // the start-up phases main runs in order
   ['server'],
   ['housekeeping'],
   ['checkpoint'],

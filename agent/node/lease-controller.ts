@@ -3,19 +3,19 @@
  * kubelet runs it: the Lease svc-node-lease/<node>, owned by the Node, holderIdentity = node
  * name, renewed every leaseDuration/4 (10 s for the default 40 s) with a little jitter. A renewal
  * first updates the last Lease it wrote; on conflict or absence it falls back to get-or-create.
- * Failures retry with exponential back-off from 200 ms to 7 s, and every few consecutive
- * failures the client's connections are dropped and redialed (kubelet: closeAllConns on
- * repeated heartbeat failure), so a half-dead connection cannot outlive the 50 s grace period.
+ * Failures retry with exponential back-off from 200 ms to 7 s, and every second consecutive
+ * failure the client's connections are dropped and redialed: the node's shared heartbeat failure
+ * policy (./heartbeat-policy), so a half-dead connection cannot outlive the 50 s grace period.
  */
 import type { KObject, OwnerReference } from '../../apiserver/api/types';
 import type { ApiClient } from '../client/api-client';
-import { ClientError, isAbort, isConflict, isNotFound, isAlreadyExists } from '../client/client-error';
+import { isAbort, isConflict, isNotFound, isAlreadyExists } from '../client/client-error';
 import { leasesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
-import { Backoff, jittered } from './backoff';
+import { jittered } from './backoff';
 import type { Clock, Random } from './clock';
 import { microTime } from './node-status';
-import type { HeartbeatObserver } from './heartbeat-observer';
+import { HeartbeatPolicy, type LoopFailures } from './heartbeat-policy';
 import type { ProgressTracker } from './progress';
 
 export const leaseNamespace = 'svc-node-lease';
@@ -41,12 +41,11 @@ export interface LeaseControllerDeps {
   /** The Node's uid for the owner reference; undefined until known (the Lease is then created without one and fixed later). */
   nodeUid: () => string | undefined;
   random?: Random;
-  /** Called every redialAfterFailures consecutive failures. */
-  onRepeatedFailure?: () => Promise<void>;
+  /** The node's heartbeat failure policy (observer, redial, health), shared with the status loop; default: one of its own with none of them. */
+  policy?: HeartbeatPolicy;
+  /** Redial after this many consecutive failures (default 2). */
   redialAfterFailures?: number;
   progress?: ProgressTracker;
-  /** Told the outcome of every heartbeat attempt (metrics); optional. */
-  observer?: HeartbeatObserver;
   /** Jitter fraction added to the renew interval (upstream: 0.04). */
   jitter?: number;
   initialBackoffMs?: number;
@@ -55,13 +54,23 @@ export interface LeaseControllerDeps {
 
 export class LeaseController {
   private latest: Lease | undefined;
-  private consecutiveFailures = 0;
   private renewedOnce = false;
   private readonly firstRenewal: Promise<void>;
   private resolveFirst!: () => void;
+  /** This loop under the node's failure policy: counts, back-off, logs, redial, metrics, progress. */
+  readonly failures: LoopFailures;
 
   constructor(private readonly d: LeaseControllerDeps) {
     this.firstRenewal = new Promise((r) => (this.resolveFirst = r));
+    this.failures = (d.policy ?? new HeartbeatPolicy()).loop({
+      kind: 'lease',
+      log: d.log,
+      nodeName: d.nodeName,
+      ...(d.progress ? { progress: d.progress } : {}),
+      redialAfterFailures: d.redialAfterFailures ?? 2,
+      backoff: { initialMs: d.initialBackoffMs ?? 200, maxMs: d.maxBackoffMs ?? 7000 },
+      messages: { failed: 'failed to renew node lease; will retry', redial: 'repeated heartbeat failures; redialing the API server', recovered: 'node lease renewed again' },
+    });
   }
 
   /** leaseDuration/4, as the kubelet's renewInterval (NodeLeaseDurationSeconds * 0.25). */
@@ -85,14 +94,10 @@ export class LeaseController {
 
   /** Renews once, retrying with back-off until it succeeds or `signal` aborts. */
   async syncWithRetry(signal: AbortSignal): Promise<void> {
-    const backoff = new Backoff({ initialMs: this.d.initialBackoffMs ?? 200, maxMs: this.d.maxBackoffMs ?? 7000 });
     while (!signal.aborted) {
       try {
         await this.renew(signal);
-        if (this.consecutiveFailures > 0) this.d.log.info({ node: this.d.nodeName, after: this.consecutiveFailures }, 'node lease renewed again');
-        this.consecutiveFailures = 0;
-        this.d.progress?.succeeded();
-        this.d.observer?.heartbeat('lease', true);
+        this.failures.succeeded();
         if (!this.renewedOnce) {
           this.renewedOnce = true;
           this.resolveFirst();
@@ -100,26 +105,8 @@ export class LeaseController {
         return;
       } catch (e) {
         if (signal.aborted || isAbort(e)) return;
-        this.consecutiveFailures++;
-        this.d.progress?.mark();
-        this.d.observer?.heartbeat('lease', false);
-        const retryInMs = backoff.next();
-        this.d.log.warn(
-          {
-            node: this.d.nodeName,
-            consecutiveFailures: this.consecutiveFailures,
-            retryInMs,
-            code: e instanceof ClientError ? e.code : undefined,
-            error: (e as Error).message,
-          },
-          'failed to renew node lease; will retry',
-        );
-        const n = this.d.redialAfterFailures ?? 2;
-        if (this.d.onRepeatedFailure && this.consecutiveFailures % n === 0) {
-          this.d.log.warn({ node: this.d.nodeName, consecutiveFailures: this.consecutiveFailures }, 'repeated heartbeat failures; redialing the API server');
-          await this.d.onRepeatedFailure();
-        }
-        await this.d.clock.sleep(retryInMs, signal);
+        const retryInMs = await this.failures.failed(e);
+        await this.d.clock.sleep(retryInMs ?? this.renewIntervalMs, signal);
       }
     }
   }

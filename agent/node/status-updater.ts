@@ -8,12 +8,12 @@
  */
 import type { KObject } from '../../apiserver/api/types';
 import type { ApiClient } from '../client/api-client';
-import { ClientError, isAbort, isNotFound } from '../client/client-error';
+import { isAbort, isNotFound } from '../client/client-error';
 import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import type { Clock } from './clock';
 import { changedFields, rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
-import type { HeartbeatObserver } from './heartbeat-observer';
+import { HeartbeatPolicy, type LoopFailures } from './heartbeat-policy';
 import type { ProgressTracker } from './progress';
 
 export interface StatusUpdaterDeps {
@@ -26,20 +26,30 @@ export interface StatusUpdaterDeps {
   reportFrequencyMs: number;
   /** Called when the Node has vanished from the server; should register it again. */
   reregister?: (signal: AbortSignal) => Promise<unknown>;
-  /** Called after this many consecutive failures (and every as many after), to drop half-dead connections. */
-  onRepeatedFailure?: () => Promise<void>;
+  /** The node's heartbeat failure policy (observer, redial, health), shared with the Lease loop; default: one of its own with none of them. */
+  policy?: HeartbeatPolicy;
+  /** Redial after this many consecutive failures (default 3). */
   redialAfterFailures?: number;
   progress?: ProgressTracker;
-  /** Told the outcome of every heartbeat attempt (metrics); optional. */
-  observer?: HeartbeatObserver;
 }
 
 export type SyncResult = 'patched' | 'unchanged';
 
 export class NodeStatusUpdater {
   private lastReport: number | undefined;
-  private failures = 0;
-  constructor(private readonly d: StatusUpdaterDeps) {}
+  /** This loop under the node's failure policy: counts, logs, redial, metrics, progress (no back-off: it retries at the next tick). */
+  readonly failures: LoopFailures;
+
+  constructor(private readonly d: StatusUpdaterDeps) {
+    this.failures = (d.policy ?? new HeartbeatPolicy()).loop({
+      kind: 'status',
+      log: d.log,
+      nodeName: d.nodeName,
+      ...(d.progress ? { progress: d.progress } : {}),
+      redialAfterFailures: d.redialAfterFailures ?? 3,
+      messages: { failed: 'unable to update node status; will retry', redial: 'repeated node status failures; redialing the API server' },
+    });
+  }
 
   /** Runs the loop until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
@@ -52,23 +62,10 @@ export class NodeStatusUpdater {
   private async syncLogged(signal: AbortSignal): Promise<void> {
     try {
       await this.sync(signal);
-      this.failures = 0;
-      this.d.observer?.heartbeat('status', true);
+      this.failures.succeeded();
     } catch (e) {
       if (signal.aborted || isAbort(e)) return;
-      this.d.observer?.heartbeat('status', false);
-      this.failures++;
-      const n = this.d.redialAfterFailures ?? 3;
-      this.d.log.warn(
-        { node: this.d.nodeName, consecutiveFailures: this.failures, code: e instanceof ClientError ? e.code : undefined, error: (e as Error).message },
-        'unable to update node status; will retry',
-      );
-      if (this.d.onRepeatedFailure && this.failures % n === 0) {
-        this.d.log.warn({ node: this.d.nodeName, consecutiveFailures: this.failures }, 'repeated node status failures; redialing the API server');
-        await this.d.onRepeatedFailure();
-      }
-    } finally {
-      this.d.progress?.mark();
+      await this.failures.failed(e);
     }
   }
 

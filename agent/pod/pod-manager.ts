@@ -1,10 +1,11 @@
 /**
  * The agent's pod machinery in one place (upstream: the kubelet's syncLoop and what hangs off
- * it): the API source (pods bound to this node) and the static source (staticPodPath) feed one
- * worker per pod; the PLEG and probe results wake workers; the status manager writes pod status;
- * mirror pods are kept in step with static pods; housekeeping removes what the runtime holds for
- * pods that are gone and collects dead containers; image GC frees disk. Built by main.ts from
- * the agent configuration; `run(signal)` starts everything once the runtime answers.
+ * it): the merged pod sources (./pod-sources: API pods bound to this node, static pods, mirror
+ * pods) feed one worker per pod, behind node admission (./node-admission-gate); the PLEG and probe
+ * results wake workers; the status manager writes pod status; the periodic loops
+ * (./periodic-loops) run housekeeping, image GC and the node refresh; ./pod-log-lookup finds
+ * container logs. Built by main.ts from the agent configuration; `run(signal)` starts everything
+ * once the runtime answers.
  */
 import path from 'node:path';
 import type { ApiClient } from '../client/api-client';
@@ -12,27 +13,22 @@ import type { RuntimeService } from '../cri/runtime-service';
 import type { Clock } from '../node/clock';
 import type { Log } from '../platform/logger';
 import { SeccompResolver } from '../seccomp/resolve';
-import { nodesResource } from '../client/resources';
-import { parseQuantity } from '../config/quantity';
-import { admitPod, type AdmissionNode } from './admission';
-import { ApiPodSource } from './api-pod-source';
 import { ApiConfigObjects, type ConfigObjectGetter } from './config-objects';
-import { Housekeeping } from './housekeeping';
-import { ImageGc, type DiskUsage } from './image-gc';
+import type { DiskUsage } from './image-gc';
 import { ImageManager } from './image-manager';
-import { MirrorPods } from './mirror-pods';
+import { NodeAdmissionGate } from './node-admission-gate';
+import { PeriodicLoops } from './periodic-loops';
 import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
-import type { PodSourceHandler, SourceName } from './pod-source';
-import { podDesc, PodSyncer, type DeviceAllocator } from './pod-sync';
-import { podKey, type Pod } from './pod-types';
+import { PodLogLookup, type ContainerLogLocation } from './pod-log-lookup';
+import { PodSources } from './pod-sources';
+import { PodSyncer, type DeviceAllocator } from './pod-sync';
+import type { Pod } from './pod-types';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
 import { DefaultProber, type Prober } from './prober';
 import { PullRecords } from './pull-records';
-import { latest, previous } from './runtime-pod';
-import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH, CONFIG_MIRROR } from './static-pod-source';
-import { ApiPodDeleter, StatusManager, type ApiPodRef, type PodDeleter } from './status-manager';
+import { ApiPodDeleter, StatusManager, type PodDeleter } from './status-manager';
 import { ApiTokenRequester, TokenManager } from './token-manager';
 import { ApiClaims } from './volume-pvc';
 import { VolumeManager } from './volumes';
@@ -95,28 +91,6 @@ export interface PodManagerOptions {
   nodeRefreshPeriodMs?: number;
 }
 
-function runningRank(p: Pod): number {
-  return p.status?.phase === 'Running' ? 0 : 1;
-}
-
-/** Where a container's log file is. */
-export interface ContainerLogLocation {
-  path: string;
-  containerId: string;
-  running: boolean;
-}
-
-/** A container's log could not be located; `code` is the HTTP status the log handler answers. */
-export class LogLocateError extends Error {
-  override readonly name = 'LogLocateError';
-  constructor(
-    readonly code: 400 | 404,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * How long the node's IPs are reused. Reading them (os.networkInterfaces) was the largest single
  * CPU cost of a pod sync in the pod-startup bench; an address change reaches pods within this.
@@ -137,31 +111,24 @@ function cachedFor<T>(fn: () => T, ttlMs: number, now: () => number): () => T {
   };
 }
 
-export class PodManager implements PodSourceHandler {
-  private readonly apiPods = new Map<string, Pod>();
-  private readonly mirrors = new Map<string, Pod>();
-  private readonly staticPods = new Map<string, Pod>();
+
+export class PodManager {
   private readonly workers = new Map<string, PodWorker>();
   private readonly workerRuns = new Set<Promise<void>>();
-  private readonly apiSource: ApiPodSource;
-  private readonly staticSource: StaticPodSource | undefined;
+  private readonly sources: PodSources;
+  private readonly admission: NodeAdmissionGate;
+  private readonly logs: PodLogLookup;
   private readonly status: StatusManager;
   private readonly probes: ProbeManager;
   private readonly volumes: VolumeManager;
   private readonly cgroups: PodCgroups;
   private readonly records: PullRecords;
-  private readonly mirrorPods: MirrorPods;
   private readonly pleg: Pleg;
+  private readonly objects: ConfigObjectGetter;
   private runtimeName = 'unknown';
   private syncer: PodSyncer | undefined;
-  private housekeeping: Housekeeping | undefined;
-  private imageGc: ImageGc | undefined;
+  private loops: PeriodicLoops | undefined;
   private signal: AbortSignal | undefined;
-  private mirrorKick: (() => void) | undefined;
-  /** API pods node admission refused (they never get a worker). */
-  private readonly rejected = new Set<string>();
-  private node: AdmissionNode | undefined;
-  private readonly pending: { source: SourceName; op: 'snapshot' | 'upsert' | 'remove'; pods: Pod[] }[] = [];
 
   /** o.hostIPs, remembered for HOST_IPS_TTL_MS (it reads every interface; a sync asks several times). */
   private readonly hostIPs: () => string[];
@@ -169,16 +136,44 @@ export class PodManager implements PodSourceHandler {
   constructor(private readonly o: PodManagerOptions) {
     const log = o.log;
     this.hostIPs = cachedFor(o.hostIPs, HOST_IPS_TTL_MS, () => o.clock.now());
-    this.apiSource = new ApiPodSource({ client: o.client, nodeName: o.nodeName, clock: o.clock, log, handler: this });
-    if (o.staticPodPath) {
-      this.staticSource = new StaticPodSource({ dir: o.staticPodPath, nodeName: o.nodeName, periodMs: o.fileCheckFrequencyMs, clock: o.clock, log, handler: this });
-    }
+    this.sources = new PodSources({
+      client: o.client,
+      nodeName: o.nodeName,
+      nodeUid: o.nodeUid,
+      clock: o.clock,
+      log,
+      staticPodPath: o.staticPodPath,
+      fileCheckFrequencyMs: o.fileCheckFrequencyMs,
+      ...(o.mirrorPeriodMs !== undefined ? { mirrorPeriodMs: o.mirrorPeriodMs } : {}),
+      events: {
+        gone: (uid, fromApi) => this.gone(uid, fromApi),
+        staticPod: (pod) => this.ensureWorker(pod, false),
+        apiPod: (pod) => this.apiPod(pod),
+      },
+    });
+    this.admission = new NodeAdmissionGate({
+      client: o.client,
+      clock: o.clock,
+      log,
+      nodeName: o.nodeName,
+      nodeCpuMilli: o.nodeCpuMilli,
+      nodeMemoryBytes: o.nodeMemoryBytes,
+      ...(o.maxPods !== undefined ? { maxPods: o.maxPods } : {}),
+      admitted: () => this.admittedPods(),
+      onReject: (pod, status) => this.status.set(pod, status),
+    });
+    this.logs = new PodLogLookup({
+      runtime: o.runtime,
+      runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
+      podByName: (namespace, name) => this.podByName(namespace, name),
+      runtimePods: () => this.syncer,
+    });
     this.status = new StatusManager({
       client: o.client,
       deleter: o.deleter ?? new ApiPodDeleter(o.client),
       clock: o.clock,
       log,
-      apiPod: (p) => this.apiPodRef(p),
+      apiPod: (p) => this.sources.apiPodRef(p),
     });
     this.probes = new ProbeManager({ prober: o.prober ?? new DefaultProber(o.runtime), clock: o.clock, log, onChange: (uid) => this.workers.get(uid)?.kick() });
     const objects = o.objects ?? new ApiConfigObjects(o.client);
@@ -192,16 +187,13 @@ export class PodManager implements PodSourceHandler {
     });
     this.cgroups = new PodCgroups({ driver: o.cgroupDriver, root: o.cgroupRoot, clean: o.cleanCgroups ?? true, ...(o.cgroupFsRoot ? { fsRoot: o.cgroupFsRoot } : {}) });
     this.records = new PullRecords(path.join(o.rootDir, 'image_manager'), () => o.clock.now());
-    this.mirrorPods = new MirrorPods({ client: o.client, nodeName: o.nodeName, nodeUid: o.nodeUid, log });
     this.pleg = new Pleg({ runtime: o.runtime, clock: o.clock, log, periodMs: o.relistPeriodMs ?? 1000, timeoutMs: o.runtimeRequestTimeoutMs, onChange: (uid) => this.workers.get(uid)?.kick() });
     this.objects = objects;
   }
 
-  private readonly objects: ConfigObjectGetter;
-
   /** True once every source delivered its first full set. */
   get sourcesReady(): boolean {
-    return this.apiSource.synced && (this.staticSource?.synced ?? true);
+    return this.sources.synced;
   }
 
   /** UIDs of the pods with a worker (running or terminating). */
@@ -244,6 +236,20 @@ export class PodManager implements PodSourceHandler {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
+    if (!(await this.connectRuntime(signal))) return;
+    await this.startRuntimeSide(signal);
+    // Admission needs the node's labels, taints and allocatable; the pods wait for one attempt.
+    await this.admission.refreshNode(signal);
+    // Changes that arrived before the runtime was up.
+    this.sources.open();
+    const loops = [this.sources.run(signal), this.pleg.run(signal), this.status.run(signal), this.loops?.run(signal)];
+    await Promise.allSettled(loops);
+    // Workers see the same abort; wait for them to end their current call.
+    await Promise.allSettled([...this.workerRuns]);
+  }
+
+  /** Waits for the runtime to answer Version, retrying with back-off; false when the signal aborted first. */
+  private async connectRuntime(signal: AbortSignal): Promise<boolean> {
     const log = this.o.log;
     for (let delay = 1000; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
       try {
@@ -252,12 +258,17 @@ export class PodManager implements PodSourceHandler {
         log.info({ runtime: v.runtimeName, version: v.runtimeVersion, apiVersion: v.runtimeApiVersion }, 'connected to the container runtime');
         break;
       } catch (e) {
-        if (signal.aborted) return;
+        if (signal.aborted) return false;
         log.warn({ error: (e as Error).message, retryInMs: delay }, 'container runtime not available yet');
         await this.o.clock.sleep(delay, signal);
       }
     }
-    if (signal.aborted) return;
+    return !signal.aborted;
+  }
+
+  /** With the runtime up: settles unfinished pulls, recovers device allocations, builds the syncer and the periodic loops. */
+  private async startRuntimeSide(signal: AbortSignal): Promise<void> {
+    const log = this.o.log;
     const callTimeoutMs = this.o.runtimeRequestTimeoutMs;
     const images = new ImageManager({
       runtime: this.o.runtime,
@@ -292,192 +303,57 @@ export class PodManager implements PodSourceHandler {
       callTimeoutMs,
       ...(this.o.devices ? { devices: this.o.devices } : {}),
     });
-    this.housekeeping = new Housekeeping({
-      runtime: this.o.runtime,
-      syncer: this.syncer,
-      volumes: this.volumes,
-      cgroups: this.cgroups,
-      podLogsDir: this.o.podLogsDir,
-      log,
-      knownUids: () => this.knownUids(),
-      sourcesReady: () => this.sourcesReady,
-      callTimeoutMs,
-    });
-    this.imageGc = new ImageGc({
+    const devices = this.o.devices;
+    this.loops = new PeriodicLoops({
       runtime: this.o.runtime,
       clock: this.o.clock,
       log,
+      syncer: this.syncer,
+      volumes: this.volumes,
+      cgroups: this.cgroups,
       records: this.records,
-      highThresholdPercent: this.o.imageGC.highThresholdPercent,
-      lowThresholdPercent: this.o.imageGC.lowThresholdPercent,
-      minAgeMs: this.o.imageGC.minAgeMs,
+      podLogsDir: this.o.podLogsDir,
       callTimeoutMs,
+      imageGC: this.o.imageGC,
       ...(this.o.diskUsage ? { diskUsage: this.o.diskUsage } : {}),
+      ...(this.o.housekeepingPeriodMs !== undefined ? { housekeepingPeriodMs: this.o.housekeepingPeriodMs } : {}),
+      ...(this.o.imageGcPeriodMs !== undefined ? { imageGcPeriodMs: this.o.imageGcPeriodMs } : {}),
+      ...(this.o.nodeRefreshPeriodMs !== undefined ? { nodeRefreshPeriodMs: this.o.nodeRefreshPeriodMs } : {}),
+      knownUids: () => this.knownUids(),
+      sourcesReady: () => this.sourcesReady,
+      ...(devices ? { retainDevices: (active: ReadonlySet<string>) => devices.retainPods(active) } : {}),
+      refreshNode: (s) => this.admission.refreshNode(s),
     });
-    // Admission needs the node's labels, taints and allocatable; the pods wait for one attempt.
-    await this.refreshNode(signal);
-    // Changes that arrived before the runtime was up.
-    for (const p of this.pending.splice(0)) this.apply(p.source, p.op, p.pods);
-    const loops = [
-      this.apiSource.run(signal),
-      this.staticSource?.run(signal),
-      this.pleg.run(signal),
-      this.status.run(signal),
-      this.every(this.o.housekeepingPeriodMs ?? 10_000, signal, async () => {
-        await this.housekeeping?.runOnce(signal);
-        if (this.o.devices && this.sourcesReady) await this.o.devices.retainPods(this.knownUids());
-      }),
-      this.every(this.o.imageGcPeriodMs ?? 5 * 60_000, signal, async () => {
-        await this.imageGc?.runOnce(signal);
-      }),
-      this.mirrorLoop(signal),
-      this.every(this.o.nodeRefreshPeriodMs ?? 10_000, signal, () => this.refreshNode(signal)),
-    ];
-    await Promise.allSettled(loops);
-    // Workers see the same abort; wait for them to end their current call.
-    await Promise.allSettled([...this.workerRuns]);
   }
 
   /** Runs one housekeeping round now. */
   async housekeepOnce(signal?: AbortSignal): Promise<void> {
-    await this.housekeeping?.runOnce(signal);
+    await this.loops?.housekeepOnce(signal);
   }
 
-  // ------------------------------------------------------------------ PodSourceHandler
+  // ------------------------------------------------------------------ what the sources tell
 
-  snapshot(source: SourceName, pods: Pod[]): void {
-    this.enqueue(source, 'snapshot', pods);
+  private gone(uid: string, fromApi: boolean): void {
+    this.workers.get(uid)?.remove();
+    if (fromApi && this.admission.forget(uid)) this.status.forget(uid);
   }
 
-  upsert(source: SourceName, pod: Pod): void {
-    this.enqueue(source, 'upsert', [pod]);
-  }
-
-  remove(source: SourceName, pod: Pod): void {
-    this.enqueue(source, 'remove', [pod]);
-  }
-
-  private enqueue(source: SourceName, op: 'snapshot' | 'upsert' | 'remove', pods: Pod[]): void {
-    if (!this.syncer) {
-      this.pending.push({ source, op, pods });
-      return;
-    }
-    this.apply(source, op, pods);
-  }
-
-  private apply(source: SourceName, op: 'snapshot' | 'upsert' | 'remove', pods: Pod[]): void {
-    if (source === 'file') {
-      // The static source only ever sends full sets.
-      const next = new Map(pods.map((p) => [p.metadata.uid ?? '', p]));
-      for (const [uid] of this.staticPods) if (!next.has(uid)) this.workers.get(uid)?.remove();
-      this.staticPods.clear();
-      for (const [uid, p] of next) {
-        this.staticPods.set(uid, p);
-        this.ensureWorker(p, false);
-      }
-      this.mirrorKick?.();
-      return;
-    }
-    if (op === 'snapshot') {
-      const uids = new Set(pods.filter((p) => !isMirrorPod(p)).map((p) => p.metadata.uid ?? ''));
-      for (const uid of [...this.apiPods.keys()]) {
-        if (!uids.has(uid)) {
-          this.apiPods.delete(uid);
-          this.workers.get(uid)?.remove();
-          if (this.rejected.delete(uid)) this.status.forget(uid);
-        }
-      }
-      this.mirrors.clear();
-      // Admission in upstream's order: pods that already run here first (an agent restart must
-      // not reject them for pods that came later), then by creation time.
-      pods = [...pods].sort((a, b) => runningRank(a) - runningRank(b) || (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
-    }
-    for (const pod of pods) {
-      if (isMirrorPod(pod)) {
-        if (op === 'remove') this.mirrors.delete(podKey(pod));
-        else this.mirrors.set(podKey(pod), pod);
-        this.mirrorKick?.();
-        continue;
-      }
-      const uid = pod.metadata.uid ?? '';
-      if (op === 'remove') {
-        this.apiPods.delete(uid);
-        this.workers.get(uid)?.remove();
-        if (this.rejected.delete(uid)) this.status.forget(uid);
-        continue;
-      }
-      this.apiPods.set(uid, pod);
-      this.status.observe(pod);
-      if (!this.workers.has(uid) && !this.admit(pod)) continue;
-      this.ensureWorker(pod, true);
-    }
-  }
-
-  /**
-   * Node-side admission (./admission) of an API pod about to get a worker. A rejected pod gets no
-   * worker and its status becomes Failed with the reason; it is not looked at again. Pods already
-   * in a terminal phase pass (their worker only winds them down).
-   */
-  private admit(pod: Pod): boolean {
+  private apiPod(pod: Pod): void {
     const uid = pod.metadata.uid ?? '';
-    if (this.rejected.has(uid)) return false;
-    const phase = pod.status?.phase;
-    if (phase === 'Failed' || phase === 'Succeeded' || pod.metadata.deletionTimestamp) return true;
-    const admitted = [...this.workers.values()]
+    this.status.observe(pod);
+    if (!this.workers.has(uid) && !this.admission.admit(pod)) return;
+    this.ensureWorker(pod, true);
+  }
+
+  /** The pods admission counts: with a running worker and not in a terminal phase. */
+  private admittedPods(): Pod[] {
+    return [...this.workers.values()]
       .filter((w) => w.phase !== 'finished')
       .filter((w) => {
         const p = this.status.get(w.uid)?.phase;
         return p !== 'Failed' && p !== 'Succeeded';
       })
       .map((w) => w.spec);
-    const r = admitPod(pod, admitted, this.admissionNode());
-    if (r.admit) return true;
-    this.rejected.add(uid);
-    this.o.log.warn({ pod: podDesc(pod), reason: r.reason, message: r.message }, 'pod rejected by node admission');
-    const now = new Date(this.o.clock.now()).toISOString();
-    this.status.set(pod, { ...(pod.status ?? {}), phase: 'Failed', reason: r.reason, message: r.message, startTime: pod.status?.startTime ?? now });
-    return false;
-  }
-
-  /** The node as admission sees it: the last Node object read, else the configured capacity. */
-  private admissionNode(): AdmissionNode {
-    return (
-      this.node ?? {
-        name: this.o.nodeName,
-        labels: {},
-        taints: [],
-        allocatable: { cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes, pods: this.o.maxPods ?? 110 },
-      }
-    );
-  }
-
-  /** Reads this node's labels, taints and allocatable for admission. Never rejects. */
-  private async refreshNode(signal: AbortSignal): Promise<void> {
-    try {
-      const n = await this.o.client.get(nodesResource, this.o.nodeName, { signal, timeoutMs: 10_000 });
-      const alloc = ((n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {}) as Record<string, string>;
-      const q = (v: string | undefined, dflt: number) => {
-        if (v === undefined) return dflt;
-        try {
-          return parseQuantity(v);
-        } catch {
-          return dflt;
-        }
-      };
-      const spec = (n as { spec?: { taints?: AdmissionNode['taints'] } }).spec;
-      this.node = {
-        name: this.o.nodeName,
-        labels: n.metadata.labels ?? {},
-        taints: spec?.taints ?? [],
-        allocatable: {
-          cpuMilli: Math.round(q(alloc['cpu'], this.o.nodeCpuMilli / 1000) * 1000),
-          memoryBytes: q(alloc['memory'], this.o.nodeMemoryBytes),
-          pods: q(alloc['pods'], this.o.maxPods ?? 110),
-        },
-      };
-    } catch (e) {
-      if (!signal.aborted) this.o.log.debug({ error: (e as Error).message }, 'cannot read the node for pod admission yet');
-    }
   }
 
   private ensureWorker(pod: Pod, fromApi: boolean): void {
@@ -498,7 +374,7 @@ export class PodManager implements PodSourceHandler {
         onFinished: (u) => {
           this.workers.delete(u);
           this.probes.removePod(u);
-          this.mirrorKick?.();
+          this.sources.kickMirrors();
         },
       },
       pod,
@@ -510,80 +386,18 @@ export class PodManager implements PodSourceHandler {
   }
 
   private knownUids(): Set<string> {
-    return new Set([...this.workers.keys(), ...this.apiPods.keys(), ...this.staticPods.keys()]);
-  }
-
-  /** Where a pod's status goes: the pod itself, or for a static pod its current mirror pod. */
-  private apiPodRef(pod: Pod): ApiPodRef | undefined {
-    const ref = { namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name ?? '' };
-    if (!isStaticPod(pod)) return { ...ref, uid: pod.metadata.uid ?? '' };
-    const m = this.mirrors.get(podKey(pod));
-    const hash = pod.metadata.annotations?.[CONFIG_HASH] ?? pod.metadata.uid;
-    if (!m || m.metadata.deletionTimestamp || m.metadata.annotations?.[CONFIG_MIRROR] !== hash || !m.metadata.uid) return undefined;
-    return { ...ref, uid: m.metadata.uid };
-  }
-
-  private async mirrorLoop(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      // Only once the API list arrived do we know which mirrors exist.
-      if (this.apiSource.synced) {
-        try {
-          await this.mirrorPods.reconcile([...this.staticPods.values()], [...this.mirrors.values()], signal);
-        } catch (e) {
-          if (signal.aborted) return;
-          this.o.log.warn({ error: (e as Error).message }, 'cannot reconcile mirror pods yet');
-        }
-      }
-      const ac = new AbortController();
-      this.mirrorKick = () => ac.abort();
-      await this.o.clock.sleep(this.o.mirrorPeriodMs ?? 10_000, AbortSignal.any([signal, ac.signal]));
-      this.mirrorKick = undefined;
-    }
-  }
-
-  private async every(ms: number, signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
-    while (!signal.aborted) {
-      if (!(await this.o.clock.sleep(ms, signal))) return;
-      try {
-        await fn();
-      } catch (e) {
-        if (signal.aborted) return;
-        this.o.log.warn({ error: (e as Error).message }, 'periodic pod task failed');
-      }
-    }
+    return new Set([...this.workers.keys(), ...this.sources.knownUids()]);
   }
 
   // ------------------------------------------------------------------ logs
 
-  /**
-   * The log file of a pod's container (the previous instance with `previous`). Rejects
-   * LogLocateError: 404 for an unknown pod or container, 400 when there is no previous instance
-   * (upstream's message), and RuntimeError when the runtime cannot be asked.
-   */
-  async containerLog(namespace: string, podName: string, container: string, previousInstance: boolean, signal?: AbortSignal): Promise<ContainerLogLocation> {
-    const pod = this.podByName(namespace, podName);
-    if (!pod) throw new LogLocateError(404, `pod ${namespace}/${podName} is not running on this node`);
-    const names = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name);
-    if (!names.includes(container)) throw new LogLocateError(404, `container ${container} is not valid for pod ${podName}`);
-    if (!this.syncer) throw new LogLocateError(404, 'the container runtime is not connected yet');
-    const rp = await this.syncer.fetch(pod.metadata.uid ?? '', signal);
-    const kind = (pod.spec.initContainers ?? []).some((c) => c.name === container) ? 'init' : 'container';
-    const c = previousInstance ? previous(rp, container, kind) : latest(rp, container, kind);
-    if (!c) {
-      if (previousInstance) throw new LogLocateError(400, `previous terminated container "${container}" in pod "${podName}" not found`);
-      throw new LogLocateError(400, `container "${container}" in pod "${podName}" is waiting to start: ContainerCreating`);
-    }
-    if (!c.logPath) throw new LogLocateError(404, `container "${container}" in pod "${podName}" has no log file`);
-    return { path: c.logPath, containerId: c.id, running: c.state === 'CONTAINER_RUNNING' };
+  /** See PodLogLookup.containerLog. */
+  containerLog(namespace: string, podName: string, container: string, previousInstance: boolean, signal?: AbortSignal): Promise<ContainerLogLocation> {
+    return this.logs.containerLog(namespace, podName, container, previousInstance, signal);
   }
 
   /** Whether a container still runs (log followers stop once it does not). */
-  async containerRunning(containerId: string, signal?: AbortSignal): Promise<boolean> {
-    try {
-      const st = await this.o.runtime.containerStatus(containerId, false, { timeoutMs: this.o.runtimeRequestTimeoutMs, ...(signal ? { signal } : {}) });
-      return st.status.state === 'CONTAINER_RUNNING';
-    } catch {
-      return false;
-    }
+  containerRunning(containerId: string, signal?: AbortSignal): Promise<boolean> {
+    return this.logs.containerRunning(containerId, signal);
   }
 }

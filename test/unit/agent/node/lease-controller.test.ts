@@ -1,5 +1,6 @@
 import test from 'ava';
 import { leasesResource } from '../../../../agent/client/resources';
+import { HeartbeatPolicy } from '../../../../agent/node/heartbeat-policy';
 import { LeaseController, leaseNamespace, type Lease } from '../../../../agent/node/lease-controller';
 import { ProgressTracker } from '../../../../agent/node/progress';
 import { FakeApiClient } from './fakes/fake-api-client';
@@ -22,9 +23,11 @@ function setup(o: { uid?: string; random?: () => number } = {}) {
     nodeUid: () => uid,
     random: o.random ?? (() => 0.5),
     progress,
-    onRepeatedFailure: async () => {
-      redials++;
-    },
+    policy: new HeartbeatPolicy({
+      onRepeatedFailure: async () => {
+        redials++;
+      },
+    }),
   });
   const ac = new AbortController();
   return {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { nodesResource } from '../../../../agent/client/resources';
+import { HeartbeatPolicy } from '../../../../agent/node/heartbeat-policy';
 import { NodeRegistrar } from '../../../../agent/node/registration';
 import { NodeStatusUpdater } from '../../../../agent/node/status-updater';
 import { FakeApiClient } from './fakes/fake-api-client';
@@ -28,9 +29,11 @@ async function setup() {
       reregistered.push(clock.now());
       return registrar.register(s);
     },
-    onRepeatedFailure: async () => {
-      redials++;
-    },
+    policy: new HeartbeatPolicy({
+      onRepeatedFailure: async () => {
+        redials++;
+      },
+    }),
   });
   client.calls.length = 0;
   const ac = new AbortController();

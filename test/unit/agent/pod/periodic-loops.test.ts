@@ -1,0 +1,96 @@
+/** The pod manager's tickers: housekeeping (then device release) and the node refresh every 10 s, image GC every 5 min, each after one period; failures do not stop a loop. */
+import test from 'ava';
+import type { RuntimeService } from '../../../../agent/cri';
+import { PeriodicLoops } from '../../../../agent/pod/periodic-loops';
+import { FakeClock, flush } from '../../../helpers/fake-clock';
+import { MemLog } from '../node/fakes/mem-log';
+
+/** Lets the round's file system calls (real I/O on the thread pool) finish until `cond` holds; false if it never does. */
+async function settled(cond: () => boolean, rounds = 500): Promise<boolean> {
+  for (let i = 0; i < rounds && !cond(); i++) await flush(1);
+  return cond();
+}
+
+function setup() {
+  const clock = new FakeClock();
+  const log = new MemLog();
+  const calls = { sandboxLists: 0, imageLists: 0, refreshes: 0, retained: [] as string[][] };
+  let failNextList = false;
+  const runtime = {
+    listPodSandbox: async () => {
+      calls.sandboxLists++;
+      if (failNextList) {
+        failNextList = false;
+        throw new Error('runtime down');
+      }
+      return [];
+    },
+    listContainers: async () => [],
+    listImages: async () => {
+      calls.imageLists++;
+      return [];
+    },
+    imageFsInfo: async () => ({ imageFilesystems: [] }),
+  } as unknown as RuntimeService;
+  let ready = false;
+  const loops = new PeriodicLoops({
+    runtime,
+    clock,
+    log,
+    syncer: {} as never,
+    volumes: { podUids: async () => [] } as never,
+    cgroups: { podUids: async () => [] } as never,
+    records: {} as never,
+    podLogsDir: '/nonexistent/svc-pod-logs',
+    callTimeoutMs: 1000,
+    imageGC: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 0 },
+    knownUids: () => new Set(['uid-a']),
+    sourcesReady: () => ready,
+    retainDevices: async (active) => {
+      calls.retained.push([...active]);
+    },
+    refreshNode: async () => {
+      calls.refreshes++;
+    },
+  });
+  return { clock, log, loops, calls, setReady: (r: boolean) => (ready = r), failNextList: () => (failNextList = true) };
+}
+
+test('each loop waits one period first; devices are released only once the sources are ready', async (t) => {
+  const s = setup();
+  const ac = new AbortController();
+  const run = s.loops.run(ac.signal);
+  await s.clock.advance(9_999);
+  t.deepEqual(s.calls, { sandboxLists: 0, imageLists: 0, refreshes: 0, retained: [] });
+  await s.clock.advance(1);
+  t.is(s.calls.sandboxLists, 1);
+  t.is(s.calls.refreshes, 1);
+  t.deepEqual(s.calls.retained, [], 'sources not ready: no device is released');
+  s.setReady(true);
+  await s.clock.advance(10_000);
+  t.is(s.calls.sandboxLists, 2);
+  t.true(await settled(() => s.calls.retained.length > 0));
+  t.deepEqual(s.calls.retained, [['uid-a']]);
+  t.is(s.calls.imageLists, 0);
+  await s.clock.advance(5 * 60_000 - 20_000);
+  t.is(s.calls.imageLists, 1, 'image GC after 5 min');
+  ac.abort();
+  await run;
+  t.is(s.clock.pending, 0);
+});
+
+test('a failing round is logged and the loop goes on; housekeepOnce runs a round now', async (t) => {
+  const s = setup();
+  const ac = new AbortController();
+  const run = s.loops.run(ac.signal);
+  s.failNextList();
+  await s.clock.advance(10_000);
+  t.is(s.log.find('periodic pod task failed').length, 1);
+  t.is(s.log.find('periodic pod task failed')[0]!.obj['error'], 'runtime down');
+  await s.clock.advance(10_000);
+  t.is(s.calls.sandboxLists, 2);
+  await s.loops.housekeepOnce();
+  t.is(s.calls.sandboxLists, 3);
+  ac.abort();
+  await run;
+});
