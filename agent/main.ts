@@ -18,7 +18,7 @@ import { TokenBucketLimiter } from './client/request-limiter';
 import { KubeconfigError } from './client/kubeconfig';
 import type { RestConfig } from './client/rest-config';
 import { createRuntimeService, RuntimeHealth, type RuntimeService } from './cri';
-import { pluginRegistryRegistrar, podResourcesDevices } from './devices/consumer-adapters';
+import { pluginRegistryRegistrar } from './devices/consumer-adapters';
 import { DeviceManager } from './devices/device-manager';
 import { RegistrationServer } from './devices/registration-server';
 import { startAgentServer } from './server/agent-server';
@@ -30,7 +30,7 @@ import { ContainerLogManager } from './logs';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { instrumentRuntime } from './metrics/instrumented-runtime';
 import { nodeAddresses } from './node/addresses';
-import { realClock, type Clock } from './node/clock';
+import { realClock, type Clock } from './platform/clock';
 import { declaredFeatures } from './node/declared-features';
 import { HeartbeatHealth } from './node/heartbeat-health';
 import { LeaseController } from './node/lease-controller';
@@ -41,15 +41,13 @@ import { NodeRegistrar } from './node/registration';
 import { NodeStatusSource } from './node/status-source';
 import { NodeStatusUpdater } from './node/status-updater';
 import { PodManager } from './pod/pod-manager';
-import { PodManagerPods, PodResourcesServer, podResourcesSocketPath } from './podresources';
+import { PodManagerPods, PodResourcesServer, podResourcesDevices, podResourcesSocketPath } from './podresources';
 import { PluginRegistry, pluginRegistryDir } from './pluginregistry';
 import { svcVersion } from '../common/version';
-import { acquireLockFile, LockHeldError, type FileLock } from './platform/lock-file';
 import { createLogger } from './platform/logger';
 import { readMachineInfo } from './platform/machine';
 import { evaluatePressure, observePressure, PressureTracker } from './platform/pressure';
-import { ensureRootDirLayout } from './platform/root-dir';
-import { decideSwap, readSwaps } from './platform/swap';
+import { prepareHost, StartupError } from './platform/startup-checks';
 import { createSdNotifier, type SdNotifier } from '../common/systemd';
 import { Watchdog } from './platform/watchdog';
 import type pino from 'pino';
@@ -66,11 +64,6 @@ const maxBackoffMs = 7000;
  */
 const podCgroupRoot = '/svc-node';
 
-/** A start-up failure with a message fit for the operator; main logs it (no stack) and exits 1. */
-class StartupError extends Error {
-  override readonly name = 'StartupError';
-}
-
 function abortPromise(signal: AbortSignal): Promise<void> {
   return signal.aborted ? Promise.resolve() : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
 }
@@ -79,7 +72,6 @@ function abortPromise(signal: AbortSignal): Promise<void> {
 function isExpected(e: unknown): e is Error {
   return (
     e instanceof StartupError ||
-    e instanceof LockHeldError ||
     e instanceof KubeconfigError ||
     e instanceof BootstrapError ||
     e instanceof CsrDeniedError ||
@@ -119,25 +111,13 @@ async function runAgent(cfg: AgentConfig, log: pino.Logger, notifier: SdNotifier
   if (watchdogInterval) log.info({ watchdogSec: watchdogInterval / 1000, keepAliveEveryMs: watchdog.periodMs }, 'systemd watchdog enabled');
 
   notifier.status('checking the machine');
-  let lock: FileLock;
-  try {
-    lock = await acquireLockFile(cfg.flags.lockFile);
-  } catch (e) {
-    if (e instanceof LockHeldError) throw e;
-    throw new StartupError(`cannot create lock file ${cfg.flags.lockFile}: ${(e as Error).message}`);
+  // Lock first (a second agent must touch nothing), then swap, then the root-dir layout.
+  const host = await prepareHost({ cfg, log, layoutLog: log.child({ component: 'root-dir' }) });
+  if (host.lock) {
+    const lock = host.lock;
+    running.loops.push(abortPromise(signal).then(() => lock.release()));
   }
-  running.loops.push(abortPromise(signal).then(() => lock.release()));
 
-  const swap = decideSwap(await readSwaps(), { failSwapOn: c.failSwapOn, swapBehavior: c.memorySwap.swapBehavior });
-  if (!swap.start) throw new StartupError(swap.message);
-  if (swap.note) log.info({ swapOn: swap.swapOn, behavior: swap.behavior }, swap.note);
-
-  try {
-    await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log: log.child({ component: 'root-dir' }) });
-  } catch (e) {
-    // A read-only or full /var/lib: one readable line in the journal, not a stack trace.
-    throw new StartupError(`cannot prepare the root directory ${cfg.flags.rootDir}: ${(e as Error).message}`);
-  }
   const machine = await readMachineInfo({ rootDir: cfg.flags.rootDir });
   log.info({ cpu: machine.cpuCores, memoryBytes: machine.memoryBytes, kernel: machine.kernelVersion, os: machine.osImage }, 'read machine info');
 

@@ -13,7 +13,7 @@ import { csrResource } from '../client/resources';
 import { resumingWatch } from '../client/resuming-watch';
 import type { Log } from '../platform/logger';
 import { Backoff } from '../node/backoff';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { pemBlocks } from './pem';
 
 export class CsrDeniedError extends Error {

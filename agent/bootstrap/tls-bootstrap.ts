@@ -15,7 +15,7 @@ import { KubeconfigError, loadKubeconfig } from '../client/kubeconfig';
 import { renderKubeconfig } from '../client/kubeconfig-writer';
 import type { RestConfig } from '../client/rest-config';
 import type { Log } from '../platform/logger';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { CertStore, writeAtomic } from './cert-store';
 import { csrObject, generateClientKey, nodeCertificateRequest } from './csr';
 import { certificateInfo, keyMatchesCertificate } from './pem';

@@ -11,7 +11,7 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../apiserver/api/errors';
-import type { RuntimeService } from '../cri/runtime-service';
+import type { RuntimeService } from '../cri';
 import type { CheckpointObserver } from '../metrics/agent-metrics';
 import type { Log } from '../platform/logger';
 import { replyError, replyJson } from '../server/status-reply';

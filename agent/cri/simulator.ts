@@ -12,7 +12,7 @@
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { realClock, type Clock } from '../node/clock';
+import { realClock, type Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
 import { behaviourFor } from './sim-behaviour';

@@ -27,11 +27,11 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import type { Container, Pod } from '../pod/pod-types';
+import type { Container, Pod } from '../api/core-v1';
 import { CHECKPOINT_FILE, CheckpointCorruptError, readCheckpoint, writeCheckpoint, type CheckpointData } from './checkpoint';
-import type { RuntimeService } from '../cri/runtime-service';
+import type { RuntimeService } from '../cri';
 import { DEVICE_IDS_LABEL, mergeAllocations, type ContainerAllocation, type DeviceRunOptions } from './container-allocation';
 import type { ContainerDevices, ContainerWithDevices, DeviceDescription, DeviceInfo } from './device-info';
 import { GrpcPluginClient, type PluginClient, type PluginDevice, type PluginOptions } from './plugin-client';

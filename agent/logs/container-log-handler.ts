@@ -7,7 +7,7 @@
  * and "previous terminated container ... not found", 404 for unknown pods and containers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { LogOptionsError, parseLogOptions } from './log-options';
 import { readContainerLogs } from './read-logs';
 

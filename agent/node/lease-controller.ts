@@ -13,7 +13,7 @@ import { ClientError, isAbort, isConflict, isNotFound, isAlreadyExists } from '.
 import { leasesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import { Backoff, jittered } from './backoff';
-import type { Clock, Random } from './clock';
+import type { Clock, Random } from '../platform/clock';
 import { microTime } from './node-status';
 import type { HeartbeatObserver } from './heartbeat-observer';
 import type { ProgressTracker } from './progress';

@@ -10,7 +10,7 @@ import { isAbort, isAlreadyExists, ClientError } from '../client/client-error';
 import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import { Backoff } from './backoff';
-import type { Clock } from './clock';
+import type { Clock } from '../platform/clock';
 import { newNodeObject, type NodeIdentity } from './node-object';
 import { rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
 import type { ProgressTracker } from './progress';

@@ -14,7 +14,7 @@ import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './static-pod-source';
 
 export interface MirrorPodsOptions {

@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import type { ApiClient } from '../client/api-client';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { Clock } from '../node/clock';
+import type { RuntimeService } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { SeccompResolver } from '../seccomp/resolve';
 import { nodesResource } from '../client/resources';
@@ -25,7 +25,7 @@ import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
 import type { PodSourceHandler, SourceName } from './pod-source';
 import { podDesc, PodSyncer, type DeviceAllocator } from './pod-sync';
-import { podKey, type Pod } from './pod-types';
+import { podKey, type Pod } from '../api/core-v1';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
 import { DefaultProber, type Prober } from './prober';

@@ -9,10 +9,8 @@
  * cleanup removes them, the pod's volumes and its cgroup.
  */
 import { performance } from 'node:perf_hooks';
-import { isNotFound, RuntimeError } from '../cri/errors';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { PodSandboxConfig } from '../cri/types';
-import type { Clock } from '../node/clock';
+import { isNotFound, RuntimeError, type RuntimeService, type PodSandboxConfig } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { SeccompProfileError, type SeccompResolver } from '../seccomp/resolve';
 import type { ConfigObjectGetter } from './config-objects';
@@ -25,7 +23,7 @@ import type { ImageManager } from './image-manager';
 import { computePodActions, latestByName } from './pod-actions';
 import type { PodCgroups } from './pod-cgroups';
 import { generatePodStatus } from './pod-status';
-import type { Container, Pod, PodStatus } from './pod-types';
+import type { Container, Pod, PodStatus } from '../api/core-v1';
 import type { ProbeManager } from './probe-manager';
 import { fetchRuntimePod, type RuntimePod } from './runtime-pod';
 import { buildSandboxConfig } from './sandbox-config';

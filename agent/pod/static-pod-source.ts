@@ -12,10 +12,10 @@ import { createHash } from 'node:crypto';
 import { readdir as fsReaddir, readFile as fsReadFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import type { PodSourceHandler } from './pod-source';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { canonicalJson } from './runtime-labels';
 
 export const CONFIG_HASH = 'svc.io/config.hash';

@@ -11,10 +11,10 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
-import type { Pod, PodStatus } from './pod-types';
+import type { Pod, PodStatus } from '../api/core-v1';
 
 /** The API object a pod's status goes to. */
 export interface ApiPodRef {

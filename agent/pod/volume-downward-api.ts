@@ -12,7 +12,7 @@
  */
 import { parseQuantity } from '../config/quantity';
 import type { FileToWrite } from './atomic-writer';
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
 
 export interface DownwardApiItem {
   path: string;

@@ -11,7 +11,7 @@
  */
 import type { FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
-import type { KeyToPath, Pod } from './pod-types';
+import type { KeyToPath, Pod } from '../api/core-v1';
 import { downwardApiFiles, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import type { TokenSpec } from './token-manager';
 

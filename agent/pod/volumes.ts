@@ -20,7 +20,7 @@ import { lstat, mkdir, readdir, rm, stat, writeFile, chmod, open } from 'node:fs
 import path from 'node:path';
 import { writeAtomically, type FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
-import type { KeyToPath, Pod, Volume } from './pod-types';
+import type { KeyToPath, Pod, Volume } from '../api/core-v1';
 import type { TokenManager } from './token-manager';
 import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import { keyFiles, projectedFiles, ProjectionError, type ProjectedVolumeSource } from './volume-projected';

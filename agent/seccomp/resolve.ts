@@ -11,7 +11,7 @@
  */
 import { readFile as fsReadFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SecurityProfile } from '../cri/types';
+import type { SecurityProfile } from '../cri';
 import { parseSeccompProfile } from './profile-validation';
 
 export interface SeccompProfileRef {

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../apiserver/api/errors';
-import type { Pod } from '../pod/pod-types';
+import type { Pod } from '../api/core-v1';
 import { replyError, replyJson } from './status-reply';
 
 /** The pods the agent runs. */

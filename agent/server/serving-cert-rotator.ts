@@ -12,7 +12,7 @@
  * serverTLSBootstrap is not offered and rotation is self-signed.
  */
 import { stat } from 'node:fs/promises';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { certValidity, ensureServingCert, rotationDeadline, type ServingCert, type ServingCertOptions } from '../logs/serving-cert';
 

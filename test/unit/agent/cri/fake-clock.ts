@@ -1,5 +1,5 @@
 /** A manual clock for the CRI tests: time moves only in advance(), which runs due sleepers in order. */
-import type { Clock } from '../../../../agent/node/clock';
+import type { Clock } from '../../../../agent/platform/clock';
 
 interface Sleeper {
   at: number;

@@ -6,7 +6,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { podsResource } from '../../../../agent/pod/config-objects';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { CONFIG_HASH, CONFIG_MIRROR, isMirrorPod, staticPodFromManifest } from '../../../../agent/pod/static-pod-source';
 import { BUSYBOX, isRunningReady, NODE, startHarness } from './harness';
 

@@ -5,7 +5,7 @@ import { AgentMetrics } from '../../../../agent/metrics/agent-metrics';
 import { healthHandler, type HealthCheck } from '../../../../agent/server/health-handler';
 import { metricsHandler } from '../../../../agent/server/metrics-handler';
 import { podsHandler } from '../../../../agent/server/pods-handler';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 
 async function serve(t: { teardown(f: () => void): void }, handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => Promise<void>): Promise<string> {
   const server: Server = createServer((req, res) => void handler(req, res));

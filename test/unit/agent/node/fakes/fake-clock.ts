@@ -1,5 +1,5 @@
 /** A Clock driven by the test: time moves only in advance(), which fires due sleeps in order. */
-import type { Clock } from '../../../../../agent/node/clock';
+import type { Clock } from '../../../../../agent/platform/clock';
 
 interface Sleeper {
   at: number;
