@@ -20,9 +20,11 @@ import { CertStore, writeAtomic } from './cert-store';
 import { csrObject, generateClientKey, nodeCertificateRequest } from './csr';
 import { certificateInfo, keyMatchesCertificate } from './pem';
 import { requestCertificate, type CsrRequestDeps } from './request-certificate';
+import { UnauthorizedError } from '../errors';
 
-export class BootstrapError extends Error {
+export class BootstrapError extends UnauthorizedError {
   override readonly name = 'BootstrapError';
+  override readonly code = 'SVC_NODE_ERR_BOOTSTRAP';
 }
 
 export interface BootstrapDeps {

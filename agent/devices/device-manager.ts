@@ -40,6 +40,7 @@ import { DEVICE_PLUGIN_VERSION } from './device-plugin-proto';
 import { GroupWriter } from './group-writer';
 import { extendedResourceNameProblem } from './resource-name';
 import { packByNuma } from './topology';
+import { AgentError, Kinds, ResourceExhaustedError } from '../errors';
 
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60_000;
 export const DEFAULT_ADMISSION_WAIT_MS = 60_000;
@@ -53,20 +54,22 @@ export const DIAL_TIMEOUT_MS = 10_000;
 export const UNEXPECTED_ADMISSION_ERROR = 'UnexpectedAdmissionError';
 
 /** A pod cannot get its devices; `message` is what the pod's status shows (names the plugin and resource). */
-export class DeviceAdmissionError extends Error {
+export class DeviceAdmissionError extends ResourceExhaustedError {
   override readonly name = 'DeviceAdmissionError';
+  override readonly code = 'SVC_NODE_ERR_DEVICE_ADMISSION';
   readonly reason = UNEXPECTED_ADMISSION_ERROR;
 }
 
 /** A plugin's registration was refused (bad version or name, unreachable endpoint). */
-export class RegistrationError extends Error {
+export class RegistrationError extends AgentError {
   override readonly name = 'RegistrationError';
+  override readonly code = 'SVC_NODE_ERR_PLUGIN_REGISTRATION';
   constructor(
     message: string,
-    /** 'invalid' for the request's fault, 'unavailable' when the endpoint cannot be reached. */
+    /** 'invalid' for the request's fault (INVALID_ARGUMENT), 'unavailable' when the endpoint cannot be reached (UNAVAILABLE). */
     readonly kind: 'invalid' | 'unavailable',
   ) {
-    super(message);
+    super(message, kind === 'invalid' ? Kinds.InvalidArgument : Kinds.Unavailable);
   }
 }
 

@@ -109,7 +109,7 @@ export class LeaseController {
             node: this.d.nodeName,
             consecutiveFailures: this.consecutiveFailures,
             retryInMs,
-            code: e instanceof ClientError ? e.code : undefined,
+            code: e instanceof ClientError ? e.status : undefined,
             error: (e as Error).message,
           },
           'failed to renew node lease; will retry',

@@ -60,7 +60,7 @@ export class NodeStatusUpdater {
       this.failures++;
       const n = this.d.redialAfterFailures ?? 3;
       this.d.log.warn(
-        { node: this.d.nodeName, consecutiveFailures: this.failures, code: e instanceof ClientError ? e.code : undefined, error: (e as Error).message },
+        { node: this.d.nodeName, consecutiveFailures: this.failures, code: e instanceof ClientError ? e.status : undefined, error: (e as Error).message },
         'unable to update node status; will retry',
       );
       if (this.d.onRepeatedFailure && this.failures % n === 0) {

@@ -8,10 +8,12 @@ import { acquireLockFile, LockHeldError, type FileLock } from './lock-file';
 import type { Log } from './logger';
 import { ensureRootDirLayout, type LayoutResult } from './root-dir';
 import { decideSwap, readSwaps } from './swap';
+import { InternalError } from '../errors';
 
 /** A start-up failure with a message fit for the operator; main logs it (no stack) and exits 1. */
-export class StartupError extends Error {
+export class StartupError extends InternalError {
   override readonly name = 'StartupError';
+  override readonly code = 'SVC_NODE_ERR_STARTUP';
 }
 
 export interface HostPrepared {

@@ -36,7 +36,7 @@ export class ApiConfigObjects implements ConfigObjectGetter {
     try {
       return await this.client.get<T>(r, name, { namespace, timeoutMs: this.timeoutMs, ...(signal ? { signal } : {}) });
     } catch (e) {
-      if (e instanceof ClientError && e.code === 404) return undefined;
+      if (e instanceof ClientError && e.status === 404) return undefined;
       throw e;
     }
   }

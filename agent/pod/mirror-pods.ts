@@ -81,7 +81,7 @@ export class MirrorPods {
         changes++;
       } catch (e) {
         // The old mirror is still terminating, or another writer was first: the next round settles it.
-        if (e instanceof ClientError && e.code === 409) continue;
+        if (e instanceof ClientError && e.status === 409) continue;
         throw e;
       }
     }
@@ -101,7 +101,7 @@ export class MirrorPods {
       await this.o.client.delete(podsResource, name, this.opts(ns, signal));
       this.o.log.info({ pod: `${ns}/${name}` }, 'deleted mirror pod');
     } catch (e) {
-      if (e instanceof ClientError && (e.code === 404 || e.code === 422 || e.code === 409)) return;
+      if (e instanceof ClientError && (e.status === 404 || e.status === 422 || e.status === 409)) return;
       throw e;
     }
   }

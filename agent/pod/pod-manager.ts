@@ -36,6 +36,7 @@ import { ApiPodDeleter, StatusManager, type ApiPodRef, type PodDeleter } from '.
 import { ApiTokenRequester, TokenManager } from './token-manager';
 import { ApiClaims } from './volume-pvc';
 import { VolumeManager } from './volumes';
+import { LogLocateError } from '../logs/container-log-handler';
 
 export interface PodManagerOptions {
   client: ApiClient;
@@ -104,17 +105,6 @@ export interface ContainerLogLocation {
   path: string;
   containerId: string;
   running: boolean;
-}
-
-/** A container's log could not be located; `code` is the HTTP status the log handler answers. */
-export class LogLocateError extends Error {
-  override readonly name = 'LogLocateError';
-  constructor(
-    readonly code: 400 | 404,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
