@@ -15,7 +15,8 @@ import { ClientError } from '../client/client-error';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
 import type { Pod } from '../api/core-v1';
-import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './static-pod-source';
+import { CONFIG_HASH, CONFIG_SOURCE } from './static-pod-source';
+import { MIRROR_POD_ANNOTATION } from '../../apiserver/api/well-known';
 
 export interface MirrorPodsOptions {
   client: ApiClient;
@@ -36,7 +37,7 @@ export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string | undef
   const hash = annotations[CONFIG_HASH] ?? pod.metadata.uid ?? '';
   delete annotations[CONFIG_HASH];
   annotations[CONFIG_SOURCE] = 'file';
-  annotations[CONFIG_MIRROR] = hash;
+  annotations[MIRROR_POD_ANNOTATION] = hash;
   const mirror: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -65,7 +66,7 @@ export class MirrorPods {
     const have = new Map<string, Pod>();
     for (const m of mirrors) {
       const s = wanted.get(key(m));
-      const ok = s !== undefined && m.metadata.annotations?.[CONFIG_MIRROR] === (s.metadata.annotations?.[CONFIG_HASH] ?? s.metadata.uid) && !m.metadata.deletionTimestamp;
+      const ok = s !== undefined && m.metadata.annotations?.[MIRROR_POD_ANNOTATION] === (s.metadata.annotations?.[CONFIG_HASH] ?? s.metadata.uid) && !m.metadata.deletionTimestamp;
       if (ok) {
         have.set(key(m), m);
         continue;

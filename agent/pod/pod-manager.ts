@@ -31,7 +31,8 @@ import { ProbeManager } from './probe-manager';
 import { DefaultProber, type Prober } from './prober';
 import { PullRecords } from './pull-records';
 import { latest, previous } from './runtime-pod';
-import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH, CONFIG_MIRROR } from './static-pod-source';
+import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH } from './static-pod-source';
+import { MIRROR_POD_ANNOTATION } from '../../apiserver/api/well-known';
 import { ApiPodDeleter, StatusManager, type ApiPodRef, type PodDeleter } from './status-manager';
 import { ApiTokenRequester, TokenManager } from './token-manager';
 import { ApiClaims } from './volume-pvc';
@@ -509,7 +510,7 @@ export class PodManager implements PodSourceHandler {
     if (!isStaticPod(pod)) return { ...ref, uid: pod.metadata.uid ?? '' };
     const m = this.mirrors.get(podKey(pod));
     const hash = pod.metadata.annotations?.[CONFIG_HASH] ?? pod.metadata.uid;
-    if (!m || m.metadata.deletionTimestamp || m.metadata.annotations?.[CONFIG_MIRROR] !== hash || !m.metadata.uid) return undefined;
+    if (!m || m.metadata.deletionTimestamp || m.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== hash || !m.metadata.uid) return undefined;
     return { ...ref, uid: m.metadata.uid };
   }
 

@@ -12,7 +12,7 @@ import type { AgentConfig } from '../config/load';
 import type { ApiClient } from '../client/api-client';
 import type { RuntimeService } from '../cri';
 import { containerLogHandler, CONTAINER_LOGS_PREFIX, type LogLocator } from '../logs/container-log-handler';
-import { ensureServingCert } from '../logs/serving-cert';
+import { ensureServingCert } from './serving-cert';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { CheckpointHandler } from '../checkpoint/checkpoint-handler';

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { leasesResource } from '../../../../agent/client/resources';
-import { LeaseController, leaseNamespace, type Lease } from '../../../../agent/node/lease-controller';
+import { LeaseController, type Lease } from '../../../../agent/node/lease-controller';
+import { NODE_LEASE_NAMESPACE as leaseNamespace } from '../../../../apiserver/api/well-known';
 import { ProgressTracker } from '../../../../agent/node/progress';
 import { FakeApiClient } from './fakes/fake-api-client';
 import { FakeClock } from './fakes/fake-clock';
