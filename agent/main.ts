@@ -13,10 +13,9 @@ import { ClientError } from './client/client-error';
 import { KubeconfigError } from './client/kubeconfig';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { nodeAddresses } from './node/addresses';
-import { realClock } from './node/clock';
+import { realClock } from './platform/clock';
 import { HeartbeatHealth } from './node/heartbeat-health';
 import { svcVersion } from '../common/version';
-import { LockHeldError } from './platform/lock-file';
 import { createLogger } from './platform/logger';
 import { StartupError } from './platform/startup-checks';
 import { createSdNotifier, type SdNotifier } from '../common/systemd';
@@ -37,7 +36,6 @@ const shutdownBoundMs = 10_000;
 function isExpected(e: unknown): e is Error {
   return (
     e instanceof StartupError ||
-    e instanceof LockHeldError ||
     e instanceof KubeconfigError ||
     e instanceof BootstrapError ||
     e instanceof CsrDeniedError ||

@@ -3,6 +3,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
+import { NODE_LEASE_NAMESPACE } from '../apiserver/api/well-known';
 import { startApiServer } from '../test/helpers/apiserver-process';
 import type { Cleanup } from './lib/cleanup';
 import { ensureNamespace } from './lib/http-figures';
@@ -15,7 +16,7 @@ import { adminTls, Target } from './lib/target';
 
 /** The agent's default renew interval: leaseDuration 40 s / 4 (kubelet NodeLeaseDurationSeconds * 0.25). */
 const RENEW_MS = 10_000;
-const LEASE_NS = 'svc-node-lease';
+const LEASE_NS = NODE_LEASE_NAMESPACE;
 /** Connections in the one pool every simulated agent shares. */
 const POOL = 128;
 

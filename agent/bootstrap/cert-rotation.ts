@@ -12,7 +12,7 @@ import { loadKubeconfig } from '../client/kubeconfig';
 import type { RestConfig } from '../client/rest-config';
 import type { Log } from '../platform/logger';
 import { Backoff } from '../node/backoff';
-import type { Clock, Random } from '../node/clock';
+import type { Clock, Random } from '../platform/clock';
 import type { CertStore } from './cert-store';
 import { csrObject, generateClientKey, nodeCertificateRequest } from './csr';
 import { certificateInfo, keyMatchesCertificate } from './pem';

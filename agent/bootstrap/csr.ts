@@ -7,12 +7,11 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import type { KObject } from '../../apiserver/api/types';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../../apiserver/api/well-known';
 import { nodeCsrInChild } from '../platform/x509-process';
 
 export const kubeletClientSigner = 'svc.io/kube-apiserver-client-kubelet';
 export const clientUsages = ['digital signature', 'client auth'] as const;
-export const nodeUserPrefix = 'system:node:';
-export const nodesGroup = 'system:nodes';
 
 /** A fresh ECDSA P-256 private key as SEC1 PEM ("EC PRIVATE KEY"), the form the kubelet writes. */
 export function generateClientKey(): string {
@@ -25,7 +24,7 @@ export function generateClientKey(): string {
  * in a child process: the certificate library would otherwise stay in the agent's memory.
  */
 export async function nodeCertificateRequest(keyPem: string, nodeName: string): Promise<string> {
-  return (await nodeCsrInChild({ keyPem, commonName: nodeUserPrefix + nodeName, organization: nodesGroup })).csrPem;
+  return (await nodeCsrInChild({ keyPem, commonName: NODE_USER_PREFIX + nodeName, organization: NODES_GROUP })).csrPem;
 }
 
 export interface CsrObjectOptions {

@@ -13,11 +13,13 @@ import { csrResource } from '../client/resources';
 import { resumingWatch } from '../client/resuming-watch';
 import type { Log } from '../platform/logger';
 import { Backoff } from '../node/backoff';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { pemBlocks } from './pem';
+import { AgentError, DeadlineExceededError, ForbiddenError, kindOfHttpStatus } from '../errors';
 
-export class CsrDeniedError extends Error {
+export class CsrDeniedError extends ForbiddenError {
   override readonly name = 'CsrDeniedError';
+  override readonly code = 'SVC_NODE_ERR_CSR_DENIED';
   constructor(
     readonly csrName: string,
     readonly condition: 'Denied' | 'Failed',
@@ -32,18 +34,21 @@ export class CsrDeniedError extends Error {
   }
 }
 
-export class CsrTimeoutError extends Error {
+export class CsrTimeoutError extends DeadlineExceededError {
   override readonly name = 'CsrTimeoutError';
+  override readonly code = 'SVC_NODE_ERR_CSR_TIMEOUT';
 }
 
 /** The API server refused the credentials used for the request (401/403): retrying cannot help. */
-export class CsrRejectedError extends Error {
+export class CsrRejectedError extends AgentError {
   override readonly name = 'CsrRejectedError';
+  override readonly code = 'SVC_NODE_ERR_CSR_REJECTED';
   constructor(
-    readonly code: number,
+    /** The API server's answer: 401 or 403 (also the error's httpStatus). */
+    readonly status: number,
     message: string,
   ) {
-    super(message);
+    super(message, kindOfHttpStatus(status));
   }
 }
 
@@ -123,17 +128,17 @@ async function createWithRetry(d: CsrRequestDeps, csr: KObject, signal: AbortSig
       return await d.client.create(csrResource, csr, { signal });
     } catch (e) {
       if (signal.aborted || isAbort(e)) throw abortError();
-      if (e instanceof ClientError && (e.code === 401 || e.code === 403)) {
+      if (e instanceof ClientError && (e.status === 401 || e.status === 403)) {
         throw new CsrRejectedError(
-          e.code,
-          e.code === 401
+          e.status,
+          e.status === 401
             ? `the API server rejected the bootstrap credentials (401 Unauthorized): the token may be expired, deleted or wrong (${e.message})`
             : `the API server forbade creating a certificate signing request (403 Forbidden): ${e.message}`,
         );
       }
       if (!(e instanceof ClientError) || !e.retriable) throw e;
       const retryInMs = backoff.next();
-      d.log.warn({ retryInMs, code: e.code, error: e.message }, 'unable to create certificate signing request: API server unavailable; retrying');
+      d.log.warn({ retryInMs, code: e.status, error: e.message }, 'unable to create certificate signing request: API server unavailable; retrying');
       await d.clock.sleep(retryInMs, signal);
     }
   }

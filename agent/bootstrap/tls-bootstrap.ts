@@ -15,14 +15,16 @@ import { KubeconfigError, loadKubeconfig } from '../client/kubeconfig';
 import { renderKubeconfig } from '../client/kubeconfig-writer';
 import type { RestConfig } from '../client/rest-config';
 import type { Log } from '../platform/logger';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { CertStore, writeAtomic } from './cert-store';
 import { csrObject, generateClientKey, nodeCertificateRequest } from './csr';
 import { certificateInfo, keyMatchesCertificate } from './pem';
 import { requestCertificate, type CsrRequestDeps } from './request-certificate';
+import { UnauthorizedError } from '../errors';
 
-export class BootstrapError extends Error {
+export class BootstrapError extends UnauthorizedError {
   override readonly name = 'BootstrapError';
+  override readonly code = 'SVC_NODE_ERR_BOOTSTRAP';
 }
 
 export interface BootstrapDeps {

@@ -6,15 +6,14 @@
  * 400 for bad names or timeouts; 409 while the same container is being checkpointed; 500 with the
  * runtime's message when it fails or lacks the call, or when the archive it wrote is not a readable
  * tar (the archive is then removed). The directory is 0700 and the archive 0600 because the archive
- * holds process memory.
+ * holds process memory. Failures are thrown (agent/errors.ts) for the server's edge to answer.
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../../apiserver/api/errors';
-import type { RuntimeService } from '../cri/runtime-service';
+import type { IncomingMessage } from 'node:http';
+import type { RuntimeService } from '../cri';
+import { ConflictError, InternalError, InvalidArgumentError, MethodNotAllowedError, NotFoundError } from '../errors';
 import type { CheckpointObserver } from '../metrics/agent-metrics';
 import type { Log } from '../platform/logger';
-import { replyError, replyJson } from '../server/status-reply';
 import { archivePath, checkpointsDir } from './archive-path';
 import { CheckpointRequestError, parseCheckpointRequest, type CheckpointRequest } from './checkpoint-request';
 import type { ContainerLocator } from './container-locator';
@@ -45,9 +44,9 @@ export interface CheckpointResult {
   items: string[];
 }
 
-function fail(code: number, message: string): ApiError {
-  const reason = code === 400 ? 'BadRequest' : code === 404 ? 'NotFound' : code === 405 ? 'MethodNotAllowed' : code === 409 ? 'Conflict' : 'InternalError';
-  return new ApiError(reason, message, undefined, code);
+/** A failure of the checkpoint itself: a 500 with its own message (the runtime's, as upstream answers it). */
+function failed(e: unknown): InternalError {
+  return e instanceof InternalError ? e : new InternalError((e as Error).message, { cause: e });
 }
 
 /** Checkpoints containers; one request per container at a time. */
@@ -57,38 +56,27 @@ export class CheckpointHandler implements InFlightArchives {
 
   constructor(private readonly o: CheckpointHandlerOptions) {}
 
-  /** Serves one request; answers every outcome itself. Never rejects. */
-  readonly handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!this.o.enabled()) {
-      // Upstream does not register the route at all without the gate.
-      replyError(res, fail(404, 'the server could not find the requested resource (checkpointing is disabled: feature gate ContainerCheckpoint is off)'));
-      return;
-    }
-    if (req.method !== 'POST') {
-      replyError(res, fail(405, `method ${req.method ?? ''} not allowed; use POST`));
-      return;
-    }
+  /**
+   * Serves one request: resolves the body of the 200 answer, or rejects an AgentError (404 gate off
+   * or unknown container, 405, 400 bad request, 409 busy, 500 failed checkpoint).
+   */
+  readonly handle = async (req: IncomingMessage): Promise<CheckpointResult> => {
+    // Upstream does not register the route at all without the gate.
+    if (!this.o.enabled()) throw new NotFoundError('the server could not find the requested resource (checkpointing is disabled: feature gate ContainerCheckpoint is off)');
+    if (req.method !== 'POST') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use POST`);
     let r: CheckpointRequest;
     try {
       const url = new URL(req.url ?? '/', 'https://node.invalid');
       r = parseCheckpointRequest(url.pathname, url.searchParams);
     } catch (e) {
-      if (e instanceof CheckpointRequestError) replyError(res, fail(e.code, e.message));
-      else replyError(res, fail(400, 'malformed request URL'));
-      return;
+      if (e instanceof CheckpointRequestError) throw e;
+      throw new InvalidArgumentError('malformed request URL');
     }
     const key = `${r.namespace}/${r.pod}/${r.container}`;
-    if (this.busy.has(key)) {
-      replyError(res, fail(409, `a checkpoint of container ${r.container} in pod ${r.namespace}/${r.pod} is already in progress`));
-      return;
-    }
+    if (this.busy.has(key)) throw new ConflictError(`a checkpoint of container ${r.container} in pod ${r.namespace}/${r.pod} is already in progress`);
     this.busy.add(key);
     try {
-      const result = await this.checkpoint(r);
-      replyJson(res, 200, result);
-    } catch (e) {
-      if (e instanceof ApiError) replyError(res, e);
-      else replyError(res, fail(500, (e as Error).message));
+      return await this.checkpoint(r);
     } finally {
       this.busy.delete(key);
     }
@@ -99,19 +87,23 @@ export class CheckpointHandler implements InFlightArchives {
     return this.writing;
   }
 
-  /** Runs one checkpoint; rejects ApiError 404/500. */
+  /** Runs one checkpoint; rejects NotFoundError (unknown container) or InternalError. */
   async checkpoint(r: CheckpointRequest): Promise<CheckpointResult> {
     let id: string;
     try {
       id = await this.o.locator.containerId(r.namespace, r.pod, r.container);
     } catch (e) {
-      if ((e as { code?: unknown }).code === 404) throw fail(404, (e as Error).message);
-      throw e;
+      if (e instanceof NotFoundError) throw e;
+      throw failed(e);
     }
     const dir = checkpointsDir(this.o.rootDir);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    // mkdir leaves an existing directory's mode alone; the archives hold memory pages.
-    await chmod(dir, 0o700);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // mkdir leaves an existing directory's mode alone; the archives hold memory pages.
+      await chmod(dir, 0o700);
+    } catch (e) {
+      throw failed(e);
+    }
     const file = archivePath(this.o.rootDir, r, this.o.now());
     const started = this.o.now();
     this.writing.add(file);
@@ -127,7 +119,7 @@ export class CheckpointHandler implements InFlightArchives {
     return { items: [file] };
   }
 
-  /** The runtime call and the archive check; a failed or unreadable archive is removed. Rejects ApiError 500. */
+  /** The runtime call and the archive check; a failed or unreadable archive is removed. Rejects InternalError. */
   private async writeArchive(id: string, r: CheckpointRequest, file: string, started: number): Promise<void> {
     const callTimeoutMs = r.timeoutSeconds > 0 ? r.timeoutSeconds * 1000 + (this.o.callSlackMs ?? 10_000) : undefined;
     try {
@@ -135,7 +127,7 @@ export class CheckpointHandler implements InFlightArchives {
     } catch (e) {
       await rm(file, { force: true });
       this.o.log.warn({ container: id, pod: `${r.namespace}/${r.pod}`, error: (e as Error).message }, 'checkpoint failed');
-      throw fail(500, (e as Error).message);
+      throw new InternalError((e as Error).message, { cause: e });
     }
     try {
       await chmod(file, 0o600);
@@ -146,7 +138,7 @@ export class CheckpointHandler implements InFlightArchives {
       const code = (e as NodeJS.ErrnoException).code;
       const msg = code === 'ENOENT' ? `the container runtime reported success but wrote no archive at ${file}` : (e as Error).message;
       this.o.log.warn({ container: id, archive: file, error: msg }, 'checkpoint archive refused');
-      throw fail(500, msg);
+      throw new InternalError(msg, { cause: e });
     }
   }
 }

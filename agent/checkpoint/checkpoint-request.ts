@@ -9,6 +9,8 @@
  * also refuses negative values and values above MAX_TIMEOUT_SECONDS; 0 or unset means the
  * runtime's default, as upstream.
  */
+import { AgentError, Kinds } from '../errors';
+
 export const CHECKPOINT_PREFIX = '/checkpoint/';
 /** One day: longer than any checkpoint should take, short enough to stay a sane deadline. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
@@ -24,14 +26,12 @@ export interface CheckpointRequest extends CheckpointTarget {
   timeoutSeconds: number;
 }
 
-/** A request that cannot be served; `code` is the HTTP status (400 or 404). */
-export class CheckpointRequestError extends Error {
+/** A request that cannot be served; its httpStatus is 400 (bad name or timeout) or 404. */
+export class CheckpointRequestError extends AgentError {
   override readonly name = 'CheckpointRequestError';
-  constructor(
-    readonly code: 400 | 404,
-    message: string,
-  ) {
-    super(message);
+  override readonly code = 'SVC_NODE_ERR_CHECKPOINT_REQUEST';
+  constructor(status: 400 | 404, message: string) {
+    super(message, status === 404 ? Kinds.NotFound : Kinds.InvalidArgument);
   }
 }
 

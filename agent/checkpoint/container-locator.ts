@@ -1,16 +1,17 @@
 /** Finding the runtime container behind namespace/pod/container for a checkpoint. */
-import type { LogLocator } from '../logs/container-log-handler';
+import { NotFoundError } from '../errors';
+import { LogLocateError, type LogLocator } from '../logs/container-log-handler';
 
 /** Resolves a pod's container to its current runtime container. */
 export interface ContainerLocator {
-  /** The container ID of the container's current instance. Rejects an Error with `code` 404 when the namespace, pod or container is unknown or has no instance. */
+  /** The container ID of the container's current instance. Rejects a NotFoundError (an AgentError of httpStatus 404) when the namespace, pod or container is unknown or has no instance. */
   containerId(namespace: string, pod: string, container: string, signal?: AbortSignal): Promise<string>;
 }
 
 /** Not found: the handler answers 404. */
-export class ContainerNotFoundError extends Error {
+export class ContainerNotFoundError extends NotFoundError {
   override readonly name = 'ContainerNotFoundError';
-  readonly code = 404;
+  override readonly code = 'SVC_NODE_ERR_CONTAINER_NOT_FOUND';
 }
 
 /**
@@ -25,8 +26,7 @@ export function locatorFromLogs(logs: Pick<LogLocator, 'containerLog'>): Contain
         const loc = await logs.containerLog(namespace, pod, container, false, signal);
         return loc.containerId;
       } catch (e) {
-        const code = (e as { code?: unknown }).code;
-        if (code === 400 || code === 404) throw new ContainerNotFoundError((e as Error).message);
+        if (e instanceof LogLocateError) throw new ContainerNotFoundError(e.message);
         throw e;
       }
     },

@@ -9,9 +9,11 @@
  */
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
+import { InternalError } from '../errors';
 
-export class ArchiveInvalidError extends Error {
+export class ArchiveInvalidError extends InternalError {
   override readonly name = 'ArchiveInvalidError';
+  override readonly code = 'SVC_NODE_ERR_ARCHIVE_INVALID';
 }
 
 /** Resolves the number of entries; rejects ArchiveInvalidError when the file is not a readable, non-empty tar (or the fs error). */

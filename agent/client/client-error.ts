@@ -1,10 +1,12 @@
 /**
  * The agent's one error type for API calls: every failure (an HTTP answer with a Status body, a
  * refused or timed-out connection, a malformed answer) becomes a ClientError carrying the HTTP
- * code (0 when no answer arrived) and the Status reason and message, so callers switch on
- * `code`/`reason` and never on transport details.
+ * status (0 when no answer arrived) and the Status reason and message, so callers switch on
+ * `status`/`reason` and never on transport details. Its catalogue kind follows the status (a 404
+ * is a NotFound, no answer is Unavailable).
  */
 import { isObject } from '../../apiserver/api/types';
+import { AgentError, kindOfHttpStatus } from '../errors';
 
 /** Reasons for failures that never reached an HTTP answer. */
 export type TransportReason = 'ConnectionFailed' | 'Timeout' | 'InvalidResponse';
@@ -17,23 +19,24 @@ export interface ClientErrorDetails {
   retryAfterSeconds?: number;
 }
 
-export class ClientError extends Error {
+export class ClientError extends AgentError {
   override readonly name: string = 'ClientError';
+  override readonly code: string = 'SVC_NODE_ERR_API_CALL';
   constructor(
-    /** HTTP status code, or 0 when the request got no HTTP answer. */
-    readonly code: number,
+    /** HTTP status code of the API server's answer, or 0 when the request got no HTTP answer. */
+    readonly status: number,
     /** metav1.Status reason (NotFound, Conflict, ...) or a TransportReason. */
     readonly reason: string,
     message: string,
     readonly details?: ClientErrorDetails,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(message, kindOfHttpStatus(status), options);
   }
 
   /** True when the request may succeed if simply repeated later (server down, overloaded, timed out). */
   get retriable(): boolean {
-    return this.code === 0 || this.code === 429 || this.code >= 500;
+    return this.status === 0 || this.status === 429 || this.status >= 500;
   }
 }
 
@@ -43,6 +46,7 @@ export class ClientError extends Error {
  */
 export class GoneError extends ClientError {
   override readonly name = 'GoneError';
+  override readonly code = 'SVC_NODE_ERR_API_GONE';
 }
 
 /** Builds the error for a non-2xx answer from its code and (maybe) Status body. */
@@ -102,15 +106,15 @@ export function transportError(err: unknown, what: string): ClientError {
 }
 
 export function isNotFound(e: unknown): boolean {
-  return e instanceof ClientError && e.code === 404;
+  return e instanceof ClientError && e.status === 404;
 }
 
 export function isAlreadyExists(e: unknown): boolean {
-  return e instanceof ClientError && e.code === 409 && e.reason === 'AlreadyExists';
+  return e instanceof ClientError && e.status === 409 && e.reason === 'AlreadyExists';
 }
 
 export function isConflict(e: unknown): boolean {
-  return e instanceof ClientError && e.code === 409 && e.reason !== 'AlreadyExists';
+  return e instanceof ClientError && e.status === 409 && e.reason !== 'AlreadyExists';
 }
 
 export function isGone(e: unknown): e is GoneError {

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { isAbsolute, resolve } from 'node:path';
+import { UnauthorizedError } from '../errors';
 
 export const EXEC_API_VERSIONS = ['client.authentication.svc.io/v1', 'client.authentication.svc.io/v1beta1'] as const;
 export type ExecApiVersion = (typeof EXEC_API_VERSIONS)[number];
@@ -43,8 +44,9 @@ export interface ExecCredentialResult {
   expiry?: Date;
 }
 
-export class ExecCredentialError extends Error {
+export class ExecCredentialError extends UnauthorizedError {
   override readonly name = 'ExecCredentialError';
+  override readonly code = 'SVC_NODE_ERR_EXEC_CREDENTIAL';
 }
 
 export interface ExecOptions {

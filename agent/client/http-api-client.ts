@@ -116,7 +116,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
 
   /** Whether an answer calls for one retry with fresh plugin credentials. */
   private staleCredential(cred: ExecCredentialResult | undefined, e: unknown): cred is ExecCredentialResult {
-    return cred !== undefined && e instanceof ClientError && e.code === 401;
+    return cred !== undefined && e instanceof ClientError && e.status === 401;
   }
 
   private headers(extra: Record<string, string> = {}, cred?: ExecCredentialResult): Record<string, string> {

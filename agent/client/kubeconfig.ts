@@ -13,9 +13,11 @@ import YAML from 'yaml';
 import { isObject } from '../../apiserver/api/types';
 import { ExecCredentialError, ExecCredentialSource, type ExecClusterInfo, type ExecConfig, type InteractiveMode } from './exec-credential';
 import type { RestConfig } from './rest-config';
+import { InvalidArgumentError } from '../errors';
 
-export class KubeconfigError extends Error {
+export class KubeconfigError extends InvalidArgumentError {
   override readonly name = 'KubeconfigError';
+  override readonly code = 'SVC_NODE_ERR_KUBECONFIG';
   constructor(
     readonly file: string,
     message: string,

@@ -2,6 +2,7 @@
  * Errors raised while loading the agent's configuration. main.ts prints `message` and exits 1;
  * the message already names the file (or flag) and the field, so no stack trace is ever needed.
  */
+import { InvalidArgumentError } from '../errors';
 
 /** One thing wrong with the configuration, attributed to where it came from. */
 export interface ConfigProblem {
@@ -16,8 +17,9 @@ export function formatProblem(p: ConfigProblem): string {
   return p.field ? `${p.source}: field ${p.field}: ${p.message}` : `${p.source}: ${p.message}`;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends InvalidArgumentError {
   override readonly name = 'ConfigError';
+  override readonly code = 'SVC_NODE_ERR_CONFIG';
   constructor(readonly problems: readonly ConfigProblem[]) {
     super(
       problems.length === 1
@@ -32,8 +34,9 @@ export class ConfigError extends Error {
 }
 
 /** Thrown by loadAgentConfig for --help: main prints `text` to stdout and exits 0, as the kubelet does. */
-export class HelpRequested extends Error {
+export class HelpRequested extends InvalidArgumentError {
   override readonly name = 'HelpRequested';
+  override readonly code = 'SVC_NODE_HELP_REQUESTED';
   constructor(readonly text: string) {
     super('help requested');
   }

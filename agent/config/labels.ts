@@ -1,28 +1,13 @@
 /**
  * --node-labels parsing and checks. Label syntax is Kubernetes' qualified-name rules; the
  * restriction on the svc.io namespace follows the kubelet's (and the NodeRestriction admission
- * plugin's) rule, so an agent cannot give itself labels the control plane reserves.
+ * plugin's) rule, so an agent cannot give itself labels the control plane reserves. The allow-list
+ * is the one the API server's NodeRestriction admission enforces (apiserver/api/well-known.ts).
  */
+import { KUBELET_LABEL_NAMESPACES, KUBELET_LABELS } from '../../apiserver/api/well-known';
 
 const nameRe = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const dnsLabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-/** Labels in the svc.io namespace that the agent may set itself (upstream's kubernetes.io allow-list). */
-export const allowedSvcLabels = new Set([
-  'svc.io/hostname',
-  'svc.io/arch',
-  'svc.io/os',
-  'beta.svc.io/arch',
-  'beta.svc.io/os',
-  'beta.svc.io/instance-type',
-  'node.svc.io/instance-type',
-  'failure-domain.beta.svc.io/region',
-  'failure-domain.beta.svc.io/zone',
-  'topology.svc.io/region',
-  'topology.svc.io/zone',
-]);
-/** Sub-namespaces of svc.io that belong to the node (upstream: kubelet.kubernetes.io, node.kubernetes.io). */
-export const allowedSvcLabelNamespaces = ['svc-node.svc.io', 'node.svc.io'];
 
 function isSubdomain(s: string): boolean {
   return s.length > 0 && s.length <= 253 && s.split('.').every((p) => dnsLabelRe.test(p));
@@ -78,13 +63,13 @@ export function checkNodeLabels(labels: Record<string, string>): string[] {
     }
     const slash = k.indexOf('/');
     const prefix = slash >= 0 ? k.slice(0, slash) : '';
-    if (!isSvcNamespace(prefix) || allowedSvcLabels.has(k)) continue;
-    if (allowedSvcLabelNamespaces.some((ns) => prefix === ns || prefix.endsWith('.' + ns))) continue;
+    if (!isSvcNamespace(prefix) || KUBELET_LABELS.has(k)) continue;
+    if (KUBELET_LABEL_NAMESPACES.some((ns) => prefix === ns || prefix.endsWith('.' + ns))) continue;
     restricted.push(k);
   }
   if (restricted.length > 0) {
     problems.push(
-      `unknown 'svc.io' labels specified: [${restricted.join(' ')}]; labels in the 'svc.io' namespace must begin with an allowed prefix (${allowedSvcLabelNamespaces.join(', ')}) or be in the specifically allowed set (${[...allowedSvcLabels].join(', ')})`,
+      `unknown 'svc.io' labels specified: [${restricted.join(' ')}]; labels in the 'svc.io' namespace must begin with an allowed prefix (${KUBELET_LABEL_NAMESPACES.join(', ')}) or be in the specifically allowed set (${[...KUBELET_LABELS].join(', ')})`,
     );
   }
   return problems;

@@ -11,7 +11,7 @@ import { isEvictionSignal, parseThresholdValue } from './eviction';
 import { parseQuantity } from './quantity';
 import { checkFeatureGate } from './feature-gates';
 import { parseDuration } from '../../apiserver/api/duration';
-import { cronProblem } from '../housekeeping/cron-job';
+import { cronProblem } from './cron-expression';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
 const oneOf = <T extends string>(def: T, values: readonly T[]): StringSpec<T> => ({ kind: 'string', default: def, enum: values });

@@ -5,6 +5,7 @@
  * (upstream puts it in CreateContainerError/RunContainerError messages).
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { AgentError, Kinds, type ErrorKind } from '../errors';
 
 /** gRPC status names in our spelling, plus UnsupportedVersion for a runtime that is not runtime.v1. */
 export type RuntimeErrorCode =
@@ -66,17 +67,46 @@ const toGrpc: Record<RuntimeErrorCode, GrpcStatus> = {
   UnsupportedVersion: GrpcStatus.FAILED_PRECONDITION,
 };
 
-export class RuntimeError extends Error {
+/**
+ * The catalogue kind of each runtime code (its HTTP status and the gRPC status an agent edge
+ * answers); codes without a kind of their own are internal, and UnsupportedVersion is
+ * Unavailable (the runtime cannot serve the agent).
+ */
+const kindOf: Record<RuntimeErrorCode, ErrorKind> = {
+  Canceled: Kinds.Internal,
+  Unknown: Kinds.Internal,
+  InvalidArgument: Kinds.InvalidArgument,
+  DeadlineExceeded: Kinds.DeadlineExceeded,
+  NotFound: Kinds.NotFound,
+  AlreadyExists: Kinds.AlreadyExists,
+  PermissionDenied: Kinds.Forbidden,
+  ResourceExhausted: Kinds.ResourceExhausted,
+  FailedPrecondition: Kinds.Internal,
+  Aborted: Kinds.Conflict,
+  OutOfRange: Kinds.InvalidArgument,
+  Unimplemented: Kinds.Internal,
+  Internal: Kinds.Internal,
+  Unavailable: Kinds.Unavailable,
+  DataLoss: Kinds.Internal,
+  Unauthenticated: Kinds.Unauthorized,
+  UnsupportedVersion: Kinds.Unavailable,
+};
+
+/**
+ * A failed runtime call. Its `code` is the runtime's gRPC status name (the agent's code for this
+ * error since before the catalogue; callers switch on it), not an SVC_NODE_ERR_* name.
+ */
+export class RuntimeError extends AgentError {
   override readonly name = 'RuntimeError';
   constructor(
-    readonly code: RuntimeErrorCode,
+    override readonly code: RuntimeErrorCode,
     /** The runtime's message, unchanged (or ours when the failure is local). */
     message: string,
     /** The RPC that failed, e.g. "RunPodSandbox"; '' when not tied to one call. */
     readonly rpc = '',
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(message, kindOf[code], options);
   }
 
   /** True when repeating the same call later may succeed (runtime down, slow, or busy). */

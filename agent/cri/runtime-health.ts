@@ -4,10 +4,12 @@
  * that are false (or missing) make the node NotReady with upstream's messages, and so does a
  * runtime that has not answered for downAfterMs ("container runtime is down"). It also keeps the
  * runtime's name and version for nodeInfo.containerRuntimeVersion.
+ *
+ * It declares no interface of node/ (node/ sits above cri/): node/'s ReadinessCheck and
+ * RuntimeStatusProvider are defined at their consumer, and this class satisfies them by shape
+ * (name + check(), runtimeVersion()); main.ts hands it to both.
  */
-import { realClock, type Clock } from '../node/clock';
-import type { ReadinessCheck } from '../node/readiness';
-import type { RuntimeStatusProvider } from '../node/runtime-status';
+import { realClock, type Clock } from '../platform/clock';
 import type { RuntimeService } from './runtime-service';
 import type { RuntimeCondition, VersionInfo } from './types';
 
@@ -37,7 +39,7 @@ function describe(type: string, c: RuntimeCondition | undefined): string {
   return c ? `${c.type}=${c.status} reason:${c.reason} message:${c.message}` : `${type} condition missing`;
 }
 
-export class RuntimeHealth implements ReadinessCheck, RuntimeStatusProvider {
+export class RuntimeHealth {
   readonly name = 'container runtime';
   private readonly clock: Clock;
   private lastSuccessAt = 0;
@@ -111,13 +113,13 @@ export class RuntimeHealth implements ReadinessCheck, RuntimeStatusProvider {
     return () => this.listeners.delete(listener);
   }
 
-  /** ReadinessCheck: undefined when ready, else the problems joined by "; ". Cheap: reads the last probe. */
+  /** node/'s ReadinessCheck: undefined when ready, else the problems joined by "; ". Cheap: reads the last probe. */
   async check(): Promise<string | undefined> {
     const p = this.snapshot().problems;
     return p.length === 0 ? undefined : p.join('; ');
   }
 
-  /** RuntimeStatusProvider: "<name>://<version>" once Version answered, else "unknown://". */
+  /** node/'s RuntimeStatusProvider: "<name>://<version>" once Version answered, else "unknown://". */
   async runtimeVersion(): Promise<string> {
     return this.version ? `${this.version.runtimeName}://${this.version.runtimeVersion}` : 'unknown://';
   }

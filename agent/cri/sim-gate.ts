@@ -4,7 +4,7 @@
  * closed, failures queued for the next calls of one RPC, and per-RPC latency on the injected clock
  * (past a call's timeoutMs it rejects DeadlineExceeded, as a gRPC deadline would).
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions } from './runtime-service';
 

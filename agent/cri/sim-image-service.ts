@@ -5,7 +5,7 @@
  * CreateContainer; the Simulator delegates these RPCs here.
  */
 import path from 'node:path';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions } from './runtime-service';
 import type { SimImageStore } from './sim-images';

@@ -3,7 +3,7 @@
  * N ms, ignore SIGTERM, fail to start), canned exec results, and runtime-level switches
  * (network readiness, missing RPCs, the API version it claims).
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 
 /** An image the simulator knows: a reference, or details. */
 export type SimImageSpec =

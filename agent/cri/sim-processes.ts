@@ -6,7 +6,7 @@
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions } from './runtime-service';
 import { checkpointArchive } from './sim-checkpoint';

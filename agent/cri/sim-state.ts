@@ -5,7 +5,7 @@
  * sends them). The RPC surface is in ./simulator.
  */
 import { createHash } from 'node:crypto';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import { EventFanout } from './event-fanout';
 import type { IpPool } from './sim-ip-pool';

@@ -16,7 +16,7 @@
  * ./sim-image-service with ./sim-images (the images).
  */
 import path from 'node:path';
-import { realClock, type Clock } from '../node/clock';
+import { realClock, type Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
 import { behaviourFor } from './sim-behaviour';

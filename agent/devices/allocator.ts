@@ -14,7 +14,8 @@
  */
 import type { RuntimeService } from '../cri';
 import type { Log } from '../platform/logger';
-import type { Container, Pod } from '../pod/pod-types';
+import type { Container, Pod } from '../api/core-v1';
+import { ResourceExhaustedError } from '../errors';
 import type { PodDeviceEntry } from './checkpoint';
 import { DEVICE_IDS_LABEL, mergeAllocations, type ContainerAllocation, type DeviceRunOptions } from './container-allocation';
 import type { ContainerDevices, ContainerWithDevices } from './device-info';
@@ -27,8 +28,9 @@ import { packByNuma } from './topology';
 export const UNEXPECTED_ADMISSION_ERROR = 'UnexpectedAdmissionError';
 
 /** A pod cannot get its devices; `message` is what the pod's status shows (names the plugin and resource). */
-export class DeviceAdmissionError extends Error {
+export class DeviceAdmissionError extends ResourceExhaustedError {
   override readonly name = 'DeviceAdmissionError';
+  override readonly code = 'SVC_NODE_ERR_DEVICE_ADMISSION';
   readonly reason = UNEXPECTED_ADMISSION_ERROR;
 }
 

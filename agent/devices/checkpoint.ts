@@ -30,6 +30,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { ContainerAllocation } from './container-allocation';
+import { InternalError } from '../errors';
 
 export const CHECKPOINT_FILE = 'kubelet_internal_checkpoint';
 
@@ -49,8 +50,9 @@ export interface CheckpointData {
 }
 
 /** The checkpoint file exists but cannot be trusted (truncated, not JSON, wrong checksum, wrong shape). */
-export class CheckpointCorruptError extends Error {
+export class CheckpointCorruptError extends InternalError {
   override readonly name = 'CheckpointCorruptError';
+  override readonly code = 'SVC_NODE_ERR_DEVICE_CHECKPOINT_CORRUPT';
 }
 
 /** Rebuilds plain objects with their keys inserted in sorted order (see canonicalJson). */

@@ -27,9 +27,9 @@
  *   (upstream leaves that to the topology manager, which svc does not have);
  * - the checkpoint's checksum is our own (see ./checkpoint).
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import type { Pod } from '../pod/pod-types';
+import type { Pod } from '../api/core-v1';
 import type { RuntimeService } from '../cri';
 import { Allocator } from './allocator';
 import { CheckpointStore } from './checkpoint-store';

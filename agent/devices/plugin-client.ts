@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { allocationFromWire, type ContainerAllocation } from './container-allocation';
 import { loadDevicePluginProto } from './device-plugin-proto';
 import type { WAllocateResponse, WDevice, WDevicePluginOptions, WListAndWatchResponse, WPreferredAllocationResponse } from './wire';
+import { AgentError, Kinds } from '../errors';
 
 export interface PluginOptions {
   preStartRequired: boolean;
@@ -22,13 +23,15 @@ export interface PluginDevice {
 }
 
 /** A gRPC call to the plugin failed or timed out; `message` names the call and the socket. */
-export class PluginCallError extends Error {
+export class PluginCallError extends AgentError {
   override readonly name = 'PluginCallError';
+  override readonly code = 'SVC_NODE_ERR_PLUGIN_CALL';
   constructor(
     message: string,
+    /** True for DEADLINE_EXCEEDED; otherwise the plugin could not be reached or answered wrongly (UNAVAILABLE). */
     readonly timedOut: boolean,
   ) {
-    super(message);
+    super(message, timedOut ? Kinds.DeadlineExceeded : Kinds.Unavailable);
   }
 }
 

@@ -9,7 +9,8 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
+import { AgentError, Kinds } from '../errors';
 import type { Log } from '../platform/logger';
 import { CHECKPOINT_FILE } from './checkpoint';
 import type { DeviceDescription } from './device-info';
@@ -18,14 +19,15 @@ import type { PluginClient, PluginDevice, PluginOptions } from './plugin-client'
 import { extendedResourceNameProblem } from './resource-name';
 
 /** A plugin's registration was refused (bad version or name, unreachable endpoint). */
-export class RegistrationError extends Error {
+export class RegistrationError extends AgentError {
   override readonly name = 'RegistrationError';
+  override readonly code = 'SVC_NODE_ERR_PLUGIN_REGISTRATION';
   constructor(
     message: string,
-    /** 'invalid' for the request's fault, 'unavailable' when the endpoint cannot be reached. */
+    /** 'invalid' for the request's fault (INVALID_ARGUMENT), 'unavailable' when the endpoint cannot be reached (UNAVAILABLE). */
     readonly kind: 'invalid' | 'unavailable',
   ) {
-    super(message);
+    super(message, kind === 'invalid' ? Kinds.InvalidArgument : Kinds.Unavailable);
   }
 }
 

@@ -3,12 +3,14 @@
  * checks the request (version v1beta1, an extended resource name, an endpoint that is a plain
  * file name in the same directory) and hands it to the device manager, which dials the plugin.
  * Refusals are gRPC errors (INVALID_ARGUMENT, UNAVAILABLE) with the reason, as upstream answers
- * errors to Register. The socket is 0600-equivalent by virtue of the 0750 root-owned directory;
+ * errors to Register: this is the service's error edge, answering each error's catalogue gRPC
+ * code (agent/errors.ts; RegistrationError's kind), anything unexpected INTERNAL. The socket is 0600-equivalent by virtue of the 0750 root-owned directory;
  * only root can connect, as upstream.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { grpcStatusOf } from '../errors';
 import type { Log } from '../platform/logger';
 import { DEVICE_PLUGIN_VERSION, loadDevicePluginProto } from './device-plugin-proto';
 import { RegistrationError } from './device-manager';
@@ -60,10 +62,9 @@ export class RegistrationServer {
             await this.o.registrar.registerPlugin(r.resource_name, socket);
             cb(null, {});
           } catch (e) {
-            const msg = (e as Error).message;
-            log.warn({ resource: r.resource_name, endpoint: r.endpoint, version: r.version, error: msg }, 'refused a device plugin registration');
-            const code = e instanceof RegistrationError && e.kind === 'unavailable' ? grpc.status.UNAVAILABLE : e instanceof RegistrationError ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
-            cb({ code, details: msg, name: 'RegistrationError', message: msg }, null);
+            const { code, details } = grpcStatusOf(e);
+            log.warn({ resource: r.resource_name, endpoint: r.endpoint, version: r.version, error: details }, 'refused a device plugin registration');
+            cb({ code, details, name: 'RegistrationError', message: details }, null);
           }
         })();
       },

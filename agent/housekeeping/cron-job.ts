@@ -4,18 +4,9 @@
  */
 import type { Log } from '../platform/logger';
 
-/** node-cron is loaded only when a schedule is used or checked. */
+/** node-cron is loaded only when a schedule is used (config/cron-expression.ts checks expressions). */
 function cronLib(): typeof import('node-cron') {
   return require('node-cron') as typeof import('node-cron');
-}
-
-/** Why a cron expression is invalid, or undefined when it is valid. */
-export function cronProblem(expression: string): string | undefined {
-  if (expression.trim() === '') return 'invalid value "": must be a cron expression such as "*/10 * * * *"';
-  const v = cronLib().validateDetailed(expression);
-  if (v.valid) return undefined;
-  const why = v.errors.map((e) => `${e.field}${e.value !== undefined ? ` ${JSON.stringify(e.value)}` : ''}: ${e.message}`).join('; ');
-  return `invalid cron expression ${JSON.stringify(expression)}${why ? ` (${why})` : ''}`;
 }
 
 export interface CronJobOptions {

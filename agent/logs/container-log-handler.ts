@@ -3,12 +3,14 @@
  * (upstream's kubelet server getContainerLogs). The API server proxies the log sub-resource
  * here with the same query parameters (follow, previous, timestamps, tailLines, sinceSeconds,
  * sinceTime, limitBytes). The answer is text/plain; with follow it streams until the container
- * stops or the client goes away. Errors are plain text with upstream's codes: 400 for bad options
- * and "previous terminated container ... not found", 404 for unknown pods and containers.
+ * stops or the client goes away. Errors are thrown (agent/errors.ts) and answered by the server's
+ * edge in plain text, with upstream's codes: 400 for bad options and "previous terminated
+ * container ... not found", 404 for unknown pods and containers, 500 for anything else.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../node/clock';
-import { LogOptionsError, parseLogOptions } from './log-options';
+import { AgentError, InternalError, Kinds, MethodNotAllowedError, NotFoundError } from '../errors';
+import type { Clock } from '../platform/clock';
+import { parseLogOptions, type LogOptions } from './log-options';
 import { readContainerLogs } from './read-logs';
 
 export const CONTAINER_LOGS_PREFIX = '/containerLogs/';
@@ -19,9 +21,21 @@ export interface LogLocation {
   running: boolean;
 }
 
+/**
+ * A container's log cannot be located: its httpStatus (400 or 404) is what the handler answers.
+ * Defined here, with the LogLocator that rejects it.
+ */
+export class LogLocateError extends AgentError {
+  override readonly name = 'LogLocateError';
+  override readonly code = 'SVC_NODE_ERR_LOG_LOCATE';
+  constructor(status: 400 | 404, message: string) {
+    super(message, status === 404 ? Kinds.NotFound : Kinds.InvalidArgument);
+  }
+}
+
 /** Finds log files; PodManager implements it. */
 export interface LogLocator {
-  /** The container's (or its previous instance's) log file. Rejects an Error with `code` 400 or 404 for requests that cannot be served. */
+  /** The container's (or its previous instance's) log file. Rejects LogLocateError for requests that cannot be served (any other rejection is a 500). */
   containerLog(namespace: string, pod: string, container: string, previous: boolean, signal?: AbortSignal): Promise<LogLocation>;
   /** Whether the container still runs. Never rejects. */
   containerRunning(containerId: string, signal?: AbortSignal): Promise<boolean>;
@@ -31,15 +45,6 @@ export interface ContainerLogHandlerOptions {
   locator: LogLocator;
   clock: Clock;
   pollMs?: number;
-}
-
-function fail(res: ServerResponse, code: number, message: string): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8' });
-  res.end(message.endsWith('\n') ? message : `${message}\n`);
 }
 
 /** Splits /containerLogs/{ns}/{pod}/{container}; undefined when the path is not of that shape. */
@@ -55,29 +60,37 @@ export function parseContainerLogPath(pathname: string): { namespace: string; po
   }
 }
 
-/** Builds the request handler. It answers every request it is given; callers route /containerLogs/ to it. */
+/** Writes the log (following it while the container runs, when asked) and ends the answer. */
+async function streamLog(o: ContainerLogHandlerOptions, loc: LogLocation, opts: LogOptions, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  const write = (chunk: Buffer) =>
+    new Promise<void>((resolve) => {
+      if (res.write(chunk)) resolve();
+      else res.once('drain', () => resolve());
+    });
+  const follow = opts.follow && !opts.previous && loc.running;
+  const containerId = loc.containerId;
+  await readContainerLogs(
+    loc.path,
+    { ...opts, follow },
+    write,
+    { clock: o.clock, isRunning: () => o.locator.containerRunning(containerId, signal), ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}) },
+    signal,
+  );
+  res.end();
+}
+
+/**
+ * Builds the request handler; callers route /containerLogs/ to it, with plain-text errors. It
+ * streams the log itself and rejects an AgentError for what it cannot serve (LogOptionsError is
+ * a 400); when the stream already started, the edge just ends it.
+ */
 export function containerLogHandler(o: ContainerLogHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      fail(res, 405, `method ${req.method ?? ''} not allowed`);
-      return;
-    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed`);
     const url = new URL(req.url ?? '/', 'https://node.invalid');
     const target = parseContainerLogPath(url.pathname);
-    if (!target) {
-      fail(res, 404, 'expected /containerLogs/{namespace}/{pod}/{container}');
-      return;
-    }
-    let opts;
-    try {
-      opts = parseLogOptions(url.searchParams, o.clock.now());
-    } catch (e) {
-      if (e instanceof LogOptionsError) {
-        fail(res, 400, e.message);
-        return;
-      }
-      throw e;
-    }
+    if (!target) throw new NotFoundError('expected /containerLogs/{namespace}/{pod}/{container}');
+    const opts = parseLogOptions(url.searchParams, o.clock.now());
     const ac = new AbortController();
     const onClose = () => ac.abort();
     res.on('close', onClose);
@@ -86,32 +99,19 @@ export function containerLogHandler(o: ContainerLogHandlerOptions): (req: Incomi
       try {
         loc = await o.locator.containerLog(target.namespace, target.pod, target.container, opts.previous, ac.signal);
       } catch (e) {
-        const code = (e as { code?: unknown }).code;
-        fail(res, code === 400 || code === 404 ? code : 500, (e as Error).message);
-        return;
+        if (e instanceof LogLocateError) throw e;
+        throw new InternalError((e as Error).message, { cause: e });
       }
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache' });
       if (req.method === 'HEAD') {
         res.end();
         return;
       }
-      const write = (chunk: Buffer) =>
-        new Promise<void>((resolve) => {
-          if (res.write(chunk)) resolve();
-          else res.once('drain', () => resolve());
-        });
-      const follow = opts.follow && !opts.previous && loc.running;
-      const containerId = loc.containerId;
-      await readContainerLogs(
-        loc.path,
-        { ...opts, follow },
-        write,
-        { clock: o.clock, isRunning: () => o.locator.containerRunning(containerId, ac.signal), ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}) },
-        ac.signal,
-      );
-      res.end();
-    } catch (e) {
-      fail(res, 500, `cannot read the container log: ${(e as Error).message}`);
+      try {
+        await streamLog(o, loc, opts, res, ac.signal);
+      } catch (e) {
+        throw new InternalError(`cannot read the container log: ${(e as Error).message}`, { cause: e });
+      }
     } finally {
       res.off('close', onClose);
     }

@@ -7,8 +7,8 @@
  * rotation fails is logged (id and path, never the log's contents) and the pass goes on.
  */
 import { stat } from 'node:fs/promises';
-import type { CallOptions, RuntimeService } from '../cri/runtime-service';
-import type { Clock } from '../node/clock';
+import type { CallOptions, RuntimeService } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { rotateLog } from './rotate-log';
 

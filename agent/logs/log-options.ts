@@ -3,6 +3,7 @@
  * previous, timestamps, tailLines, sinceSeconds or sinceTime (not both), limitBytes. Bad values
  * are a LogOptionsError, which the handler answers with 400 and the message.
  */
+import { InvalidArgumentError } from '../errors';
 
 export interface LogOptions {
   follow: boolean;
@@ -16,8 +17,9 @@ export interface LogOptions {
   limitBytes?: number;
 }
 
-export class LogOptionsError extends Error {
+export class LogOptionsError extends InvalidArgumentError {
   override readonly name = 'LogOptionsError';
+  override readonly code = 'SVC_NODE_ERR_LOG_OPTIONS';
 }
 
 function bool(q: URLSearchParams, name: string): boolean {

@@ -6,7 +6,7 @@
  * the container no longer runs and everything written has been sent (or the caller goes away).
  */
 import { open, readFile, stat } from 'node:fs/promises';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import { parseCriLine, splitLines, type LogRecord } from './cri-log';
 import type { LogOptions } from './log-options';
 

@@ -4,8 +4,7 @@
  * (list_containers, checkpoint_container, ...), as upstream's operation_type labels are. Streams
  * (getContainerEvents) and close are passed through untimed: their duration is a lifetime.
  */
-import { RuntimeError } from '../cri/errors';
-import type { RuntimeService } from '../cri/runtime-service';
+import { RuntimeError, type RuntimeService } from '../cri';
 import type { RuntimeCallObserver } from './agent-metrics';
 
 export function operationName(method: string): string {

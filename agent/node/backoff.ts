@@ -1,5 +1,5 @@
 /** Exponential back-off with a cap, as client-go's wait.Backoff is used by the kubelet's heartbeat loops. */
-import type { Random } from './clock';
+import type { Random } from '../platform/clock';
 
 export interface BackoffOptions {
   initialMs: number;

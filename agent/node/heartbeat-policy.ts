@@ -81,7 +81,7 @@ export class LoopFailures {
         node: o.nodeName,
         consecutiveFailures: this.consecutive,
         ...(retryInMs !== undefined ? { retryInMs } : {}),
-        code: e instanceof ClientError ? e.code : undefined,
+        code: e instanceof ClientError ? e.status : undefined,
         error: (e as Error).message,
       },
       o.messages.failed,

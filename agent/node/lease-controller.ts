@@ -8,17 +8,16 @@
  * policy (./heartbeat-policy), so a half-dead connection cannot outlive the 50 s grace period.
  */
 import type { KObject, OwnerReference } from '../../apiserver/api/types';
+import { NODE_LEASE_NAMESPACE } from '../../apiserver/api/well-known';
 import type { ApiClient } from '../client/api-client';
 import { isAbort, isConflict, isNotFound, isAlreadyExists } from '../client/client-error';
 import { leasesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import { jittered } from './backoff';
-import type { Clock, Random } from './clock';
+import type { Clock, Random } from '../platform/clock';
 import { microTime } from './node-status';
 import { HeartbeatPolicy, type LoopFailures } from './heartbeat-policy';
 import type { ProgressTracker } from './progress';
-
-export const leaseNamespace = 'svc-node-lease';
 
 export interface LeaseSpec {
   holderIdentity?: string;
@@ -125,16 +124,16 @@ export class LeaseController {
     }
     let lease: Lease;
     try {
-      lease = await this.d.client.get<Lease>(leasesResource, this.d.nodeName, { namespace: leaseNamespace, signal });
+      lease = await this.d.client.get<Lease>(leasesResource, this.d.nodeName, { namespace: NODE_LEASE_NAMESPACE, signal });
     } catch (e) {
       if (!isNotFound(e)) throw e;
       try {
-        this.latest = await this.d.client.create<Lease>(leasesResource, this.newLease(), { namespace: leaseNamespace, signal });
-        this.d.log.info({ node: this.d.nodeName, namespace: leaseNamespace }, 'created node lease');
+        this.latest = await this.d.client.create<Lease>(leasesResource, this.newLease(), { namespace: NODE_LEASE_NAMESPACE, signal });
+        this.d.log.info({ node: this.d.nodeName, namespace: NODE_LEASE_NAMESPACE }, 'created node lease');
         return this.latest;
       } catch (ce) {
         if (!isAlreadyExists(ce)) throw ce;
-        lease = await this.d.client.get<Lease>(leasesResource, this.d.nodeName, { namespace: leaseNamespace, signal });
+        lease = await this.d.client.get<Lease>(leasesResource, this.d.nodeName, { namespace: NODE_LEASE_NAMESPACE, signal });
       }
     }
     this.latest = await this.update(lease, signal);
@@ -151,7 +150,7 @@ export class LeaseController {
     return {
       apiVersion: 'coordination.svc.io/v1',
       kind: 'Lease',
-      metadata: { name: this.d.nodeName, namespace: leaseNamespace, ...(owners ? { ownerReferences: owners } : {}) },
+      metadata: { name: this.d.nodeName, namespace: NODE_LEASE_NAMESPACE, ...(owners ? { ownerReferences: owners } : {}) },
       spec: { holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.leaseDurationSeconds, renewTime: microTime(this.d.clock.now()) },
     };
   }
@@ -168,6 +167,6 @@ export class LeaseController {
       metadata,
       spec: { ...lease.spec, holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.leaseDurationSeconds, renewTime: microTime(this.d.clock.now()) },
     };
-    return this.d.client.update<Lease>(leasesResource, next, { namespace: leaseNamespace, signal });
+    return this.d.client.update<Lease>(leasesResource, next, { namespace: NODE_LEASE_NAMESPACE, signal });
   }
 }

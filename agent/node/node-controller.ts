@@ -9,7 +9,7 @@
  */
 import type { ApiClient } from '../client/api-client';
 import type { Log } from '../platform/logger';
-import type { Clock } from './clock';
+import type { Clock } from '../platform/clock';
 import type { HeartbeatHealth } from './heartbeat-health';
 import type { HeartbeatObserver } from './heartbeat-observer';
 import { HeartbeatPolicy } from './heartbeat-policy';

@@ -1,11 +1,11 @@
 /** The Node object the agent registers (metadata, spec and its first status). */
 import type { KObject } from '../../apiserver/api/types';
+import { HOSTNAME_LABEL } from '../../apiserver/api/well-known';
 import type { Taint } from '../config/types';
 import type { MachineInfo } from '../platform/machine';
 import { initialStatus, type DesiredNodeStatus } from './node-status';
 
 export const archLabel = 'svc.io/arch';
-export const hostnameLabel = 'svc.io/hostname';
 export const osLabel = 'svc.io/os';
 
 export interface NodeIdentity {
@@ -22,7 +22,7 @@ export function nodeLabels(nodeName: string, machine: Pick<MachineInfo, 'archite
   return {
     ...extra,
     [archLabel]: machine.architecture,
-    [hostnameLabel]: nodeName,
+    [HOSTNAME_LABEL]: nodeName,
     [osLabel]: machine.operatingSystem,
   };
 }

@@ -3,7 +3,7 @@
  * the systemd watchdog can tell a stuck agent (a loop blocked forever) from one that is merely
  * failing to reach the API server (which restarting would not cure).
  */
-import type { Clock } from './clock';
+import type { Clock } from '../platform/clock';
 
 export class ProgressTracker {
   private last: number;

@@ -10,7 +10,7 @@ import { isAbort, isAlreadyExists, ClientError } from '../client/client-error';
 import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import { Backoff } from './backoff';
-import type { Clock } from './clock';
+import type { Clock } from '../platform/clock';
 import { newNodeObject, type NodeIdentity } from './node-object';
 import { rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
 import type { ProgressTracker } from './progress';
@@ -57,8 +57,8 @@ export class NodeRegistrar {
         if (signal.aborted || isAbort(e)) return undefined;
         this.d.progress?.mark();
         const retryInMs = backoff.next();
-        const fields = { node, attempt, retryInMs, code: e instanceof ClientError ? e.code : undefined, error: describe(e) };
-        if (e instanceof ClientError && e.code === 0) this.d.log.warn(fields, 'unable to register node: API server unreachable; retrying');
+        const fields = { node, attempt, retryInMs, code: e instanceof ClientError ? e.status : undefined, error: describe(e) };
+        if (e instanceof ClientError && e.status === 0) this.d.log.warn(fields, 'unable to register node: API server unreachable; retrying');
         else this.d.log.error(fields, 'unable to register node with the API server; retrying');
         await this.d.clock.sleep(retryInMs, signal);
       }

@@ -1,5 +1,5 @@
 /**
- * Where nodeInfo.containerRuntimeVersion comes from. cri/runtime-health.ts implements it from
+ * Where nodeInfo.containerRuntimeVersion comes from. cri/runtime-health.ts satisfies it from
  * RuntimeService.Version ("containerd://1.6.x"), and as a ReadinessCheck turns the node NotReady
  * with messages naming the container runtime ("container runtime is down", "container runtime
  * not ready: ...") when Status fails for 30 s or reports a condition false;

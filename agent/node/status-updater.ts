@@ -11,7 +11,7 @@ import type { ApiClient } from '../client/api-client';
 import { isAbort, isNotFound } from '../client/client-error';
 import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
-import type { Clock } from './clock';
+import type { Clock } from '../platform/clock';
 import { changedFields, rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
 import { HeartbeatPolicy, type LoopFailures } from './heartbeat-policy';
 import type { ProgressTracker } from './progress';

@@ -17,9 +17,11 @@ import { createHash } from 'node:crypto';
 import { promises as fsp, constants as fsc } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
+import { ConflictError } from '../errors';
 
-export class LockHeldError extends Error {
+export class LockHeldError extends ConflictError {
   override readonly name = 'LockHeldError';
+  override readonly code = 'SVC_NODE_ERR_LOCK_HELD';
   constructor(
     readonly path: string,
     readonly holderPid: number | undefined,

@@ -8,9 +8,12 @@ import { acquireLockFile, LockHeldError, type FileLock } from './lock-file';
 import type { Log } from './logger';
 import { ensureRootDirLayout, type LayoutResult } from './root-dir';
 import { decideSwap, readSwaps } from './swap';
+import { InternalError } from '../errors';
 
-export class StartupError extends Error {
+/** A start-up failure with a message fit for the operator; main logs it (no stack) and exits 1. */
+export class StartupError extends InternalError {
   override readonly name = 'StartupError';
+  override readonly code = 'SVC_NODE_ERR_STARTUP';
 }
 
 export interface HostPrepared {
@@ -20,8 +23,11 @@ export interface HostPrepared {
   layout: LayoutResult;
 }
 
-/** Runs the start-up checks; rejects with StartupError on a refusal (releasing the lock it took). */
-export async function prepareHost(opts: { cfg: AgentConfig; log: Log; procSwapsPath?: string }): Promise<HostPrepared> {
+/**
+ * Runs the start-up checks; rejects with StartupError on a refusal (releasing the lock it took).
+ * `layoutLog` gets the root-dir layout's lines (default `log`).
+ */
+export async function prepareHost(opts: { cfg: AgentConfig; log: Log; layoutLog?: Log; procSwapsPath?: string }): Promise<HostPrepared> {
   const { cfg, log } = opts;
   let lock: FileLock | undefined;
   if (cfg.flags.lockFile) {
@@ -39,12 +45,13 @@ export async function prepareHost(opts: { cfg: AgentConfig; log: Log; procSwapsP
       swapBehavior: cfg.config.memorySwap.swapBehavior,
     });
     if (!decision.start) throw new StartupError(decision.message);
-    if (decision.note) log.warn({ swapOn: decision.swapOn, behavior: decision.behavior }, decision.note);
+    if (decision.note) log.info({ swapOn: decision.swapOn, behavior: decision.behavior }, decision.note);
     let layout: LayoutResult;
     try {
-      layout = await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log });
+      layout = await ensureRootDirLayout({ rootDir: cfg.flags.rootDir, certDir: cfg.flags.certDir, log: opts.layoutLog ?? log });
     } catch (e) {
-      throw new StartupError(`cannot prepare root directory ${cfg.flags.rootDir}: ${(e as Error).message}`);
+      // A read-only or full /var/lib: one readable line in the journal, not a stack trace.
+      throw new StartupError(`cannot prepare the root directory ${cfg.flags.rootDir}: ${(e as Error).message}`);
     }
     return { lock, swap: { swapOn: decision.swapOn, behavior: decision.behavior }, layout };
   } catch (e) {

@@ -5,7 +5,7 @@
  * first start and at rotations. Reads one JSON request on stdin, writes one JSON answer on stdout.
  */
 import { createPrivateKey, createPublicKey, randomBytes, webcrypto } from 'node:crypto';
-import { x509 } from '../../apiserver/pki/x509';
+import { x509 } from '../../common/x509';
 
 export interface ServingCertRequest {
   nodeName: string;

@@ -15,7 +15,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { DirWatcher } from './dir-watcher';
 import { PluginClient, UPSTREAM_TIMEOUTS, type PluginTimeouts } from './plugin-client';

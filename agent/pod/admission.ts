@@ -16,7 +16,7 @@
  * pod overhead).
  */
 import { containerRequests } from './resources';
-import type { NodeSelectorRequirement, Pod, Toleration } from './pod-types';
+import type { NodeSelectorRequirement, Pod, Toleration } from '../api/core-v1';
 
 /** What admission needs to know about the node. */
 export interface AdmissionNode {

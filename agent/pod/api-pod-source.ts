@@ -9,11 +9,11 @@ import type { ApiClient } from '../client/api-client';
 import { GoneError } from '../client/client-error';
 import { resumingWatch } from '../client/resuming-watch';
 import { Backoff } from '../node/backoff';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
 import type { PodSourceHandler } from './pod-source';
-import { asPod, type Pod } from './pod-types';
+import { asPod, type Pod } from '../api/core-v1';
 
 export interface ApiPodSourceOptions {
   client: ApiClient;

@@ -6,7 +6,7 @@
 import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
 import { secretsResource, type ResourceRef } from '../client/resources';
-import type { ConfigMap, Secret } from './pod-types';
+import type { ConfigMap, Secret } from '../api/core-v1';
 
 export const podsResource: ResourceRef = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
 export const configMapsResource: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -36,7 +36,7 @@ export class ApiConfigObjects implements ConfigObjectGetter {
     try {
       return await this.client.get<T>(r, name, { namespace, timeoutMs: this.timeoutMs, ...(signal ? { signal } : {}) });
     } catch (e) {
-      if (e instanceof ClientError && e.code === 404) return undefined;
+      if (e instanceof ClientError && e.status === 404) return undefined;
       throw e;
     }
   }

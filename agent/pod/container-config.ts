@@ -7,9 +7,9 @@
  */
 import path from 'node:path';
 import type { ContainerAllocation } from '../devices/container-allocation';
-import type { ContainerConfig, KeyValue, LinuxContainerSecurityContext, Mount, NamespaceOption, SecurityProfile } from '../cri/types';
+import type { ContainerConfig, KeyValue, LinuxContainerSecurityContext, Mount, NamespaceOption, SecurityProfile } from '../cri';
 import { expand } from './env';
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
 import { linuxResources } from './resources';
 import { containerAnnotations, containerLabels } from './runtime-labels';
 import { configError } from './sync-errors';

@@ -6,7 +6,7 @@
  * are removed once they hold no containers. Containers and sandboxes of pods the agent no longer
  * knows are the housekeeping's (./housekeeping), not this.
  */
-import type { Container, PodSandbox } from '../cri/types';
+import type { Container, PodSandbox } from '../cri';
 import { CONTAINER_NAME, POD_UID } from './runtime-labels';
 
 export interface GcPlan {

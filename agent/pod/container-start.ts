@@ -12,7 +12,7 @@ import { containerEnv } from './env';
 import { FlowBackoff, goDuration } from './flow-backoff';
 import { latestByName } from './pod-actions';
 import { podDesc, type PodSyncDeps } from './pod-sync-types';
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
 import type { RuntimePod } from './runtime-pod';
 import { ContainerSyncError, Reasons } from './sync-errors';
 

@@ -6,10 +6,10 @@
  * a missing object or key is a CreateContainerConfigError unless the reference is optional.
  * Service link variables (enableServiceLinks) are not produced: svc-node has no service list.
  */
-import type { KeyValue } from '../cri/types';
+import type { KeyValue } from '../cri';
 import { parseQuantity } from '../config/quantity';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
-import type { Container, EnvVar, Pod } from './pod-types';
+import type { Container, EnvVar, Pod } from '../api/core-v1';
 import { containerLimits, containerRequests } from './resources';
 import { configError } from './sync-errors';
 

@@ -4,7 +4,7 @@
  * key has been quiet for twice the cap. Times are the caller's (a container's finishedAt for crash
  * loops, "now" for pulls), the clock only answers "how long ago".
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 
 export const DEFAULT_BACKOFF_MS = 10_000;
 export const MAX_BACKOFF_MS = 300_000;

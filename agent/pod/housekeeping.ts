@@ -10,7 +10,7 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { RuntimeService } from '../cri/runtime-service';
+import type { RuntimeService } from '../cri';
 import { removeContainerLogs } from '../logs/remove-container-logs';
 import type { Log } from '../platform/logger';
 import { planContainerGc } from './container-gc';

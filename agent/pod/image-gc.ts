@@ -6,8 +6,8 @@
  * and pinned images (the runtime's sandbox image) never. Removed images lose their pull record.
  */
 import { statfs } from 'node:fs/promises';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { Clock } from '../node/clock';
+import type { RuntimeService } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import type { PullRecords } from './pull-records';
 

@@ -8,13 +8,11 @@
  * while it lasts the answer is ImagePullBackOff without asking the registry. Pulls are recorded
  * under image_manager (./pull-records) and serialized when serializeImagePulls is set.
  */
-import { isImageId, parseImageRef } from '../cri/image-ref';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { PodSandboxConfig } from '../cri/types';
-import type { Clock } from '../node/clock';
+import { isImageId, parseImageRef, type RuntimeService, type PodSandboxConfig } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { FlowBackoff } from './flow-backoff';
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
 import type { PullRecords } from './pull-records';
 import { ContainerSyncError, Reasons } from './sync-errors';
 

@@ -14,8 +14,9 @@ import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
-import type { Pod } from './pod-types';
-import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './static-pod-source';
+import type { Pod } from '../api/core-v1';
+import { CONFIG_HASH, CONFIG_SOURCE } from './static-pod-source';
+import { MIRROR_POD_ANNOTATION } from '../../apiserver/api/well-known';
 
 export interface MirrorPodsOptions {
   client: ApiClient;
@@ -36,7 +37,7 @@ export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string | undef
   const hash = annotations[CONFIG_HASH] ?? pod.metadata.uid ?? '';
   delete annotations[CONFIG_HASH];
   annotations[CONFIG_SOURCE] = 'file';
-  annotations[CONFIG_MIRROR] = hash;
+  annotations[MIRROR_POD_ANNOTATION] = hash;
   const mirror: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -65,7 +66,7 @@ export class MirrorPods {
     const have = new Map<string, Pod>();
     for (const m of mirrors) {
       const s = wanted.get(key(m));
-      const ok = s !== undefined && m.metadata.annotations?.[CONFIG_MIRROR] === (s.metadata.annotations?.[CONFIG_HASH] ?? s.metadata.uid) && !m.metadata.deletionTimestamp;
+      const ok = s !== undefined && m.metadata.annotations?.[MIRROR_POD_ANNOTATION] === (s.metadata.annotations?.[CONFIG_HASH] ?? s.metadata.uid) && !m.metadata.deletionTimestamp;
       if (ok) {
         have.set(key(m), m);
         continue;
@@ -81,7 +82,7 @@ export class MirrorPods {
         changes++;
       } catch (e) {
         // The old mirror is still terminating, or another writer was first: the next round settles it.
-        if (e instanceof ClientError && e.code === 409) continue;
+        if (e instanceof ClientError && e.status === 409) continue;
         throw e;
       }
     }
@@ -101,7 +102,7 @@ export class MirrorPods {
       await this.o.client.delete(podsResource, name, this.opts(ns, signal));
       this.o.log.info({ pod: `${ns}/${name}` }, 'deleted mirror pod');
     } catch (e) {
-      if (e instanceof ClientError && (e.code === 404 || e.code === 422 || e.code === 409)) return;
+      if (e instanceof ClientError && (e.status === 404 || e.status === 422 || e.status === 409)) return;
       throw e;
     }
   }

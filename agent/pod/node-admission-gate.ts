@@ -7,11 +7,11 @@
 import type { ApiClient } from '../client/api-client';
 import { nodesResource } from '../client/resources';
 import { parseQuantity } from '../config/quantity';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { admitPod, type AdmissionNode } from './admission';
 import { podDesc } from './pod-sync';
-import type { Pod, PodStatus } from './pod-types';
+import type { Pod, PodStatus } from '../api/core-v1';
 
 export interface NodeAdmissionGateOptions {
   client: ApiClient;

@@ -7,7 +7,7 @@
  * syncer).
  */
 import type { RuntimeService } from '../cri';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { Housekeeping } from './housekeeping';
 import { ImageGc, type DiskUsage } from './image-gc';

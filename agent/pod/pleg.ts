@@ -11,9 +11,8 @@
  * to every `periodMs` (upstream 1 s) at once, and a stream that is reopened is followed by a
  * relist, so events missed in between are not lost.
  */
-import { isRuntimeError } from '../cri/errors';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { Clock } from '../node/clock';
+import { isRuntimeError, type RuntimeService } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { MANAGED_BY, MANAGER, POD_UID } from './runtime-labels';
 

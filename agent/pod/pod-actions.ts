@@ -3,7 +3,7 @@
  * computePodActions, podSandboxChanged, findNextInitContainerToRun and ShouldContainerBeRestarted,
  * as a pure function of the spec, the runtime state and the probe results.
  */
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
 import { containerHash } from './runtime-labels';
 import type { RuntimeContainer, RuntimePod } from './runtime-pod';
 

@@ -5,25 +5,15 @@
  * instance from what the runtime holds for the pod.
  */
 import type { RuntimeService } from '../cri';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { latest, previous, type RuntimePod } from './runtime-pod';
+import { LogLocateError } from '../logs/container-log-handler';
 
 /** Where a container's log file is. */
 export interface ContainerLogLocation {
   path: string;
   containerId: string;
   running: boolean;
-}
-
-/** A container's log could not be located; `code` is the HTTP status the log handler answers. */
-export class LogLocateError extends Error {
-  override readonly name = 'LogLocateError';
-  constructor(
-    readonly code: 400 | 404,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** What the runtime holds for a pod (the pod syncer's fetch). Rejects RuntimeError when the runtime cannot be asked. */

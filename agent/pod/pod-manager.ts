@@ -9,8 +9,8 @@
  */
 import path from 'node:path';
 import type { ApiClient } from '../client/api-client';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { Clock } from '../node/clock';
+import type { RuntimeService } from '../cri';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { SeccompResolver } from '../seccomp/resolve';
 import { ApiConfigObjects, type ConfigObjectGetter } from './config-objects';
@@ -23,7 +23,7 @@ import { PodCgroups } from './pod-cgroups';
 import { PodLogLookup, type ContainerLogLocation } from './pod-log-lookup';
 import { PodSources } from './pod-sources';
 import { PodSyncer, type DeviceAllocator } from './pod-sync';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { PodWorker } from './pod-worker';
 import { ProbeManager } from './probe-manager';
 import { DefaultProber, type Prober } from './prober';
@@ -32,6 +32,7 @@ import { ApiPodDeleter, StatusManager, type PodDeleter } from './status-manager'
 import { ApiTokenRequester, TokenManager } from './token-manager';
 import { ApiClaims } from './volume-pvc';
 import { VolumeManager } from './volumes';
+import { LogLocateError } from '../logs/container-log-handler';
 
 export interface PodManagerOptions {
   client: ApiClient;

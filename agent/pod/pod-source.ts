@@ -1,5 +1,5 @@
 /** What pod sources tell the pod manager: full sets after a (re)list or scan, single changes after that. */
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 
 export type SourceName = 'api' | 'file';
 

@@ -6,14 +6,15 @@
  * what runs (workers, admission).
  */
 import type { ApiClient } from '../client/api-client';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { ApiPodSource } from './api-pod-source';
 import { MirrorPods } from './mirror-pods';
 import type { PodSourceHandler, SourceName } from './pod-source';
-import { podKey, type Pod } from './pod-types';
-import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH, CONFIG_MIRROR } from './static-pod-source';
+import { podKey, type Pod } from '../api/core-v1';
+import { isMirrorPod, isStaticPod, StaticPodSource, CONFIG_HASH } from './static-pod-source';
 import type { ApiPodRef } from './status-manager';
+import { MIRROR_POD_ANNOTATION } from '../../apiserver/api/well-known';
 
 /**
  * What the merged sources tell the pod manager. Called synchronously, in the order the changes
@@ -171,7 +172,7 @@ export class PodSources implements PodSourceHandler {
     if (!isStaticPod(pod)) return { ...ref, uid: pod.metadata.uid ?? '' };
     const m = this.mirrors.get(podKey(pod));
     const hash = pod.metadata.annotations?.[CONFIG_HASH] ?? pod.metadata.uid;
-    if (!m || m.metadata.deletionTimestamp || m.metadata.annotations?.[CONFIG_MIRROR] !== hash || !m.metadata.uid) return undefined;
+    if (!m || m.metadata.deletionTimestamp || m.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== hash || !m.metadata.uid) return undefined;
     return { ...ref, uid: m.metadata.uid };
   }
 

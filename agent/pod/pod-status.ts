@@ -6,7 +6,7 @@
  * upstream's reasons and messages, pod and host IPs, and the start time. Pure: every input is a
  * parameter, so the same state always gives the same status.
  */
-import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from './pod-types';
+import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../api/core-v1';
 import { shouldBeRestarted } from './pod-actions';
 import { podQos } from './resources';
 import type { RuntimeContainer, RuntimePod } from './runtime-pod';

@@ -5,13 +5,13 @@
  */
 import type { RuntimeService } from '../cri';
 import type { DeviceRunOptions } from '../devices/container-allocation';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import type { SeccompResolver } from '../seccomp/resolve';
 import type { ConfigObjectGetter } from './config-objects';
 import type { ImageManager } from './image-manager';
 import type { PodCgroups } from './pod-cgroups';
-import type { Pod, PodStatus } from './pod-types';
+import type { Pod, PodStatus } from '../api/core-v1';
 import type { ProbeManager } from './probe-manager';
 import type { VolumeManager } from './volumes';
 

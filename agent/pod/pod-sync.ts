@@ -9,14 +9,13 @@
  * cleanup removes them, the pod's volumes and its cgroup.
  */
 import { performance } from 'node:perf_hooks';
-import { isNotFound, RuntimeError } from '../cri/errors';
-import type { PodSandboxConfig } from '../cri/types';
+import { isNotFound, RuntimeError, type PodSandboxConfig } from '../cri';
 import { DeviceAdmissionError } from '../devices/device-manager';
 import { ContainerStarter } from './container-start';
 import { computePodActions, latestByName, type EphemeralContainer, type PodActions } from './pod-actions';
 import { generatePodStatus } from './pod-status';
 import { gracePeriodSeconds, podDesc, RETRY_MS, type PodSyncDeps, type PodSyncState, type SyncResult } from './pod-sync-types';
-import type { Container, Pod, PodStatus } from './pod-types';
+import type { Container, Pod, PodStatus } from '../api/core-v1';
 import { fetchRuntimePod, type RuntimePod } from './runtime-pod';
 import { buildSandboxConfig } from './sandbox-config';
 import { ContainerSyncError, Reasons } from './sync-errors';

@@ -7,9 +7,9 @@
  * deleted. Failures are retried with a capped back-off; every runtime call has a deadline, so the
  * loop cannot hang.
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { podDesc, type PodSyncer, type PodSyncState } from './pod-sync';
 import { canonicalJson } from './runtime-labels';
 import type { StatusManager } from './status-manager';

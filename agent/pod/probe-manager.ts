@@ -7,9 +7,9 @@
  * calls onChange with the pod's UID so its worker syncs (restart on liveness/startup failure,
  * Ready on readiness).
  */
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import type { Container, Pod, Probe } from './pod-types';
+import type { Container, Pod, Probe } from '../api/core-v1';
 import type { Prober } from './prober';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';

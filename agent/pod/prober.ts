@@ -7,9 +7,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { isRuntimeError } from '../cri/errors';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { Container, Probe } from './pod-types';
+import { isRuntimeError, type RuntimeService } from '../cri';
+import type { Container, Probe } from '../api/core-v1';
 
 export interface ProbeOutcome {
   ok: boolean;

@@ -9,8 +9,8 @@
  * clamp), so Guaranteed containers get 0, below every Burstable and BestEffort container.
  */
 import { parseQuantity } from '../config/quantity';
-import type { LinuxContainerResources } from '../cri/types';
-import type { Container, Pod } from './pod-types';
+import type { LinuxContainerResources } from '../cri';
+import type { Container, Pod } from '../api/core-v1';
 
 export const CPU_PERIOD_US = 100_000;
 const MIN_SHARES = 2;

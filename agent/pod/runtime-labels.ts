@@ -5,8 +5,8 @@
  * pods in the runtime by these labels and nothing else.
  */
 import { createHash } from 'node:crypto';
-import type { StringMap } from '../cri/types';
-import type { Container, Pod } from './pod-types';
+import type { StringMap } from '../cri';
+import type { Container, Pod } from '../api/core-v1';
 
 export const POD_NAME = 'io.kubernetes.pod.name';
 export const POD_NAMESPACE = 'io.kubernetes.pod.namespace';

@@ -4,9 +4,7 @@
  * attempt first per name). Upstream's kubecontainer.PodStatus, read fresh for each sync.
  */
 import { readFile } from 'node:fs/promises';
-import { isNotFound } from '../cri/errors';
-import type { RuntimeService } from '../cri/runtime-service';
-import type { ContainerState, PodSandboxState } from '../cri/types';
+import { isNotFound, type RuntimeService, type ContainerState, type PodSandboxState } from '../cri';
 import { CONTAINER_HASH, CONTAINER_KIND, CONTAINER_NAME, CONTAINER_TERMINATION_MESSAGE_PATH, POD_UID } from './runtime-labels';
 
 export interface RuntimeSandbox {

@@ -6,8 +6,8 @@
  * the sandbox's security context (namespaces, privileged if any container is, seccomp, sysctls).
  */
 import path from 'node:path';
-import type { DnsConfig, PodSandboxConfig, PortMapping, SecurityProfile } from '../cri/types';
-import type { Pod } from './pod-types';
+import type { DnsConfig, PodSandboxConfig, PortMapping, SecurityProfile } from '../cri';
+import type { Pod } from '../api/core-v1';
 import { sandboxAnnotations, sandboxLabels } from './runtime-labels';
 
 export interface SandboxConfigInput {

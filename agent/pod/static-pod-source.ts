@@ -12,15 +12,15 @@ import { createHash } from 'node:crypto';
 import { readdir as fsReaddir, readFile as fsReadFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import type { PodSourceHandler } from './pod-source';
-import type { Pod } from './pod-types';
+import type { Pod } from '../api/core-v1';
 import { canonicalJson } from './runtime-labels';
+import { MIRROR_POD_ANNOTATION } from '../../apiserver/api/well-known';
 
 export const CONFIG_HASH = 'svc.io/config.hash';
 export const CONFIG_SOURCE = 'svc.io/config.source';
-export const CONFIG_MIRROR = 'svc.io/config.mirror';
 
 export interface StaticPodSourceOptions {
   dir: string;
@@ -41,7 +41,7 @@ export function isStaticPod(pod: Pod): boolean {
 
 /** True for mirror pods (API objects that stand for static pods). */
 export function isMirrorPod(pod: Pod): boolean {
-  return pod.metadata.annotations?.[CONFIG_MIRROR] !== undefined;
+  return pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
 }
 
 function defaultContainers(list: unknown): void {

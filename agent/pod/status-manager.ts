@@ -11,10 +11,10 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
-import type { Pod, PodStatus } from './pod-types';
+import type { Pod, PodStatus } from '../api/core-v1';
 
 /** The API object a pod's status goes to. */
 export interface ApiPodRef {
@@ -51,7 +51,7 @@ export class ApiPodDeleter implements PodDeleter {
       if (cur.metadata.uid !== ref.uid) return;
       await this.client.delete(podsResource, ref.name, opts);
     } catch (e) {
-      if (e instanceof ClientError && e.code === 404) return;
+      if (e instanceof ClientError && e.status === 404) return;
       throw e;
     }
   }
@@ -251,8 +251,8 @@ export class StatusManager {
       }
       return 'done';
     } catch (err) {
-      if (err instanceof ClientError && (err.code === 404 || err.code === 422 || err.code === 409)) {
-        if (err.code !== 404) this.o.log.info({ pod: uid, error: err.message }, 'pod status not written: the API object belongs to another pod');
+      if (err instanceof ClientError && (err.status === 404 || err.status === 422 || err.status === 409)) {
+        if (err.status !== 404) this.o.log.info({ pod: uid, error: err.message }, 'pod status not written: the API object belongs to another pod');
         e.written = status;
         return 'gone';
       }

@@ -3,6 +3,7 @@
  * and images/types.go). Pod status shows them as the waiting reason, exactly spelled, because
  * users and tools (kubectl get pods) key on them.
  */
+import { InternalError } from '../errors';
 
 export const Reasons = {
   ContainerCreating: 'ContainerCreating',
@@ -21,8 +22,9 @@ export const Reasons = {
 } as const;
 
 /** A failure to bring one container up, carrying the waiting reason pod status shows. */
-export class ContainerSyncError extends Error {
+export class ContainerSyncError extends InternalError {
   override readonly name = 'ContainerSyncError';
+  override readonly code = 'SVC_NODE_ERR_CONTAINER_SYNC';
   constructor(
     readonly reason: string,
     message: string,

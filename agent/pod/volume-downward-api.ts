@@ -12,7 +12,8 @@
  */
 import { parseQuantity } from '../config/quantity';
 import type { FileToWrite } from './atomic-writer';
-import type { Container, Pod } from './pod-types';
+import type { Container, Pod } from '../api/core-v1';
+import { InvalidArgumentError } from '../errors';
 
 export interface DownwardApiItem {
   path: string;
@@ -29,8 +30,9 @@ export interface NodeAllocatable {
 }
 
 /** A field or resource the downward API does not offer, or a container that does not exist. */
-export class DownwardApiError extends Error {
+export class DownwardApiError extends InvalidArgumentError {
   override readonly name = 'DownwardApiError';
+  override readonly code = 'SVC_NODE_ERR_DOWNWARD_API';
 }
 
 /** Upstream fieldpath.FormatMap: one key="value" line per entry, sorted by key. */

@@ -11,9 +11,10 @@
  */
 import type { FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
-import type { KeyToPath, Pod } from './pod-types';
+import type { KeyToPath, Pod } from '../api/core-v1';
 import { downwardApiFiles, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import type { TokenSpec } from './token-manager';
+import { InvalidArgumentError } from '../errors';
 
 /** Default lifetime of a projected token when the source names none (upstream: 1 h). */
 export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
@@ -42,8 +43,9 @@ export interface ProjectionDeps {
 }
 
 /** A source that cannot be projected; the message is shown in the pod's status. */
-export class ProjectionError extends Error {
+export class ProjectionError extends InvalidArgumentError {
   override readonly name = 'ProjectionError';
+  override readonly code = 'SVC_NODE_ERR_PROJECTION';
 }
 
 /** Selected keys (or all keys) of a secret's or configMap's values as files. */

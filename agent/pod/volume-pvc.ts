@@ -10,6 +10,7 @@ import type { KObject } from '../../apiserver/api/types';
 import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
 import type { ResourceRef } from '../client/resources';
+import { InvalidArgumentError } from '../errors';
 
 export const claimsResource: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true };
 export const volumesResource: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false };
@@ -38,15 +39,16 @@ export class ApiClaims implements ClaimGetter {
     try {
       return await this.client.get(r, name, { ...(namespace ? { namespace } : {}), timeoutMs: this.timeoutMs, ...(signal ? { signal } : {}) });
     } catch (e) {
-      if (e instanceof ClientError && e.code === 404) return undefined;
+      if (e instanceof ClientError && e.status === 404) return undefined;
       throw e;
     }
   }
 }
 
 /** A claim that cannot be used (yet); the message is shown in the pod's status. */
-export class ClaimError extends Error {
+export class ClaimError extends InvalidArgumentError {
   override readonly name = 'ClaimError';
+  override readonly code = 'SVC_NODE_ERR_CLAIM';
 }
 
 export interface ClaimedPath {

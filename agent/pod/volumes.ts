@@ -20,15 +20,17 @@ import { lstat, mkdir, readdir, rm, stat, writeFile, chmod, open } from 'node:fs
 import path from 'node:path';
 import { writeAtomically, type FileToWrite } from './atomic-writer';
 import { configMapValues, secretValues, type ConfigObjectGetter } from './config-objects';
-import type { KeyToPath, Pod, Volume } from './pod-types';
+import type { KeyToPath, Pod, Volume } from '../api/core-v1';
 import type { TokenManager } from './token-manager';
 import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import { keyFiles, projectedFiles, ProjectionError, type ProjectedVolumeSource } from './volume-projected';
 import { ClaimError, resolveClaim, type ClaimGetter } from './volume-pvc';
+import { InternalError } from '../errors';
 
 /** A volume could not be set up; the pod stays ContainerCreating with this message (upstream's FailedMount). */
-export class VolumeError extends Error {
+export class VolumeError extends InternalError {
   override readonly name = 'VolumeError';
+  override readonly code = 'SVC_NODE_ERR_VOLUME';
 }
 
 export const PLUGIN_EMPTY_DIR = 'svc.io~empty-dir';

@@ -3,7 +3,7 @@
  * finished and not in a terminal phase; Get finds any pod a worker runs (active or terminating),
  * as upstream's GetPodByName finds any pod the kubelet knows.
  */
-import type { Pod } from '../pod/pod-types';
+import type { Pod } from '../api/core-v1';
 import type { PodResourcesPod, PodsProvider } from './provider';
 
 /** The part of PodManager this provider reads. */

@@ -2,15 +2,17 @@
  * The pod resources v1 gRPC server on <root-dir>/pod-resources/kubelet.sock (upstream's path and
  * name). Every call passes the token bucket first (100 QPS, burst 10, as upstream), and a refused
  * call answers RESOURCE_EXHAUSTED "rejected by rate limit" (upstream's status and message)
- * without touching the providers, so a flood costs the agent almost nothing. PodNotFoundError
- * becomes NOT_FOUND here; upstream answers such a Get with UNKNOWN (a plain Go error) and we
- * differ on purpose so clients can tell "no such pod" from a failure.
+ * without touching the providers, so a flood costs the agent almost nothing. This is the API's
+ * error edge: what the service throws is answered with its catalogue gRPC code (agent/errors.ts),
+ * so PodNotFoundError becomes NOT_FOUND; upstream answers such a Get with UNKNOWN (a plain Go
+ * error) and we differ on purpose so clients can tell "no such pod" from a failure.
  *
  * The socket is recreated on every start (stale one removed) and removed on close.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { grpcStatusOf } from '../errors';
 import type { Log } from '../platform/logger';
 import { bindUnixSocket } from './bind-socket';
 import { PodNotFoundError, PodResourcesService } from './pod-resources-service';
@@ -48,11 +50,6 @@ export function podResourcesSocketPath(rootDir: string): string {
 }
 
 type Unary = grpc.handleUnaryCall<any, any>;
-
-function toStatus(e: unknown): Partial<grpc.ServiceError> {
-  if (e instanceof PodNotFoundError) return { code: grpc.status.NOT_FOUND, details: e.message };
-  return { code: grpc.status.INTERNAL, details: e instanceof Error ? e.message : String(e) };
-}
 
 export class PodResourcesServer {
   private readonly service: PodResourcesService;
@@ -122,7 +119,7 @@ export class PodResourcesServer {
         res = fn(call.request ?? {});
       } catch (e) {
         if (!(e instanceof PodNotFoundError)) this.o.log.warn({ method: call.getPath(), error: (e as Error).message }, 'pod resources call failed');
-        callback(toStatus(e));
+        callback(grpcStatusOf(e));
         return;
       }
       callback(null, res);

@@ -8,10 +8,12 @@
  */
 import type { DeviceSet, DevicesProvider, PodResourcesPod, PodsProvider } from './provider';
 import type { AllocatableResourcesResponse, ContainerDevices, GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesResponse, PodResources } from './wire-types';
+import { NotFoundError } from '../errors';
 
 /** Get asked for a pod the agent does not run. */
-export class PodNotFoundError extends Error {
+export class PodNotFoundError extends NotFoundError {
   override readonly name = 'PodNotFoundError';
+  override readonly code = 'SVC_NODE_ERR_POD_NOT_FOUND';
   constructor(namespace: string, name: string) {
     // Upstream's wording.
     super(`pod ${name} in namespace ${namespace} not found`);

@@ -11,8 +11,9 @@
  */
 import { readFile as fsReadFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SecurityProfile } from '../cri/types';
+import type { SecurityProfile } from '../cri';
 import { parseSeccompProfile } from './profile-validation';
+import { InvalidArgumentError } from '../errors';
 
 export interface SeccompProfileRef {
   type: string;
@@ -22,8 +23,9 @@ export interface SeccompProfileRef {
 export type ContainerKind = 'container' | 'init' | 'ephemeral';
 
 /** A Localhost profile that cannot be used; the message names the file. Pod status shows it as CreateContainerError. */
-export class SeccompProfileError extends Error {
+export class SeccompProfileError extends InvalidArgumentError {
   override readonly name = 'SeccompProfileError';
+  override readonly code = 'SVC_NODE_ERR_SECCOMP_PROFILE';
   constructor(
     message: string,
     /** Absolute path of the profile, '' when the reference itself is bad. */

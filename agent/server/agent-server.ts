@@ -10,10 +10,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentConfig } from '../config/load';
 import type { ApiClient } from '../client/api-client';
-import type { RuntimeService } from '../cri/runtime-service';
+import type { RuntimeService } from '../cri';
 import { containerLogHandler, CONTAINER_LOGS_PREFIX, type LogLocator } from '../logs/container-log-handler';
-import { ensureServingCert } from '../logs/serving-cert';
-import type { Clock } from '../node/clock';
+import { ensureServingCert } from './serving-cert';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { CheckpointHandler } from '../checkpoint/checkpoint-handler';
 import { CHECKPOINT_PREFIX } from '../checkpoint/checkpoint-request';
@@ -75,12 +75,13 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     observer: d.metrics,
   });
   const health = healthHandler(d.health);
+  // Container logs and health answer their errors in plain text, as upstream's kubelet does.
   const routes: Route[] = [
-    { prefix: CONTAINER_LOGS_PREFIX, handler: containerLogHandler({ locator: d.pods, clock: d.clock }) },
+    { prefix: CONTAINER_LOGS_PREFIX, handler: containerLogHandler({ locator: d.pods, clock: d.clock }), errors: 'text' },
     { prefix: CHECKPOINT_PREFIX, handler: checkpoint.handle },
-    ...HEALTH_PATHS.flatMap((p) => [
-      { prefix: p, handler: health },
-      { prefix: p + '/', handler: health },
+    ...HEALTH_PATHS.flatMap((p): Route[] => [
+      { prefix: p, handler: health, errors: 'text' },
+      { prefix: p + '/', handler: health, errors: 'text' },
     ]),
     { prefix: '/metrics', handler: metricsHandler(d.metrics) },
     { prefix: '/pods', handler: podsHandler(d.pods) },

@@ -10,7 +10,7 @@ import type { ApiClient } from '../client/api-client';
 import type { ResourceRef } from '../client/resources';
 import type { KObject } from '../../apiserver/api/types';
 import type { NodeRequestAttributes } from './request-attributes';
-import { TtlCache } from './ttl-cache';
+import { TtlCache } from '../../common/ttl-cache';
 import { MASTERS_GROUP, type UserInfo } from './user-info';
 
 export const subjectAccessReviewsResource: ResourceRef = {

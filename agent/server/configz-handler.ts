@@ -4,21 +4,18 @@
  * the key is "nodeagentconfig" and the value carries its apiVersion and kind, so it can be saved
  * and loaded as a --config file. It holds paths and settings, no secrets.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../../apiserver/api/errors';
+import type { IncomingMessage } from 'node:http';
 import { encode } from '../config/field-spec';
 import { nodeAgentConfigSchema } from '../config/schema';
 import { configAPIVersion, configKind, type NodeAgentConfiguration } from '../config/types';
-import { replyError, replyJson } from './status-reply';
+import { MethodNotAllowedError } from '../errors';
 
-export function configzHandler(config: NodeAgentConfiguration): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+/** Resolves the JSON body; rejects MethodNotAllowedError for methods other than GET and HEAD. */
+export function configzHandler(config: NodeAgentConfiguration): (req: IncomingMessage) => Promise<unknown> {
   // Computed once: the configuration does not change while the agent runs.
   const body = { nodeagentconfig: { apiVersion: configAPIVersion, kind: configKind, ...(encode(config, nodeAgentConfigSchema) as object) } };
-  return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      replyError(res, new ApiError('MethodNotAllowed', `method ${req.method ?? ''} not allowed; use GET`, undefined, 405));
-      return;
-    }
-    replyJson(res, 200, body);
+  return async (req) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`);
+    return body;
   };
 }

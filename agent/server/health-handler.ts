@@ -7,6 +7,7 @@
  * with "[-]name failed: reason" lines (500); ?verbose lists every check; /healthz/<check> runs one.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MethodNotAllowedError, NotFoundError } from '../errors';
 
 /** One named health check. */
 export interface HealthCheck {
@@ -37,21 +38,19 @@ async function run(c: HealthCheck): Promise<string | undefined> {
 
 export const HEALTH_PATHS = ['/healthz', '/livez', '/readyz'] as const;
 
-/** The handler for the three endpoints (routes /healthz, /healthz/, /livez, ... all point at it). */
+/**
+ * The handler for the three endpoints (routes /healthz, /healthz/, /livez, ... all point at it).
+ * Rejects MethodNotAllowedError and NotFoundError (an unknown check), which its routes answer in
+ * plain text.
+ */
 export function healthHandler(o: HealthHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      reply(res, 405, `method ${req.method ?? ''} not allowed\n`);
-      return;
-    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed`);
     const url = new URL(req.url ?? '/', 'https://node.invalid');
     const [, endpoint, only] = url.pathname.split('/');
     const all = endpoint === 'readyz' ? [...o.live, ...o.ready] : [...o.live];
     const checks = only ? all.filter((c) => c.name === only) : all;
-    if (only && checks.length === 0) {
-      reply(res, 404, `no such health check: ${only}\n`);
-      return;
-    }
+    if (only && checks.length === 0) throw new NotFoundError(`no such health check: ${only}`);
     const results = await Promise.all(checks.map(async (c) => ({ name: c.name, why: await run(c) })));
     const failed = results.filter((r) => r.why !== undefined);
     const verbose = url.searchParams.has('verbose');

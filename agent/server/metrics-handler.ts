@@ -1,7 +1,6 @@
 /** GET /metrics: the agent's metrics in the Prometheus text format (prom-client). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../../apiserver/api/errors';
-import { replyError } from './status-reply';
+import { MethodNotAllowedError } from '../errors';
 
 /** Renders the metrics. */
 export interface MetricsSource {
@@ -11,10 +10,7 @@ export interface MetricsSource {
 
 export function metricsHandler(m: MetricsSource): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      replyError(res, new ApiError('MethodNotAllowed', `method ${req.method ?? ''} not allowed; use GET`, undefined, 405));
-      return;
-    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`);
     const { body, contentType } = await m.text();
     res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
     res.end(body);

@@ -3,25 +3,46 @@
  * certificate, client certificates requested (and checked by the authenticator, not the TLS layer,
  * so token and anonymous callers can connect), every request authenticated (401 Status on failure)
  * and authorized for nodes/<sub-resource> (403 Status on denial) before it is routed by path
- * prefix to a handler; unknown paths are 404.
+ * prefix to a handler; unknown paths are 404. It is the agent's one HTTP error edge: handlers
+ * throw, and answer() turns what they throw into the reply (status-reply.ts).
  */
 import { createServer, type Server } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../../apiserver/api/errors';
+import { AgentError, ForbiddenError, InternalError, InvalidArgumentError, NotFoundError, UnauthorizedError } from '../errors';
 import type { Log } from '../platform/logger';
 import { pathLabel, type RequestObserver } from '../metrics/agent-metrics';
 import type { Authenticator } from './authenticator';
 import type { Authorizer } from './authorizer';
 import { requestAttributes } from './request-attributes';
-import { replyError } from './status-reply';
+import { replyError, replyJson, type ErrorBody } from './status-reply';
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/**
+ * Serves one request: resolves a JSON body (answered 200) or undefined when it wrote the answer
+ * itself (streams, text); fails by throwing, an AgentError for answers such as 404 or 405.
+ */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
 
 export interface Route {
   /** Path prefix with its trailing slash ("/checkpoint/"), or an exact path without one. */
   prefix: string;
   handler: RequestHandler;
+  /** How errors are answered (default a Status body). */
+  errors?: ErrorBody;
+}
+
+/**
+ * Runs a handler and answers what it resolves or throws (the error edge). A throw that is not an
+ * AgentError is a bug and is logged. Never rejects.
+ */
+export async function answer(handler: RequestHandler, req: IncomingMessage, res: ServerResponse, o: { errors?: ErrorBody; log?: Log; path?: string } = {}): Promise<void> {
+  try {
+    const body = await handler(req, res);
+    if (body !== undefined && !res.headersSent) replyJson(res, 200, body);
+  } catch (e) {
+    if (!(e instanceof AgentError)) o.log?.warn({ path: o.path ?? req.url, error: (e as Error).message }, 'request failed');
+    replyError(res, e, o.errors);
+  }
 }
 
 export interface NodeServerOptions {
@@ -85,13 +106,13 @@ export class NodeServer {
     try {
       path = new URL(req.url ?? '/', 'https://node.invalid').pathname;
     } catch {
-      replyError(res, new ApiError('BadRequest', 'malformed request URL'));
+      replyError(res, new InvalidArgumentError('malformed request URL'));
       return;
     }
     const authn = await this.o.authenticator.authenticate(req);
     if (!authn.ok) {
       this.o.log.info({ path, reason: authn.reason }, 'unauthenticated request refused');
-      replyError(res, new ApiError('Unauthorized', 'Unauthorized'));
+      replyError(res, new UnauthorizedError('Unauthorized'));
       return;
     }
     const user = authn.user;
@@ -102,25 +123,20 @@ export class NodeServer {
       if (!d.allowed) {
         this.o.log.info({ user: user.username, groups: user.groups, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'request forbidden');
         // Upstream's kubelet message, so operators see which permission is missing.
-        replyError(res, new ApiError('Forbidden', `Forbidden (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
+        replyError(res, new ForbiddenError(`Forbidden (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
         return;
       }
     } catch (e) {
       this.o.log.warn({ user: user.username, error: (e as Error).message }, 'authorization failed');
-      replyError(res, new ApiError('InternalError', `Authorization error (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
+      replyError(res, new InternalError(`Authorization error (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
       return;
     }
     const route = this.o.routes.find((r) => matches(path, r.prefix));
     if (!route) {
-      replyError(res, new ApiError('NotFound', `the server could not find the requested resource (${path})`));
+      replyError(res, new NotFoundError(`the server could not find the requested resource (${path})`));
       return;
     }
-    try {
-      await route.handler(req, res);
-    } catch (e) {
-      this.o.log.warn({ path, error: (e as Error).message }, 'request failed');
-      replyError(res, new ApiError('InternalError', `Internal error occurred: ${(e as Error).message}`));
-    }
+    await answer(route.handler, req, res, { log: this.o.log, path, ...(route.errors ? { errors: route.errors } : {}) });
   }
 
   /** Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. */

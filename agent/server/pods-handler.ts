@@ -2,10 +2,9 @@
  * GET /pods: the pods the agent runs (or is terminating) as a v1 PodList, each with the status the
  * agent last computed, as upstream's kubelet /pods endpoint answers.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../../apiserver/api/errors';
-import type { Pod } from '../pod/pod-types';
-import { replyError, replyJson } from './status-reply';
+import type { IncomingMessage } from 'node:http';
+import type { Pod } from '../api/core-v1';
+import { MethodNotAllowedError } from '../errors';
 
 /** The pods the agent runs. */
 export interface PodLister {
@@ -13,12 +12,10 @@ export interface PodLister {
   runningPods(): Pod[];
 }
 
-export function podsHandler(pods: PodLister): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return async (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      replyError(res, new ApiError('MethodNotAllowed', `method ${req.method ?? ''} not allowed; use GET`, undefined, 405));
-      return;
-    }
-    replyJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods.runningPods() });
+/** Resolves the PodList; rejects MethodNotAllowedError for methods other than GET and HEAD. */
+export function podsHandler(pods: PodLister): (req: IncomingMessage) => Promise<unknown> {
+  return async (req) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`);
+    return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods.runningPods() };
   };
 }

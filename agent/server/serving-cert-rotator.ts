@@ -12,9 +12,9 @@
  * serverTLSBootstrap is not offered and rotation is self-signed.
  */
 import { stat } from 'node:fs/promises';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import { certValidity, ensureServingCert, rotationDeadline, type ServingCert, type ServingCertOptions } from '../logs/serving-cert';
+import { certValidity, ensureServingCert, rotationDeadline, type ServingCert, type ServingCertOptions } from './serving-cert';
 
 /** setTimeout cannot wait more than 2^31-1 ms; a re-check every hour is cheap. */
 const maxSleepMs = 3_600_000;

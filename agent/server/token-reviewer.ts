@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ApiClient } from '../client/api-client';
 import type { ResourceRef } from '../client/resources';
 import type { KObject } from '../../apiserver/api/types';
-import { TtlCache } from './ttl-cache';
+import { TtlCache } from '../../common/ttl-cache';
 import type { UserInfo } from './user-info';
 
 export const tokenReviewsResource: ResourceRef = {

@@ -10,7 +10,7 @@ import type { HttpApiClient } from '../client/http-api-client';
 import type { AgentConfig } from '../config/load';
 import type { RuntimeService } from '../cri';
 import type { AgentMetrics } from '../metrics/agent-metrics';
-import type { Clock } from '../node/clock';
+import type { Clock } from '../platform/clock';
 import type { HeartbeatHealth } from '../node/heartbeat-health';
 
 /** Per-request deadline; short so one stuck call cannot eat a heartbeat interval. */

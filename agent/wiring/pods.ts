@@ -3,14 +3,14 @@
  * resources API over it and the device manager, and the plugin registry that brings device
  * plugins announced in plugins_registry/ to the device manager.
  */
-import { pluginRegistryRegistrar, podResourcesDevices } from '../devices/consumer-adapters';
+import { pluginRegistryRegistrar } from '../devices/consumer-adapters';
 import type { DeviceManager } from '../devices/device-manager';
 import type { RuntimeService } from '../cri';
 import type { MachineInfo } from '../platform/machine';
 import { StartupError } from '../platform/startup-checks';
 import { PluginRegistry, pluginRegistryDir } from '../pluginregistry';
 import { PodManager } from '../pod/pod-manager';
-import { PodManagerPods, PodResourcesServer, podResourcesSocketPath } from '../podresources';
+import { PodManagerPods, PodResourcesServer, podResourcesDevices, podResourcesSocketPath } from '../podresources';
 import type { HttpApiClient } from '../client/http-api-client';
 import { abortPromise, type AgentContext } from './context';
 

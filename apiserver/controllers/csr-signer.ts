@@ -5,7 +5,7 @@ import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { NODE_USER_PREFIX, NODES_GROUP } from '../api/well-known';
 import { signPublicKey, type KeyPairPem } from '../pki/certs';
-import { x509 } from '../pki/x509';
+import { x509 } from '../../common/x509';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';

@@ -1,5 +1,5 @@
 import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
-import { x509 } from './x509';
+import { x509 } from '../../common/x509';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;

@@ -3,7 +3,7 @@
  * Time moves only in advance(), which wakes due sleeps in time order (ties in request order) and
  * lets each continuation run before the next; nothing depends on real timers.
  */
-import type { Clock } from '../../agent/node/clock';
+import type { Clock } from '../../agent/platform/clock';
 
 interface Sleeper {
   at: number;

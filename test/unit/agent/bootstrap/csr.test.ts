@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { x509 } from '../../../../apiserver/pki/x509';
+import { x509 } from '../../../../common/x509';
 import { csrObject, generateClientKey, kubeletClientSigner, nodeCertificateRequest } from '../../../../agent/bootstrap/csr';
 
 test('keys are ECDSA P-256 in SEC1 PEM', (t) => {

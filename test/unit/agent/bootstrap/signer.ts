@@ -1,6 +1,6 @@
 /** Test helper: plays the CSR signer with a real CA, so issued certificates match the agent's keys. */
 import { signPublicKey, type KeyPairPem } from '../../../../apiserver/pki/certs';
-import { x509 } from '../../../../apiserver/pki/x509';
+import { x509 } from '../../../../common/x509';
 import type { KObject } from '../../../../apiserver/api/types';
 
 /** Signs the PKCS#10 request inside a CertificateSigningRequest object; returns the certificate PEM. */

@@ -8,6 +8,8 @@ import { CheckpointHandler, type CheckpointHandlerOptions } from '../../../../ag
 import { ContainerNotFoundError, locatorFromLogs, type ContainerLocator } from '../../../../agent/checkpoint/container-locator';
 import { RuntimeError } from '../../../../agent/cri/errors';
 import type { Log } from '../../../../agent/platform/logger';
+import { answer } from '../../../../agent/server/node-server';
+import { LogLocateError } from '../../../../agent/logs/container-log-handler';
 import { tarOf } from './tar-fixture';
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -48,7 +50,8 @@ async function setup(t: { teardown(f: () => void): void }, write: Writer, over: 
     log: quiet,
     ...over,
   });
-  const server: Server = createServer((req, res) => void h.handle(req, res));
+  // Behind the agent server's error edge, which answers what the handler throws.
+  const server: Server = createServer((req, res) => void answer(h.handle, req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => {
     server.close();
@@ -179,9 +182,7 @@ test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not 
   const l = locatorFromLogs({
     async containerLog(ns, pod, c) {
       if (pod === 'web') return { path: '/x', containerId: 'cid', running: true };
-      const e = new Error(`container "${c}" in pod "${pod}" is waiting to start`) as Error & { code: number };
-      e.code = pod === 'waiting' ? 400 : 404;
-      throw e;
+      throw new LogLocateError(pod === 'waiting' ? 400 : 404, `container "${c}" in pod "${pod}" is waiting to start`);
     },
   });
   t.is(await l.containerId('default', 'web', 'app'), 'cid');

@@ -14,7 +14,7 @@ function code(f: () => unknown): number | undefined {
   try {
     f();
   } catch (e) {
-    if (e instanceof CheckpointRequestError) return e.code;
+    if (e instanceof CheckpointRequestError) return e.httpStatus;
     throw e;
   }
   return undefined;
@@ -32,7 +32,7 @@ test('path traversal, NUL, slashes and over-long names are 400; wrong shapes 404
 test('timeouts: negative, non-integer, huge are 400 with a message naming the parameter', (t) => {
   for (const v of ['-1', '1.5', 'abc', '1e3', String(MAX_TIMEOUT_SECONDS + 1), '99999999999999999999999']) {
     const e = t.throws(() => parseTimeout(v), { instanceOf: CheckpointRequestError });
-    t.is(e?.code, 400);
+    t.is(e?.httpStatus, 400);
     t.regex(e?.message ?? '', /timeout/);
   }
   t.is(parseTimeout(String(MAX_TIMEOUT_SECONDS)), MAX_TIMEOUT_SECONDS);

@@ -4,7 +4,7 @@ import { ClientError, GoneError, errorFromStatus, isAlreadyExists, isConflict, i
 test('a Status body gives reason, message and details', (t) => {
   const e = errorFromStatus(404, { kind: 'Status', status: 'Failure', reason: 'NotFound', message: 'nodes "x" not found', code: 404, details: { name: 'x', kind: 'nodes' } });
   t.true(e instanceof ClientError);
-  t.is(e.code, 404);
+  t.is(e.status, 404);
   t.is(e.reason, 'NotFound');
   t.is(e.message, 'nodes "x" not found');
   t.is(e.details?.name, 'x');
@@ -33,7 +33,7 @@ test('410 (Expired or Gone) is a GoneError; a bare code still gets upstream reas
 
 test('transport failures have code 0 and say what failed', (t) => {
   const refused = transportError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'GET /api/v1/nodes/a');
-  t.is(refused.code, 0);
+  t.is(refused.status, 0);
   t.is(refused.reason, 'ConnectionFailed');
   t.regex(refused.message, /^GET \/api\/v1\/nodes\/a: connect ECONNREFUSED/);
   t.true(refused.retriable);

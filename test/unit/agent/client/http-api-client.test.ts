@@ -121,12 +121,12 @@ test('error answers become ClientError with the Status reason and message', asyn
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem });
   try {
     const nf = await t.throwsAsync(c.get(nodesResource, 'missing'), { instanceOf: ClientError });
-    t.is(nf!.code, 404);
+    t.is(nf!.status, 404);
     t.is(nf!.reason, 'NotFound');
     t.is(nf!.message, 'nodes "missing" not found');
     await t.throwsAsync(c.get(nodesResource, 'gone'), { instanceOf: GoneError });
     const bad = await t.throwsAsync(c.get(nodesResource, 'x'), { instanceOf: ClientError });
-    t.is(bad!.code, 502);
+    t.is(bad!.status, 502);
     t.is(bad!.message, 'bad gateway');
   } finally {
     await c.close();
@@ -138,7 +138,7 @@ test('an unreachable server and a silent one fail fast with code 0', async (t) =
   const port = await freePort();
   const refused = new HttpApiClient({ server: `https://127.0.0.1:${port}`, caPem: ca.certPem });
   const e = await t.throwsAsync(refused.get(nodesResource, 'a'), { instanceOf: ClientError });
-  t.is(e!.code, 0);
+  t.is(e!.status, 0);
   t.is(e!.reason, 'ConnectionFailed');
   t.regex(e!.message, /ECONNREFUSED/);
   await refused.close();
@@ -147,7 +147,7 @@ test('an unreachable server and a silent one fail fast with code 0', async (t) =
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { timeoutMs: 300 });
   try {
     const te = await t.throwsAsync(c.get(nodesResource, 'a'), { instanceOf: ClientError });
-    t.is(te!.code, 0);
+    t.is(te!.status, 0);
     t.is(te!.reason, 'Timeout');
   } finally {
     await c.close();
@@ -181,7 +181,7 @@ test('redial drops a hung connection so the next request gets through', async (t
     hang = false;
     await c.redial();
     const e = await t.throwsAsync(stuck, { instanceOf: ClientError });
-    t.is(e!.code, 0);
+    t.is(e!.status, 0);
     t.is((await c.get(nodesResource, 'a')).metadata.name, 'ok');
   } finally {
     await c.close();
@@ -324,7 +324,7 @@ test('a watch whose answer does not come in time fails with Timeout', async (t) 
       })(),
       { instanceOf: ClientError },
     );
-    t.is(e!.code, 0);
+    t.is(e!.status, 0);
     t.is(e!.reason, 'Timeout');
   } finally {
     await c.close();

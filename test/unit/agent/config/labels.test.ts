@@ -26,3 +26,8 @@ test('refuses labels the control plane reserves in the svc.io namespace', (t) =>
   t.is(p.length, 1);
   t.regex(p[0]!, /^unknown 'svc.io' labels specified: \[node-role.svc.io\/master svc.io\/custom\]/);
 });
+
+test('the allow-list is the API server\'s NodeRestriction one: kubelet.svc.io labels are the node\'s (upstream kubelet.kubernetes.io)', (t) => {
+  t.deepEqual(checkNodeLabels({ 'kubelet.svc.io/role': 'edge', 'svc-node.svc.io/x': 'y' }), []);
+  t.regex(checkNodeLabels({ 'node-restriction.svc.io/x': 'y' })[0]!, /must begin with an allowed prefix \(kubelet\.svc\.io, svc-node\.svc\.io, node\.svc\.io\)/);
+});

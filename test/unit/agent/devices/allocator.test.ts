@@ -3,7 +3,7 @@ import test from 'ava';
 import { Allocator, DeviceAdmissionError, type AllocatorPlugins } from '../../../../agent/devices/allocator';
 import type { PluginView } from '../../../../agent/devices/plugin-endpoints';
 import type { RuntimeService } from '../../../../agent/cri';
-import type { Container, Pod } from '../../../../agent/pod/pod-types';
+import type { Container, Pod } from '../../../../agent/api/core-v1';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakePlugin } from './fake-plugin';
 

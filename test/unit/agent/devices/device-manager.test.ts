@@ -5,7 +5,7 @@ import path from 'node:path';
 import test from 'ava';
 import { CHECKPOINT_FILE, readCheckpoint } from '../../../../agent/devices/checkpoint';
 import { DeviceAdmissionError, DeviceManager, RegistrationError } from '../../../../agent/devices/device-manager';
-import type { Container, Pod } from '../../../../agent/pod/pod-types';
+import type { Container, Pod } from '../../../../agent/api/core-v1';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakePlugin } from './fake-plugin';

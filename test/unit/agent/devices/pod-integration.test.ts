@@ -6,7 +6,7 @@
 import path from 'node:path';
 import test from 'ava';
 import { DeviceManager } from '../../../../agent/devices/device-manager';
-import type { Container } from '../../../../agent/pod/pod-types';
+import type { Container } from '../../../../agent/api/core-v1';
 import { BUSYBOX, isRunningReady, startHarness } from '../pod/harness';
 import { FakePlugin } from './fake-plugin';
 

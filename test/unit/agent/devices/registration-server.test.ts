@@ -9,9 +9,9 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import test from 'ava';
 import { DeviceAdmissionError, DeviceManager } from '../../../../agent/devices/device-manager';
-import { realClock } from '../../../../agent/node/clock';
+import { realClock } from '../../../../agent/platform/clock';
 import { RegistrationServer } from '../../../../agent/devices/registration-server';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { SamplePlugin, type SamplePluginConfig } from '../../../fixtures/device-plugin/sample-plugin';
 import { MemLog } from '../node/fakes/mem-log';
 

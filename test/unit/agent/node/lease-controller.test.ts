@@ -1,11 +1,12 @@
 import test from 'ava';
 import { leasesResource } from '../../../../agent/client/resources';
 import { HeartbeatPolicy } from '../../../../agent/node/heartbeat-policy';
-import { LeaseController, leaseNamespace, type Lease } from '../../../../agent/node/lease-controller';
+import { LeaseController, type Lease } from '../../../../agent/node/lease-controller';
 import { ProgressTracker } from '../../../../agent/node/progress';
 import { FakeApiClient } from './fakes/fake-api-client';
 import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from './fakes/mem-log';
+import { NODE_LEASE_NAMESPACE as leaseNamespace } from '../../../../apiserver/api/well-known';
 
 function setup(o: { uid?: string; random?: () => number } = {}) {
   const client = new FakeApiClient();

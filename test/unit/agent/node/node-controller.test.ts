@@ -2,12 +2,13 @@
 import test from 'ava';
 import { leasesResource, nodesResource } from '../../../../agent/client/resources';
 import { HeartbeatHealth } from '../../../../agent/node/heartbeat-health';
-import { leaseNamespace, type Lease } from '../../../../agent/node/lease-controller';
+import { type Lease } from '../../../../agent/node/lease-controller';
 import { NodeController } from '../../../../agent/node/node-controller';
 import { FakeApiClient } from './fakes/fake-api-client';
 import { FakeClock } from '../../../helpers/fake-clock';
 import { identity, testStatus } from './fakes/fixtures';
 import { MemLog } from './fakes/mem-log';
+import { NODE_LEASE_NAMESPACE as leaseNamespace } from '../../../../apiserver/api/well-known';
 
 function setup(o: { registerNode?: boolean } = {}) {
   const client = new FakeApiClient();

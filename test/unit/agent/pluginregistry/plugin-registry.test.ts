@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { realClock } from '../../../../agent/node/clock';
+import { realClock } from '../../../../agent/platform/clock';
 import { PluginRegistry } from '../../../../agent/pluginregistry/plugin-registry';
 import { FakeRegistrationPlugin, makeStaleSocket, RecordingRegistrar, type RegistrarCall } from '../../../helpers/device-doubles';
 import { MemLog } from '../node/fakes/mem-log';

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { nodesResource } from '../../../../agent/client/resources';
 import { admitPod, type AdmissionNode } from '../../../../agent/pod/admission';
-import type { Container, Pod, PodSpec } from '../../../../agent/pod/pod-types';
+import type { Container, Pod, PodSpec } from '../../../../agent/api/core-v1';
 import { BUSYBOX, isRunningReady, NODE, startHarness } from './harness';
 
 const node: AdmissionNode = {

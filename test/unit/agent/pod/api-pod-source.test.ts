@@ -4,7 +4,7 @@ import { ClientError, GoneError } from '../../../../agent/client/client-error';
 import { ApiPodSource } from '../../../../agent/pod/api-pod-source';
 import { podsResource } from '../../../../agent/pod/config-objects';
 import type { PodSourceHandler, SourceName } from '../../../../agent/pod/pod-source';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';

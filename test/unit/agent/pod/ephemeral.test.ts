@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { podsResource } from '../../../../agent/pod/config-objects';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { BUSYBOX, isRunningReady, startHarness } from './harness';
 
 test('an ephemeral container is started once next to the running app, shares the target PID namespace, and is not restarted after it exits', async (t) => {

@@ -12,7 +12,7 @@ import type { CallOptions } from '../../../../agent/cri/runtime-service';
 import type { AuthConfig, ContainerConfig, ContainerStatus as CriContainerStatus, ImageSpec, PodSandboxConfig } from '../../../../agent/cri/types';
 import { podsResource, configMapsResource } from '../../../../agent/pod/config-objects';
 import { PodManager, type PodManagerOptions } from '../../../../agent/pod/pod-manager';
-import type { Container, Pod, PodSpec, PodStatus } from '../../../../agent/pod/pod-types';
+import type { Container, Pod, PodSpec, PodStatus } from '../../../../agent/api/core-v1';
 import { secretsResource } from '../../../../agent/client/resources';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { FakeClock, flush } from '../../../helpers/fake-clock';

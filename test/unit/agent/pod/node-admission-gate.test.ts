@@ -2,7 +2,7 @@
 import test from 'ava';
 import { nodesResource } from '../../../../agent/client/resources';
 import { NodeAdmissionGate } from '../../../../agent/pod/node-admission-gate';
-import type { Pod, PodStatus } from '../../../../agent/pod/pod-types';
+import type { Pod, PodStatus } from '../../../../agent/api/core-v1';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';

@@ -1,7 +1,7 @@
 /** computePodActions: upstream's decisions about sandboxes, init containers, restarts and kills. */
 import test from 'ava';
 import { computePodActions, nextInitContainer, type ProbeVerdicts } from '../../../../agent/pod/pod-actions';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { containerHash } from '../../../../agent/pod/runtime-labels';
 import type { RuntimeContainer, RuntimePod, RuntimeSandbox } from '../../../../agent/pod/runtime-pod';
 

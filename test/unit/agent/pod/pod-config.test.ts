@@ -7,7 +7,7 @@ import { writeAtomically } from '../../../../agent/pod/atomic-writer';
 import { buildContainerConfig, DEFAULT_MASKED_PATHS } from '../../../../agent/pod/container-config';
 import { expand } from '../../../../agent/pod/env';
 import { FlowBackoff, goDuration } from '../../../../agent/pod/flow-backoff';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 import { linuxResources, oomScoreAdj, podQos } from '../../../../agent/pod/resources';
 import { buildSandboxConfig, podHostname } from '../../../../agent/pod/sandbox-config';
 import { FakeClock } from '../../../helpers/fake-clock';

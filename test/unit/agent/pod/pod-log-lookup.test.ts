@@ -1,8 +1,9 @@
 /** Finding a container's log file: the pod, the container name, the current or previous instance, upstream's 400/404 answers. */
 import test from 'ava';
 import type { RuntimeService } from '../../../../agent/cri';
-import { LogLocateError, PodLogLookup } from '../../../../agent/pod/pod-log-lookup';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import { LogLocateError } from '../../../../agent/logs/container-log-handler';
+import { PodLogLookup } from '../../../../agent/pod/pod-log-lookup';
+import type { Pod } from '../../../../agent/api/core-v1';
 import type { RuntimeContainer, RuntimePod } from '../../../../agent/pod/runtime-pod';
 
 const web: Pod = {
@@ -62,7 +63,7 @@ async function code(p: Promise<unknown>): Promise<[number, string]> {
     (x: unknown) => x,
   );
   if (!(e instanceof LogLocateError)) throw new Error(`expected LogLocateError, got ${String(e)}`);
-  return [e.code, e.message];
+  return [e.httpStatus, e.message];
 }
 
 test('the newest instance, or the one before with previous; init containers by their kind', async (t) => {

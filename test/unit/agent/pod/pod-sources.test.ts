@@ -2,11 +2,12 @@
 import test from 'ava';
 import { podsResource } from '../../../../agent/pod/config-objects';
 import { PodSources } from '../../../../agent/pod/pod-sources';
-import type { Pod } from '../../../../agent/pod/pod-types';
-import { CONFIG_HASH, CONFIG_MIRROR, staticPodFromManifest } from '../../../../agent/pod/static-pod-source';
+import type { Pod } from '../../../../agent/api/core-v1';
+import { CONFIG_HASH, staticPodFromManifest } from '../../../../agent/pod/static-pod-source';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
+import { MIRROR_POD_ANNOTATION } from '../../../../apiserver/api/well-known';
 
 const NODE = 'node-1';
 
@@ -17,7 +18,7 @@ function apiPod(name: string, o: { phase?: string; created?: string; mirrorOf?: 
       namespace: 'default',
       uid: o.uid ?? `uid-${name}`,
       ...(o.created ? { creationTimestamp: o.created } : {}),
-      ...(o.mirrorOf !== undefined ? { annotations: { [CONFIG_MIRROR]: o.mirrorOf } } : {}),
+      ...(o.mirrorOf !== undefined ? { annotations: { [MIRROR_POD_ANNOTATION]: o.mirrorOf } } : {}),
     },
     spec: { nodeName: NODE, containers: [{ name: 'c', image: 'busybox' }] },
     ...(o.phase ? { status: { phase: o.phase } } : {}),

@@ -1,7 +1,7 @@
 /** Pod phase and conditions from container states, as upstream's getPhase and condition generators. */
 import test from 'ava';
 import { generatePodStatus, podPhase, rfc3339 } from '../../../../agent/pod/pod-status';
-import type { ContainerStatus, Pod } from '../../../../agent/pod/pod-types';
+import type { ContainerStatus, Pod } from '../../../../agent/api/core-v1';
 import type { RuntimeContainer, RuntimePod } from '../../../../agent/pod/runtime-pod';
 
 const running: ContainerStatus = { name: 'a', state: { running: {} }, lastState: {}, ready: true, restartCount: 0, image: '', imageID: '' };

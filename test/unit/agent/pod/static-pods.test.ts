@@ -6,8 +6,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { podsResource } from '../../../../agent/pod/config-objects';
-import type { Pod } from '../../../../agent/pod/pod-types';
-import { CONFIG_HASH, CONFIG_MIRROR, isMirrorPod, staticPodFromManifest } from '../../../../agent/pod/static-pod-source';
+import type { Pod } from '../../../../agent/api/core-v1';
+import { CONFIG_HASH, isMirrorPod, staticPodFromManifest } from '../../../../agent/pod/static-pod-source';
+import { MIRROR_POD_ANNOTATION as CONFIG_MIRROR } from '../../../../apiserver/api/well-known';
 import { BUSYBOX, isRunningReady, NODE, startHarness } from './harness';
 
 const manifest = (image: string) => `apiVersion: v1

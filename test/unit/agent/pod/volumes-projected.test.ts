@@ -8,7 +8,7 @@ import path from 'node:path';
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import type { ConfigObjectGetter } from '../../../../agent/pod/config-objects';
-import type { ConfigMap, Pod, Secret } from '../../../../agent/pod/pod-types';
+import type { ConfigMap, Pod, Secret } from '../../../../agent/api/core-v1';
 import { TokenManager, type IssuedToken, type TokenRequester, type TokenSpec } from '../../../../agent/pod/token-manager';
 import type { ClaimGetter } from '../../../../agent/pod/volume-pvc';
 import { VolumeError, VolumeManager } from '../../../../agent/pod/volumes';

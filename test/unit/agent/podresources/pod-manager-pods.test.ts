@@ -1,6 +1,6 @@
 import test from 'ava';
 import { PodManagerPods, resourceContainers } from '../../../../agent/podresources/pod-manager-pods';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import type { Pod } from '../../../../agent/api/core-v1';
 
 function pod(name: string, extra: Partial<Pod['spec']> = {}, namespace?: string): Pod {
   return { metadata: { name, uid: `uid-${name}`, ...(namespace ? { namespace } : {}) }, spec: { containers: [{ name: 'a' }, { name: 'b' }], ...extra } } as Pod;

@@ -2,8 +2,9 @@ import test from 'ava';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadAgentConfig } from '../../../../agent/config/load';
 import { configzHandler } from '../../../../agent/server/configz-handler';
+import { answer } from '../../../../agent/server/node-server';
 
-/** Runs the handler on a fake request; the status and the JSON it answered. */
+/** Runs the handler on a fake request behind the server's edge; the status and the JSON answered. */
 async function call(h: ReturnType<typeof configzHandler>, method: string): Promise<{ status: number; body: Record<string, any> }> {
   let status = 0;
   let text = '';
@@ -17,7 +18,7 @@ async function call(h: ReturnType<typeof configzHandler>, method: string): Promi
       text += b ?? '';
     },
   } as unknown as ServerResponse;
-  await h({ method, headers: {} } as IncomingMessage, res);
+  await answer(h, { method, headers: {} } as IncomingMessage, res);
   return { status, body: JSON.parse(text) };
 }
 

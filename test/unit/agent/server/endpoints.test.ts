@@ -5,10 +5,13 @@ import { AgentMetrics } from '../../../../agent/metrics/agent-metrics';
 import { healthHandler, type HealthCheck } from '../../../../agent/server/health-handler';
 import { metricsHandler } from '../../../../agent/server/metrics-handler';
 import { podsHandler } from '../../../../agent/server/pods-handler';
-import type { Pod } from '../../../../agent/pod/pod-types';
+import { answer, type RequestHandler } from '../../../../agent/server/node-server';
+import type { ErrorBody } from '../../../../agent/server/status-reply';
+import type { Pod } from '../../../../agent/api/core-v1';
 
-async function serve(t: { teardown(f: () => void): void }, handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => Promise<void>): Promise<string> {
-  const server: Server = createServer((req, res) => void handler(req, res));
+/** Serves one handler behind the agent server's error edge (errors answered as its routes answer them). */
+async function serve(t: { teardown(f: () => void): void }, handler: RequestHandler, errors: ErrorBody = 'status'): Promise<string> {
+  const server: Server = createServer((req, res) => void answer(handler, req, res, { errors }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => void server.close());
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -21,7 +24,7 @@ test('health: ok when every check passes; failing checks are listed with a 500; 
     { name: 'ping', check: () => undefined },
     { name: 'syncloop', check: () => (syncOk ? undefined : 'stuck') },
   ];
-  const url = await serve(t, healthHandler({ live, ready: [{ name: 'node', check: async () => nodeWhy }] }));
+  const url = await serve(t, healthHandler({ live, ready: [{ name: 'node', check: async () => nodeWhy }] }), 'text');
   const get = async (p: string) => {
     const r = await fetch(url + p);
     return [r.status, await r.text()] as const;

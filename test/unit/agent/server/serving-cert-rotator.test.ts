@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import test from 'ava';
-import { certValidity, ensureServingCert, rotationDeadline, type ServingCert } from '../../../../agent/logs/serving-cert';
+import { certValidity, ensureServingCert, rotationDeadline, type ServingCert } from '../../../../agent/server/serving-cert';
 import type { Log } from '../../../../agent/platform/logger';
 import { NodeServer } from '../../../../agent/server/node-server';
 import { ServingCertRotator } from '../../../../agent/server/serving-cert-rotator';

@@ -4,7 +4,7 @@ import { CsrApprover } from '../../../../apiserver/controllers/csr-approver';
 import { ApiError } from '../../../../apiserver/api/errors';
 import { CsrSigner, parseRequest, verifyRequest } from '../../../../apiserver/controllers/csr-signer';
 import { createCA, type KeyPairPem } from '../../../../apiserver/pki/certs';
-import { x509 } from '../../../../apiserver/pki/x509';
+import { x509 } from '../../../../common/x509';
 import { bootstrapper, certificatePem, conditionTypes, createCsr, csrType, makeRequestPem, setConditions } from './csr-fixture';
 import { openFixture, waitFor, type Fixture } from './store-fixture';
 

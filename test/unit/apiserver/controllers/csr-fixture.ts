@@ -1,7 +1,7 @@
 /** CSR helpers for the h6 tests: real PKCS#10 requests and CSR objects as a node agent would send them. */
 import { webcrypto } from 'node:crypto';
 import type { KObject } from '../../../../apiserver/api/types';
-import { x509 } from '../../../../apiserver/pki/x509';
+import { x509 } from '../../../../common/x509';
 import { adminCtx, type Fixture } from './store-fixture';
 import type { WriteContext } from '../../../../apiserver/store/object-store';
 import type { UserInfo } from '../../../../apiserver/api/user';

@@ -2,7 +2,8 @@
  * The parts of core/v1 Pod (and ConfigMap, Secret) the agent reads and writes, typed. Objects
  * arrive as KObject from the API client or a manifest file; the agent reads them through these
  * shapes and never trusts that optional fields are present (static manifests are not defaulted by
- * an API server).
+ * an API server). They sit in agent/api/, the bottom of the agent's feature layers, because
+ * pod/, devices/, podresources/ and server/ all read them.
  */
 import type { KObject } from '../../apiserver/api/types';
 

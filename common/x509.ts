@@ -1,7 +1,8 @@
 // @peculiar/x509 costs ~7 MB of memory and is needed only to mint certificates (first start,
 // CSR signing), so it is loaded on first use. It resolves its crypto provider through tsyringe,
 // which needs the Reflect metadata polyfill loaded first; this module is the only place that
-// loads the library.
+// loads the library. It is in common/ because both daemons mint certificates: apiserver/pki and
+// the CSR signer, and the agent's certificate child (agent/platform/x509-child.ts).
 import { webcrypto } from 'node:crypto';
 import type * as X509 from '@peculiar/x509';
 

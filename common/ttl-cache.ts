@@ -1,4 +1,9 @@
-/** A small map whose entries expire after a per-entry TTL on an injected clock; bounded in size. */
+/**
+ * A small map whose entries expire after a per-entry TTL on an injected clock; bounded in size
+ * (the oldest entry goes first when full). Both daemons cache authentication and authorization
+ * answers in it: the agent's token reviews and SubjectAccessReviews (agent/server/), the API
+ * server's token decisions (apiserver/authn/token-cache.ts adds one in-flight call per key on top).
+ */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
 
