@@ -3,7 +3,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { ApiError, errors, fieldError, type Cause } from '../api/errors';
 import { matches, type Selector } from '../api/selectors';
 import type { KList, KObject } from '../api/types';
-import { isObject } from '../api/types';
 import type { AdmissionChain, Operation } from '../admission/admission';
 import type { UserInfo } from '../authn/user';
 import { validateMetaUpdate, validateObjectMeta } from '../registry/meta-validation';

@@ -87,7 +87,7 @@ function startGpuAgent(dir: string): AgentProcess {
 }
 const e0: { api?: RunningApiServer } = {};
 
-function startPlugin(dir: string, cfg: string): Proc {
+function startPlugin(cfg: string): Proc {
   return spawnNode(path.join(fixtures, 'sample-plugin.js'), ['--config', cfg]);
 }
 
@@ -169,7 +169,7 @@ test.before(async () => {
     await gpu.waitForLog('serving device plugin registration', 60_000);
     const pluginConfig = path.join(dir, 'plugin.json');
     writeFileSync(pluginConfig, JSON.stringify({ resourceName: RES, devices: 4, pluginDir: deviceDir(dir), preStartRequired: true }));
-    const plugin = startPlugin(dir, pluginConfig);
+    const plugin = startPlugin(pluginConfig);
     procs.push(plugin);
     await gpu.waitForLog('node registered and heartbeating', 60_000);
     await plain.waitForLog('node registered and heartbeating', 60_000);
@@ -267,7 +267,7 @@ test.serial('killing the plugin makes allocatable drop (capacity stays for the g
   t.is(s.capacity[RES], '4');
   await e().gpu.waitForLog('device plugin disconnected', 10_000);
   // A new plugin process brings the devices back.
-  e().plugin = startPlugin(e().dir, e().pluginConfig);
+  e().plugin = startPlugin(e().pluginConfig);
   const back = await eventually('allocatable back', async () => {
     const r = await nodeResources(GPU);
     return r.allocatable[RES] === '4' ? r : undefined;

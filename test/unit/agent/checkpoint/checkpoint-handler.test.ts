@@ -177,7 +177,7 @@ test('a concurrent checkpoint of the same container is 409; another container pr
 
 test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not found', async (t) => {
   const l = locatorFromLogs({
-    async containerLog(ns, pod, c) {
+    async containerLog(_ns, pod, c) {
       if (pod === 'web') return { path: '/x', containerId: 'cid', running: true };
       const e = new Error(`container "${c}" in pod "${pod}" is waiting to start`) as Error & { code: number };
       e.code = pod === 'waiting' ? 400 : 404;

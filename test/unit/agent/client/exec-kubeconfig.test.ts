@@ -49,10 +49,14 @@ async function serve(accept: { token?: string; cn?: string }) {
     seen.push(s);
     const ok = (accept.token !== undefined && s.auth === `Bearer ${accept.token}`) || (accept.cn !== undefined && s.cn === accept.cn);
     res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-    if (!ok) return res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }));
+    if (!ok) {
+      res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }));
+      return;
+    }
     if (req.url!.includes('watch=1')) {
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'n1' } } }) + '\n');
-      return res.end();
+      res.end();
+      return;
     }
     res.end(JSON.stringify({ metadata: { name: 'n1' } }));
   });

@@ -214,7 +214,10 @@ test('watch parses events from awkward chunks, passes the query, and ends when t
     const text = events.map((e) => JSON.stringify(e) + '\n').join('');
     let i = 0;
     const step = () => {
-      if (i >= text.length) return res.end();
+      if (i >= text.length) {
+        res.end();
+        return;
+      }
       res.write(text.slice(i, i + 13));
       i += 13;
       setImmediate(step);

@@ -192,19 +192,19 @@ rotationTest('run passes at once, then every interval, and returns when the sign
   await writeFile(e.logOf('a'), output('x'));
   const ac = new AbortController();
   const running = e.manager.run(ac.signal);
-  t.true(await settle(e, () => e.clock.pending === 1));
+  t.true(await settle(() => e.clock.pending === 1));
   t.is(e.runtime.lists, 1);
   t.deepEqual(e.clock.requested, [10_000]);
   t.true(existsSync(`${e.logOf('a')}.20250101-000000`));
   await e.clock.advance(10_000);
-  t.true(await settle(e, () => e.clock.pending === 1 && e.runtime.lists === 2));
+  t.true(await settle(() => e.clock.pending === 1 && e.runtime.lists === 2));
   ac.abort();
   await running;
   t.is(e.runtime.lists, 2);
 });
 
 /** Lets real file I/O finish (fake time stands still) until cond holds. */
-async function settle(e: Env, cond: () => boolean): Promise<boolean> {
+async function settle(cond: () => boolean): Promise<boolean> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
   return cond();
 }
