@@ -64,6 +64,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The store migration sub-commands (svc-apiserver export|import|verify) run instead of the
   // server; loaded only when used.
   if (argv[0] === 'export' || argv[0] === 'import' || argv[0] === 'verify') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: the migration tools load only for their sub-commands
     const tools = require('./tools/cli') as typeof import('./tools/cli');
     return tools.runTool(argv[0], argv.slice(1), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, now: () => new Date() });
   }
@@ -91,6 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const backend: Storage =
     flags.etcdServers.length > 0
       ? // Loaded only when used: the etcd client and gRPC cost ~10 MB of memory that SQLite users never need.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see the line above)
         await (require('./storage/etcd') as { EtcdStorage: typeof EtcdStorageType }).EtcdStorage.connect({
           endpoints: flags.etcdServers,
           caFile: flags.etcdCaFile,
@@ -264,31 +266,31 @@ export async function main(argv: readonly string[]): Promise<number> {
   const clusterServer = `https://${flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' ? hostname() : flags.bindAddress}:${flags.securePort}`;
   const bootstrap = cache.whenReady().then(() =>
     retry(async () => {
-      await ensureSystemNamespaces(store!, nsType);
-      await ensureClusterInfo(store!, registry, { server: clusterServer, caPem: pki.ca.certPem });
+      await ensureSystemNamespaces(store, nsType);
+      await ensureClusterInfo(store, registry, { server: clusterServer, caPem: pki.ca.certPem });
     }, ac.signal, log),
   );
   // The control loops (upstream's controller manager) run on one replica at a time.
   const controllers = async (leading: AbortSignal): Promise<void> => {
     const loops = [
-      new NamespaceController(store!, cache, registry, log.child({ controller: 'namespace' })).run(leading),
-      new GarbageCollector(store!, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
+      new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(leading),
+      new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
       new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
-      new CsrApprover(store!, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
-      new CsrSigner(store!, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
-      new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
-      authz!.aggregation.run(leading),
-      new ServiceAccountsController(store!, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+      new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
+      new CsrSigner(store, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
+      new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+      authz.aggregation.run(leading),
+      new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
       // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
-      new RootCaPublisher(store!, cache, registry, { caPem: pki.ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
-      new TaintEvictionController(store!, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
+      new RootCaPublisher(store, cache, registry, { caPem: pki.ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
+      new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
       // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
-      new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
+      new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
     ];
     // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
     if (flags.enableBootstrapTokenAuth) {
-      loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
-      loops.push(new BootstrapSigner(store!, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
+      loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
+      loops.push(new BootstrapSigner(store, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
     }
     await Promise.allSettled(loops);
   };

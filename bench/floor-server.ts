@@ -83,7 +83,7 @@ function watch(res: ServerResponse, path: string): void {
   if (!set) watchers.set(path, (set = new Set()));
   set.add(res);
   res.write(`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"${revision}"}}}\n`);
-  res.on('close', () => set!.delete(res));
+  res.on('close', () => set.delete(res));
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {

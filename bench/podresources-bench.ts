@@ -67,7 +67,7 @@ const figures = (xs: number[]) => ({ calls: xs.length, p50_ms: round(percentile(
 
 export async function runPodResourcesBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const calls = numberArg(args, '--calls', 3000);
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-podres-'));
   cleanup.dir(dir);
 
@@ -142,6 +142,6 @@ export async function runPodResourcesBench(args: readonly string[], cleanup: Cle
     baseline: { trivial_unary: baseline },
     over_baseline: { p50_ms: round(list.p50_ms - baseline.p50_ms, 3), p99_ms: round(list.p99_ms - baseline.p99_ms, 3), p50_ratio: ratio(list.p50_ms, baseline.p50_ms), p99_ratio: ratio(list.p99_ms, baseline.p99_ms) },
     goals: { list_p50_ms: goal('list_p50_ms', list.p50_ms), list_p99_over_baseline_ms: goal('list_p99_over_baseline_ms', round(list.p99_ms - baseline.p99_ms, 3)) },
-    load_average_1m: { before: round(loadBefore, 2), after: round(loadavg()[0]!, 2), cores: cpus().length },
+    load_average_1m: { before: round(loadBefore, 2), after: round(loadavg()[0], 2), cores: cpus().length },
   };
 }

@@ -21,7 +21,7 @@ export class ConfigError extends Error {
   constructor(readonly problems: readonly ConfigProblem[]) {
     super(
       problems.length === 1
-        ? formatProblem(problems[0]!)
+        ? formatProblem(problems[0])
         : `invalid configuration (${problems.length} problems):\n` + problems.map((p) => '  - ' + formatProblem(p)).join('\n'),
     );
   }

@@ -112,13 +112,13 @@ export class RuntimeHealth implements ReadinessCheck, RuntimeStatusProvider {
   }
 
   /** ReadinessCheck: undefined when ready, else the problems joined by "; ". Cheap: reads the last probe. */
-  async check(): Promise<string | undefined> {
+  check(): Promise<string | undefined> {
     const p = this.snapshot().problems;
-    return p.length === 0 ? undefined : p.join('; ');
+    return Promise.resolve(p.length === 0 ? undefined : p.join('; '));
   }
 
   /** RuntimeStatusProvider: "<name>://<version>" once Version answered, else "unknown://". */
-  async runtimeVersion(): Promise<string> {
-    return this.version ? `${this.version.runtimeName}://${this.version.runtimeVersion}` : 'unknown://';
+  runtimeVersion(): Promise<string> {
+    return Promise.resolve(this.version ? `${this.version.runtimeName}://${this.version.runtimeVersion}` : 'unknown://');
   }
 }

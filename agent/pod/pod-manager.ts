@@ -320,7 +320,7 @@ export class PodManager implements PodSourceHandler {
     for (const p of this.pending.splice(0)) this.apply(p.source, p.op, p.pods);
     const loops = [
       this.apiSource.run(signal),
-      this.staticSource?.run(signal),
+      this.staticSource?.run(signal) ?? Promise.resolve(),
       this.pleg.run(signal),
       this.status.run(signal),
       this.every(this.o.housekeepingPeriodMs ?? 10_000, signal, async () => {
@@ -455,7 +455,7 @@ export class PodManager implements PodSourceHandler {
   private async refreshNode(signal: AbortSignal): Promise<void> {
     try {
       const n = await this.o.client.get(nodesResource, this.o.nodeName, { signal, timeoutMs: 10_000 });
-      const alloc = ((n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {}) as Record<string, string>;
+      const alloc = ((n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {});
       const q = (v: string | undefined, dflt: number) => {
         if (v === undefined) return dflt;
         try {

@@ -14,11 +14,13 @@ import { replyError, replyJson } from './status-reply';
 export function configzHandler(config: NodeAgentConfiguration): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   // Computed once: the configuration does not change while the agent runs.
   const body = { nodeagentconfig: { apiVersion: configAPIVersion, kind: configKind, ...(encode(config, nodeAgentConfigSchema) as object) } };
-  return async (req, res) => {
+  // Nothing to wait for; the server awaits every handler inside its own try, so a throw here is handled as a rejection would be.
+  return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       replyError(res, new ApiError('MethodNotAllowed', `method ${req.method ?? ''} not allowed; use GET`, undefined, 405));
-      return;
+      return Promise.resolve();
     }
     replyJson(res, 200, body);
+    return Promise.resolve();
   };
 }

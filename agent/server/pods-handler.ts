@@ -14,11 +14,13 @@ export interface PodLister {
 }
 
 export function podsHandler(pods: PodLister): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return async (req, res) => {
+  // Nothing to wait for; the server awaits every handler inside its own try, so a throw here is handled as a rejection would be.
+  return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       replyError(res, new ApiError('MethodNotAllowed', `method ${req.method ?? ''} not allowed; use GET`, undefined, 405));
-      return;
+      return Promise.resolve();
     }
     replyJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods.runningPods() });
+    return Promise.resolve();
   };
 }

@@ -385,7 +385,7 @@ function compileJwt(a: JwtAuthenticatorConfig, p: string, out: Problems, urls: S
     else {
       if (!EXTRA_KEY.test(e.key)) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: must be a domain-prefixed path (such as "acme.io/foo")`);
       if (e.key !== e.key.toLowerCase()) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: key must be lowercase`);
-      const domain = e.key.split('/')[0]!;
+      const domain = e.key.split('/')[0];
       if (domain === 'svc.io' || domain.endsWith('.svc.io')) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: svc.io domain is reserved`);
       if (seenKeys.has(e.key)) out.push(`${ep}.key: Duplicate value: ${JSON.stringify(e.key)}`);
       seenKeys.add(e.key);
@@ -477,7 +477,7 @@ export function compileOidcFlags(f: OidcFlags, o: Pick<ValidateOptions, 'service
   if (required.length > 0) cfg.claimValidationRules = required.map(([claim, requiredValue]) => ({ claim, requiredValue }));
   try {
     const c = compileAuthenticationConfiguration({ jwt: [cfg] }, 'flags', { ...o, signingAlgorithms: algs });
-    return c.jwt[0]!;
+    return c.jwt[0];
   } catch (err) {
     if (err instanceof AuthenticationConfigError) throw new AuthenticationConfigError('--oidc-* flags', err.problems.map((p) => p.replace(/^jwt\[0\]\.issuer\.url/, '--oidc-issuer-url').replace(/^jwt\[0\]\./, '')));
     throw err;

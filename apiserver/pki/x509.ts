@@ -9,7 +9,9 @@ let loaded: typeof X509 | undefined;
 
 function load(): typeof X509 {
   if (!loaded) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): the polyfill must load before the library, and only when it is used
     require('reflect-metadata');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): ~7 MB loaded only to mint certificates
     const mod = require('@peculiar/x509') as typeof X509;
     mod.cryptoProvider.set(webcrypto as unknown as Parameters<typeof mod.cryptoProvider.set>[0]);
     loaded = mod;

@@ -89,7 +89,7 @@ export class ObjectStore {
     const prefix = collectionPrefix(t, namespace);
     const items: KObject[] = [];
     const corrupt: string[] = [];
-    let remaining = 0;
+    let remaining: number;
     let lastKey: string | undefined;
     let more = false;
     // With selectors, keep reading pages until the limit is filled, as upstream does.

@@ -80,7 +80,7 @@ export function requireContainerdTools(): void {
     [RUNC_BIN, 'runc'],
     [path.join(CNI_BIN_DIR, 'bridge'), 'containernetworking-plugins'],
     ['/bin/busybox', 'busybox-static'],
-  ].filter(([file]) => !existsSync(file as string));
+  ].filter(([file]) => !existsSync(file));
   if (missing.length > 0) {
     throw new Error(`containerd e2e needs: ${missing.map(([f, pkg]) => `${f} (apt-get install ${pkg})`).join(', ')}`);
   }

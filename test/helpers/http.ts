@@ -30,5 +30,5 @@ export async function call(
   } catch {
     parsed = undefined;
   }
-  return { status: res.statusCode, headers: res.headers as JsonResponse['headers'], text, body: parsed };
+  return { status: res.statusCode, headers: res.headers, text, body: parsed };
 }

@@ -68,7 +68,7 @@ export function startAgent(o: AgentOptions): AgentProcess {
   let partial = '';
   const logs: Record<string, unknown>[] = [];
   const waiters: { text: string; resolve: (l: Record<string, unknown>) => void }[] = [];
-  proc.stdout!.on('data', (d: Buffer) => {
+  proc.stdout.on('data', (d: Buffer) => {
     out += d;
     partial += d;
     const lines = partial.split('\n');
@@ -89,7 +89,7 @@ export function startAgent(o: AgentOptions): AgentProcess {
       }
     }
   });
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   return {
     proc,

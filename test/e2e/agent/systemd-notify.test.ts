@@ -18,7 +18,7 @@ function notifyReceiver(path: string) {
   let listening!: () => void;
   const ready = new Promise<void>((r) => (listening = r));
   let buf = '';
-  proc.stdout!.on('data', (d) => {
+  proc.stdout.on('data', (d) => {
     buf += d;
     const lines = buf.split('\n');
     buf = lines.pop()!;

@@ -33,8 +33,8 @@ interface Proc {
 function spawnNode(script: string, args: string[]): Proc {
   const proc = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
     proc,
@@ -141,8 +141,8 @@ async function appConfig(podUid: string): Promise<{ id: string; config: Containe
   const list = await e().cri.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': podUid, 'io.kubernetes.container.name': 'app' } });
   const live = list.filter((c) => c.state === 'CONTAINER_RUNNING');
   if (live.length !== 1) throw new Error(`pod ${podUid}: ${live.length} running app containers`);
-  const st = await e().cri.containerStatus(live[0]!.id, true);
-  return { id: live[0]!.id, config: (JSON.parse(st.info['info']!) as { config: ContainerConfig }).config };
+  const st = await e().cri.containerStatus(live[0].id, true);
+  return { id: live[0].id, config: (JSON.parse(st.info['info']) as { config: ContainerConfig }).config };
 }
 
 function deviceEnv(c: ContainerConfig): string[] {

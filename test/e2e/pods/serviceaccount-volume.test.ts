@@ -126,7 +126,7 @@ test.serial('a pod gets the token volume; the node writes token, ca.crt and name
   t.truthy(vol, JSON.stringify(created.spec.volumes));
   t.regex(vol!.name, /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   t.deepEqual(vol!.projected!.sources.map((s) => Object.keys(s)[0]), ['serviceAccountToken', 'configMap', 'downwardAPI']);
-  t.deepEqual(created.spec.containers[0]!.volumeMounts, [{ name: vol!.name, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }]);
+  t.deepEqual(created.spec.containers[0].volumeMounts, [{ name: vol!.name, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }]);
 
   const pod = await running('sa-pod');
   const uid = pod.metadata.uid;

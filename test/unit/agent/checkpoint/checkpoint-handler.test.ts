@@ -75,8 +75,8 @@ test('200 with the archive path; dir 0700 and archive 0600; the runtime gets the
   t.is(statSync(path.join(s.root, 'checkpoints')).mode & 0o777, 0o700);
   const d = await s.post('/checkpoint/default/web2/app');
   t.is(d.status, 200);
-  t.is(s.calls[1]!.timeout, 0);
-  t.is(s.calls[1]!.timeoutMs, undefined, 'no timeout: the runtime client default applies');
+  t.is(s.calls[1].timeout, 0);
+  t.is(s.calls[1].timeoutMs, undefined, 'no timeout: the runtime client default applies');
 });
 
 test('an existing checkpoints directory with a loose mode is tightened to 0700', async (t) => {

@@ -199,7 +199,7 @@ test('a second 401 is the caller\'s: exactly one retry per request', async (t) =
   const client = new HttpApiClient(await loadKubeconfig(c.kubeconfig));
   try {
     const err = await t.throwsAsync(client.get(nodesResource, 'n1'), { instanceOf: ClientError });
-    t.is(err!.code, 401);
+    t.is(err.code, 401);
     t.is(s.seen.length, 2);
     t.is(c.runs(), 2);
   } finally {
@@ -251,9 +251,9 @@ test('a failing plugin is a retriable ClientError that carries its message', asy
   const client = new HttpApiClient(await loadKubeconfig(c.kubeconfig));
   try {
     const err = await t.throwsAsync(client.get(nodesResource, 'n1'), { instanceOf: ClientError });
-    t.is(err!.reason, 'CredentialPluginFailed');
-    t.true(err!.retriable);
-    t.regex(err!.message, /exit code 3: cannot reach the vault/);
+    t.is(err.reason, 'CredentialPluginFailed');
+    t.true(err.retriable);
+    t.regex(err.message, /exit code 3: cannot reach the vault/);
     t.is(s.seen.length, 0);
   } finally {
     await client.close();
@@ -288,7 +288,7 @@ test('a relative command resolves against the kubeconfig directory', async (t) =
   try {
     await client.get(nodesResource, 'n1');
     t.is(c.runs(), 1);
-    t.is(s.seen[0]!.auth, 'Bearer rel');
+    t.is(s.seen[0].auth, 'Bearer rel');
   } finally {
     await client.close();
     await s.close();

@@ -88,8 +88,8 @@ test('requests carry the client certificate, JSON headers and the right paths an
     );
     t.true(s.seen.every((x) => x.cn === 'system:node:a'));
     t.true(s.seen.every((x) => x.headers['user-agent'] === 'svc-node/v0.1.0' && x.headers['accept'] === 'application/json'));
-    t.deepEqual(JSON.parse(s.seen[1]!.body), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a' } });
-    t.is(JSON.parse(s.seen[2]!.body).kind, 'Lease');
+    t.deepEqual(JSON.parse(s.seen[1].body), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a' } });
+    t.is(JSON.parse(s.seen[2].body).kind, 'Lease');
   } finally {
     await c.close();
     await s.close();
@@ -101,8 +101,8 @@ test('a token user sends a bearer token and no client certificate', async (t) =>
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem, token: 'abcdef.0123456789abcdef' });
   try {
     await c.get(nodesResource, 'a');
-    t.is(s.seen[0]!.headers['authorization'], 'Bearer abcdef.0123456789abcdef');
-    t.is(s.seen[0]!.cn, undefined);
+    t.is(s.seen[0].headers['authorization'], 'Bearer abcdef.0123456789abcdef');
+    t.is(s.seen[0].cn, undefined);
   } finally {
     await c.close();
     await s.close();
@@ -121,13 +121,13 @@ test('error answers become ClientError with the Status reason and message', asyn
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem });
   try {
     const nf = await t.throwsAsync(c.get(nodesResource, 'missing'), { instanceOf: ClientError });
-    t.is(nf!.code, 404);
-    t.is(nf!.reason, 'NotFound');
-    t.is(nf!.message, 'nodes "missing" not found');
+    t.is(nf.code, 404);
+    t.is(nf.reason, 'NotFound');
+    t.is(nf.message, 'nodes "missing" not found');
     await t.throwsAsync(c.get(nodesResource, 'gone'), { instanceOf: GoneError });
     const bad = await t.throwsAsync(c.get(nodesResource, 'x'), { instanceOf: ClientError });
-    t.is(bad!.code, 502);
-    t.is(bad!.message, 'bad gateway');
+    t.is(bad.code, 502);
+    t.is(bad.message, 'bad gateway');
   } finally {
     await c.close();
     await s.close();
@@ -138,17 +138,17 @@ test('an unreachable server and a silent one fail fast with code 0', async (t) =
   const port = await freePort();
   const refused = new HttpApiClient({ server: `https://127.0.0.1:${port}`, caPem: ca.certPem });
   const e = await t.throwsAsync(refused.get(nodesResource, 'a'), { instanceOf: ClientError });
-  t.is(e!.code, 0);
-  t.is(e!.reason, 'ConnectionFailed');
-  t.regex(e!.message, /ECONNREFUSED/);
+  t.is(e.code, 0);
+  t.is(e.reason, 'ConnectionFailed');
+  t.regex(e.message, /ECONNREFUSED/);
   await refused.close();
 
   const s = await serve(() => undefined); // never answers
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { timeoutMs: 300 });
   try {
     const te = await t.throwsAsync(c.get(nodesResource, 'a'), { instanceOf: ClientError });
-    t.is(te!.code, 0);
-    t.is(te!.reason, 'Timeout');
+    t.is(te.code, 0);
+    t.is(te.reason, 'Timeout');
   } finally {
     await c.close();
     await s.close();
@@ -181,7 +181,7 @@ test('redial drops a hung connection so the next request gets through', async (t
     hang = false;
     await c.redial();
     const e = await t.throwsAsync(stuck, { instanceOf: ClientError });
-    t.is(e!.code, 0);
+    t.is(e.code, 0);
     t.is((await c.get(nodesResource, 'a')).metadata.name, 'ok');
   } finally {
     await c.close();
@@ -229,7 +229,7 @@ test('watch parses events from awkward chunks, passes the query, and ends when t
     const got = [];
     for await (const ev of c.watch(csrResource, { fieldSelector: 'metadata.name=x', resourceVersion: '6', allowWatchBookmarks: true, timeoutSeconds: 30 })) got.push(ev);
     t.deepEqual(got, events);
-    t.is(s.seen[0]!.url, '/apis/certificates.svc.io/v1/certificatesigningrequests?watch=1&fieldSelector=metadata.name%3Dx&resourceVersion=6&allowWatchBookmarks=true&timeoutSeconds=30');
+    t.is(s.seen[0].url, '/apis/certificates.svc.io/v1/certificatesigningrequests?watch=1&fieldSelector=metadata.name%3Dx&resourceVersion=6&allowWatchBookmarks=true&timeoutSeconds=30');
   } finally {
     await c.close();
     await s.close();
@@ -253,7 +253,7 @@ test('a 410 ERROR event or a 410 answer surfaces as GoneError', async (t) => {
       { instanceOf: GoneError },
     );
     t.deepEqual(seen, ['a']);
-    t.is(e!.message, 'too old resource version: 2 (50)');
+    t.is(e.message, 'too old resource version: 2 (50)');
     await t.throwsAsync(
       (async () => {
         for await (const _ of c.watch(nodesResource, { resourceVersion: '1', timeoutSeconds: 5 })) t.fail();
@@ -327,8 +327,8 @@ test('a watch whose answer does not come in time fails with Timeout', async (t) 
       })(),
       { instanceOf: ClientError },
     );
-    t.is(e!.code, 0);
-    t.is(e!.reason, 'Timeout');
+    t.is(e.code, 0);
+    t.is(e.reason, 'Timeout');
   } finally {
     await c.close();
     await s.close();

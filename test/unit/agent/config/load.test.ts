@@ -12,7 +12,7 @@ function memEnv(files: Record<string, string>, dirs: string[] = []): ConfigEnv {
   const enoent = (p: string) => Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT' });
   return {
     readFile: async (p) => {
-      if (p in files) return files[p]!;
+      if (p in files) return files[p];
       throw enoent(p);
     },
     readdir: async (d) => {
@@ -27,7 +27,7 @@ function memEnv(files: Record<string, string>, dirs: string[] = []): ConfigEnv {
 
 async function configError(t: import('ava').ExecutionContext, p: Promise<unknown>): Promise<ConfigError> {
   const e = await t.throwsAsync(p, { instanceOf: ConfigError });
-  return e as ConfigError;
+  return e;
 }
 
 test('no flags: kubelet-like defaults everywhere', async (t) => {
@@ -197,7 +197,7 @@ test('every problem of a file is reported, one per line', async (t) => {
     e.problems.map((p) => p.field),
     ['port', 'foo', 'maxPods'],
   );
-  t.regex(e.message, /^invalid configuration \(3 problems\):\n  - \/c\.yaml: field port: /);
+  t.regex(e.message, /^invalid configuration \(3 problems\):\n {2}- \/c\.yaml: field port: /);
 });
 
 test('an invalid drop-in stops loading with a message naming the drop-in', async (t) => {

@@ -108,8 +108,8 @@ rotationTest('every rotated file but the newest is gzipped and decompresses to t
   }
   const files = await e.files('a');
   t.deepEqual(files, ['0.log', '0.log.20250101-000000.gz', '0.log.20250101-000100.gz', '0.log.20250101-000200.gz', '0.log.20250101-000300']);
-  for (let i = 0; i < 3; i++) t.deepEqual(gunzipSync(await readFile(path.join(e.dir, 'a', files[i + 1]!))), written[i], files[i + 1]);
-  t.deepEqual(await readFile(path.join(e.dir, 'a', files[4]!)), written[3]);
+  for (let i = 0; i < 3; i++) t.deepEqual(gunzipSync(await readFile(path.join(e.dir, 'a', files[i + 1]))), written[i], files[i + 1]);
+  t.deepEqual(await readFile(path.join(e.dir, 'a', files[4])), written[3]);
 });
 
 rotationTest('when the runtime cannot reopen the log, the rotated file is renamed back and a warning names the container and path', async (t, start) => {

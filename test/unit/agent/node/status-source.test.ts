@@ -31,10 +31,10 @@ test('pressure and failing readiness checks show up in the conditions', async (t
   s.readiness.add(new FlagCheck('container runtime', 'runtime is down'));
   const st = await s.source.compute();
   const by = Object.fromEntries(st.conditions.map((c) => [c.type, c]));
-  t.is(by['DiskPressure']!.status, 'True');
-  t.is(by['Ready']!.status, 'False');
-  t.is(by['Ready']!.reason, 'KubeletNotReady');
-  t.is(by['Ready']!.message, 'container runtime: runtime is down');
+  t.is(by['DiskPressure'].status, 'True');
+  t.is(by['Ready'].status, 'False');
+  t.is(by['Ready'].reason, 'KubeletNotReady');
+  t.is(by['Ready'].message, 'container runtime: runtime is down');
 });
 
 test('unreadable pressure signals give Unknown pressure conditions, not a failure', async (t) => {
@@ -53,7 +53,7 @@ test('unreadable pressure signals give Unknown pressure conditions, not a failur
   });
   const st = await source.compute();
   t.deepEqual(st.conditions.map((c) => c.status), ['Unknown', 'Unknown', 'Unknown', 'True']);
-  t.regex(st.conditions[0]!.message!, /meminfo/);
+  t.regex(st.conditions[0].message!, /meminfo/);
 });
 
 test('declaredFeatures lists enabled node-level gates only, sorted', (t) => {

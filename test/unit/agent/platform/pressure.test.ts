@@ -41,7 +41,7 @@ test('a pressured host crosses memory and pid thresholds (MemAvailable estimated
       ['pid.available', '5%', true],
     ],
   );
-  t.is(e.crossed[1]!.limit, 0.05 * 31000);
+  t.is(e.crossed[1].limit, 0.05 * 31000);
 });
 
 test('disk pressure from nodefs space or inodes; imagefs only when its path is given', async (t) => {
@@ -62,7 +62,7 @@ test('soft thresholds set conditions too', async (t) => {
   const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/r', statfs: async () => roomy });
   const e = evaluatePressure(obs, { evictionHard: {}, evictionSoft: { 'memory.available': '10Gi' } });
   t.true(e.memory);
-  t.false(e.crossed[0]!.hard);
+  t.false(e.crossed[0].hard);
 });
 
 test('a pressure stays reported for the transition period after it clears', (t) => {

@@ -19,7 +19,7 @@ function client(socket: string): { list: Call; get: Call; allocatable: Call; clo
   const Lister = loadPodResourcesProto();
   const c = new Lister(`unix://${socket}`, grpc.credentials.createInsecure()) as unknown as Record<string, Function> & grpc.Client;
   const call = (m: string): Call => (req) =>
-    new Promise((resolve, reject) => c[m]!.call(c, req, { deadline: Date.now() + 20_000 }, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res))));
+    new Promise((resolve, reject) => c[m].call(c, req, { deadline: Date.now() + 20_000 }, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res))));
   return { list: call('List'), get: call('Get'), allocatable: call('GetAllocatableResources'), close: () => c.close() };
 }
 

@@ -14,14 +14,14 @@ test('the SubjectAccessReview asks for nodes/<subresource> of the node with the 
   const client = {
     async create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
       sent.push({ r, obj });
-      return { ...obj, status: { allowed, reason: allowed ? 'rbac' : 'no' } } as T;
+      return { ...obj, status: { allowed, reason: allowed ? 'rbac' : 'no' } };
     },
   };
   const a = new SubjectAccessReviewAuthorizer(client);
   t.deepEqual(await a.authorize(bob, attrs), { allowed: true, reason: 'rbac' });
-  t.is(sent[0]!.r.group, 'authorization.svc.io');
-  t.is(sent[0]!.r.resource, 'subjectaccessreviews');
-  t.deepEqual((sent[0]!.obj as unknown as { spec: unknown }).spec, {
+  t.is(sent[0].r.group, 'authorization.svc.io');
+  t.is(sent[0].r.resource, 'subjectaccessreviews');
+  t.deepEqual((sent[0].obj as unknown as { spec: unknown }).spec, {
     user: 'bob',
     uid: 'b1',
     groups: ['devs', 'system:authenticated'],

@@ -23,7 +23,7 @@ async function call(h: ReturnType<typeof configzHandler>, method: string): Promi
 
 const env = (files: Record<string, string>) => ({
   readFile: async (p: string) => {
-    if (p in files) return files[p]!;
+    if (p in files) return files[p];
     throw Object.assign(new Error(`ENOENT: ${p}`), { code: 'ENOENT' });
   },
   readdir: async () => [],

@@ -13,7 +13,7 @@ const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => 
 const byHeader: Authenticator = {
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
     const m = /^Bearer (\w+)$/.exec(req.headers.authorization ?? '');
-    return m ? { ok: true, user: { username: m[1]!, groups: [] } } : { ok: false, reason: 'no credentials' };
+    return m ? { ok: true, user: { username: m[1], groups: [] } } : { ok: false, reason: 'no credentials' };
   },
 };
 
@@ -70,7 +70,7 @@ test('unknown paths are 404 after authorization (as nodes/proxy); handler failur
   const { url, server } = await serve(allowBob, seen);
   const nf = await fetch(`${url}/attach/a/b/c`, { headers: { authorization: 'Bearer bob' } });
   t.is(nf.status, 404);
-  t.is(seen[0]!.subresource, 'proxy');
+  t.is(seen[0].subresource, 'proxy');
   const boom = await fetch(`${url}/boom/x`, { headers: { authorization: 'Bearer bob' } });
   t.is(boom.status, 500);
   t.regex(((await boom.json()) as { message: string }).message, /kaput/);

@@ -79,7 +79,7 @@ test('a generated certificate is rotated at its deadline on the injected clock, 
   await clock.advance(120_000);
   for (let i = 0; i < 500 && applied.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   t.is(applied.length, 1);
-  const second = applied[0]!;
+  const second = applied[0];
   t.not(fingerprint(second), fingerprint(first));
   t.is(rotator.cert, second);
   // The new one is on disk (a restart keeps it) and served on new connections without a restart.

@@ -10,7 +10,7 @@ const pods = T('', 'pods');
 const nodes = T('', 'nodes', false);
 const leases = T('coordination.svc.io', 'leases');
 
-const pod = (node: string, extra: Partial<KObject> = {}): KObject => ({ metadata: { name: 'p', namespace: 'ns', ...(extra.metadata ?? {}) }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'c' }], ...((extra.spec as object) ?? {}) } });
+const pod = (node: string, extra: Partial<KObject> = {}): KObject => ({ metadata: { name: 'p', namespace: 'ns', ...(extra.metadata ?? {}) }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'c' }], ...((extra.spec) ?? {}) } });
 const mirror = (node: string, spec: Record<string, unknown> = {}): KObject => pod(node, { metadata: { name: 'p', namespace: 'ns', annotations: { 'svc.io/config.mirror': 'x' } }, spec });
 const node = (labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): KObject => ({ metadata: { name: 'n1', labels }, spec });
 
@@ -61,7 +61,7 @@ for (const [name, a, want] of cases) {
       await t.notThrowsAsync(plugin.validate(a));
     } else {
       const err = await t.throwsAsync(plugin.validate(a));
-      t.regex(err!.message, new RegExp(want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+      t.regex(err.message, new RegExp(want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
       t.is((err as { code?: number }).code, 403);
     }
   });
@@ -98,7 +98,7 @@ test('a node asks for service account tokens only bound to a pod on it, by name 
   ];
   for (const [a, re] of refused) {
     const err = await t.throwsAsync(np.validate(a));
-    t.regex(err!.message, re);
+    t.regex(err.message, re);
     t.is((err as { code?: number }).code, 403);
   }
   const gone = await t.throwsAsync(np.validate(tr({ kind: 'Pod', name: 'ghost', uid: 'u' })));

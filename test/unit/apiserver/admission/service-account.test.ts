@@ -13,7 +13,7 @@ test('existing account passes; missing one is refused with 403', async (t) => {
   await t.notThrowsAsync(plugin.validate(attrs(pod('builder'))));
   const err = await t.throwsAsync(plugin.validate(attrs(pod('ghost'))));
   t.is((err as { code?: number }).code, 403);
-  t.regex(err!.message, /error looking up service account ns\/ghost: serviceaccount "ghost" not found/);
+  t.regex(err.message, /error looking up service account ns\/ghost: serviceaccount "ghost" not found/);
 });
 
 test('the default account is looked up again while the controller creates it', async (t) => {
@@ -65,7 +65,7 @@ test('adds the projected token volume and mounts it read-only where the path is 
   await plugin.mutate(attrs(p));
   const s = specOf(p);
   t.is(s.volumes.length, 3);
-  const v = s.volumes[2]!;
+  const v = s.volumes[2];
   t.is(v.name, 'kube-api-access-bcdfg', 'upstream prefix and 5 characters of its alphabet');
   t.deepEqual(v, tokenVolume('kube-api-access-bcdfg'));
   t.deepEqual(v.projected.sources, [
@@ -75,9 +75,9 @@ test('adds the projected token volume and mounts it read-only where the path is 
   ]);
   t.is(v.projected.defaultMode, 0o644);
   const mount = { name: 'kube-api-access-bcdfg', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
-  t.deepEqual(s.initContainers[0]!.volumeMounts, [mount]);
-  t.deepEqual(s.containers[0]!.volumeMounts, [{ name: 'data', mountPath: '/data' }, mount]);
-  t.deepEqual(s.containers[1]!.volumeMounts, [{ name: 'own', mountPath: TOKEN_MOUNT_PATH }], 'an existing mount at the path is kept');
+  t.deepEqual(s.initContainers[0].volumeMounts, [mount]);
+  t.deepEqual(s.containers[0].volumeMounts, [{ name: 'data', mountPath: '/data' }, mount]);
+  t.deepEqual(s.containers[1].volumeMounts, [{ name: 'own', mountPath: TOKEN_MOUNT_PATH }], 'an existing mount at the path is kept');
 
   // Idempotent: a second run (conflict retry) changes nothing.
   const before = JSON.stringify(p);
@@ -94,7 +94,7 @@ test('no volume when every container already mounts the path, and none when auto
   const off = fullPod({ automountServiceAccountToken: false });
   await plugin.mutate(attrs(off));
   t.is(specOf(off).volumes.length, 2);
-  t.is(specOf(off).containers[0]!.volumeMounts.length, 1);
+  t.is(specOf(off).containers[0].volumeMounts.length, 1);
 
   // The account opts out; the pod's own true wins over it.
   const saOff = new ServiceAccountAdmission(async () => account({ automountServiceAccountToken: false }), { defaultRetries: 1, retryDelayMs: 0 });
@@ -137,7 +137,7 @@ test('a volume the client named with the prefix counts as the token volume', asy
   const q = fullPod({ volumes: [{ name: 'data', emptyDir: {} }, { name: 'own', emptyDir: {} }, { name: 'kube-api-access-ccccc', emptyDir: {} }] });
   await plugin.mutate(attrs(q));
   t.is(specOf(q).volumes.length, 3);
-  t.is(specOf(q).containers[0]!.volumeMounts[1].name, 'kube-api-access-ccccc');
+  t.is(specOf(q).containers[0].volumeMounts[1].name, 'kube-api-access-ccccc');
 });
 
 test("a pod without image pull secrets gets its account's; its own are kept", async (t) => {

@@ -47,7 +47,7 @@ async function sign(k: Key, claims: Record<string, unknown>, clock: FakeClock, o
 }
 
 function compile(yaml: string): CompiledJwtAuthenticator {
-  return compileAuthenticationConfiguration(parseAuthenticationConfiguration(yaml, 'auth.yaml'), 'auth.yaml').jwt[0]!;
+  return compileAuthenticationConfiguration(parseAuthenticationConfiguration(yaml, 'auth.yaml'), 'auth.yaml').jwt[0];
 }
 
 function make(spec: CompiledJwtAuthenticator, p: FakeProvider, clock: FakeClock) {

@@ -63,7 +63,7 @@ test('requests: a bearer token nobody accepts is a plain 401; store failures are
   for (const tok of ['unknown', 'bad-sig', 'boom']) {
     const e = await t.throwsAsync(chain.authenticate(req({ authorization: `Bearer ${tok}` })));
     t.is((e as ApiError).code, 401);
-    t.is(e!.message, 'Unauthorized');
+    t.is(e.message, 'Unauthorized');
   }
   t.is(rejected.length, 2);
 });
