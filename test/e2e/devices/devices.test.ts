@@ -159,7 +159,7 @@ test.before(async () => {
   try {
     const sim = spawnNode(path.join(fixtures, 'sim-runtime.js'), ['--socket', path.join(dir, 'cri.sock'), '--name', 'devices']);
     procs.push(sim);
-    await eventually('simulated runtime serving', async () => (sim.out().includes('"serving"') ? true : undefined), 30_000, 100);
+    await eventually('simulated runtime serving', () => (sim.out().includes('"serving"') ? true : undefined), 30_000, 100);
     const cri = new GrpcRuntimeService(`unix://${path.join(dir, 'cri.sock')}`, '', { timeoutMs: 30_000 });
     await cri.connect();
     const gpu = startGpuAgent(dir);
@@ -284,7 +284,7 @@ test.serial('restarting the agent keeps running containers and their devices (ch
   env.gpu = startGpuAgent(env.dir);
   await env.gpu.waitForLog('restored device allocations from the checkpoint', 60_000);
   await env.gpu.waitForLog('node registered and heartbeating', 60_000);
-  await eventually('plugin registered again', async () => (registrations() > before ? true : undefined), 60_000);
+  await eventually('plugin registered again', () => (registrations() > before ? true : undefined), 60_000);
   await eventually('allocatable back after restart', async () => ((await nodeResources(GPU)).allocatable[RES] === '4' ? true : undefined), 60_000);
   // The same container still runs with the same devices.
   const p1 = await waitRunning('gpu-1');

@@ -67,7 +67,7 @@ export function startWriteLoad(s: RunningApiServer, o: { clients: number; namesp
 }
 
 /** Polls fn every interval until it returns true or timeoutMs passes; returns whether it did. */
-export async function eventually(fn: () => Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
+export async function eventually(fn: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {

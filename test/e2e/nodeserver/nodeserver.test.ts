@@ -216,7 +216,7 @@ test.serial('the retention policy configured on the agent keeps only the newest 
     made.push((r.body['items'] as string[])[0]);
   }
   const dir = path.join(node.rootDir, 'checkpoints');
-  const left = await eventually('retention to run', async () => {
+  const left = await eventually('retention to run', () => {
     const names = readdirSync(dir).filter((n) => n.startsWith('checkpoint-web_default-app-'));
     return names.length === 1 ? names : undefined;
   }, 30_000, 200);

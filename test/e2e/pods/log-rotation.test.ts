@@ -94,7 +94,7 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
   const rotatedOf = (names: string[]) => names.filter((n) => n !== base).map((n) => n.replace(/\.gz$/, '')).filter((n) => !n.endsWith('.tmp'));
   await eventually(
     'four rotations',
-    async () => {
+    () => {
       const names = readdirSync(logDir).filter((n) => n === base || n.startsWith(`${base}.`)).sort();
       samples.push({ at: Date.now() - running, names });
       for (const r of rotatedOf(names)) if (!firstSeen.has(r)) firstSeen.set(r, Date.now() - running);
@@ -119,7 +119,7 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
   // (a read that a rotation disturbs is retried).
   const { names: settled, older, newest } = await eventually(
     'a directory between rotations',
-    async () => {
+    () => {
       const names = readdirSync(logDir).filter((n) => n.startsWith(`${base}.`)).sort();
       if (names.length !== MAX_FILES - 1 || names.some((n) => n.endsWith('.tmp'))) return undefined;
       return { names, older: gunzipSync(readFileSync(path.join(logDir, names[0]))), newest: readFileSync(path.join(logDir, names[1])) };
@@ -141,7 +141,7 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
   // rotated file stays as it was.
   const continued = await eventually(
     'the live log continuing the sequence',
-    async () => {
+    () => {
       const seq = sequence(readFileSync(live));
       return seq.length > 0 && seq[0] > newer.at(-1)! ? seq : undefined;
     },

@@ -314,7 +314,7 @@ test.serial('deleting every pod leaves no containers, sandboxes, mounts, cgroups
   }
   t.deepEqual(readdirSync(path.join(dir, 'root', 'pods')), []);
   // Pod log directories go with the next housekeeping round (every 10 s): containerd leaves them.
-  await eventually('pod log directories removed', async () => (readdirSync(ctrd.logRoot).length === 0 ? true : undefined), 30_000);
+  await eventually('pod log directories removed', () => (readdirSync(ctrd.logRoot).length === 0 ? true : undefined), 30_000);
   t.deepEqual(readdirSync(ctrd.logRoot), []);
   t.is(await agent.stop('SIGTERM'), 0);
   cri.close();

@@ -14,10 +14,10 @@ const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => 
 const NOW = Date.UTC(2026, 10, 22, 8, 0, 0);
 
 const locator: ContainerLocator = {
-  async containerId(ns, pod, c) {
-    if (ns === 'default' && pod === 'web' && c === 'app') return 'cid-1';
-    if (ns === 'default' && pod === 'web2' && c === 'app') return 'cid-2';
-    throw new ContainerNotFoundError(`pod ${ns}/${pod} container ${c} not found`);
+  containerId(ns, pod, c) {
+    if (ns === 'default' && pod === 'web' && c === 'app') return Promise.resolve('cid-1');
+    if (ns === 'default' && pod === 'web2' && c === 'app') return Promise.resolve('cid-2');
+    return Promise.reject(new ContainerNotFoundError(`pod ${ns}/${pod} container ${c} not found`));
   },
 };
 
@@ -121,9 +121,9 @@ test('bad timeouts and hostile names are 400 and nothing is created on disk', as
 });
 
 test('a runtime error is 500 with the runtime message, and a partial archive is removed', async (t) => {
-  const s = await setup(t, async (location) => {
+  const s = await setup(t, (location) => {
     writeFileSync(location, 'partial');
-    throw new RuntimeError('Unknown', 'write /x: no space left on device', 'CheckpointContainer');
+    return Promise.reject(new RuntimeError('Unknown', 'write /x: no space left on device', 'CheckpointContainer'));
   });
   const r = await s.post('/checkpoint/default/web/app');
   t.is(r.status, 500);
@@ -132,9 +132,7 @@ test('a runtime error is 500 with the runtime message, and a partial archive is 
 });
 
 test('Unimplemented (containerd 1.6) is 500 with the runtime message', async (t) => {
-  const s = await setup(t, async () => {
-    throw new RuntimeError('Unimplemented', 'unknown method CheckpointContainer for service runtime.v1.RuntimeService', 'CheckpointContainer');
-  });
+  const s = await setup(t, () => Promise.reject(new RuntimeError('Unimplemented', 'unknown method CheckpointContainer for service runtime.v1.RuntimeService', 'CheckpointContainer')));
   const r = await s.post('/checkpoint/default/web/app');
   t.is(r.status, 500);
   t.like(r.body, { reason: 'InternalError', message: 'unknown method CheckpointContainer for service runtime.v1.RuntimeService' });
@@ -146,7 +144,7 @@ test('an archive that is not a readable tar is 500 and removed; a missing archiv
   t.is(r.status, 500);
   t.regex(String(r.body['message']), /not a readable tar/);
   t.deepEqual(readdirSync(path.join(s.root, 'checkpoints')), []);
-  const s2 = await setup(t, async () => undefined);
+  const s2 = await setup(t, () => Promise.resolve(undefined));
   const r2 = await s2.post('/checkpoint/default/web/app');
   t.is(r2.status, 500);
   t.regex(String(r2.body['message']), /wrote no archive/);
@@ -177,11 +175,11 @@ test('a concurrent checkpoint of the same container is 409; another container pr
 
 test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not found', async (t) => {
   const l = locatorFromLogs({
-    async containerLog(_ns, pod, c) {
-      if (pod === 'web') return { path: '/x', containerId: 'cid', running: true };
+    containerLog(_ns, pod, c) {
+      if (pod === 'web') return Promise.resolve({ path: '/x', containerId: 'cid', running: true });
       const e = new Error(`container "${c}" in pod "${pod}" is waiting to start`) as Error & { code: number };
       e.code = pod === 'waiting' ? 400 : 404;
-      throw e;
+      return Promise.reject(e);
     },
   });
   t.is(await l.containerId('default', 'web', 'app'), 'cid');

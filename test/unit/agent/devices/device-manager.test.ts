@@ -372,7 +372,7 @@ test('a lost checkpoint is rebuilt from the runtime container labels; Allocate i
     labels: { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': name, 'svc.io/device-ids': typeof ids === 'string' ? ids : JSON.stringify(ids) },
   });
   const runtime = {
-    listContainers: async () => [label('p1', 'app', { [RES]: ['d1', 'd2'] }), label('p2', 'app', 'not json'), { id: 'x', labels: {} }],
+    listContainers: () => Promise.resolve([label('p1', 'app', { [RES]: ['d1', 'd2'] }), label('p2', 'app', 'not json'), { id: 'x', labels: {} }]),
   } as unknown as import('../../../../agent/cri/runtime-service').RuntimeService;
   t.is(await e.dm.recoverFromRuntime(runtime), 1);
   t.false(e.dm.checkpointLost);

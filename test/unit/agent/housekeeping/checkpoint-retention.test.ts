@@ -98,7 +98,7 @@ test('an archive the checkpoint handler is still writing survives a round that w
   const writing = new Promise<string>((r) => (written = r));
   const h = new CheckpointHandler({
     enabled: () => true,
-    locator: { containerId: async () => 'cid' },
+    locator: { containerId: () => Promise.resolve('cid') },
     runtime: {
       async checkpointContainer(_id, location) {
         writeFileSync(location, await tarOf({ 'config.dump': '{}' }));

@@ -22,8 +22,9 @@ function setup(o: { uid?: string; random?: () => number } = {}) {
     nodeUid: () => uid,
     random: o.random ?? (() => 0.5),
     progress,
-    onRepeatedFailure: async () => {
+    onRepeatedFailure: () => {
       redials++;
+      return Promise.resolve();
     },
   });
   const ac = new AbortController();

@@ -41,9 +41,7 @@ test('unreadable pressure signals give Unknown pressure conditions, not a failur
   const source = new NodeStatusSource({
     machine,
     addresses: () => [],
-    pressure: async () => {
-      throw new Error('cannot read /proc/meminfo');
-    },
+    pressure: () => Promise.reject(new Error('cannot read /proc/meminfo')),
     readiness: new ReadinessSource(),
     runtime: unknownRuntime,
     resources: { maxPods: 10 },
@@ -66,7 +64,7 @@ test('device plugins extended resources are added to capacity and allocatable, r
   const source = new NodeStatusSource({
     machine,
     addresses: () => [],
-    pressure: async () => ({ memory: false, disk: false, pid: false }),
+    pressure: () => Promise.resolve({ memory: false, disk: false, pid: false }),
     readiness: new ReadinessSource(),
     runtime: unknownRuntime,
     resources: { maxPods: 10 },

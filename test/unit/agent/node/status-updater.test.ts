@@ -28,8 +28,9 @@ async function setup() {
       reregistered.push(clock.now());
       return registrar.register(s);
     },
-    onRepeatedFailure: async () => {
+    onRepeatedFailure: () => {
       redials++;
+      return Promise.resolve();
     },
   });
   client.calls.length = 0;

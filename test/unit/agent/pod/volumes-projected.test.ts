@@ -18,31 +18,31 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 class Objects implements ConfigObjectGetter {
   cms = new Map<string, ConfigMap>();
   secrets = new Map<string, Secret>();
-  async configMap(ns: string, name: string) {
-    return this.cms.get(`${ns}/${name}`);
+  configMap(ns: string, name: string) {
+    return Promise.resolve(this.cms.get(`${ns}/${name}`));
   }
-  async secret(ns: string, name: string) {
-    return this.secrets.get(`${ns}/${name}`);
+  secret(ns: string, name: string) {
+    return Promise.resolve(this.secrets.get(`${ns}/${name}`));
   }
 }
 
 class Requester implements TokenRequester {
   calls: { ns: string; sa: string; spec: TokenSpec }[] = [];
   constructor(private readonly clock: { ms: number }) {}
-  async request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
+  request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
     this.calls.push({ ns, sa, spec });
-    return { token: `token-${this.calls.length}`, expiresAt: this.clock.ms + spec.expirationSeconds * 1000, expirationSeconds: spec.expirationSeconds };
+    return Promise.resolve({ token: `token-${this.calls.length}`, expiresAt: this.clock.ms + spec.expirationSeconds * 1000, expirationSeconds: spec.expirationSeconds });
   }
 }
 
 class Claims implements ClaimGetter {
   claims = new Map<string, KObject>();
   pvs = new Map<string, KObject>();
-  async claim(ns: string, name: string) {
-    return this.claims.get(`${ns}/${name}`);
+  claim(ns: string, name: string) {
+    return Promise.resolve(this.claims.get(`${ns}/${name}`));
   }
-  async volume(name: string) {
-    return this.pvs.get(name);
+  volume(name: string) {
+    return Promise.resolve(this.pvs.get(name));
   }
 }
 

@@ -6,9 +6,9 @@ import { ApiTokenReviewer, CachedTokenReviewer, userFromTokenReview, type TokenR
 test('ApiTokenReviewer creates an authentication.svc.io/v1 TokenReview and reads status.user', async (t) => {
   const sent: { r: ResourceRef; obj: KObject }[] = [];
   const client = {
-    async create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
+    create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
       sent.push({ r, obj });
-      return { ...obj, status: { authenticated: true, user: { username: 'system:serviceaccount:default:sa', uid: 'u1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } } } };
+      return Promise.resolve({ ...obj, status: { authenticated: true, user: { username: 'system:serviceaccount:default:sa', uid: 'u1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } } } });
     },
   };
   const user = await new ApiTokenReviewer(client).review('tok');
@@ -29,10 +29,10 @@ test('CachedTokenReviewer keeps positive and negative answers for the TTL and no
   const calls: string[] = [];
   let fail = false;
   const inner: TokenReviewer = {
-    async review(token) {
+    review(token) {
       calls.push(token);
-      if (fail) throw new Error('down');
-      return token === 'good' ? ({ username: 'u', groups: [] }) : undefined;
+      if (fail) return Promise.reject(new Error('down'));
+      return Promise.resolve(token === 'good' ? { username: 'u', groups: [] } : undefined);
     },
   };
   const c = new CachedTokenReviewer(inner, 120_000, () => now);

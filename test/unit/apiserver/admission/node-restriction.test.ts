@@ -18,7 +18,7 @@ function attrs(op: Operation, type: ResourceType, o: Partial<AdmissionAttributes
   return { operation: op, type, namespace: '', name: '', subresource: '', user: n1, dryRun: false, ...o };
 }
 
-const plugin = new NodeRestriction(async (_ns, name) => (name === 'mine' ? pod('n1') : name === 'theirs' ? pod('n2') : null));
+const plugin = new NodeRestriction((_ns, name) => Promise.resolve(name === 'mine' ? pod('n1') : name === 'theirs' ? pod('n2') : null));
 
 const cases: [string, AdmissionAttributes, string | null][] = [
   ['mirror pod bound to itself', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1') }), null],
@@ -84,7 +84,7 @@ test('label rule mirrors upstream', (t) => {
 test('a node asks for service account tokens only bound to a pod on it, by name and uid (upstream admitServiceAccount)', async (t) => {
   const sas = T('', 'serviceaccounts');
   const withUid = (nodeName: string, uid: string): KObject => ({ ...pod(nodeName), metadata: { name: 'x', namespace: 'ns', uid } });
-  const np = new NodeRestriction(async (_ns, name) => (name === 'mine' ? withUid('n1', 'u-mine') : name === 'theirs' ? withUid('n2', 'u-theirs') : null));
+  const np = new NodeRestriction((_ns, name) => Promise.resolve(name === 'mine' ? withUid('n1', 'u-mine') : name === 'theirs' ? withUid('n2', 'u-theirs') : null));
   const tr = (ref?: Record<string, unknown>): AdmissionAttributes =>
     attrs('CREATE', sas, { namespace: 'ns', name: 'default', subresource: 'token', object: { metadata: { name: 'default' }, spec: { audiences: [], ...(ref ? { boundObjectRef: ref } : {}) } } });
   await t.notThrowsAsync(np.validate(tr({ apiVersion: 'v1', kind: 'Pod', name: 'mine', uid: 'u-mine' })));

@@ -21,11 +21,11 @@ const caller: UserInfo = { username: 'alice', groups: ['dev', 'system:authentica
 /** Allows impersonate on the listed "resource[/subresource]:name" pairs (namespace-qualified for service accounts); records every check. */
 function policy(allowed: string[]) {
   const seen: Attributes[] = [];
-  const authorize = async (a: Attributes) => {
+  const authorize = (a: Attributes) => {
     seen.push(a);
     const i = a.info;
     const key = `${i.apiGroup}|${i.resource}${i.subresource ? '/' + i.subresource : ''}|${i.namespace ? i.namespace + '/' : ''}${i.name}`;
-    return i.verb === 'impersonate' && allowed.includes(key);
+    return Promise.resolve(i.verb === 'impersonate' && allowed.includes(key));
   };
   return { seen, authorize };
 }

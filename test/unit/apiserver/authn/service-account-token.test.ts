@@ -50,8 +50,8 @@ class Objects implements BoundObjectGetter {
   put(kind: string, ns: string, name: string, uid: string, extra: Partial<KObject['metadata']> = {}): void {
     this.m.set(`${kind}/${ns}/${name}`, { metadata: { name, namespace: ns, uid, ...extra } });
   }
-  async get(kind: string, ns: string, name: string): Promise<KObject | null> {
-    return this.m.get(`${kind}/${ns}/${name}`) ?? null;
+  get(kind: string, ns: string, name: string): Promise<KObject | null> {
+    return Promise.resolve(this.m.get(`${kind}/${ns}/${name}`) ?? null);
   }
 }
 
