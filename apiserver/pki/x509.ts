@@ -25,7 +25,7 @@ export const x509: typeof X509 = new Proxy({} as typeof X509, {
 });
 
 // The types callers name (x509.Extension, ...) without loading anything.
-// eslint-disable-next-line @typescript-eslint/no-namespace
+// eslint-disable-next-line @typescript-eslint/no-namespace -- a type-only namespace merged with the lazy value, so x509.Extension etc. name types without loading the library
 export declare namespace x509 {
   type Extension = X509.Extension;
   type X509Certificate = X509.X509Certificate;
