@@ -25,6 +25,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The store migration sub-commands (svc-apiserver export|import|verify) run instead of the
   // server; loaded only when used.
   if (argv[0] === 'export' || argv[0] === 'import' || argv[0] === 'verify') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: the migration tools load only for their sub-commands
     const tools = require('./tools/cli') as typeof import('./tools/cli');
     return tools.runTool(argv[0], argv.slice(1), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, now: () => new Date() });
   }

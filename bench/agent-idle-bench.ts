@@ -27,7 +27,7 @@ export async function runAgentIdleBench(args: readonly string[], cleanup: Cleanu
   const windowS = numberArg(args, '--seconds', 60);
   const settleS = numberArg(args, '--settle', 10);
   const notes: string[] = [];
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
   if (windowS !== 60) notes.push(`--seconds ${windowS}: the issue's window is 60 s`);
 
   // The floor: what any Node.js process costs doing nothing, started first so it is as settled as the agent.
@@ -77,7 +77,7 @@ export async function runAgentIdleBench(args: readonly string[], cleanup: Cleanu
   const goal = (name: keyof typeof GOALS, value: number) => ({ target: GOALS[name].target, value, met: GOALS[name].ok(value) });
   return {
     benchmark: 'agent-idle',
-    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]!) } },
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]) } },
     window_seconds: a.seconds,
     settle_seconds: settleS,
     node_ready_after_seconds: round(readyS, 1),

@@ -32,7 +32,7 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
   const plan = args.includes('--quick') ? QUICK : FULL;
   const notes: string[] = [];
   if (plan === QUICK) notes.push('--quick: reduced counts, figures are not to be quoted');
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
 
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-authn-'));
   cleanup.dir(dir);
@@ -94,12 +94,12 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
   const hookCallsBefore = hook.calls();
   const figures = await compareModes(modes, plan);
   const hookCallsDuringLoad = hook.calls() - hookCallsBefore;
-  const baseline = figures.anonymous_baseline!;
+  const baseline = figures.anonymous_baseline;
 
   const ratios: Record<string, unknown> = {};
   const goals: Record<string, unknown> = {};
   for (const m of modes.slice(1)) {
-    const f = figures[m.name]!;
+    const f = figures[m.name];
     const r = ratio(f.per_second, baseline.per_second);
     ratios[m.name] = {
       throughput_vs_baseline: r,
@@ -119,7 +119,7 @@ export async function runAuthnBench(args: readonly string[], cleanup: Cleanup): 
     goals[`${m.name}_server_cpu_per_request_vs_baseline_median_of_parts`] = { target: `<= ${round(1 / GOAL_MIN_RATIO, 3)}`, value: pm, met: pm !== null && pm <= 1 / GOAL_MIN_RATIO };
   }
 
-  const loadAfter = loadavg()[0]!;
+  const loadAfter = loadavg()[0];
   if (loadBefore > 1.5) {
     notes.push(
       `machine busy before the run (load ${loadBefore.toFixed(2)}): throughput figures are noisier than usual; when server_cpu_percent_of_core stays well below 100 the server was starved by other work rather than saturated by ours, and the server_cpu_per_request goals are the ones to read`,

@@ -50,7 +50,7 @@ export async function runAuthzBench(args: readonly string[], cleanup: Cleanup): 
   const plan = args.includes('--quick') ? QUICK : FULL;
   const notes: string[] = [];
   if (plan === QUICK) notes.push('--quick: reduced counts, figures are not to be quoted');
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-authz-'));
   cleanup.dir(dir);
   const objects = [...rbacDataset(), ...benchUserGrant()];
@@ -58,12 +58,12 @@ export async function runAuthzBench(args: readonly string[], cleanup: Cleanup): 
   const decisions = await inProcess(dir, objects, plan, cleanup);
   const server = await throughServers(dir, objects, plan, cleanup, notes);
 
-  const loadAfter = loadavg()[0]!;
+  const loadAfter = loadavg()[0];
   if (loadBefore > 1.5) {
     notes.push(`machine busy before the run (load ${loadBefore.toFixed(2)}): throughput figures are noisier than usual; the server CPU per request goal is the steadier one`);
   }
-  const r = ratio(server.figures.node_rbac!.per_second, server.figures.always_allow!.per_second);
-  const cpu = ratio(server.figures.node_rbac!.server_cpu_ms_per_request, server.figures.always_allow!.server_cpu_ms_per_request);
+  const r = ratio(server.figures.node_rbac.per_second, server.figures.always_allow.per_second);
+  const cpu = ratio(server.figures.node_rbac.server_cpu_ms_per_request, server.figures.always_allow.server_cpu_ms_per_request);
   return {
     machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadAfter) } },
     setup: {
@@ -84,7 +84,7 @@ export async function runAuthzBench(args: readonly string[], cleanup: Cleanup): 
       rbac_walk_denied_vs_always_allow: ratio(decisions.rbac_walk_denied, decisions.always_allow),
       server_throughput_node_rbac_vs_always_allow: r,
       server_cpu_per_request_node_rbac_vs_always_allow: cpu,
-      server_p99_node_rbac_vs_always_allow: ratio(server.figures.node_rbac!.p99_ms, server.figures.always_allow!.p99_ms),
+      server_p99_node_rbac_vs_always_allow: ratio(server.figures.node_rbac.p99_ms, server.figures.always_allow.p99_ms),
     },
     goals: {
       server_throughput_node_rbac_vs_always_allow: { target: `>= ${GOAL_MIN_RATIO}`, value: r, met: r !== null && r >= GOAL_MIN_RATIO },
@@ -124,10 +124,10 @@ async function inProcess(dir: string, objects: readonly DatasetObject[], plan: P
     const ctx = { user: { username: 'bench-admin', groups: ['system:masters'] }, dryRun: false, subresource: '' };
     const t0 = performance.now();
     await runClosedLoop(32, objects.length, async (i) => {
-      const o = objects[i]!;
+      const o = objects[i];
       const group = o.resource === 'namespaces' ? '' : 'rbac.authorization.svc.io';
       const type = registry.lookup(group, 'v1', o.resource)!;
-      await store.create(type, o.namespace, structuredClone(o.body) as never, ctx);
+      await store.create(type, o.namespace, structuredClone(o.body), ctx);
     });
     progress(`in-process: created ${objects.length} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const want = DATASET_COUNTS.roles + DATASET_COUNTS.cluster_roles + DATASET_COUNTS.role_bindings + DATASET_COUNTS.cluster_role_bindings + 2;
@@ -148,7 +148,7 @@ async function inProcess(dir: string, objects: readonly DatasetObject[], plan: P
     // first time it is seen (or after any policy change).
     const walk: Authorizer = {
       name: 'walk',
-      authorize: async (a) => (authz.policy.allowedBy(a.user, a.info.namespace, a.info) ? { decision: 'allow' } : { decision: 'no-opinion' }),
+      authorize: (a) => Promise.resolve(authz.policy.allowedBy(a.user, a.info.namespace, a.info) ? { decision: 'allow' } : { decision: 'no-opinion' }),
     };
     const cases: Array<[string, Authorizer, Attributes, string]> = [
       ['always_allow', new AlwaysAllow(), allowed, 'allow'],
@@ -208,7 +208,7 @@ async function throughServers(dir: string, objects: readonly DatasetObject[], pl
     for (const o of namespaces) await post(api.admin, api.url + o.collection, o.body, [201, 409]);
     const roles = rest.filter((o) => o.resource === 'roles' || o.resource === 'clusterroles');
     const bindings = rest.filter((o) => o.resource === 'rolebindings' || o.resource === 'clusterrolebindings');
-    for (const group of [roles, bindings]) await runClosedLoop(32, group.length, (i) => post(api.admin, api.url + group[i]!.collection, group[i]!.body, [201]).then(() => undefined));
+    for (const group of [roles, bindings]) await runClosedLoop(32, group.length, (i) => post(api.admin, api.url + group[i].collection, group[i].body, [201]).then(() => undefined));
     await post(api.admin, `${api.url}/api/v1/namespaces/${BENCH_NAMESPACE}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: BENCH_CONFIGMAP }, data: { a: 'b' } }, [201]);
     progress(`${name}: created ${objects.length + 1} objects through the API in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   };

@@ -86,7 +86,7 @@ export async function runCheckpointBench(args: readonly string[], cleanup: Clean
     const text = await res.body.text();
     const ms = performance.now() - t0;
     if (res.statusCode !== 200) throw new Error(`POST /checkpoint: ${res.statusCode} ${text}`);
-    return { ms, file: (JSON.parse(text) as { items: string[] }).items[0]! };
+    return { ms, file: (JSON.parse(text) as { items: string[] }).items[0] };
   };
   // The first request pays the TokenReview and the SubjectAccessReview; later ones hit both caches.
   progress('warming up (first request reviews the token and the access)');
@@ -137,7 +137,7 @@ export async function runCheckpointBench(args: readonly string[], cleanup: Clean
     archive_bytes: archiveBytes,
     direct_archive_bytes: directBytes,
     first_request_ms: round(first.ms),
-    machine: { cpus: cpus().length, load_avg_1m: round(loadavg()[0]!) },
+    machine: { cpus: cpus().length, load_avg_1m: round(loadavg()[0]) },
     endpoint: e,
     direct_cri_call: d,
     overhead: { p50_ms: overheadP50, p99_ms: round(e.p99_ms - d.p99_ms) },

@@ -65,14 +65,14 @@ async function timed(n: number, concurrent: boolean, one: (i: number) => Promise
 }
 
 function pod(uid: string): Pod {
-  return { metadata: { uid, name: uid, namespace: 'bench' }, spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [RES]: '1' } } }] } } as Pod;
+  return { metadata: { uid, name: uid, namespace: 'bench' }, spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [RES]: '1' } } }] } };
 }
 
 export async function runDevicesBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const i = args.indexOf('--containers');
   const n = i >= 0 ? Number(args[i + 1]) : 1000;
   if (!Number.isInteger(n) || n < 1) throw new Error('--containers wants a positive integer');
-  const loadBefore = round(loadavg()[0]!, 2);
+  const loadBefore = round(loadavg()[0], 2);
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-devices-bench-'));
   cleanup.dir(dir);
   const dm = new DeviceManager({ dir, clock: realClock, log: quiet, callTimeoutMs: 30_000 });
@@ -132,7 +132,7 @@ export async function runDevicesBench(args: readonly string[], cleanup: Cleanup)
     containers: n,
     plugin: 'sample device plugin, separate process, unix socket',
     // Well above the core count means other work shared the machine and every figure is noisier.
-    machine: { load_average_1m: { before: loadBefore, after: round(loadavg()[0]!, 2) } },
+    machine: { load_average_1m: { before: loadBefore, after: round(loadavg()[0], 2) } },
     baseline_direct_grpc_allocate: { sequential: directSeq, concurrent: directConc },
     device_manager_admit_and_run_options: { sequential: seq.f, concurrent: conc.f },
     goals: {

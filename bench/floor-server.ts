@@ -65,7 +65,7 @@ function create(req: IncomingMessage, res: ServerResponse, path: string): void {
     const name = obj?.metadata?.name;
     if (typeof name !== 'string' || name === '') return status(res, 422, 'Invalid', 'metadata.name: Required value');
     let items = collections.get(path);
-    if (!items) collections.set(path, (items = new Map()));
+    if (!items) collections.set(path, (items = new Map<string, string>()));
     if (items.has(name)) return status(res, 409, 'AlreadyExists', `${name} already exists`);
     obj.metadata!.resourceVersion = String(++revision);
     const text = JSON.stringify(obj);
@@ -83,7 +83,7 @@ function watch(res: ServerResponse, path: string): void {
   if (!set) watchers.set(path, (set = new Set()));
   set.add(res);
   res.write(`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"${revision}"}}}\n`);
-  res.on('close', () => set!.delete(res));
+  res.on('close', () => set.delete(res));
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {

@@ -116,7 +116,7 @@ export async function runHeartbeatScaleBench(args: readonly string[], cleanup: C
   const stepS = Number(argValue(args, '--step-seconds') ?? 40);
   if (steps.some((n) => !Number.isInteger(n) || n <= 0) || !(stepS > 0)) throw new Error('--steps wants counts like 250,500 and --step-seconds a number');
   const notes: string[] = [];
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
 
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-heartbeat-'));
   cleanup.dir(dir);
@@ -205,7 +205,7 @@ export async function runHeartbeatScaleBench(args: readonly string[], cleanup: C
   notes.push('the load generator is this process on the same machine: bench_cpu_percent_of_core is what it took from the shared cores');
   return {
     benchmark: 'heartbeat-scale',
-    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]!) } },
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]) } },
     renew_interval_seconds: RENEW_MS / 1000,
     pool_connections: POOL,
     step_seconds: stepS,

@@ -46,7 +46,7 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
   const agentArgs = stringArg(args, '--log-level') ? [`--log-level=${stringArg(args, '--log-level')}`] : [];
   // --cpu-prof DIR: the sim agent writes a V8 CPU profile there when it exits.
   const cpuProf = stringArg(args, '--cpu-prof');
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-pod-startup-'));
   cleanup.dir(dir);
   progress('starting svc-apiserver');
@@ -61,7 +61,7 @@ export async function runPodStartupBench(args: readonly string[], cleanup: Clean
   const notes: string[] = [];
   if (only !== 'sim') result['containerd'] = await containerdPart(api, dir, n, cleanup, notes, agentArgs, agentLog);
   if (only !== 'containerd') result['simulator'] = await simPart(api, dir, m, simQps, cleanup, notes, agentArgs, agentLog, cpuProf);
-  result['load_average_1m_after'] = round(loadavg()[0]!);
+  result['load_average_1m_after'] = round(loadavg()[0]);
   if (loadBefore > 1.5) notes.push(`the machine was busy (1-minute load ${loadBefore.toFixed(2)} on ${cpus().length} cores before the run)`);
   result['notes'] = notes;
   return result;
@@ -110,7 +110,7 @@ async function containerdPart(api: RunningApiServer, dir: string, n: number, cle
     agentCpu += procCpuSeconds(agentPid) - cpu0;
     // Pod 0 of each warms up (first sandbox, first image status); it is not counted.
     if (i > 0) {
-      raw.push(r[0]!);
+      raw.push(r[0]);
       viaApi.push(ms);
     }
   }

@@ -16,6 +16,7 @@ import { PodResourcesServer } from '../agent/podresources/pod-resources-server';
 import { PodResourcesService } from '../agent/podresources/pod-resources-service';
 import { bindUnixSocket } from '../agent/podresources/bind-socket';
 import { loadPodResourcesProto } from '../agent/podresources/podresources-proto';
+import type { ListPodResourcesResponse } from '../agent/podresources/wire-types';
 import { fakeNode } from '../test/helpers/device-doubles';
 import type { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
@@ -36,7 +37,7 @@ const GOALS = {
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-type Unary = (req: object, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: any) => void) => void;
+type Unary = (req: object, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: ListPodResourcesResponse) => void) => void;
 
 function numberArg(args: readonly string[], name: string, dflt: number): number {
   const i = args.indexOf(name);
@@ -46,7 +47,7 @@ function numberArg(args: readonly string[], name: string, dflt: number): number 
   return v;
 }
 
-function lister(socket: string): { list: () => Promise<any>; close: () => void } {
+function lister(socket: string): { list: () => Promise<ListPodResourcesResponse>; close: () => void } {
   const Lister = loadPodResourcesProto();
   const c = new Lister(`unix://${socket}`, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * 1024 * 1024 }) as unknown as grpc.Client & { List: Unary };
   return {
@@ -67,7 +68,7 @@ const figures = (xs: number[]) => ({ calls: xs.length, p50_ms: round(percentile(
 
 export async function runPodResourcesBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const calls = numberArg(args, '--calls', 3000);
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = loadavg()[0];
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-podres-'));
   cleanup.dir(dir);
 
@@ -94,13 +95,13 @@ export async function runPodResourcesBench(args: readonly string[], cleanup: Cle
   });
 
   const sample = await real.list();
-  const devicesSeen = sample.pod_resources.reduce((n: number, p: any) => n + p.containers.reduce((m: number, c: any) => m + c.devices.reduce((k: number, d: any) => k + d.device_ids.length, 0), 0), 0);
+  const devicesSeen = sample.pod_resources.reduce((n, p) => n + p.containers.reduce((m, c) => m + c.devices.reduce((k, d) => k + d.device_ids.length, 0), 0), 0);
   if (sample.pod_resources.length !== PODS || devicesSeen !== PODS * DEVICES_PER_POD) throw new Error(`List answered ${sample.pod_resources.length} pods and ${devicesSeen} devices`);
 
   // Where a call's time goes, without the transport: building the answer from the providers,
   // the server's protobuf encoding and the client's decoding (both proto-loader); each averaged
   // over 500 runs.
-  const svcDef = (loadPodResourcesProto().service as any).List;
+  const svcDef = loadPodResourcesProto().service.List;
   const service = new PodResourcesService(pods, devices);
   const avg = (fn: () => unknown) => {
     const t0 = performance.now();
@@ -108,7 +109,7 @@ export async function runPodResourcesBench(args: readonly string[], cleanup: Cle
     return round((performance.now() - t0) / 500, 3);
   };
   const built = service.list();
-  const wire = svcDef.responseSerialize(built) as Buffer;
+  const wire = svcDef.responseSerialize(built);
   const responseBytes = wire.length;
   const breakdown = {
     build_ms: avg(() => service.list()),
@@ -142,6 +143,6 @@ export async function runPodResourcesBench(args: readonly string[], cleanup: Cle
     baseline: { trivial_unary: baseline },
     over_baseline: { p50_ms: round(list.p50_ms - baseline.p50_ms, 3), p99_ms: round(list.p99_ms - baseline.p99_ms, 3), p50_ratio: ratio(list.p50_ms, baseline.p50_ms), p99_ratio: ratio(list.p99_ms, baseline.p99_ms) },
     goals: { list_p50_ms: goal('list_p50_ms', list.p50_ms), list_p99_over_baseline_ms: goal('list_p99_over_baseline_ms', round(list.p99_ms - baseline.p99_ms, 3)) },
-    load_average_1m: { before: round(loadBefore, 2), after: round(loadavg()[0]!, 2), cores: cpus().length },
+    load_average_1m: { before: round(loadBefore, 2), after: round(loadavg()[0], 2), cores: cpus().length },
   };
 }

@@ -73,14 +73,14 @@ async function shutdown(code: number): Promise<never> {
   process.exit(code);
 }
 
-async function call(agent: Agent, url: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<{ status: number; json: any }> {
+async function call(agent: Agent, url: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<{ status: number; json: unknown }> {
   const res = await request(url, { method, dispatcher: agent, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
   const text = await res.body.text();
   const isJson = String(res.headers['content-type'] ?? '').startsWith('application/json');
-  return { status: res.statusCode, json: isJson && text ? JSON.parse(text) : undefined };
+  return { status: res.statusCode, json: isJson && text ? (JSON.parse(text) as unknown) : undefined };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms: number): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     try {
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const apiDir = join(o.dataDir, 'apiserver');
   start('svc-apiserver', [`--data-dir=${apiDir}`, '--bind-address=127.0.0.1', `--secure-port=${o.port}`, '--enable-bootstrap-token-auth', '--log-level=warn']);
   const pki = join(apiDir, 'pki');
-  const admin = await until('the API server credentials', async () =>
+  const admin = await until('the API server credentials', () =>
     existsSync(join(pki, 'admin.key'))
       ? new Agent({ connect: { ca: readFileSync(join(pki, 'ca.crt')), cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) } })
       : undefined,
@@ -166,7 +166,8 @@ async function main(): Promise<void> {
   ]);
   await until(`node ${nodeName} to be Ready`, async () => {
     const n = await call(admin, `${base}/api/v1/nodes/${nodeName}`);
-    const ready = (n.json?.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');
+    const node = n.json as { status?: { conditions?: Array<{ type: string; status?: string }> } } | undefined;
+    const ready = (node?.status?.conditions ?? []).find((c) => c.type === 'Ready');
     return ready?.status === 'True' ? true : undefined;
   }, 120_000);
   const kubeconfig = join(apiDir, 'admin.kubeconfig');

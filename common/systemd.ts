@@ -117,12 +117,13 @@ export function createSdNotifier(opts: NotifierOptions = {}): SdNotifier {
   const env = opts.env ?? process.env;
   if (!env['NOTIFY_SOCKET']) return new NoopNotifier();
   // Loaded lazily so agents outside systemd never load the native module.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): the native module loads only under systemd
   const load = opts.loadBinding ?? (() => require('sd-notify') as SdNotifyBinding);
   let binding: SdNotifyBinding;
   try {
     binding = load();
   } catch (e) {
-    throw new Error(`NOTIFY_SOCKET is set but the sd-notify binding failed to load: ${(e as Error).message}`);
+    throw new Error(`NOTIFY_SOCKET is set but the sd-notify binding failed to load: ${(e as Error).message}`, { cause: e });
   }
   return new SystemdNotifier(binding, env, opts.pid ?? process.pid, opts.log);
 }

@@ -10,7 +10,9 @@ let loaded: typeof X509 | undefined;
 
 function load(): typeof X509 {
   if (!loaded) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): the polyfill must load before the library, and only when it is used
     require('reflect-metadata');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): ~7 MB loaded only to mint certificates
     const mod = require('@peculiar/x509') as typeof X509;
     mod.cryptoProvider.set(webcrypto as unknown as Parameters<typeof mod.cryptoProvider.set>[0]);
     loaded = mod;
@@ -24,7 +26,7 @@ export const x509: typeof X509 = new Proxy({} as typeof X509, {
 });
 
 // The types callers name (x509.Extension, ...) without loading anything.
-// eslint-disable-next-line @typescript-eslint/no-namespace
+// eslint-disable-next-line @typescript-eslint/no-namespace -- a type-only namespace merged with the lazy value, so x509.Extension etc. name types without loading the library
 export declare namespace x509 {
   type Extension = X509.Extension;
   type X509Certificate = X509.X509Certificate;

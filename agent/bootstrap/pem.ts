@@ -10,7 +10,7 @@ export interface PemBlock {
 export function pemBlocks(bundle: string): PemBlock[] {
   const out: PemBlock[] = [];
   const re = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
-  for (let m = re.exec(bundle); m; m = re.exec(bundle)) out.push({ type: m[1]!, text: m[0] + '\n' });
+  for (let m = re.exec(bundle); m; m = re.exec(bundle)) out.push({ type: m[1], text: m[0] + '\n' });
   return out;
 }
 

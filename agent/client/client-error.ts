@@ -59,7 +59,7 @@ export function errorFromStatus(code: number, body: unknown, fallbackText = ''):
     if (typeof body['reason'] === 'string' && body['reason'] !== '') reason = body['reason'];
     if (typeof body['message'] === 'string' && body['message'] !== '') message = body['message'];
     if (typeof body['code'] === 'number' && body['code'] > 0) effectiveCode = body['code'];
-    if (isObject(body['details'])) details = body['details'] as ClientErrorDetails;
+    if (isObject(body['details'])) details = body['details'];
   }
   if (effectiveCode === 410) return new GoneError(effectiveCode, reason, message, details);
   return new ClientError(effectiveCode, reason, message, details);

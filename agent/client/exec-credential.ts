@@ -141,7 +141,7 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
   const st = d.status;
   if (typeof st !== 'object' || st === null) throw new ExecCredentialError('exec plugin didn\'t return a status field');
   const s = st as Record<string, unknown>;
-  const str = (k: string) => (typeof s[k] === 'string' && s[k] !== '' ? (s[k] as string) : undefined);
+  const str = (k: string) => (typeof s[k] === 'string' && s[k] !== '' ? (s[k]) : undefined);
   const token = str('token');
   const cert = str('clientCertificateData');
   const key = str('clientKeyData');

@@ -83,15 +83,17 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     old.retire();
   }
 
-  async redial(): Promise<void> {
+  redial(): Promise<void> {
     const old = this.pool;
     this.pool = this.makePool();
     old.destroy();
+    return Promise.resolve();
   }
 
   /** Closes the pool for good (shutdown). In-flight requests fail. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.pool.destroy();
+    return Promise.resolve();
   }
 
   /**

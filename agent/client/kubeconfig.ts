@@ -65,7 +65,7 @@ function decodeData(file: string, value: string, field: string): string {
 /** Only the blocks of one kind from a PEM file: the kubelet's -current.pem holds cert and key together. */
 function blocksOf(text: string, wantKey: boolean): string {
   const blocks = text.match(/-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g) ?? [];
-  const picked = blocks.filter((b) => /PRIVATE KEY-----/.test(b.split('\n')[0]!) === wantKey);
+  const picked = blocks.filter((b) => /PRIVATE KEY-----/.test(b.split('\n')[0]) === wantKey);
   return picked.length > 0 ? picked.join('\n') + '\n' : text;
 }
 
@@ -174,7 +174,7 @@ function clusterInfo(out: RestConfig, cluster: Entry): ExecClusterInfo {
   const ext = cluster['extensions'];
   if (Array.isArray(ext)) {
     for (const name of ['client.authentication.svc.io/exec', 'client.authentication.k8s.io/exec']) {
-      const e = ext.find((x) => isObject(x) && x['name'] === name);
+      const e: unknown = ext.find((x) => isObject(x) && x['name'] === name);
       if (isObject(e) && e['extension'] !== undefined) {
         info.config = e['extension'];
         break;
@@ -192,7 +192,7 @@ function execSource(file: string, raw: unknown, where: string, dir: string, clus
   const args = raw['args'];
   if (args !== undefined && args !== null) {
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new KubeconfigError(file, `field ${where}.args must be a list of strings`);
-    exec.args = args as string[];
+    exec.args = args;
   }
   const env = raw['env'];
   if (env !== undefined && env !== null) {

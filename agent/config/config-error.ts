@@ -23,7 +23,7 @@ export class ConfigError extends InvalidArgumentError {
   constructor(readonly problems: readonly ConfigProblem[]) {
     super(
       problems.length === 1
-        ? formatProblem(problems[0]!)
+        ? formatProblem(problems[0])
         : `invalid configuration (${problems.length} problems):\n` + problems.map((p) => '  - ' + formatProblem(p)).join('\n'),
     );
   }

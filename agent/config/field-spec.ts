@@ -100,7 +100,9 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'list';
   if (typeof v === 'object') return 'object';
   if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
-  return `${typeof v === 'number' ? 'number' : typeof v} ${String(v)}`;
+  // What is left is a scalar (or a function): String() spells each.
+  const scalar = v as number | boolean | bigint | symbol | undefined | (() => unknown);
+  return `${typeof scalar === 'number' ? 'number' : typeof scalar} ${String(scalar)}`;
 }
 
 /**
@@ -322,7 +324,7 @@ export function visitSet(partial: unknown, spec: unknown, path: string, onSet: (
     return;
   }
   if (partial !== UNSET && s.kind === 'map') {
-    for (const k of Object.keys(partial as Record<string, unknown>)) onSet(indexPath(path, k));
+    for (const k of Object.keys(partial)) onSet(indexPath(path, k));
     return;
   }
   onSet(path);

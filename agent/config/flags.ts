@@ -63,7 +63,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const problems: ConfigProblem[] = [];
   const add = (def: FlagDef, v: string) => values.set(def.name, [...(values.get(def.name) ?? []), v]);
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
     if (arg === '--') {
       for (const rest of argv.slice(i + 1)) problems.push(flagProblem(`unexpected argument ${JSON.stringify(rest)}: svc-node takes flags only`));
       break;
@@ -83,7 +83,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
         continue;
       }
     } else if (arg.startsWith('-') && arg.length > 1) {
-      const c = arg[1]!;
+      const c = arg[1];
       def = byShort.get(c);
       shown = `-${c}`;
       if (!def) {

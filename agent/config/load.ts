@@ -160,12 +160,12 @@ function parseDocument(file: string, text: string): Record<string, unknown> {
   const nonEmpty = list.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) throw ConfigError.single(file, 'configuration file is empty');
   if (nonEmpty.length > 1) throw ConfigError.single(file, `configuration file holds ${nonEmpty.length} YAML documents; exactly one is expected`);
-  const doc = nonEmpty[0]!;
+  const doc = nonEmpty[0];
   const issue = doc.errors[0] ?? doc.warnings[0];
   if (issue) {
     const pos = lines.linePos(issue.pos[0]);
     const where = pos.line > 0 ? ` at line ${pos.line}, column ${pos.col}` : '';
-    const what = issue.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const what = issue.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
     throw ConfigError.single(file, `invalid YAML or JSON${where}: ${what}`);
   }
   let value: unknown;
@@ -188,7 +188,7 @@ function resolvePathRefs(partial: Record<string, unknown>, base: string): void {
       const next: unknown = obj?.[p];
       obj = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : undefined;
     }
-    const leaf = parts[parts.length - 1]!;
+    const leaf = parts[parts.length - 1];
     const v = obj?.[leaf];
     if (obj && typeof v === 'string' && v !== '' && !isAbsolute(v)) obj[leaf] = resolve(base, v);
   }
@@ -223,7 +223,7 @@ function resolveFlags(args: ParsedArgs, cwd: string, problems: ConfigProblem[]):
       if (!isIP(ip)) bad('node-ip', `invalid value ${JSON.stringify(ip)}: must be an IP address`);
       else nodeIPs.push(ip);
     }
-    if (nodeIPs.length > 2 || (nodeIPs.length === 2 && isIP(nodeIPs[0]!) === isIP(nodeIPs[1]!))) {
+    if (nodeIPs.length > 2 || (nodeIPs.length === 2 && isIP(nodeIPs[0]) === isIP(nodeIPs[1]))) {
       bad('node-ip', `invalid value ${JSON.stringify(ipText)}: at most one IPv4 and one IPv6 address`);
     }
   }

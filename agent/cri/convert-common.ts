@@ -79,7 +79,7 @@ export function enumOf<T extends string>(v: unknown, allowed: readonly T[], fall
  */
 export function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
+  for (const [k, v] of Object.entries(o) as Array<[string, unknown]>) {
     if (v === undefined || v === null || v === '' || v === 0 || v === false) continue;
     if (Array.isArray(v) && v.length === 0) continue;
     if (typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v) && Object.keys(v).length === 0) continue;

@@ -6,7 +6,7 @@
 
 interface Subscriber<T> {
   queue: T[];
-  failure?: unknown;
+  failure?: Error;
   wake?: () => void;
 }
 
@@ -27,7 +27,7 @@ export class EventFanout<T> {
   }
 
   /** Ends every current subscriber by throwing `error` from its iteration. */
-  failAll(error: unknown): void {
+  failAll(error: Error): void {
     for (const s of this.subscribers) {
       s.failure = error;
       s.wake?.();

@@ -363,13 +363,8 @@ export class GrpcRuntimeService implements RuntimeService {
         reject(new RuntimeError('Canceled', `${rpc} canceled before it was sent`, rpc));
         return;
       }
-      let m: { client: grpc.Client; fn: UnaryMethod };
-      try {
-        m = this.method<UnaryMethod>(svc, rpc);
-      } catch (e) {
-        reject(e);
-        return;
-      }
+      // A throw in the executor rejects the promise with it.
+      const m = this.method<UnaryMethod>(svc, rpc);
       const timeoutMs = opts?.timeoutMs ?? defaultTimeoutMs ?? this.timeoutMs;
       const md = new grpc.Metadata(waitForReady ? { waitForReady: true } : undefined);
       const onAbort = () => call.cancel();

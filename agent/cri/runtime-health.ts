@@ -116,7 +116,7 @@ export class RuntimeHealth {
   /** node/'s ReadinessCheck: undefined when ready, else the problems joined by "; ". Cheap: reads the last probe. */
   async check(): Promise<string | undefined> {
     const p = this.snapshot().problems;
-    return p.length === 0 ? undefined : p.join('; ');
+    return Promise.resolve(p.length === 0 ? undefined : p.join('; '));
   }
 
   /** node/'s RuntimeStatusProvider: "<name>://<version>" once Version answered, else "unknown://". */

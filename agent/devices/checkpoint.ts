@@ -61,7 +61,7 @@ function sortedKeys(_key: string, v: unknown): unknown {
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o);
   let sorted = true;
-  for (let i = 1; i < keys.length && sorted; i++) if (keys[i - 1]! > keys[i]!) sorted = false;
+  for (let i = 1; i < keys.length && sorted; i++) if (keys[i - 1] > keys[i]) sorted = false;
   if (sorted) return v;
   const out: Record<string, unknown> = {};
   for (const k of keys.sort()) out[k] = o[k];
@@ -118,7 +118,7 @@ function checkShape(d: unknown): asserts d is CheckpointData {
     if (a === null) continue;
     if (!isObj(a) || !isObj(a['envs']) || !Array.isArray(a['mounts']) || !Array.isArray(a['devices']) || !isObj(a['annotations']) || !isStrArr(a['cdiDevices'])) throw new CheckpointCorruptError('a PodDeviceEntry has a malformed AllocResp');
   }
-  for (const v of Object.values(d['RegisteredDevices'] as Record<string, unknown>)) if (!isStrArr(v)) throw new CheckpointCorruptError('RegisteredDevices holds something other than lists of IDs');
+  for (const v of Object.values(d['RegisteredDevices'])) if (!isStrArr(v)) throw new CheckpointCorruptError('RegisteredDevices holds something other than lists of IDs');
 }
 
 /** Parses and verifies a checkpoint's text. Throws CheckpointCorruptError. */

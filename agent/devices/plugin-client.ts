@@ -76,7 +76,7 @@ export class GrpcPluginClient implements PluginClient {
   }
 
   private unary<T>(method: string, req: unknown, timeoutMs: number): Promise<T> {
-    const fn = (this.client as unknown as Record<string, Unary>)[method]!.bind(this.client);
+    const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
     return new Promise((resolve, reject) => {
       fn(req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (!err) return resolve(res as T);
@@ -101,7 +101,7 @@ export class GrpcPluginClient implements PluginClient {
   }
 
   watch(onDevices: (devices: PluginDevice[]) => void, onEnd: (why: string) => void): void {
-    const fn = (this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<WListAndWatchResponse>>)['ListAndWatch']!.bind(this.client);
+    const fn = (this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<WListAndWatchResponse>>)['ListAndWatch'].bind(this.client);
     const stream = fn({});
     this.stream = stream;
     let ended = false;

@@ -32,9 +32,9 @@ export class PodDevices {
 
   set(podUid: string, container: string, resource: string, a: ResourceAllocation): void {
     let p = this.pods.get(podUid);
-    if (!p) this.pods.set(podUid, (p = new Map()));
+    if (!p) this.pods.set(podUid, (p = new Map<string, Map<string, ResourceAllocation>>()));
     let c = p.get(container);
-    if (!c) p.set(container, (c = new Map()));
+    if (!c) p.set(container, (c = new Map<string, ResourceAllocation>()));
     c.set(resource, a);
   }
 

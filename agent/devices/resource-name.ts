@@ -17,7 +17,7 @@ function isDnsSubdomain(s: string): boolean {
 function isQualifiedName(s: string): boolean {
   const parts = s.split('/');
   if (parts.length > 2) return false;
-  const [prefix, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : ['', parts[0]!];
+  const [prefix, name] = parts.length === 2 ? [parts[0], parts[1]] : ['', parts[0]];
   if (parts.length === 2 && !isDnsSubdomain(prefix)) return false;
   return name.length > 0 && name.length <= 63 && NAME.test(name);
 }

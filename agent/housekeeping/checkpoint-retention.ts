@@ -32,9 +32,9 @@ const ARCHIVE_NAME = /^(checkpoint-.+)-(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?
 export function parseArchiveName(dir: string, name: string): ArchiveFile | undefined {
   const m = ARCHIVE_NAME.exec(name);
   if (!m) return undefined;
-  const time = Date.parse(m[2]!);
+  const time = Date.parse(m[2]);
   if (Number.isNaN(time)) return undefined;
-  return { path: path.join(dir, name), group: m[1]!, time };
+  return { path: path.join(dir, name), group: m[1], time };
 }
 
 /** The archives the policy removes (pure: the caller deletes them). */

@@ -6,6 +6,7 @@ import type { Log } from '../platform/logger';
 
 /** node-cron is loaded only when a schedule is used (config/cron-expression.ts checks expressions). */
 function cronLib(): typeof import('node-cron') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: node-cron stays out of the agent's memory until a schedule is used
   return require('node-cron') as typeof import('node-cron');
 }
 

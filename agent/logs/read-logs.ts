@@ -53,7 +53,7 @@ function tail(records: LogRecord[], n: number): LogRecord[] {
   let i = records.length - 1;
   // A trailing run of partial records (line not finished yet) counts as a line.
   for (; i >= 0; i--) {
-    const r = records[i]!;
+    const r = records[i];
     if (!r.partial || i === records.length - 1) {
       if (lines === n) break;
       lines++;

@@ -31,7 +31,7 @@ export function instrumentRuntime(inner: RuntimeService, observer: RuntimeCallOb
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (!(result instanceof Promise)) return result;
         return result.then(
-          (v) => {
+          (v: unknown) => {
             observer.runtimeCall(op, (now() - started) / 1000);
             return v;
           },

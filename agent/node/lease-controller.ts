@@ -159,7 +159,7 @@ export class LeaseController {
     const metadata = { ...lease.metadata };
     const owners = this.ownerReferences();
     // Upstream setNodeOwnerFunc: a Lease created before the Node was known gets its owner later.
-    if (owners && !(metadata.ownerReferences ?? []).some((o) => o.kind === 'Node' && o.uid === owners[0]!.uid)) {
+    if (owners && !(metadata.ownerReferences ?? []).some((o) => o.kind === 'Node' && o.uid === owners[0].uid)) {
       metadata.ownerReferences = [...(metadata.ownerReferences ?? []).filter((o) => o.kind !== 'Node'), ...owners];
     }
     const next: Lease = {

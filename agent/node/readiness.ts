@@ -56,7 +56,7 @@ export class FlagCheck implements ReadinessCheck {
   set(reason: string | undefined): void {
     this.why = reason;
   }
-  async check(): Promise<string | undefined> {
-    return this.why;
+  check(): Promise<string | undefined> {
+    return Promise.resolve(this.why);
   }
 }

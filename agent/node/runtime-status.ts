@@ -12,5 +12,5 @@ export interface RuntimeStatusProvider {
 }
 
 export const unknownRuntime: RuntimeStatusProvider = {
-  runtimeVersion: async () => 'unknown://',
+  runtimeVersion: () => Promise.resolve('unknown://'),
 };

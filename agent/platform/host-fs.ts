@@ -42,7 +42,7 @@ export async function readRequired(path: string): Promise<string> {
   try {
     return await fsp.readFile(path, 'utf8');
   } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
 }
 
@@ -51,7 +51,7 @@ export function parseMeminfo(text: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^([^:]+):\s+(\d+)(?:\s+kB)?\s*$/.exec(line);
-    if (m) out.set(m[1]!, Number(m[2]) * (line.trimEnd().endsWith('kB') ? 1024 : 1));
+    if (m) out.set(m[1], Number(m[2]) * (line.trimEnd().endsWith('kB') ? 1024 : 1));
   }
   return out;
 }

@@ -62,7 +62,7 @@ export function countCpuList(text: string): number {
     if (part === '') continue;
     const [a, b] = part.split('-').map((x) => Number.parseInt(x, 10));
     if (!Number.isInteger(a)) throw new Error(`malformed cpu list ${JSON.stringify(text.trim())}`);
-    n += b === undefined ? 1 : b - a! + 1;
+    n += b === undefined ? 1 : b - a + 1;
   }
   return n;
 }
@@ -72,7 +72,7 @@ export function osReleaseValue(text: string, key: string): string | undefined {
   for (const line of text.split('\n')) {
     const m = /^\s*([A-Z0-9_]+)=(.*)$/.exec(line);
     if (!m || m[1] !== key) continue;
-    let v = m[2]!.trim();
+    let v = m[2].trim();
     if ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))) {
       v = v.slice(1, -1);
       v = v.replace(/\\(["\\$`])/g, '$1');

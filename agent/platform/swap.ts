@@ -23,7 +23,7 @@ export function parseProcSwaps(text: string): SwapDevice[] {
     const [size, used, prio] = [Number(f[2]), Number(f[3]), Number(f[4])];
     if (!Number.isFinite(size) || !Number.isFinite(used)) continue;
     // A path with spaces is written with \040 escapes by the kernel.
-    out.push({ filename: f[0]!.replace(/\\040/g, ' '), type: f[1]!, sizeBytes: size * 1024, usedBytes: used * 1024, priority: prio });
+    out.push({ filename: f[0].replace(/\\040/g, ' '), type: f[1], sizeBytes: size * 1024, usedBytes: used * 1024, priority: prio });
   }
   return out;
 }

@@ -32,9 +32,9 @@ const SIGNING = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
  * CN <node>@<unix time>, the node name, localhost and the IPs as names, server auth.
  */
 export async function servingCert(r: ServingCertRequest): Promise<{ certPem: string; keyPem: string }> {
-  const keys = (await webcrypto.subtle.generateKey(SIGNING, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(SIGNING, true, ['sign', 'verify']));
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
+  serial[0] &= 0x7f;
   const names = [
     { type: 'dns' as const, value: r.nodeName },
     { type: 'dns' as const, value: 'localhost' },
@@ -45,7 +45,7 @@ export async function servingCert(r: ServingCertRequest): Promise<{ certPem: str
     name: `CN=${r.nodeName.replace(/([,+"\\<>;=])/g, '\\$1')}@${Math.floor(r.now / 1000)}`,
     notBefore: new Date(r.now - 60_000),
     notAfter: new Date(r.now + r.validityMs),
-    keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
+    keys: keys,
     signingAlgorithm: SIGNING,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
@@ -65,10 +65,9 @@ export async function nodeCsr(r: NodeCsrRequest): Promise<{ csrPem: string }> {
   const pub = createPublicKey(priv);
   const privateKey = await webcrypto.subtle.importKey('pkcs8', priv.export({ format: 'der', type: 'pkcs8' }), P256, false, ['sign']);
   const publicKey = await webcrypto.subtle.importKey('spki', pub.export({ format: 'der', type: 'spki' }), P256, true, ['verify']);
-  const keys = { privateKey, publicKey } as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: [{ O: [r.organization] }, { CN: [r.commonName] }],
-    keys,
+    keys: { privateKey, publicKey },
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
   });
   return { csrPem: csr.toString('pem') + '\n' };

@@ -65,7 +65,7 @@ export class PluginClient {
   }
 
   private call<Req, Res>(method: string, req: Req, timeoutMs: number): Promise<Res> {
-    const fn = (this.client as unknown as Record<string, UnaryFn<Req, Res>>)[method]!.bind(this.client);
+    const fn = (this.client as unknown as Record<string, UnaryFn<Req, Res>>)[method].bind(this.client);
     return new Promise((resolve, reject) =>
       fn(req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(new Error(`${method} at socket ${this.socketPath}: ${err.details || err.message}`)) : resolve(res!))),
     );

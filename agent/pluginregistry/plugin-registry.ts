@@ -214,6 +214,8 @@ export class PluginRegistry {
     this.failures.set(socketPath, { key, delayMs, retryAt: this.o.clock.now() + delayMs, error });
     // Loud once per socket and message, quiet while the same failure repeats.
     const quiet = prev?.key === key && prev.error === error;
-    (quiet ? this.o.log.debug : this.o.log.warn).call(this.o.log, { socket: socketPath, error, retryInMs: delayMs, ...extra }, 'plugin registration failed');
+    const fields = { socket: socketPath, error, retryInMs: delayMs, ...extra };
+    if (quiet) this.o.log.debug(fields, 'plugin registration failed');
+    else this.o.log.warn(fields, 'plugin registration failed');
   }
 }

@@ -9,9 +9,9 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 function isQualifiedName(s: string): boolean {
   const parts = s.split('/');
   if (parts.length > 2) return false;
-  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  const name = parts.length === 2 ? parts[1] : parts[0];
   if (parts.length === 2) {
-    const prefix = parts[0]!;
+    const prefix = parts[0];
     if (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) return false;
   }
   return name.length > 0 && name.length <= 63 && NAME.test(name);

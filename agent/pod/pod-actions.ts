@@ -83,11 +83,11 @@ export function nextInitContainer(pod: Pod, rp: RuntimePod): { last?: RuntimeCon
     if (latestByName(rp, c.name)?.state === 'CONTAINER_RUNNING') return { done: true };
   }
   for (let i = inits.length - 1; i >= 0; i--) {
-    const s = latestByName(rp, inits[i]!.name);
+    const s = latestByName(rp, inits[i].name);
     if (s && initFailed(s)) return { last: s, next: inits[i], done: false };
   }
   for (let i = inits.length - 1; i >= 0; i--) {
-    const s = latestByName(rp, inits[i]!.name);
+    const s = latestByName(rp, inits[i].name);
     if (!s) continue;
     if (s.state === 'CONTAINER_RUNNING') return { done: false };
     if (s.state === 'CONTAINER_EXITED') {

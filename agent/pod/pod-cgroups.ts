@@ -73,7 +73,7 @@ export class PodCgroups {
     if (this.o.driver !== 'cgroupfs' || this.o.clean === false) return [];
     const out = new Set<string>();
     for (const h of await this.hierarchies()) {
-      let names: string[] = [];
+      let names: string[];
       try {
         names = await readdir(path.join(h, this.o.root));
       } catch {
@@ -89,7 +89,7 @@ export class PodCgroups {
 async function subtree(dir: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (d: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[] = [];
+    let entries: import('node:fs').Dirent[];
     try {
       entries = await readdir(d, { withFileTypes: true });
     } catch {

@@ -32,7 +32,6 @@ import { ApiPodDeleter, StatusManager, type PodDeleter } from './status-manager'
 import { ApiTokenRequester, TokenManager } from './token-manager';
 import { ApiClaims } from './volume-pvc';
 import { VolumeManager } from './volumes';
-import { LogLocateError } from '../logs/container-log-handler';
 
 export interface PodManagerOptions {
   client: ApiClient;

@@ -182,7 +182,7 @@ export class StatusManager {
         continue;
       }
       this.writing.add(uid);
-      let retry = false;
+      let retry: boolean;
       try {
         retry = (await this.write(uid, signal)) === 'later';
       } catch (e) {

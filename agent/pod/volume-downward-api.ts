@@ -47,7 +47,7 @@ export function formatMap(m: Record<string, string> | undefined): string {
 export function fieldValue(pod: Pod, fieldPath: string): string {
   const meta = pod.metadata;
   const subscript = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
-  if (subscript) return (subscript[1] === 'labels' ? meta.labels : meta.annotations)?.[subscript[2]!] ?? '';
+  if (subscript) return (subscript[1] === 'labels' ? meta.labels : meta.annotations)?.[subscript[2]] ?? '';
   switch (fieldPath) {
     case 'metadata.name':
       return meta.name ?? '';

@@ -23,7 +23,7 @@ import { configMapValues, secretValues, type ConfigObjectGetter } from './config
 import type { KeyToPath, Pod, Volume } from '../api/core-v1';
 import type { TokenManager } from './token-manager';
 import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
-import { keyFiles, projectedFiles, ProjectionError, type ProjectedVolumeSource } from './volume-projected';
+import { keyFiles, projectedFiles, ProjectionError } from './volume-projected';
 import { ClaimError, resolveClaim, type ClaimGetter } from './volume-pvc';
 import { InternalError } from '../errors';
 
@@ -209,7 +209,7 @@ export class VolumeManager {
               throw new ProjectionError(`failed to fetch token: ${e.message}`);
             })
         : undefined;
-      const files = await projectedFiles(pod, v['projected'] as ProjectedVolumeSource, { objects: this.opts.objects, node, ...(token ? { token } : {}) }, signal);
+      const files = await projectedFiles(pod, v['projected'], { objects: this.opts.objects, node, ...(token ? { token } : {}) }, signal);
       const dir = path.join(volumesDir, PLUGIN_PROJECTED, v.name);
       await this.write(dir, files, v.name);
       return dir;

@@ -18,6 +18,7 @@ import { bindUnixSocket } from './bind-socket';
 import { PodNotFoundError, PodResourcesService } from './pod-resources-service';
 import { loadPodResourcesProto } from './podresources-proto';
 import type { DevicesProvider, PodsProvider } from './provider';
+import type { GetPodResourcesRequest } from './wire-types';
 import { TokenBucket } from '../platform/token-bucket';
 
 /** Upstream's pod resources rate limit (golang.org/x/time/rate with DefaultQPS 100, DefaultBurstTokens 10); over it a call is refused, never queued. */
@@ -49,7 +50,7 @@ export function podResourcesSocketPath(rootDir: string): string {
   return path.join(rootDir, POD_RESOURCES_DIR, POD_RESOURCES_SOCKET);
 }
 
-type Unary = grpc.handleUnaryCall<any, any>;
+type Unary = grpc.handleUnaryCall<unknown, object>;
 
 export class PodResourcesServer {
   private readonly service: PodResourcesService;
@@ -75,7 +76,8 @@ export class PodResourcesServer {
     const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
     const impl: Record<string, Unary> = {
       List: this.unary(() => this.service.list()),
-      Get: this.unary((req) => this.service.get(req)),
+      // proto-loader decodes the request to this shape (fields it does not carry stay unset).
+      Get: this.unary((req) => this.service.get(req as GetPodResourcesRequest)),
       GetAllocatableResources: this.unary(() => this.service.allocatable()),
     };
     server.addService(lister.service, impl);
@@ -107,7 +109,7 @@ export class PodResourcesServer {
     return this.closing;
   }
 
-  private unary(fn: (req: any) => object): Unary {
+  private unary(fn: (req: unknown) => object): Unary {
     return (call, callback) => {
       if (!this.limiter.allow()) {
         this.refused++;

@@ -67,7 +67,7 @@ function argProblems(where: string, a: unknown): string[] {
   if (!isRecord(a)) return [`${where}: must be an object`];
   const out: string[] = [];
   for (const k of Object.keys(a)) if (!ARG_FIELDS.has(k)) out.push(`${where}: unknown field ${JSON.stringify(k)}`);
-  if (!isUint(a['index']) || (a['index'] as number) > 5) out.push(`${where}.index: must be an integer from 0 to 5`);
+  if (!isUint(a['index']) || (a['index']) > 5) out.push(`${where}.index: must be an integer from 0 to 5`);
   if (!isUint(a['value'])) out.push(`${where}.value: must be a non-negative integer`);
   if (a['valueTwo'] !== undefined && !isUint(a['valueTwo'])) out.push(`${where}.valueTwo: must be a non-negative integer`);
   if (typeof a['op'] !== 'string' || !(SECCOMP_OPS as readonly string[]).includes(a['op'])) {

@@ -34,7 +34,7 @@ export interface Authorizer {
 }
 
 export const alwaysAllow: Authorizer = {
-  authorize: async () => ({ allowed: true, reason: 'AlwaysAllow' }),
+  authorize: () => Promise.resolve({ allowed: true, reason: 'AlwaysAllow' }),
 };
 
 /** Reads status.allowed/reason/denied of a SubjectAccessReview answer. */

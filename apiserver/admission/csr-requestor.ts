@@ -9,9 +9,10 @@ import type { AdmissionAttributes, AdmissionPlugin } from './admission';
 export class CsrRequestor implements AdmissionPlugin {
   readonly name = 'CSRRequestor';
 
-  async mutate(a: AdmissionAttributes): Promise<void> {
+  mutate(a: AdmissionAttributes): Promise<void> {
     if (a.operation === 'CREATE' && a.type.group === 'certificates.svc.io' && a.type.resource === 'certificatesigningrequests' && a.object) {
       setCsrRequestor(a.object, a.user);
     }
+    return Promise.resolve();
   }
 }

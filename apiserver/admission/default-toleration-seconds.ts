@@ -19,8 +19,8 @@ export class DefaultTolerationSeconds implements AdmissionPlugin {
     private readonly unreachableSeconds = DEFAULT_TOLERATION_SECONDS,
   ) {}
 
-  async mutate(a: AdmissionAttributes): Promise<void> {
-    if (a.operation !== 'CREATE' || a.subresource || a.type.group !== '' || a.type.resource !== 'pods' || !a.object) return;
+  mutate(a: AdmissionAttributes): Promise<void> {
+    if (a.operation !== 'CREATE' || a.subresource || a.type.group !== '' || a.type.resource !== 'pods' || !a.object) return Promise.resolve();
     const spec = (a.object.spec ??= {}) as { tolerations?: unknown[] };
     const tolerations = recs(spec.tolerations);
     // As upstream: a toleration with this key (or no key) and effect NoExecute (or none) counts.
@@ -29,5 +29,6 @@ export class DefaultTolerationSeconds implements AdmissionPlugin {
     if (!covers(TAINT_NOT_READY)) added.push({ key: TAINT_NOT_READY, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.notReadySeconds });
     if (!covers(TAINT_UNREACHABLE)) added.push({ key: TAINT_UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.unreachableSeconds });
     if (added.length > 0) spec.tolerations = [...(Array.isArray(spec.tolerations) ? spec.tolerations : []), ...added];
+    return Promise.resolve();
   }
 }

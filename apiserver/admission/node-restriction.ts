@@ -148,9 +148,12 @@ export class NodeRestriction implements AdmissionPlugin {
     const apiVersion = ref?.apiVersion === undefined || ref.apiVersion === '' ? 'v1' : ref.apiVersion;
     if (!ref || apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw this.forbidden(a, 'node requested token not bound to a pod');
     if (!ref.uid) throw this.forbidden(a, 'node requested token with a pod binding without a uid');
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     const pod = await this.getPod(a.namespace, String(ref.name));
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     if (!pod) throw errors.notFound('pods', String(ref.name));
     if (pod.metadata.uid !== ref.uid) {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
       throw this.forbidden(a, `the UID in the bound object reference (${String(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
     }
     if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, 'node requested token bound to a pod scheduled on a different node');

@@ -83,7 +83,7 @@ export function compileOidcFlags(f: OidcFlags, o: Pick<ValidateOptions, 'service
   if (required.length > 0) cfg.claimValidationRules = required.map(([claim, requiredValue]) => ({ claim, requiredValue }));
   try {
     const c = compileAuthenticationConfiguration({ jwt: [cfg] }, 'flags', { ...o, signingAlgorithms: algs });
-    return c.jwt[0]!;
+    return c.jwt[0];
   } catch (err) {
     if (err instanceof AuthenticationConfigError) throw new AuthenticationConfigError('--oidc-* flags', err.problems.map((p) => p.replace(/^jwt\[0\]\.issuer\.url/, '--oidc-issuer-url').replace(/^jwt\[0\]\./, '')));
     throw err;

@@ -77,13 +77,13 @@ export function verifyDetachedSignature(content: string, detached: string, token
   if (parts.length !== 3 || parts[1] !== '') return false;
   let header: unknown;
   try {
-    header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8'));
+    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
   } catch {
     return false;
   }
   const h = header as { alg?: unknown; kid?: unknown };
   if (h.alg !== 'HS256' || h.kid !== tokenId) return false;
   const want = createHmac('sha256', `${tokenId}.${tokenSecret}`).update(`${parts[0]}.${b64url(content)}`).digest();
-  const got = Buffer.from(parts[2]!, 'base64url');
+  const got = Buffer.from(parts[2], 'base64url');
   return got.length === want.length && timingSafeEqual(got, want);
 }

@@ -5,7 +5,7 @@
  */
 import type * as Jose from 'jose' with { 'resolution-mode': 'import' };
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- jose is ES-module only and a static import is refused here (see above)
 const jose = require('jose') as typeof Jose;
 
 export const { SignJWT, jwtVerify, decodeJwt, decodeProtectedHeader, importJWK, exportJWK, createLocalJWKSet, errors: joseErrors } = jose;

@@ -193,7 +193,7 @@ function asString(v: CelResultValue, what: string): string {
 /** A string or list of strings, as groups and extra values may be. */
 function stringList(v: CelResultValue, what: string): string[] {
   if (typeof v === 'string') return [v];
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
   throw new ClaimError(`oidc: ${what} must be a string or a list of strings, got ${typeName(v)}`);
 }
 

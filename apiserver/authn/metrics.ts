@@ -9,7 +9,7 @@ type Labels = Readonly<Record<string, string>>;
 function labelKey(labels: Labels): string {
   return Object.keys(labels)
     .sort()
-    .map((k) => `${k}="${labels[k]!.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .map((k) => `${k}="${labels[k].replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
     .join(',');
 }
 

@@ -49,7 +49,7 @@ export class ObjectCache implements InformerHandler {
   private objects(t: ResourceType): Map<string, KObject> {
     const p = typePrefix(t);
     let m = this.byType.get(p);
-    if (!m) this.byType.set(p, (m = new Map()));
+    if (!m) this.byType.set(p, (m = new Map<string, KObject>()));
     return m;
   }
 }

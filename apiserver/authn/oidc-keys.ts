@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Agent } from 'undici';
 import { undici } from '../api/lazy-undici';
 import { isObject } from '../api/types';
 import { createLocalJWKSet, type JSONWebKeySet } from './jose';

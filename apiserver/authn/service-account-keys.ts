@@ -57,7 +57,7 @@ export function parsePublicKeys(pem: string, source: string): SaVerificationKey[
   const out: SaVerificationKey[] = [];
   for (const m of pem.matchAll(PEM_BLOCK)) {
     const block = m[0];
-    const type = m[1]!;
+    const type = m[1];
     try {
       if (type === 'CERTIFICATE') out.push(verificationKey(new X509Certificate(block).publicKey));
       else if (type.endsWith('PRIVATE KEY')) out.push(verificationKey(createPublicKey(createPrivateKey(block))));
@@ -74,7 +74,7 @@ export function parsePublicKeys(pem: string, source: string): SaVerificationKey[
 /** The private key of a PEM text (--service-account-signing-key-file). */
 export function parseSigningKey(pem: string, source: string): SaSigningKey {
   for (const m of pem.matchAll(PEM_BLOCK)) {
-    if (!m[1]!.endsWith('PRIVATE KEY')) continue;
+    if (!m[1].endsWith('PRIVATE KEY')) continue;
     try {
       const privateKey = createPrivateKey(m[0]);
       return { ...verificationKey(createPublicKey(privateKey)), privateKey };

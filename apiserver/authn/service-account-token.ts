@@ -299,8 +299,8 @@ export function peekClaims(token: string): JWTPayload | undefined {
 
 function peekHeader(token: string): { alg?: string; kid?: string } | undefined {
   try {
-    const h = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')) as unknown;
-    return typeof h === 'object' && h !== null ? (h as { alg?: string; kid?: string }) : undefined;
+    const h = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString('utf8')) as unknown;
+    return typeof h === 'object' && h !== null ? (h) : undefined;
   } catch {
     return undefined;
   }

@@ -46,7 +46,8 @@ export class TokenAuthenticatorUnion implements TokenAuthenticator {
         first ??= err;
       }
     }
-    if (first !== undefined) throw first;
+    // Rethrows what the method threw, whatever its type.
+    if (first !== undefined) throw first as unknown;
     return null;
   }
 }

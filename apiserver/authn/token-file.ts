@@ -38,8 +38,8 @@ export class TokenFileAuthenticator implements BearerTokenMethod {
     return token ? this.authenticateBearer(token) : null;
   }
 
-  async authenticateBearer(token: string): Promise<UserInfo | null> {
-    return this.lengths.has(token.length) ? (this.tokens.get(token) ?? null) : null;
+  authenticateBearer(token: string): Promise<UserInfo | null> {
+    return Promise.resolve(this.lengths.has(token.length) ? (this.tokens.get(token) ?? null) : null);
   }
 }
 

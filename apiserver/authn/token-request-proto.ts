@@ -23,7 +23,7 @@ function* fields(buf: Buffer): Generator<Field> {
     let v = 0n;
     for (let shift = 0n; ; shift += 7n) {
       if (i >= buf.length || shift > 63n) throw new ProtobufDecodeError('truncated varint');
-      const b = buf[i++]!;
+      const b = buf[i++];
       v |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return v;
     }
@@ -68,7 +68,7 @@ export function decodeTokenRequestProto(body: Buffer): { apiVersion: string; kin
       else if (s.no === 3 && s.bytes) {
         const ref: Record<string, string> = {};
         const names = ['', 'kind', 'apiVersion', 'name', 'uid'];
-        for (const r of fields(s.bytes)) if (r.bytes && names[r.no]) ref[names[r.no]!] = r.bytes.toString('utf8');
+        for (const r of fields(s.bytes)) if (r.bytes && names[r.no]) ref[names[r.no]] = r.bytes.toString('utf8');
         spec.boundObjectRef = ref;
       }
     }

@@ -54,6 +54,7 @@ export function parseWebhookClientConfig(text: string, file: string, readText: (
     const it = name === undefined ? items[0] : items.find((i) => i.name === name);
     if (!it) return name === undefined ? undefined : fail(`${key}: no entry named ${JSON.stringify(name)}`);
     const b = it[body];
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the file's value, of whatever YAML type, as String() prints it
     return { name: String(it.name ?? ''), body: isObject(b) ? b : {} };
   };
   let clusterName: string | undefined;
@@ -168,14 +169,14 @@ export class WebhookClient {
         bodyTimeout: this.timeoutMs,
       });
     } catch (err) {
-      if (signal.aborted) throw new Error(`webhook ${this.cfg.server} did not answer within ${this.timeoutMs} ms`);
-      throw new Error(`webhook ${this.cfg.server}: ${(err as Error).message}`);
+      if (signal.aborted) throw new Error(`webhook ${this.cfg.server} did not answer within ${this.timeoutMs} ms`, { cause: err });
+      throw new Error(`webhook ${this.cfg.server}: ${(err as Error).message}`, { cause: err });
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (err) {
-      throw new Error(signal.aborted ? `webhook ${this.cfg.server} did not answer within ${this.timeoutMs} ms` : `webhook ${this.cfg.server}: ${(err as Error).message}`);
+      throw new Error(signal.aborted ? `webhook ${this.cfg.server} did not answer within ${this.timeoutMs} ms` : `webhook ${this.cfg.server}: ${(err as Error).message}`, { cause: err });
     }
     try {
       return { status: res.statusCode, body: JSON.parse(text) as unknown };

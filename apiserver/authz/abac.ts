@@ -86,8 +86,8 @@ export class AbacAuthorizer implements Authorizer, RuleLister {
 
   constructor(private readonly policies: readonly AbacPolicy[]) {}
 
-  async authorize(a: Attributes): Promise<{ decision: Decision; reason?: string }> {
-    return { decision: this.policies.some((p) => matches(p, a)) ? 'allow' : 'no-opinion' };
+  authorize(a: Attributes): Promise<{ decision: Decision; reason?: string }> {
+    return Promise.resolve({ decision: this.policies.some((p) => matches(p, a)) ? 'allow' : 'no-opinion' });
   }
 
   /** Upstream ABAC RulesFor: the rules of every policy whose subject matches, in that namespace. */

@@ -39,11 +39,11 @@ export function compileCondition(expression: string): CompiledCondition {
   try {
     parsed = celLib().parse(expression);
   } catch (err) {
-    throw new Error(`compilation failed: ${(err as Error).message}`);
+    throw new Error(`compilation failed: ${(err as Error).message}`, { cause: err });
   }
   const unknown = freeIdentifiers(parsed.expr as unknown as Node, new Set()).filter((n) => n !== 'request');
   if (unknown.length) throw new Error(`compilation failed: undeclared reference to '${unknown[0]}'`);
-  const cost = estimateCost(parsed.expr as unknown as Node);
+  const cost = estimateCost(parsed.expr);
   if (cost > COST_LIMIT) throw new Error(`estimated cost ${cost} exceeds the budget of ${COST_LIMIT}; simplify the expression`);
   const run = celLib().plan(celEnvironment(), parsed);
   return {
@@ -85,7 +85,7 @@ function freeIdentifiers(n: Node, bound: Set<string>): string[] {
   }
   if (n.exprKind.case === 'comprehensionExpr' && v) {
     const inner = new Set([...bound, String(v.iterVar), String(v.accuVar)]);
-    if (v.iterVar2) inner.add(String(v.iterVar2));
+    if (typeof v.iterVar2 === 'string' && v.iterVar2) inner.add(v.iterVar2);
     return [
       ...freeIdentifiers(v.iterRange as Node, bound),
       ...freeIdentifiers(v.accuInit as Node, bound),

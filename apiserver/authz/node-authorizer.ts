@@ -28,8 +28,8 @@ export class NodeAuthorizer implements Authorizer, RuleLister {
     private readonly rules: readonly PolicyRule[] = nodeRules(),
   ) {}
 
-  async authorize(a: Attributes): Promise<Result> {
-    return this.decide(a);
+  authorize(a: Attributes): Promise<Result> {
+    return Promise.resolve(this.decide(a));
   }
 
   /** Synchronous decision (the chain awaits authorize). */

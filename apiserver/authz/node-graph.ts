@@ -85,7 +85,7 @@ export class NodeGraph implements InformerHandler {
     if (r.serviceAccount) refs.push(`serviceaccount/${ns}/${r.serviceAccount}`);
     this.pods.set(key, { node, refs });
     let m = this.refs.get(node);
-    if (!m) this.refs.set(node, (m = new Map()));
+    if (!m) this.refs.set(node, (m = new Map<string, number>()));
     for (const ref of refs) m.set(ref, (m.get(ref) ?? 0) + 1);
   }
 

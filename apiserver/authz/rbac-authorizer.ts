@@ -36,8 +36,8 @@ export class RbacAuthorizer implements Authorizer, RuleLister {
   ) {}
 
   /** Allow with the granting binding as reason, or no opinion. */
-  async authorize(a: Attributes): Promise<Result> {
-    return this.decide(a);
+  authorize(a: Attributes): Promise<Result> {
+    return Promise.resolve(this.decide(a));
   }
 
   /** The decision, synchronously (authorize only wraps it). */

@@ -56,7 +56,7 @@ export class RbacPolicy {
   setRole(namespace: string, name: string, rules: readonly PolicyRule[]): void {
     this.gen++;
     let m = this.roles.get(namespace);
-    if (!m) this.roles.set(namespace, (m = new Map()));
+    if (!m) this.roles.set(namespace, (m = new Map<string, readonly PolicyRule[]>()));
     m.set(name, rules);
   }
 
@@ -191,7 +191,7 @@ export class RbacPolicy {
   private indexFor(b: Binding, create: boolean): Map<string, Set<Binding>> | undefined {
     if (b.kind === 'ClusterRoleBinding') return this.clusterIndex;
     let m = this.namespaceIndex.get(b.namespace);
-    if (!m && create) this.namespaceIndex.set(b.namespace, (m = new Map()));
+    if (!m && create) this.namespaceIndex.set(b.namespace, (m = new Map<string, Set<Binding>>()));
     return m;
   }
 }

@@ -61,9 +61,9 @@ export function loadWebhookKubeconfig(file: string, read: (p: string) => string 
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw fail('clusters[].cluster.server: must be an https URL');
   if (url.search) throw fail('clusters[].cluster.server: must not have query parameters');
   const material = (o: Rec, dataKey: string, fileKey: string): string | undefined => {
-    if (typeof o[dataKey] === 'string' && o[dataKey]) return Buffer.from(o[dataKey] as string, 'base64').toString('utf8');
+    if (typeof o[dataKey] === 'string' && o[dataKey]) return Buffer.from(o[dataKey], 'base64').toString('utf8');
     if (typeof o[fileKey] === 'string' && o[fileKey]) {
-      const p = o[fileKey] as string;
+      const p = o[fileKey];
       try {
         return read(isAbsolute(p) ? p : resolve(dir, p));
       } catch (err) {

@@ -102,7 +102,7 @@ export class WebhookAuthorizer implements Authorizer {
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      if (signal.aborted) throw new Error(`timed out after ${this.o.timeoutMs} ms`);
+      if (signal.aborted) throw new Error(`timed out after ${this.o.timeoutMs} ms`, { cause: err });
       throw err;
     }
     if (status < 200 || status >= 300) throw new Error(`answered HTTP ${status}`);

@@ -44,7 +44,7 @@ export class CostMeter {
 export function sizeOf(v: unknown): number {
   if (typeof v === 'string') return v.length;
   if (v instanceof Uint8Array) return v.length;
-  if (typeof v === 'object' && v !== null && 'size' in v && typeof (v as { size: unknown }).size === 'number') return (v as { size: number }).size;
+  if (typeof v === 'object' && v !== null && 'size' in v && typeof (v).size === 'number') return (v as { size: number }).size;
   return 0;
 }
 

@@ -9,11 +9,13 @@ let ext: typeof CelExt | undefined;
  * without CEL in their authentication or authorization configuration never need.
  */
 export function celLib(): typeof Cel {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): CEL stays out of memory until an expression is compiled
   cel ??= require('@bufbuild/cel') as typeof Cel;
   return cel;
 }
 
 export function celExt(): typeof CelExt {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose, as celLib
   ext ??= require('@bufbuild/cel/ext') as typeof CelExt;
   return ext;
 }

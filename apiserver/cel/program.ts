@@ -91,17 +91,14 @@ export class CelEnvironment {
     instrument(parsed.expr, state);
     let run: (ctx: Record<string, CelInput>) => unknown;
     try {
-      run = celLib().plan(this.metered, parsed.expr) as (ctx: Record<string, CelInput>) => unknown;
+      run = celLib().plan(this.metered, parsed.expr);
     } catch (err) {
       throw new CelCompileError(`compilation failed: ${firstLine((err as Error).message)}`);
     }
-    const env = this;
     return {
       source,
       variables: used,
-      evaluate(vars, meter) {
-        return env.run(run, vars, meter);
-      },
+      evaluate: (vars, meter) => this.run(run, vars, meter),
     };
   }
 
@@ -225,7 +222,7 @@ function check(e: Expr | undefined, scope: ReadonlySet<string>, vars: ReadonlySe
     case 'callExpr': {
       const fn = k.value.function;
       const q = qualifiedName(k.value.target);
-      const qualifiedKnown = q !== undefined && !scope.has(q.split('.')[0]!) && !vars.has(q.split('.')[0]!) && funcs.find(`${q}.${fn}`) !== undefined;
+      const qualifiedKnown = q !== undefined && !scope.has(q.split('.')[0]) && !vars.has(q.split('.')[0]) && funcs.find(`${q}.${fn}`) !== undefined;
       if (qualifiedKnown) {
         k.value.args.forEach((a) => check(a, scope, vars, used, funcs));
         return;
@@ -347,5 +344,6 @@ export function toJs(v: CelValue): CelResultValue {
     for (const [k, x] of v) out[celLib().isCelUint(k) ? String(k.value) : String(k)] = toJs(x);
     return out;
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever else CEL returns (a type, a message) is printed as String() prints it
   return String(v);
 }

@@ -1,3 +1,4 @@
+import type { webcrypto } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
@@ -48,7 +49,7 @@ export function parseRequest(requestB64: unknown): ParsedRequest {
   try {
     request = new x509.Pkcs10CertificateRequest(Buffer.from(m[2].replace(/\s+/g, ''), 'base64'));
   } catch (err) {
-    throw new Error(`the certificate request cannot be parsed: ${(err as Error).message}`);
+    throw new Error(`the certificate request cannot be parsed: ${(err as Error).message}`, { cause: err });
   }
   const dnsNames: string[] = [];
   const ips: string[] = [];
@@ -193,7 +194,8 @@ export class CsrSigner {
     if (problem) return this.fail(t, csr, 'SignerValidationFailure', problem);
     const max = this.opts.maxValidityMs ?? ONE_YEAR_MS;
     const requested = typeof spec.expirationSeconds === 'number' && spec.expirationSeconds > 0 ? spec.expirationSeconds * 1000 : max;
-    const certPem = await signPublicKey(this.opts.ca, await parsed.request.publicKey.export(), {
+    // The library types its keys with the DOM's CryptoKey, which this project does not load; at run time it is webcrypto's.
+    const certPem = await signPublicKey(this.opts.ca, (await parsed.request.publicKey.export()) as webcrypto.CryptoKey, {
       commonName: parsed.commonName,
       organizations: parsed.organizations,
       dnsNames: parsed.dnsNames,

@@ -82,7 +82,7 @@ export class GarbageCollector {
     this.live.set(obj.metadata.uid!, ref);
     for (const o of obj.metadata.ownerReferences ?? []) {
       let m = this.dependents.get(o.uid);
-      if (!m) this.dependents.set(o.uid, (m = new Map()));
+      if (!m) this.dependents.set(o.uid, (m = new Map<string, Ref>()));
       m.set(refKey(ref), ref);
     }
   }

@@ -143,7 +143,7 @@ export function reconcileRole(existing: KObject, expected: KObject): KObject | n
   const have = rulesOf(existing);
   const want = rulesOf(expected);
   const missing = want.filter((r) => uncoveredRules(have, [r]).length > 0);
-  if (missing.length > 0) next.rules = [...(Array.isArray(existing.rules) ? existing.rules : []), ...missing];
+  if (missing.length > 0) next.rules = [...(Array.isArray(existing.rules) ? (existing.rules as unknown[]) : []), ...missing];
   const wantAgg = expected.aggregationRule as { clusterRoleSelectors?: unknown[] } | undefined;
   if (wantAgg) {
     const haveAgg = (existing.aggregationRule ?? {}) as { clusterRoleSelectors?: unknown[] };

@@ -64,7 +64,7 @@ export async function impersonate(req: IncomingMessage, caller: UserInfo, author
   for (const [key, values] of Object.entries(extra)) for (const v of values) checks.push({ apiGroup: 'authentication.svc.io', resource: 'userextras', subresource: key, name: v });
   if (uid !== undefined) checks.push({ apiGroup: 'authentication.svc.io', resource: 'uids', name: uid });
 
-  const path = (req.url ?? '/').split('?')[0]!;
+  const path = (req.url ?? '/').split('?')[0];
   for (const c of checks) {
     const info: RequestInfo = {
       isResourceRequest: true,

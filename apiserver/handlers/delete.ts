@@ -1,4 +1,4 @@
-import { ApiError, isNotFound } from '../api/errors';
+import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { parseDocument, readBody } from '../server/decode';
@@ -65,12 +65,14 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
     const { value } = parseDocument(body, /yaml/.test(r.req.headers['content-type'] ?? '') ? 'yaml' : 'json');
     if (!isObject(value)) throw new ApiError('BadRequest', 'DeleteOptions must be an object');
     if (value.kind !== undefined && value.kind !== 'DeleteOptions') {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
       throw new ApiError('BadRequest', `the kind in the data (${String(value.kind)}) does not match the expected kind (DeleteOptions)`);
     }
     o = value;
   }
   const q = r.query;
   const out: DeleteOptions = {};
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
   const grace = q.get('gracePeriodSeconds') ?? (o.gracePeriodSeconds !== undefined ? String(o.gracePeriodSeconds) : null);
   if (grace !== null) {
     if (!/^-?\d+$/.test(grace)) throw new ApiError('BadRequest', `gracePeriodSeconds: Invalid value: "${grace}": must be an integer`);
@@ -83,6 +85,7 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
     }
     out.propagationPolicy = policy;
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
   const orphan = q.get('orphanDependents') ?? (o.orphanDependents !== undefined ? String(o.orphanDependents) : null);
   if (orphan !== null) {
     out.orphanDependents = orphan === 'true';

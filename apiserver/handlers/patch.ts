@@ -1,5 +1,4 @@
 import { ApiError } from '../api/errors';
-import type { KObject } from '../api/types';
 import { bodyFormat } from '../server/negotiation';
 import { checkObject, parseDocument, readBody } from '../server/decode';
 import { applyPatch, type PatchFormat } from '../patch/apply-patch';
@@ -31,7 +30,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
       // A patch that does not mention resourceVersion applies to whatever is current.
       const pinned = pinnedVersion(patch, format);
       if (!pinned) delete checked.object.metadata.resourceVersion;
-      return checked.object as KObject;
+      return checked.object;
     },
     { ...ctx },
   );

@@ -33,9 +33,11 @@ export async function handlePodBinding(r: ResourceRequest): Promise<void> {
 export function parseBinding(value: unknown, name: string, namespace: string): Assignment {
   if (!isObject(value)) throw errors.badRequest('the request body must be a JSON or YAML object');
   if (value.apiVersion !== undefined && value.apiVersion !== 'v1') {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (v1)`);
   }
   if (value.kind !== undefined && value.kind !== 'Binding') {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (Binding)`);
   }
   const meta = rec(value.metadata) ?? {};

@@ -45,7 +45,7 @@ export async function handlePodEphemeralContainers(r: ResourceRequest): Promise<
       warnings = checked.warnings;
       const meta = (patch as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
       const pinned = format !== 'json-patch' && typeof meta?.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : undefined;
-      return { object: checked.object as KObject, pinned };
+      return { object: checked.object, pinned };
     };
   }
   const { object } = await r.store.update(

@@ -40,7 +40,7 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?
       const v = r.query.get(k);
       if (v !== null) q.set(k, v);
     }
-    const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q}` : ''}`;
+    const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q.toString()}` : ''}`;
     await new Promise<void>((resolve, reject) => {
       const up = httpsRequest(
         { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, ...(caPem ? { ca: caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }), timeout: 30_000 },

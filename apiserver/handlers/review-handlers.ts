@@ -55,10 +55,13 @@ async function readReview(r: ResourceRequest, kind: string): Promise<{ obj: KObj
   const version = r.type.version;
   const allowed = [`${AUTHZ_GROUP}/${version}`, `${UPSTREAM_AUTHZ_GROUP}/${version}`];
   const av = value.apiVersion;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
   if (av !== undefined && av !== '' && !allowed.includes(String(av))) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw new ApiError('BadRequest', `the API version in the data (${String(av)}) does not match the expected API version (${allowed[0]})`);
   }
   if (value.kind !== undefined && value.kind !== '' && value.kind !== kind) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw new ApiError('BadRequest', `the kind in the data (${String(value.kind)}) does not match the expected kind (${kind})`);
   }
   if (!isObject(value.metadata)) value.metadata = {};

@@ -87,6 +87,7 @@ export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: 
 
 function validateExpiration(v: unknown, name: string): number {
   if (v === undefined || v === null) return DEFAULT_EXPIRATION_SECONDS;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
   const invalid = (msg: string) => errors.invalid('TokenRequest', name, [fieldError('spec.expirationSeconds', `Invalid value: ${String(v)}: ${msg}`)], 'authentication.svc.io');
   if (typeof v !== 'number' || !Number.isInteger(v)) throw invalid('must be an integer');
   if (v < MIN_EXPIRATION_SECONDS) throw invalid('may not specify a duration less than 10 minutes');

@@ -24,7 +24,7 @@ export function setOwn(o: JsonObject, k: string, v: unknown): void {
 
 /** A deep copy of a JSON value; the result shares nothing with the input. */
 export function deepClone<T>(v: T): T {
-  if (Array.isArray(v)) return v.map((x) => deepClone(x)) as T;
+  if (Array.isArray(v)) return (v as unknown[]).map((x) => deepClone(x)) as T;
   if (isJsonObject(v)) {
     const out: JsonObject = {};
     for (const k of Object.keys(v)) setOwn(out, k, deepClone(v[k]));

@@ -145,7 +145,7 @@ function applyRetainKeys(original: JsonObject, patch: JsonObject, path: string):
   if (!Array.isArray(rk) || !rk.every((x) => typeof x === 'string')) {
     throw errors.badRequest('invalid patch format of retainKeys');
   }
-  const keep = new Set<string>(rk as string[]);
+  const keep = new Set<string>(rk);
   for (const k of Object.keys(patch)) {
     if (isDirectiveKey(k) || patch[k] === null || keep.has(k)) continue;
     const message = "patch content doesn't match retainKeys list";

@@ -23,7 +23,7 @@ export interface IssueOptions {
 }
 
 async function newKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  return (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']));
 }
 
 async function keyToPem(key: CryptoKey): Promise<string> {
@@ -66,7 +66,7 @@ async function importCA(ca: KeyPairPem): Promise<{ cert: x509.X509Certificate; k
   const cert = new x509.X509Certificate(ca.certPem);
   const pkcs8 = createPrivateKey(ca.keyPem).export({ format: 'der', type: 'pkcs8' });
   const key = await webcrypto.subtle.importKey('pkcs8', pkcs8, ALG, false, ['sign']);
-  return { cert, key: key as CryptoKey };
+  return { cert, key: key };
 }
 
 function extensionsFor(o: Pick<IssueOptions, 'usage' | 'dnsNames' | 'ips'>): x509.Extension[] {

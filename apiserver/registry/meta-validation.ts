@@ -235,6 +235,7 @@ export function validateManagedFields(entries: unknown, path: string): Cause[] {
     }
     if (typeof e.manager === 'string') {
       if (e.manager.length > 128) out.push(tooLong(child(p, 'manager'), 128));
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what this check looks for
       const bad = /[\x00-\x1f\x7f]/.exec(e.manager);
       if (bad) {
         const code = bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');

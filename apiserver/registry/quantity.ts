@@ -96,7 +96,8 @@ export function formatQuantity(q: Quantity): string {
       return `${amount * 1024n ** BigInt(times - 6)}Ei`;
     }
   }
-  let [amount, times] = removeFactors(q.mantissa, 10n);
+  const [mantissa, times] = removeFactors(q.mantissa, 10n);
+  let amount = mantissa;
   let exp = q.exp + times;
   // Go's % keeps the sign of the dividend: exponents become multiples of 3 by lowering them.
   const r = exp % 3;

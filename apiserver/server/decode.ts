@@ -78,9 +78,11 @@ export function checkObject(
   if (!isObject(value)) throw new ApiError('BadRequest', 'the request body must be a JSON or YAML object');
   const want = apiVersionOf(t);
   if (value.apiVersion !== undefined && value.apiVersion !== want) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw new ApiError('BadRequest', `the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${want})`);
   }
   if (value.kind !== undefined && value.kind !== t.kind) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw new ApiError('BadRequest', `the kind in the data (${String(value.kind)}) does not match the expected kind (${t.kind})`);
   }
   if (value.metadata === undefined) value.metadata = {};

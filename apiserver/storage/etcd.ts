@@ -206,12 +206,13 @@ export class EtcdStorage implements Storage {
   }
 
   /** Ends every watcher (their iterators throw Unavailable) and the client; later calls fail with Unavailable. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.closed = true;
     for (const s of this.streams) s.close();
     for (const wake of this.wakeWatchers) wake();
     this.client.close();
+    return Promise.resolve();
   }
 
   private async *follow(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<StorageEvent> {

@@ -104,7 +104,7 @@ export class SqliteStorage implements Storage {
   }
 
   /** Reads one key at the latest revision (or at opts.revision). Null when absent. Errors: Compacted, FutureRevision. */
-  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+  get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
     return this.guard(() => {
       const row = opts.revision ? this.st.atRevision.get(key, this.checkReadable(opts.revision)) : this.st.latest.get(key);
       return row && !row.deleted ? toKeyValue(row) : null;
@@ -112,7 +112,7 @@ export class SqliteStorage implements Storage {
   }
 
   /** Keys with the prefix in byte order, consistent at one revision. Errors: Compacted, FutureRevision. */
-  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+  list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     return this.guard(() => {
       const rev = opts.revision ? this.checkReadable(opts.revision) : this.rev;
       const limit = opts.limit && opts.limit > 0 ? Math.floor(opts.limit) : -1;
@@ -149,12 +149,12 @@ export class SqliteStorage implements Storage {
   }
 
   /** The latest revision. */
-  async currentRevision(): Promise<number> {
+  currentRevision(): Promise<number> {
     return this.guard(() => this.rev);
   }
 
   /** Oldest revision still readable. */
-  async compactedRevision(): Promise<number> {
+  compactedRevision(): Promise<number> {
     return this.guard(() => this.compacted);
   }
 
@@ -163,7 +163,7 @@ export class SqliteStorage implements Storage {
    * revision and later still work. At or below the compacted revision it does nothing (so a
    * periodic compactor needs no bookkeeping). Errors: FutureRevision.
    */
-  async compact(revision: number): Promise<void> {
+  compact(revision: number): Promise<void> {
     return this.guard(() => {
       this.flush(true); // writes issued before the compaction are ordered before it
       if (revision > this.rev) throw future(revision, this.rev);
@@ -184,6 +184,7 @@ export class SqliteStorage implements Storage {
   }
 
   /** Commits writes already issued, ends watchers (they throw Unavailable) and closes the file; later calls fail with Unavailable. */
+  // eslint-disable-next-line @typescript-eslint/require-await -- async on purpose: a failing final flush must reach the caller as a rejection, as the Storage contract has it
   async close(): Promise<void> {
     if (this.closed) return;
     this.flush(true);
@@ -276,13 +277,13 @@ export class SqliteStorage implements Storage {
   }
 
   /** Runs one synchronous operation: refuses after close and reports SQLite failures as Unavailable. */
-  private guard<T>(fn: () => T): T {
-    if (this.closed) throw closedError();
+  /** Runs a read on the open database behind the async Storage contract: its result resolves, a failure rejects (as a StorageError). */
+  private guard<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(closedError());
     try {
-      return fn();
+      return Promise.resolve(fn());
     } catch (e) {
-      if (e instanceof StorageError) throw e;
-      throw unavailable(e);
+      return Promise.reject(e instanceof StorageError ? e : unavailable(e));
     }
   }
 }

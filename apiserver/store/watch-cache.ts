@@ -236,7 +236,7 @@ function stubObject(key: string, revision: number): KObject {
   const parts = key.split('/').filter(Boolean);
   const metadata: KObject['metadata'] = { name: parts[parts.length - 1], resourceVersion: String(revision) };
   if (parts.length === 4) metadata.namespace = parts[2];
-  return { metadata } as KObject;
+  return { metadata };
 }
 
 /** Stored bytes → object with its resourceVersion (the write's revision). */

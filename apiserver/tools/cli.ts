@@ -131,7 +131,7 @@ function openSqlite(flags: ApiServerFlags, create: boolean): { storage: Storage;
   try {
     return { storage: SqliteStorage.open(path), label: `sqlite ${path}` };
   } catch (e) {
-    if (e instanceof StorageError && e.code === 'Unavailable') throw new Error(`${e.message}: stop svc-apiserver first (it holds the SQLite store while it runs)`);
+    if (e instanceof StorageError && e.code === 'Unavailable') throw new Error(`${e.message}: stop svc-apiserver first (it holds the SQLite store while it runs)`, { cause: e });
     throw e;
   }
 }

@@ -384,5 +384,6 @@ function isEmptyYamlNode(n: unknown): boolean {
 function yamlKey(key: unknown): string {
   if (isScalar(key)) return String(key.value);
   if (key === null || key === undefined) return '';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a non-scalar key (a yaml node) is printed as String() prints it, as before
   return String(key);
 }

@@ -25,14 +25,14 @@ export function startFloorServer(tls: FloorTls, cleanup: Cleanup): Promise<Floor
   cleanup.child(proc);
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   let out = '';
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   return new Promise<FloorProcess>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`floor server did not start:\n${out}`)), 15_000);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`floor server exited with ${code}:\n${out}`));
     });
-    proc.stdout!.on('data', (d) => {
+    proc.stdout.on('data', (d) => {
       out += d;
       const m = /listening (\d+)/.exec(out);
       if (!m) return;

@@ -114,5 +114,5 @@ export function pairedMedianRatio(mode: ModeFigures, baseline: ModeFigures): num
   if (ratios.length === 0 || ratios.some((r) => !Number.isFinite(r))) return null;
   ratios.sort((a, b) => a - b);
   const mid = ratios.length >> 1;
-  return round(ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2, 3);
+  return round(ratios.length % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2, 3);
 }

@@ -82,7 +82,7 @@ export class ProcSampler {
         seconds: Math.round(seconds * 10) / 10,
         cpu_percent_of_core: Math.round((cpu / seconds) * 100 * 1000) / 1000,
         cpu_seconds: Math.round(cpu * 100) / 100,
-        rss_mb: { min: r2(Math.min(...r)), mean: r2(r.reduce((a, b) => a + b, 0) / r.length), max: r2(Math.max(...r)), last: r2(r[r.length - 1]!) },
+        rss_mb: { min: r2(Math.min(...r)), mean: r2(r.reduce((a, b) => a + b, 0) / r.length), max: r2(Math.max(...r)), last: r2(r[r.length - 1]) },
         peak_rss_mb: r2(procMemMb(p, 'VmHWM')),
       });
     }

@@ -35,7 +35,7 @@ const VERBS = [['get', 'list', 'watch'], ['create', 'update', 'patch'], ['delete
 /** A few rules that never grant the bench requests (other resources, or other verbs on configmaps, or named objects). */
 function rules(i: number): object[] {
   return [
-    { apiGroups: [''], resources: [RESOURCES[i % 10]!, RESOURCES[(i + 3) % 10]!].filter((r) => r !== 'configmaps'), verbs: VERBS[i % 4] },
+    { apiGroups: [''], resources: [RESOURCES[i % 10], RESOURCES[(i + 3) % 10]].filter((r) => r !== 'configmaps'), verbs: VERBS[i % 4] },
     { apiGroups: ['apps', 'batch'], resources: ['deployments', 'jobs'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: [`cm-${i}`] },
   ];

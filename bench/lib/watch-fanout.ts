@@ -188,7 +188,8 @@ export async function measureFanout(targets: Target | readonly Target[], o: Fano
       new Promise<void>((r) => setTimeout(r, OPEN_TIMEOUT_MS + 100).unref()),
     ]);
     clearTimeout(timeout);
-    if (failed !== undefined) throw failed;
+    // Rethrows what failed, whatever its type.
+    if (failed !== undefined) throw failed as unknown;
     const establish = (performance.now() - t0) / 1000;
     progress(`${target.name}: ${o.watchers} watchers established in ${establish.toFixed(1)}s`);
     await sleep(500); // let the handshake burst settle before timing anything

@@ -50,7 +50,7 @@ export function schemaFields(): SchemaField[] {
       for (const [k, f] of Object.entries(node.of!.fields!)) walk(f, `${path}[].${k}`);
     }
   };
-  walk(nodeAgentConfigSchema as unknown as Node, '');
+  walk(nodeAgentConfigSchema, '');
   return out;
 }
 

@@ -7,7 +7,10 @@ import { StorageError, type KeyValue, type Storage, type StorageErrorCode, type 
  * prefix, and all tests are serial, so a backend that shares one server between tests (etcd, whose
  * revision counter and compaction are global) still sees one test at a time.
  */
-export function storageConformance(name: string, open: () => Promise<{ storage: Storage; cleanup: () => Promise<void> }>): void {
+/** A store to run the suite against, and how to throw it away. */
+type StorageUnderTest = { storage: Storage; cleanup: () => Promise<void> };
+
+export function storageConformance(name: string, open: () => StorageUnderTest | Promise<StorageUnderTest>): void {
   let seq = 0;
   const it = (title: string, body: (t: ExecutionContext, s: Storage, p: string) => Promise<void>): void => {
     test.serial(`${name}: ${title}`, async (t) => {

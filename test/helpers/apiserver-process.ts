@@ -36,8 +36,8 @@ export async function startApiServer(o: StartOptions = {}): Promise<RunningApiSe
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const kubeconfig = join(dataDir, 'admin.kubeconfig');
   const deadline = Date.now() + 60_000;
@@ -72,14 +72,14 @@ export async function startApiServer(o: StartOptions = {}): Promise<RunningApiSe
     dataDir,
     kubeconfig,
     caPem,
-    admin: admin!,
+    admin: admin,
     anonymous: anonymous!,
     proc,
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode === null) proc.kill(signal);
       const code = await exited;
-      await admin!.close();
+      await admin.close();
       await anonymous!.close();
       if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true });
       return code;

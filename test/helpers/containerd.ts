@@ -80,7 +80,7 @@ export function requireContainerdTools(): void {
     [RUNC_BIN, 'runc'],
     [path.join(CNI_BIN_DIR, 'bridge'), 'containernetworking-plugins'],
     ['/bin/busybox', 'busybox-static'],
-  ].filter(([file]) => !existsSync(file as string));
+  ].filter(([file]) => !existsSync(file));
   if (missing.length > 0) {
     throw new Error(`containerd e2e needs: ${missing.map(([f, pkg]) => `${f} (apt-get install ${pkg})`).join(', ')}`);
   }
@@ -179,7 +179,7 @@ function cniConfig(bridge: string, subnet: string, ipamDir: string): string {
   );
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string, proc: ChildProcess, logFile: string): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, proc: ChildProcess, logFile: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
@@ -251,7 +251,7 @@ async function cgroupDirs(parent: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     out.push(dir);
-    let entries: import('node:fs').Dirent[] = [];
+    let entries: import('node:fs').Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch {
@@ -259,7 +259,7 @@ async function cgroupDirs(parent: string): Promise<string[]> {
     }
     for (const e of entries) if (e.isDirectory()) await walk(path.join(dir, e.name));
   };
-  let hierarchies: string[] = [];
+  let hierarchies: string[];
   try {
     hierarchies = (await readdir('/sys/fs/cgroup')).map((h) => path.join('/sys/fs/cgroup', h));
   } catch {
@@ -434,7 +434,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
 
   try {
     const timeoutMs = opts.startTimeoutMs ?? 30_000;
-    await waitFor(async () => existsSync(socket), timeoutMs, 'its socket', proc, logFile);
+    await waitFor(() => existsSync(socket), timeoutMs, 'its socket', proc, logFile);
     await waitFor(
       answersCtr,
       timeoutMs,

@@ -133,8 +133,8 @@ export async function startEtcdCluster(o: EtcdClusterOptions = {}): Promise<Etcd
     const p = spawn(bin, m.args, { stdio: ['ignore', 'pipe', 'pipe'] });
     m.proc = p;
     m.running = true;
-    p.stdout!.on('data', (d: Buffer) => (m.out += d.toString()));
-    p.stderr!.on('data', (d: Buffer) => (m.out += d.toString()));
+    p.stdout.on('data', (d: Buffer) => (m.out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (m.out += d.toString()));
     p.once('exit', () => {
       if (m.proc === p) m.running = false;
     });

@@ -85,8 +85,8 @@ export async function startEtcd(o: StartEtcdOptions = {}): Promise<RunningEtcd> 
   const launch = async (): Promise<void> => {
     const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     proc = p;
-    p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + (o.readyTimeoutMs ?? 30_000);
     for (;;) {
       if (p.exitCode !== null || p.signalCode !== null) throw new Error(`etcd exited (${p.exitCode ?? p.signalCode}):\n${out.slice(-4000)}`);

@@ -143,7 +143,7 @@ export function parseCertificateRequest(pem: string): CertificateRequest {
   if (!(algOid in SIGNATURE_HASHES)) throw new Error('x509: cannot verify signature: algorithm unimplemented');
   const signature = buf.subarray(sig.contentStart + 1, sig.end);
   const tbs = buf.subarray(info.start, info.end);
-  let ok = false;
+  let ok: boolean;
   try {
     ok = verify(SIGNATURE_HASHES[algOid], tbs, publicKey, signature);
   } catch {

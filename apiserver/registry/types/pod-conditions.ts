@@ -23,7 +23,7 @@ export function podCondition(pod: KObject, type: string): PodCondition | undefin
  * other than times changed (callers skip the write when not).
  */
 export function setPodCondition(pod: KObject, cond: PodCondition, now: Date): boolean {
-  const status = ensureRec(pod as Record<string, unknown>, 'status');
+  const status = ensureRec(pod, 'status');
   const list = Array.isArray(status.conditions) ? (status.conditions as unknown[]) : (status.conditions = []);
   const i = list.findIndex((c) => isObject(c) && c.type === cond.type);
   const next: PodCondition = { type: cond.type, status: cond.status, lastTransitionTime: rfc3339(now) };

@@ -68,9 +68,11 @@ export function startAgent(o: AgentOptions): AgentProcess {
   let partial = '';
   const logs: Record<string, unknown>[] = [];
   const waiters: { text: string; resolve: (l: Record<string, unknown>) => void }[] = [];
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d;
-    partial += d;
+  // pino's msg is a string; a line without one matches nothing.
+  const msgOf = (l: Record<string, unknown>): string => (typeof l['msg'] === 'string' ? l['msg'] : '');
+  proc.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    partial += d.toString();
     const lines = partial.split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
@@ -82,14 +84,14 @@ export function startAgent(o: AgentOptions): AgentProcess {
       }
       logs.push(parsed);
       for (const w of [...waiters]) {
-        if (String(parsed['msg'] ?? '').includes(w.text)) {
+        if (msgOf(parsed).includes(w.text)) {
           waiters.splice(waiters.indexOf(w), 1);
           w.resolve(parsed);
         }
       }
     }
   });
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   return {
     proc,
@@ -97,7 +99,7 @@ export function startAgent(o: AgentOptions): AgentProcess {
     output: () => out,
     exited,
     waitForLog(text, boundMs = 30_000) {
-      const seen = logs.find((l) => String(l['msg'] ?? '').includes(text));
+      const seen = logs.find((l) => msgOf(l).includes(text));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no log line "${text}" within ${boundMs} ms:\n${out}`)), boundMs);
@@ -143,7 +145,7 @@ export function kubectlStdin(kubeconfig: string, args: string[], input: string):
 }
 
 /** Polls fn (real time) until it returns a value other than undefined; rejects with the last error after boundMs. */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined>, boundMs = 30_000, everyMs = 500): Promise<T> {
+export async function eventually<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, boundMs = 30_000, everyMs = 500): Promise<T> {
   const end = Date.now() + boundMs;
   let last: unknown;
   for (;;) {

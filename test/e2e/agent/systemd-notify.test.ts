@@ -18,7 +18,7 @@ function notifyReceiver(path: string) {
   let listening!: () => void;
   const ready = new Promise<void>((r) => (listening = r));
   let buf = '';
-  proc.stdout!.on('data', (d) => {
+  proc.stdout.on('data', (d) => {
     buf += d;
     const lines = buf.split('\n');
     buf = lines.pop()!;
@@ -46,8 +46,8 @@ test('under NOTIFY_SOCKET the agent reports its stages, READY=1 once heartbeatin
     env: { ...process.env, NOTIFY_SOCKET: sock, WATCHDOG_USEC: '2000000' },
   });
   try {
-    await eventually('READY=1', async () => (receiver.got.some((g) => g.data === 'READY=1') ? true : undefined), 30_000, 100);
-    await eventually('two keep-alives after READY', async () => {
+    await eventually('READY=1', () => (receiver.got.some((g) => g.data === 'READY=1') ? true : undefined), 30_000, 100);
+    await eventually('two keep-alives after READY', () => {
       const i = receiver.got.findIndex((g) => g.data === 'READY=1');
       return receiver.got.slice(i).filter((g) => g.data === 'WATCHDOG=1').length >= 2 ? true : undefined;
     }, 15_000, 100);

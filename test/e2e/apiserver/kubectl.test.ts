@@ -25,7 +25,7 @@ async function kubectl(...args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`);
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`, { cause: err });
   }
 }
 

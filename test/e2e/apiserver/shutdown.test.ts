@@ -45,7 +45,7 @@ test('livez grace period and per-check endpoints', async (t) => {
   }
 });
 
-test('bad flags exit 2 with a clear message, never a stack trace', async (t) => {
+test('bad flags exit 2 with a clear message, never a stack trace', (t) => {
   const r = spawnSync(join(repoRoot, 'bin', 'svc-apiserver'), ['--secure-port=notaport'], { encoding: 'utf8' });
   t.is(r.status, 2);
   t.regex(r.stderr, /invalid argument "notaport" for --secure-port/);

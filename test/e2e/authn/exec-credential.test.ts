@@ -101,7 +101,7 @@ test('bad plugins and configurations fail with a clear error', async (t) => {
   const fails = async (e: ExecConfig, re: RegExp) => {
     const err = await t.throwsAsync(execCredential(e, dir, undefined, { stdinIsTTY: false }));
     t.true(err instanceof ExecCredentialError, String(err));
-    t.regex(err!.message, re);
+    t.regex(err.message, re);
   };
   await fails({ ...base, command: plugin('wrongver.sh', cred({ token: 'x' }, 'client.authentication.svc.io/v1beta1')) }, /configured to use API version client\.authentication\.svc\.io\/v1, plugin returned version client\.authentication\.svc\.io\/v1beta1/);
   await fails({ ...base, command: plugin('nostatus.sh', JSON.stringify({ apiVersion: V1, kind: 'ExecCredential' })) }, /didn't return a status/);

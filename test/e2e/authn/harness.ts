@@ -53,13 +53,13 @@ export interface Harness {
  */
 class TestPolicy implements Authorizer {
   readonly name = 'test';
-  async authorize(a: Attributes) {
+  authorize(a: Attributes): ReturnType<Authorizer['authorize']> {
     const i = a.info;
     if (i.verb === 'impersonate') {
-      return a.user.groups.includes('impersonators') && i.name.startsWith('ok-') ? { decision: 'allow' as const } : { decision: 'deny' as const };
+      return Promise.resolve(a.user.groups.includes('impersonators') && i.name.startsWith('ok-') ? { decision: 'allow' } : { decision: 'deny' });
     }
-    if (i.isResourceRequest && i.verb === 'get' && i.namespace === 'svc-public' && i.resource === 'configmaps' && i.name === 'cluster-info') return { decision: 'allow' as const };
-    return { decision: 'no-opinion' as const };
+    if (i.isResourceRequest && i.verb === 'get' && i.namespace === 'svc-public' && i.resource === 'configmaps' && i.name === 'cluster-info') return Promise.resolve({ decision: 'allow' });
+    return Promise.resolve({ decision: 'no-opinion' });
   }
 }
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RELOAD_TIMESTAMP_METRIC } from '../../../apiserver/authn/authentication-config-controller';
-import { call } from '../../helpers/http';
+import { call, type JsonResponse } from '../../helpers/http';
 import { startHarness, type Harness } from './harness';
 import { OidcProvider, providerKey, type ProviderKey } from './oidc-provider';
 
@@ -120,7 +120,7 @@ anonymous:
   t.is((await call(s.anonymous, 'GET', `${s.url}/readyz`)).status, 401);
   // Change the file: the new mapping takes over without a restart, and the metric records it.
   writeFileSync(file, config('sso:'));
-  let who;
+  let who: JsonResponse | undefined;
   for (let i = 0; i < 100; i++) {
     who = await whoami(s, await idp.token(k1, base, now().getTime()));
     if (who.body?.status?.userInfo?.username === 'sso:42') break;

@@ -7,7 +7,7 @@ import { ensureClusterInfo, verifyDetachedSignature } from '../../../apiserver/a
 import { BootstrapSigner } from '../../../apiserver/controllers/bootstrap-signer';
 import { SignJWT } from '../../../apiserver/authn/jose';
 import { parseSigningKey } from '../../../apiserver/authn/service-account-keys';
-import { call } from '../../helpers/http';
+import { call, type JsonResponse } from '../../helpers/http';
 import { startHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -195,7 +195,7 @@ test.serial('bootstrap tokens, cluster-info signatures and anonymous reads of cl
     ac.abort();
     await run;
   });
-  let cm;
+  let cm: JsonResponse | undefined;
   for (let i = 0; i < 100; i++) {
     cm = await call(h.anonymous, 'GET', `${h.url}/api/v1/namespaces/svc-public/configmaps/cluster-info`);
     if (cm.body?.data?.['jws-kubeconfig-abcdef']) break;

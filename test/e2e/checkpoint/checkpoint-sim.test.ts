@@ -63,11 +63,11 @@ test.serial('200: the API server kubelet-client style identity (system:masters) 
   t.is(r.status, 200, JSON.stringify(r.body));
   const items = r.body['items'] as string[];
   t.is(items.length, 1);
-  t.regex(items[0]!, ARCHIVE);
-  t.true(items[0]!.startsWith(path.join(node.rootDir, 'checkpoints') + '/'));
-  t.is(statSync(items[0]!).mode & 0o777, 0o600);
+  t.regex(items[0], ARCHIVE);
+  t.true(items[0].startsWith(path.join(node.rootDir, 'checkpoints') + '/'));
+  t.is(statSync(items[0]).mode & 0o777, 0o600);
   t.is(statSync(path.join(node.rootDir, 'checkpoints')).mode & 0o777, 0o700);
-  t.true((await verifyTarArchive(items[0]!)) >= 1);
+  t.true((await verifyTarArchive(items[0])) >= 1);
 });
 
 test.serial('200: a token user granted nodes/checkpoint by RBAC (TokenReview + SubjectAccessReview), with a timeout', async (t) => {
@@ -76,7 +76,7 @@ test.serial('200: a token user granted nodes/checkpoint by RBAC (TokenReview + S
   await new Promise((r) => setTimeout(r, 1100));
   const r = await callAgent(node.port, '/checkpoint/default/web/app?timeout=30', bare, { authorization: `Bearer ${CHECKPOINTER_TOKEN}` });
   t.is(r.status, 200, JSON.stringify(r.body));
-  t.regex((r.body['items'] as string[])[0]!, ARCHIVE);
+  t.regex((r.body['items'] as string[])[0], ARCHIVE);
 });
 
 test.serial('401: no credentials, and a bad token', async (t) => {

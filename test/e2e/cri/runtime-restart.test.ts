@@ -101,7 +101,7 @@ async function scenario(t: import('ava').ExecutionContext): Promise<void> {
     const p = await pod('survivor');
     return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.state.running ? p : undefined;
   }, 120_000);
-  const id = before.status.containerStatuses![0]!.containerID;
+  const id = before.status.containerStatuses![0].containerID;
   t.regex(id ?? '', /^containerd:\/\//);
 
   await ctrd!.killDaemon();
@@ -125,10 +125,10 @@ async function scenario(t: import('ava').ExecutionContext): Promise<void> {
     const p = await pod('during');
     return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.state.running ? p : undefined;
   }, 120_000);
-  t.truthy(during.status.containerStatuses![0]!.containerID);
+  t.truthy(during.status.containerStatuses![0].containerID);
   const after = await pod('survivor');
   t.is(after.status.phase, 'Running');
-  t.is(after.status.containerStatuses![0]!.containerID, id, 'the same container: it outlived containerd in its shim');
-  t.is(after.status.containerStatuses![0]!.restartCount, 0);
-  t.truthy(after.status.containerStatuses![0]!.state.running);
+  t.is(after.status.containerStatuses![0].containerID, id, 'the same container: it outlived containerd in its shim');
+  t.is(after.status.containerStatuses![0].restartCount, 0);
+  t.truthy(after.status.containerStatuses![0].state.running);
 }

@@ -33,8 +33,8 @@ interface Proc {
 function spawnNode(script: string, args: string[]): Proc {
   const proc = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
     proc,
@@ -87,7 +87,7 @@ function startGpuAgent(dir: string): AgentProcess {
 }
 const e0: { api?: RunningApiServer } = {};
 
-function startPlugin(dir: string, cfg: string): Proc {
+function startPlugin(cfg: string): Proc {
   return spawnNode(path.join(fixtures, 'sample-plugin.js'), ['--config', cfg]);
 }
 
@@ -141,8 +141,8 @@ async function appConfig(podUid: string): Promise<{ id: string; config: Containe
   const list = await e().cri.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': podUid, 'io.kubernetes.container.name': 'app' } });
   const live = list.filter((c) => c.state === 'CONTAINER_RUNNING');
   if (live.length !== 1) throw new Error(`pod ${podUid}: ${live.length} running app containers`);
-  const st = await e().cri.containerStatus(live[0]!.id, true);
-  return { id: live[0]!.id, config: (JSON.parse(st.info['info']!) as { config: ContainerConfig }).config };
+  const st = await e().cri.containerStatus(live[0].id, true);
+  return { id: live[0].id, config: (JSON.parse(st.info['info']) as { config: ContainerConfig }).config };
 }
 
 function deviceEnv(c: ContainerConfig): string[] {
@@ -159,7 +159,7 @@ test.before(async () => {
   try {
     const sim = spawnNode(path.join(fixtures, 'sim-runtime.js'), ['--socket', path.join(dir, 'cri.sock'), '--name', 'devices']);
     procs.push(sim);
-    await eventually('simulated runtime serving', async () => (sim.out().includes('"serving"') ? true : undefined), 30_000, 100);
+    await eventually('simulated runtime serving', () => (sim.out().includes('"serving"') ? true : undefined), 30_000, 100);
     const cri = new GrpcRuntimeService(`unix://${path.join(dir, 'cri.sock')}`, '', { timeoutMs: 30_000 });
     await cri.connect();
     const gpu = startGpuAgent(dir);
@@ -169,7 +169,7 @@ test.before(async () => {
     await gpu.waitForLog('serving device plugin registration', 60_000);
     const pluginConfig = path.join(dir, 'plugin.json');
     writeFileSync(pluginConfig, JSON.stringify({ resourceName: RES, devices: 4, pluginDir: deviceDir(dir), preStartRequired: true }));
-    const plugin = startPlugin(dir, pluginConfig);
+    const plugin = startPlugin(pluginConfig);
     procs.push(plugin);
     await gpu.waitForLog('node registered and heartbeating', 60_000);
     await plain.waitForLog('node registered and heartbeating', 60_000);
@@ -267,7 +267,7 @@ test.serial('killing the plugin makes allocatable drop (capacity stays for the g
   t.is(s.capacity[RES], '4');
   await e().gpu.waitForLog('device plugin disconnected', 10_000);
   // A new plugin process brings the devices back.
-  e().plugin = startPlugin(e().dir, e().pluginConfig);
+  e().plugin = startPlugin(e().pluginConfig);
   const back = await eventually('allocatable back', async () => {
     const r = await nodeResources(GPU);
     return r.allocatable[RES] === '4' ? r : undefined;
@@ -284,7 +284,7 @@ test.serial('restarting the agent keeps running containers and their devices (ch
   env.gpu = startGpuAgent(env.dir);
   await env.gpu.waitForLog('restored device allocations from the checkpoint', 60_000);
   await env.gpu.waitForLog('node registered and heartbeating', 60_000);
-  await eventually('plugin registered again', async () => (registrations() > before ? true : undefined), 60_000);
+  await eventually('plugin registered again', () => (registrations() > before ? true : undefined), 60_000);
   await eventually('allocatable back after restart', async () => ((await nodeResources(GPU)).allocatable[RES] === '4' ? true : undefined), 60_000);
   // The same container still runs with the same devices.
   const p1 = await waitRunning('gpu-1');

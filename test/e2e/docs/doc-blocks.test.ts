@@ -28,9 +28,9 @@ test('markers attach to the fenced block right after them; unmarked blocks carry
   );
   t.is(blocks.length, 4);
   t.like(blocks[0], { line: 2, lang: 'sh', content: 'not run\n' });
-  t.is(blocks[0]!.test, undefined);
+  t.is(blocks[0].test, undefined);
   t.like(blocks[1], { file: 'a/b.yaml', config: 'invalid' });
-  t.true(isAgentConfig(blocks[1]!));
+  t.true(isAgentConfig(blocks[1]));
   t.like(blocks[2], { test: 'one', content: 'echo hi\n' });
   t.like(blocks[3], { output: 'one', lang: 'text' });
 });

@@ -30,21 +30,21 @@ export function parseDoc(text: string): DocBlock[] {
   const blocks: DocBlock[] = [];
   let pending: { kind: string; value: string; line: number }[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
+    const l = lines[i];
     const m = markerRe.exec(l);
     if (m) {
       if (m[2] === '') throw new Error(`line ${i + 1}: doc-${m[1]} marker without a value`);
       if (pending.some((p) => p.kind === m[1])) throw new Error(`line ${i + 1}: two doc-${m[1]} markers on one block`);
-      pending.push({ kind: m[1]!, value: m[2]!, line: i + 1 });
+      pending.push({ kind: m[1], value: m[2], line: i + 1 });
       continue;
     }
     const f = fenceRe.exec(l);
     if (f) {
       const start = i;
       const body: string[] = [];
-      for (i++; i < lines.length && lines[i]!.trimEnd() !== "```"; i++) body.push(lines[i]!);
+      for (i++; i < lines.length && lines[i].trimEnd() !== "```"; i++) body.push(lines[i]);
       if (i >= lines.length) throw new Error(`line ${start + 1}: fenced block is not closed`);
-      const block: DocBlock = { line: start + 1, lang: f[1]!, content: body.join('\n') + '\n' };
+      const block: DocBlock = { line: start + 1, lang: f[1], content: body.join('\n') + '\n' };
       for (const p of pending) {
         if (p.kind === 'test') block.test = p.value;
         else if (p.kind === 'output') block.output = p.value;
@@ -58,10 +58,10 @@ export function parseDoc(text: string): DocBlock[] {
       continue;
     }
     if (pending.length > 0) {
-      throw new Error(`line ${pending[0]!.line}: doc-${pending[0]!.kind} marker is not directly followed by a fenced block`);
+      throw new Error(`line ${pending[0].line}: doc-${pending[0].kind} marker is not directly followed by a fenced block`);
     }
   }
-  if (pending.length > 0) throw new Error(`line ${pending[0]!.line}: doc-${pending[0]!.kind} marker at the end of the document`);
+  if (pending.length > 0) throw new Error(`line ${pending[0].line}: doc-${pending[0].kind} marker at the end of the document`);
   const names = blocks.filter((b) => b.test).map((b) => b.test!);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new Error(`doc-test ${dup} is defined twice`);

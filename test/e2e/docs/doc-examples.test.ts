@@ -131,8 +131,8 @@ function runBlock(script: string, cwd: string, boundMs = 150_000): Promise<RunRe
   return new Promise((resolve) => {
     const p = spawn('/bin/bash', ['-euo', 'pipefail', '-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    p.stdout!.on('data', (d) => (output += d));
-    p.stderr!.on('data', (d) => (output += d));
+    p.stdout.on('data', (d) => (output += d));
+    p.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => {
       output += `\n(doc-examples: killed after ${boundMs} ms)`;
       killGroup(p.pid!, 'SIGKILL');

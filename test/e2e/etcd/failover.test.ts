@@ -27,13 +27,13 @@ async function readyz(): Promise<{ status: number; text: string }> {
 
 test.serial('one member stops in the middle of a write load: writes continue and every acknowledged write is kept', async (t) => {
   const load = startWriteLoad(server, { clients: 4, namespace: 'default', prefix: 'one' });
-  t.true(await eventually(async () => load.acked.length >= 40, 30_000, 50), 'the load did not get going');
+  t.true(await eventually(() => load.acked.length >= 40, 30_000, 50), 'the load did not get going');
   // The leader is the interesting member to lose: a new election happens under load.
   const victim = Math.max(0, await cluster.leader());
   await cluster.stop(victim);
   const stoppedAt = Date.now();
   const before = load.acked.length;
-  t.true(await eventually(async () => load.acked.filter((a) => a.at > stoppedAt).length >= 40, 30_000, 50), 'writes did not continue on two members');
+  t.true(await eventually(() => load.acked.filter((a) => a.at > stoppedAt).length >= 40, 30_000, 50), 'writes did not continue on two members');
   await load.stop();
   t.log(`member ${victim} (leader) stopped after ${before} writes; ${load.acked.length} acknowledged in all; failures: ${summarize(load.failed)}`);
   for (const f of load.failed) t.true(f.status >= 500 && f.status <= 599, `failure ${f.name}: ${f.status} ${f.reason}`);
@@ -56,12 +56,12 @@ test.serial('one member stops in the middle of a write load: writes continue and
 
 test.serial('a follower killed with SIGKILL under load: writes continue and every acknowledged write is kept', async (t) => {
   const load = startWriteLoad(server, { clients: 4, namespace: 'default', prefix: 'kill' });
-  t.true(await eventually(async () => load.acked.length >= 20, 30_000, 50), 'the load did not get going');
+  t.true(await eventually(() => load.acked.length >= 20, 30_000, 50), 'the load did not get going');
   const leader = await cluster.leader();
   const victim = leader === 0 ? 1 : 0;
   await cluster.kill9(victim);
   const killedAt = Date.now();
-  t.true(await eventually(async () => load.acked.filter((a) => a.at > killedAt).length >= 40, 30_000, 50), 'writes did not continue on two members');
+  t.true(await eventually(() => load.acked.filter((a) => a.at > killedAt).length >= 40, 30_000, 50), 'writes did not continue on two members');
   await load.stop();
   t.log(`member ${victim} killed; ${load.acked.length} acknowledged; failures: ${summarize(load.failed)}`);
   for (const f of load.failed) t.true(f.status >= 500 && f.status <= 599, `failure ${f.name}: ${f.status} ${f.reason}`);

@@ -67,7 +67,7 @@ export function startWriteLoad(s: RunningApiServer, o: { clients: number; namesp
 }
 
 /** Polls fn every interval until it returns true or timeoutMs passes; returns whether it did. */
-export async function eventually(fn: () => Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
+export async function eventually(fn: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -102,8 +102,8 @@ export function spawnApiServer(dataDir: string, port: number, args: string[]): {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
     proc,

@@ -185,8 +185,8 @@ test.serial('a POST checkpoint through the node proxy (create on nodes/proxy) wr
   t.is(out.code, 0, out.stderr);
   const items = (JSON.parse(out.stdout) as { items: string[] }).items;
   t.is(items.length, 1);
-  t.true(items[0]!.startsWith(path.join(node.rootDir, 'checkpoints', 'checkpoint-web_default-app-')), items[0]);
-  t.true((await verifyTarArchive(items[0]!)) >= 5);
+  t.true(items[0].startsWith(path.join(node.rootDir, 'checkpoints', 'checkpoint-web_default-app-')), items[0]);
+  t.true((await verifyTarArchive(items[0])) >= 5);
   // Errors come back as the agent's Status: an unknown container is a 404.
   const missing = await kubectl(api.kubeconfig, ['create', '--raw', `/api/v1/nodes/${NODE}/proxy/checkpoint/default/web/nope`, '-f', '-'], '{}');
   t.not(missing.code, 0);
@@ -213,14 +213,14 @@ test.serial('the retention policy configured on the agent keeps only the newest 
     await new Promise((r) => setTimeout(r, 1100));
     const r = await callAgent(node.port, '/checkpoint/default/web/app', admin);
     t.is(r.status, 200, JSON.stringify(r.body));
-    made.push((r.body['items'] as string[])[0]!);
+    made.push((r.body['items'] as string[])[0]);
   }
   const dir = path.join(node.rootDir, 'checkpoints');
-  const left = await eventually('retention to run', async () => {
+  const left = await eventually('retention to run', () => {
     const names = readdirSync(dir).filter((n) => n.startsWith('checkpoint-web_default-app-'));
     return names.length === 1 ? names : undefined;
   }, 30_000, 200);
-  t.deepEqual(left, [path.basename(made[2]!)]);
+  t.deepEqual(left, [path.basename(made[2])]);
   const m = await callAgent(node.port, '/metrics', admin, {}, 'GET');
   t.regex(String(m.body['raw']), /svc_node_checkpoint_archives_removed_total [1-9]/);
   t.regex(String(m.body['raw']), /svc_node_container_checkpoints_total\{result="success"\} [1-9]/);

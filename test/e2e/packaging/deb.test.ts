@@ -69,7 +69,7 @@ test.serial('the package holds the bundles, native modules, units, conffiles, pr
       .split('\n')
       .map((l) => {
         const parts = l.split(/\s+/);
-        return [parts.slice(5).join(' ').replace(/^\.\//, '/').replace(/\/$/, ''), { perms: parts[0]!, owner: parts[1]! }] as const;
+        return [parts.slice(5).join(' ').replace(/^\.\//, '/').replace(/\/$/, ''), { perms: parts[0], owner: parts[1] }] as const;
       }),
   );
   const expect = {
@@ -107,7 +107,7 @@ test.serial('the package holds the bundles, native modules, units, conffiles, pr
   const control = (await runOk('dpkg-deb', ['-f', deb])).stdout;
   t.regex(control, /^Version: \S+-\d+$/m);
   t.true(control.includes(`Version: ${pkgVersion}-`), 'the upstream version is package.json\'s');
-  const depends = /^Depends: (.*)$/m.exec(control)![1]!;
+  const depends = /^Depends: (.*)$/m.exec(control)![1];
   t.regex(depends, /nodejs \(>= 20\.19\), nodejs \(<< \d+\)/);
   t.regex(depends, /libsystemd0/);
   t.regex(depends, /libc6/);
@@ -199,8 +199,8 @@ interface Started {
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv): Started {
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   cleanups.push(() => proc.exitCode === null && proc.kill('SIGKILL'));
   return { proc, output: () => out, exited };

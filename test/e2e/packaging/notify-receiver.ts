@@ -30,7 +30,7 @@ export function notifyReceiver(repoRoot: string, path: string, idleSeconds = 90)
   let bound!: () => void;
   const ready = new Promise<void>((r) => (bound = r));
   let buf = '';
-  proc.stdout!.on('data', (d: Buffer) => {
+  proc.stdout.on('data', (d: Buffer) => {
     buf += d.toString('utf8');
     const lines = buf.split('\n');
     buf = lines.pop()!;

@@ -21,7 +21,10 @@ export interface RunResult {
 export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return reject(err);
+      if (err && typeof err.code !== 'number') {
+        const e: Error = err; // an ExecFileException is an Error
+        return reject(e);
+      }
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });
   });

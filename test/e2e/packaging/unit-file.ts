@@ -14,8 +14,8 @@ export function parseUnit(text: string): UnitFile {
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
     const header = /^\[(.+)\]$/.exec(line);
     if (header) {
-      section = unit.get(header[1]!) ?? new Map();
-      unit.set(header[1]!, section);
+      section = unit.get(header[1]) ?? new Map();
+      unit.set(header[1], section);
       continue;
     }
     const eq = line.indexOf('=');

@@ -153,7 +153,7 @@ test.serial('a device plugin on plugins_registry/ is registered with the device 
   const plugin = await FakeRegistrationPlugin.start(sock, { name: 'example.com/foo' }, ['dev-a', 'dev-b']);
   try {
     const [s] = await plugin.statusCount(1, 30_000);
-    t.true(s!.plugin_registered, s!.error);
+    t.true(s.plugin_registered, s.error);
     const r = await eventually('the devices in GetAllocatableResources', async () => {
       const a = await client('allocatable');
       return a.ok && a.response.devices.length === 2 ? a.response : undefined;
@@ -166,8 +166,8 @@ test.serial('a device plugin on plugins_registry/ is registered with the device 
   try {
     // Only the registration service, no device plugin API behind it: refused with the reason.
     const [s] = await bad.statusCount(1, 30_000);
-    t.false(s!.plugin_registered);
-    t.regex(s!.error, /^RegisterPlugin error -- plugin registration failed with err: .*(UNIMPLEMENTED|Unimplemented|GetDevicePluginOptions)/);
+    t.false(s.plugin_registered);
+    t.regex(s.error, /^RegisterPlugin error -- plugin registration failed with err: .*(UNIMPLEMENTED|Unimplemented|GetDevicePluginOptions)/);
   } finally {
     await bad.stop();
   }

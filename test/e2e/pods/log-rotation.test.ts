@@ -75,7 +75,7 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
     60_000,
     300,
   );
-  const id = pod.status.containerStatuses![0]!.containerID!.replace('containerd://', '');
+  const id = pod.status.containerStatuses![0].containerID!.replace('containerd://', '');
   const cri = new GrpcRuntimeService(ctrd.endpoint, ctrd.endpoint, { timeoutMs: 30_000 });
   let live: string;
   try {
@@ -94,7 +94,7 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
   const rotatedOf = (names: string[]) => names.filter((n) => n !== base).map((n) => n.replace(/\.gz$/, '')).filter((n) => !n.endsWith('.tmp'));
   await eventually(
     'four rotations',
-    async () => {
+    () => {
       const names = readdirSync(logDir).filter((n) => n === base || n.startsWith(`${base}.`)).sort();
       samples.push({ at: Date.now() - running, names });
       for (const r of rotatedOf(names)) if (!firstSeen.has(r)) firstSeen.set(r, Date.now() - running);
@@ -119,37 +119,37 @@ test.serial('a chatty container has its log rotated: rotated files next to the l
   // (a read that a rotation disturbs is retried).
   const { names: settled, older, newest } = await eventually(
     'a directory between rotations',
-    async () => {
+    () => {
       const names = readdirSync(logDir).filter((n) => n.startsWith(`${base}.`)).sort();
       if (names.length !== MAX_FILES - 1 || names.some((n) => n.endsWith('.tmp'))) return undefined;
-      return { names, older: gunzipSync(readFileSync(path.join(logDir, names[0]!))), newest: readFileSync(path.join(logDir, names[1]!)) };
+      return { names, older: gunzipSync(readFileSync(path.join(logDir, names[0]))), newest: readFileSync(path.join(logDir, names[1])) };
     },
     30_000,
     100,
   );
   const stamped = (suffix: string) => new RegExp(`^${base.replace('.', '\\.')}\\.\\d{8}-\\d{6}${suffix}$`);
-  t.regex(settled[0]!, stamped('\\.gz'));
-  t.regex(settled[1]!, stamped(''));
+  t.regex(settled[0], stamped('\\.gz'));
+  t.regex(settled[1], stamped(''));
   const olderSeq = sequence(older);
   const newer = sequence(newest);
   t.true(olderSeq.length > 0 && newer.length > 0);
   // Each file continues where the previous one ended: nothing lost, nothing repeated.
   t.is(newer[0], olderSeq.at(-1)! + 1);
-  t.true(newer.every((n, i) => i === 0 || n === newer[i - 1]! + 1));
+  t.true(newer.every((n, i) => i === 0 || n === newer[i - 1] + 1));
 
   // containerd writes to the new live file: it grows and continues the sequence, while the
   // rotated file stays as it was.
   const continued = await eventually(
     'the live log continuing the sequence',
-    async () => {
+    () => {
       const seq = sequence(readFileSync(live));
-      return seq.length > 0 && seq[0]! > newer.at(-1)! ? seq : undefined;
+      return seq.length > 0 && seq[0] > newer.at(-1)! ? seq : undefined;
     },
     30_000,
     200,
   );
-  t.true(continued.every((n, i) => i === 0 || n === continued[i - 1]! + 1));
-  const rotatedNow = path.join(logDir, settled[1]!);
+  t.true(continued.every((n, i) => i === 0 || n === continued[i - 1] + 1));
+  const rotatedNow = path.join(logDir, settled[1]);
   // It may have been compressed by a rotation meanwhile; if not, it has not changed.
   try {
     t.is(statSync(rotatedNow).size, newest.length);

@@ -229,7 +229,7 @@ test.serial('a container that exits is restarted: restartCount grows and CrashLo
     const c = x.status.containerStatuses?.[0];
     return (c?.restartCount ?? 0) >= 2 && c?.state.waiting?.reason === 'CrashLoopBackOff';
   }, 60_000);
-  const c = p.status.containerStatuses![0]!;
+  const c = p.status.containerStatuses![0];
   t.is(c.lastState.terminated?.exitCode, 3);
   t.is(c.lastState.terminated?.reason, 'Error');
   t.regex(c.state.waiting?.message ?? '', /^back-off \d+s restarting failed container=c pod=crash_default\(/);
@@ -255,9 +255,9 @@ test.serial('a failing liveness probe restarts the container; a readiness probe 
     if (seen.at(-1) !== r) seen.push(r);
     return seen.join(',').includes('true,false');
   }, 40_000);
-  t.is((await getPod('ready')).status.containerStatuses![0]!.restartCount, 0);
+  t.is((await getPod('ready')).status.containerStatuses![0].restartCount, 0);
   const live = await waitPod('live', 'restarted after the liveness probe failed', (x) => (x.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 40_000);
-  t.truthy(live.status.containerStatuses![0]!.lastState.terminated);
+  t.truthy(live.status.containerStatuses![0].lastState.terminated);
   t.deepEqual(seen.slice(-2), [true, false]);
 });
 
@@ -273,7 +273,7 @@ test.serial('seccomp: a Localhost profile from <root-dir>/seccomp works; a missi
   t.regex(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Seccomp:\s+2$/m);
   const p = await waitPod('sc-missing', 'CreateContainerError', (x) => x.status.containerStatuses?.[0]?.state.waiting?.reason === 'CreateContainerError');
   const file = path.join(dir, 'root', 'seccomp', 'profiles', 'missing.json');
-  t.is(p.status.containerStatuses![0]!.state.waiting!.message, `cannot load seccomp profile "${file}": no such file or directory`);
+  t.is(p.status.containerStatuses![0].state.waiting!.message, `cannot load seccomp profile "${file}": no such file or directory`);
   t.is(p.status.phase, 'Pending');
 });
 
@@ -314,7 +314,7 @@ test.serial('deleting every pod leaves no containers, sandboxes, mounts, cgroups
   }
   t.deepEqual(readdirSync(path.join(dir, 'root', 'pods')), []);
   // Pod log directories go with the next housekeeping round (every 10 s): containerd leaves them.
-  await eventually('pod log directories removed', async () => (readdirSync(ctrd.logRoot).length === 0 ? true : undefined), 30_000);
+  await eventually('pod log directories removed', () => (readdirSync(ctrd.logRoot).length === 0 ? true : undefined), 30_000);
   t.deepEqual(readdirSync(ctrd.logRoot), []);
   t.is(await agent.stop('SIGTERM'), 0);
   cri.close();

@@ -126,11 +126,11 @@ test.serial('a pod gets the token volume; the node writes token, ca.crt and name
   t.truthy(vol, JSON.stringify(created.spec.volumes));
   t.regex(vol!.name, /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   t.deepEqual(vol!.projected!.sources.map((s) => Object.keys(s)[0]), ['serviceAccountToken', 'configMap', 'downwardAPI']);
-  t.deepEqual(created.spec.containers[0]!.volumeMounts, [{ name: vol!.name, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }]);
+  t.deepEqual(created.spec.containers[0].volumeMounts, [{ name: vol!.name, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }]);
 
   const pod = await running('sa-pod');
   const uid = pod.metadata.uid;
-  const token = await eventually('token file', async () => {
+  const token = await eventually('token file', () => {
     try {
       return readFileSync(tokenPath(uid, vol!.name, 'token'), 'utf8');
     } catch {
@@ -161,7 +161,7 @@ test.serial('a pod gets the token volume; the node writes token, ca.crt and name
   t.falsy(after.authenticated, JSON.stringify(after));
   const denied = await call(bare, 'POST', `${api.url}/apis/authentication.svc.io/v1/selfsubjectreviews`, { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' }, { authorization: `Bearer ${token}` });
   t.is(denied.status, 401);
-  await eventually('pod directory removed', async () => {
+  await eventually('pod directory removed', () => {
     try {
       statSync(path.join(e().rootDir, 'pods', uid));
       return undefined;

@@ -85,8 +85,8 @@ test('on a fresh clone, the README command brings up a Ready node that the print
     const p = spawn('npm', ['start', '--', `--data-dir=${dataDir}`, `--port=${port}`], { cwd: clone, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     pgid = p.pid!;
     let out = '';
-    p.stdout!.on('data', (d) => (out += d));
-    p.stderr!.on('data', (d) => (out += d));
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => p.once('exit', (code, signal) => r({ code, signal })));
 
     const kubeconfig = await new Promise<string>((resolve, reject) => {
@@ -95,11 +95,11 @@ test('on a fresh clone, the README command brings up a Ready node that the print
         const m = /svc is up: node \S+ is Ready\.\n\s+kubeconfig: (\S+)\n\s+try:\s+(.+)\n/.exec(out);
         if (m) {
           clearTimeout(timer);
-          p.stdout!.off('data', check);
-          resolve(m[1]!);
+          p.stdout.off('data', check);
+          resolve(m[1]);
         }
       };
-      p.stdout!.on('data', check);
+      p.stdout.on('data', check);
       void exited.then((e) => {
         clearTimeout(timer);
         reject(new Error(`npm start exited (${e.signal ?? e.code}) before the node was Ready:\n${out}`));
@@ -112,16 +112,16 @@ test('on a fresh clone, the README command brings up a Ready node that the print
     else t.regex(out, notice);
 
     // The command it printed, as printed.
-    const tryLine = /try:\s+(.+)\n/.exec(out)![1]!.trim();
+    const tryLine = /try:\s+(.+)\n/.exec(out)![1].trim();
     t.is(tryLine, `kubectl --kubeconfig ${kubeconfig} get nodes`);
     const [cmd, ...args] = tryLine.split(' ');
-    const got = await run(cmd === 'kubectl' ? '/usr/bin/kubectl' : cmd!, args, { timeout: 30_000 });
+    const got = await run(cmd === 'kubectl' ? '/usr/bin/kubectl' : cmd, args, { timeout: 30_000 });
     t.regex(got.stdout, /^\S+\s+Ready\s/m, got.stdout);
     const nodes = JSON.parse((await run('/usr/bin/kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { timeout: 30_000 })).stdout) as {
       items: { status: { conditions: { type: string; status: string }[] } }[];
     };
     t.is(nodes.items.length, 1);
-    t.true(nodes.items[0]!.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
+    t.true(nodes.items[0].status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
 
     // Ctrl-C: SIGINT to the foreground process group (npm, the quick start, both daemons).
     process.kill(-pgid, 'SIGINT');

@@ -62,12 +62,12 @@ test('rotates at the deadline with the current identity and swaps the client cre
     const run = rotator.run(ac.signal);
     await waitFor(() => clock.pending > 0, 'the rotator to sleep');
     const deadline = info.notBefore + (info.notAfter - info.notBefore) * 0.8;
-    t.is(log.find('rotation scheduled')[0]!.obj['rotateAt'], new Date(deadline).toISOString());
+    t.is(log.find('rotation scheduled')[0].obj['rotateAt'], new Date(deadline).toISOString());
     await clock.advance(deadline - clock.now() - 1000);
     t.is(client.callsOf('create').length, 0, 'not before the deadline');
     await clock.advance(1000);
     await waitFor(() => client.credentials.length === 1, 'the new credentials');
-    const { certPem, keyPem } = client.credentials[0]!;
+    const { certPem, keyPem } = client.credentials[0];
     t.true(keyMatchesCertificate(certPem, keyPem));
     t.not(keyPem, first.keyPem, 'a new key');
     t.deepEqual(heartbeat.credentials, [{ certPem, keyPem }], 'the heartbeat client presents the new certificate too');
@@ -102,7 +102,7 @@ test('a failed rotation is retried with back-off', async (t) => {
     const ac = new AbortController();
     const run = rotator.run(ac.signal);
     await waitFor(() => log.find('rotation failed').length === 1, 'the first failure');
-    t.regex(String(log.find('rotation failed')[0]!.obj['error']), /403 Forbidden/);
+    t.regex(String(log.find('rotation failed')[0].obj['error']), /403 Forbidden/);
     await clock.advance(2000);
     await waitFor(() => client.credentials.length === 1, 'the retried rotation');
     t.is(client.callsOf('create').length, 2);

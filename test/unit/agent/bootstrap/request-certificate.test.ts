@@ -34,7 +34,7 @@ test('creates the CSR, watches it, and returns the certificate once approved and
   await flush();
   const created = s.client.callsOf('create', 'certificatesigningrequests');
   t.is(created.length, 1);
-  const name = s.client.callsOf('watch')[0] && (s.client.callsOf('watch')[0]!.opts as { fieldSelector: string }).fieldSelector.split('=')[1]!;
+  const name = s.client.callsOf('watch')[0] && (s.client.callsOf('watch')[0].opts as { fieldSelector: string }).fieldSelector.split('=')[1];
   t.regex(name, /^node-csr-/);
   s.client.mutate(csrResource, name, undefined, (c) => (c['status'] = { conditions: [{ type: 'Approved', status: 'True' }] }));
   await flush();
@@ -64,8 +64,8 @@ test('a Denied or Failed condition ends with a clear error', async (t) => {
       }
     };
     const e = await t.throwsAsync(requestCertificate(s.deps, req(), new AbortController().signal), { instanceOf: CsrDeniedError });
-    t.is(e!.condition, type);
-    t.regex(e!.message, new RegExp(`^certificate signing request node-csr-\\w+ was ${type === 'Denied' ? 'denied' : 'marked failed'} \\(reason PolicyDenied\\): node name not allowed$`));
+    t.is(e.condition, type);
+    t.regex(e.message, new RegExp(`^certificate signing request node-csr-\\w+ was ${type === 'Denied' ? 'denied' : 'marked failed'} \\(reason PolicyDenied\\): node name not allowed$`));
   }
 });
 
@@ -110,7 +110,7 @@ test('an expired watch (410) re-reads the CSR and watches again; a broken one re
   const s = setup();
   const p = requestCertificate(s.deps, req(), new AbortController().signal);
   await flush();
-  const name = s.client.peek<KObject>(csrResource, (s.client.callsOf('watch')[0]!.opts as { fieldSelector: string }).fieldSelector.split('=')[1]!)!.metadata.name!;
+  const name = s.client.peek<KObject>(csrResource, (s.client.callsOf('watch')[0].opts as { fieldSelector: string }).fieldSelector.split('=')[1])!.metadata.name!;
   s.client.breakWatches(new GoneError(410, 'Expired', 'too old resource version'));
   await flush();
   t.is(s.client.callsOf('get').length, 1);

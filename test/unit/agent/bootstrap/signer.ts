@@ -8,7 +8,7 @@ export async function signCsrObject(ca: KeyPairPem, csr: KObject, o: { validityM
   const spec = csr['spec'] as { request: string };
   const req = new x509.Pkcs10CertificateRequest(Buffer.from(spec.request, 'base64').toString('utf8'));
   const cn = /CN=([^,]+)/.exec(req.subject)?.[1] ?? '';
-  const orgs = [...req.subject.matchAll(/O=([^,]+)/g)].map((m) => m[1]!);
+  const orgs = [...req.subject.matchAll(/O=([^,]+)/g)].map((m) => m[1]);
   const key = await req.publicKey.export();
   return signPublicKey(ca, key as Parameters<typeof signPublicKey>[1], { commonName: cn, organizations: orgs, usage: 'client', validityMs: o.validityMs, now: o.now });
 }

@@ -63,8 +63,8 @@ test('bootstraps with the token: key, CSR, certificate in the store, kubeconfig 
     const id = await loadOrBootstrapIdentity(s.deps, new AbortController().signal);
     t.is(id.origin, 'bootstrap');
     t.is(s.made.length, 1);
-    t.is(s.made[0]!.token, TOKEN, 'the CSR was sent with the bootstrap token');
-    const csr = s.client.callsOf('create', 'certificatesigningrequests')[0]!.body as { spec: Record<string, unknown> };
+    t.is(s.made[0].token, TOKEN, 'the CSR was sent with the bootstrap token');
+    const csr = s.client.callsOf('create', 'certificatesigningrequests')[0].body as { spec: Record<string, unknown> };
     t.is(csr.spec['signerName'], 'svc.io/kube-apiserver-client-kubelet');
     t.true(lstatSync(s.deps.store.currentPath).isSymbolicLink());
     t.is(statSync(s.deps.store.currentPath).mode & 0o777, 0o600);
@@ -123,7 +123,7 @@ test('an expired client certificate in --kubeconfig triggers a new bootstrap', a
     writeFileSync(s.deps.kubeconfigPath, renderAdminKubeconfig({ server: 'https://127.0.0.1:6443', caPem: ca.certPem, user: 'n', certPem: old.certPem, keyPem: old.keyPem }));
     const id = await loadOrBootstrapIdentity(s.deps, new AbortController().signal);
     t.is(id.origin, 'bootstrap');
-    t.regex(String(s.log.find('not usable')[0]!.obj['problem']), /expired at/);
+    t.regex(String(s.log.find('not usable')[0].obj['problem']), /expired at/);
   } finally {
     s.cleanup();
   }

@@ -16,10 +16,10 @@ const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => 
 const NOW = Date.UTC(2026, 10, 22, 8, 0, 0);
 
 const locator: ContainerLocator = {
-  async containerId(ns, pod, c) {
-    if (ns === 'default' && pod === 'web' && c === 'app') return 'cid-1';
-    if (ns === 'default' && pod === 'web2' && c === 'app') return 'cid-2';
-    throw new ContainerNotFoundError(`pod ${ns}/${pod} container ${c} not found`);
+  containerId(ns, pod, c) {
+    if (ns === 'default' && pod === 'web' && c === 'app') return Promise.resolve('cid-1');
+    if (ns === 'default' && pod === 'web2' && c === 'app') return Promise.resolve('cid-2');
+    return Promise.reject(new ContainerNotFoundError(`pod ${ns}/${pod} container ${c} not found`));
   },
 };
 
@@ -78,8 +78,8 @@ test('200 with the archive path; dir 0700 and archive 0600; the runtime gets the
   t.is(statSync(path.join(s.root, 'checkpoints')).mode & 0o777, 0o700);
   const d = await s.post('/checkpoint/default/web2/app');
   t.is(d.status, 200);
-  t.is(s.calls[1]!.timeout, 0);
-  t.is(s.calls[1]!.timeoutMs, undefined, 'no timeout: the runtime client default applies');
+  t.is(s.calls[1].timeout, 0);
+  t.is(s.calls[1].timeoutMs, undefined, 'no timeout: the runtime client default applies');
 });
 
 test('an existing checkpoints directory with a loose mode is tightened to 0700', async (t) => {
@@ -124,9 +124,9 @@ test('bad timeouts and hostile names are 400 and nothing is created on disk', as
 });
 
 test('a runtime error is 500 with the runtime message, and a partial archive is removed', async (t) => {
-  const s = await setup(t, async (location) => {
+  const s = await setup(t, (location) => {
     writeFileSync(location, 'partial');
-    throw new RuntimeError('Unknown', 'write /x: no space left on device', 'CheckpointContainer');
+    return Promise.reject(new RuntimeError('Unknown', 'write /x: no space left on device', 'CheckpointContainer'));
   });
   const r = await s.post('/checkpoint/default/web/app');
   t.is(r.status, 500);
@@ -135,9 +135,7 @@ test('a runtime error is 500 with the runtime message, and a partial archive is 
 });
 
 test('Unimplemented (containerd 1.6) is 500 with the runtime message', async (t) => {
-  const s = await setup(t, async () => {
-    throw new RuntimeError('Unimplemented', 'unknown method CheckpointContainer for service runtime.v1.RuntimeService', 'CheckpointContainer');
-  });
+  const s = await setup(t, () => Promise.reject(new RuntimeError('Unimplemented', 'unknown method CheckpointContainer for service runtime.v1.RuntimeService', 'CheckpointContainer')));
   const r = await s.post('/checkpoint/default/web/app');
   t.is(r.status, 500);
   t.like(r.body, { reason: 'InternalError', message: 'unknown method CheckpointContainer for service runtime.v1.RuntimeService' });
@@ -149,7 +147,7 @@ test('an archive that is not a readable tar is 500 and removed; a missing archiv
   t.is(r.status, 500);
   t.regex(String(r.body['message']), /not a readable tar/);
   t.deepEqual(readdirSync(path.join(s.root, 'checkpoints')), []);
-  const s2 = await setup(t, async () => undefined);
+  const s2 = await setup(t, () => Promise.resolve(undefined));
   const r2 = await s2.post('/checkpoint/default/web/app');
   t.is(r2.status, 500);
   t.regex(String(r2.body['message']), /wrote no archive/);
@@ -180,7 +178,7 @@ test('a concurrent checkpoint of the same container is 409; another container pr
 
 test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not found', async (t) => {
   const l = locatorFromLogs({
-    async containerLog(ns, pod, c) {
+    async containerLog(_ns, pod, c) {
       if (pod === 'web') return { path: '/x', containerId: 'cid', running: true };
       throw new LogLocateError(pod === 'waiting' ? 400 : 404, `container "${c}" in pod "${pod}" is waiting to start`);
     },

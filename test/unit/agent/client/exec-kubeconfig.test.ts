@@ -49,10 +49,14 @@ async function serve(accept: { token?: string; cn?: string }) {
     seen.push(s);
     const ok = (accept.token !== undefined && s.auth === `Bearer ${accept.token}`) || (accept.cn !== undefined && s.cn === accept.cn);
     res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-    if (!ok) return res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }));
+    if (!ok) {
+      res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }));
+      return;
+    }
     if (req.url!.includes('watch=1')) {
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'n1' } } }) + '\n');
-      return res.end();
+      res.end();
+      return;
     }
     res.end(JSON.stringify({ metadata: { name: 'n1' } }));
   });
@@ -247,9 +251,9 @@ test('a failing plugin is a retriable ClientError that carries its message', asy
   const client = new HttpApiClient(await loadKubeconfig(c.kubeconfig));
   try {
     const err = await t.throwsAsync(client.get(nodesResource, 'n1'), { instanceOf: ClientError });
-    t.is(err!.reason, 'CredentialPluginFailed');
-    t.true(err!.retriable);
-    t.regex(err!.message, /exit code 3: cannot reach the vault/);
+    t.is(err.reason, 'CredentialPluginFailed');
+    t.true(err.retriable);
+    t.regex(err.message, /exit code 3: cannot reach the vault/);
     t.is(s.seen.length, 0);
   } finally {
     await client.close();
@@ -284,7 +288,7 @@ test('a relative command resolves against the kubeconfig directory', async (t) =
   try {
     await client.get(nodesResource, 'n1');
     t.is(c.runs(), 1);
-    t.is(s.seen[0]!.auth, 'Bearer rel');
+    t.is(s.seen[0].auth, 'Bearer rel');
   } finally {
     await client.close();
     await s.close();

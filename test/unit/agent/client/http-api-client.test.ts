@@ -88,8 +88,8 @@ test('requests carry the client certificate, JSON headers and the right paths an
     );
     t.true(s.seen.every((x) => x.cn === 'system:node:a'));
     t.true(s.seen.every((x) => x.headers['user-agent'] === 'svc-node/v0.1.0' && x.headers['accept'] === 'application/json'));
-    t.deepEqual(JSON.parse(s.seen[1]!.body), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a' } });
-    t.is(JSON.parse(s.seen[2]!.body).kind, 'Lease');
+    t.deepEqual(JSON.parse(s.seen[1].body), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a' } });
+    t.is(JSON.parse(s.seen[2].body).kind, 'Lease');
   } finally {
     await c.close();
     await s.close();
@@ -101,8 +101,8 @@ test('a token user sends a bearer token and no client certificate', async (t) =>
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem, token: 'abcdef.0123456789abcdef' });
   try {
     await c.get(nodesResource, 'a');
-    t.is(s.seen[0]!.headers['authorization'], 'Bearer abcdef.0123456789abcdef');
-    t.is(s.seen[0]!.cn, undefined);
+    t.is(s.seen[0].headers['authorization'], 'Bearer abcdef.0123456789abcdef');
+    t.is(s.seen[0].cn, undefined);
   } finally {
     await c.close();
     await s.close();
@@ -214,7 +214,10 @@ test('watch parses events from awkward chunks, passes the query, and ends when t
     const text = events.map((e) => JSON.stringify(e) + '\n').join('');
     let i = 0;
     const step = () => {
-      if (i >= text.length) return res.end();
+      if (i >= text.length) {
+        res.end();
+        return;
+      }
       res.write(text.slice(i, i + 13));
       i += 13;
       setImmediate(step);
@@ -226,7 +229,7 @@ test('watch parses events from awkward chunks, passes the query, and ends when t
     const got = [];
     for await (const ev of c.watch(csrResource, { fieldSelector: 'metadata.name=x', resourceVersion: '6', allowWatchBookmarks: true, timeoutSeconds: 30 })) got.push(ev);
     t.deepEqual(got, events);
-    t.is(s.seen[0]!.url, '/apis/certificates.svc.io/v1/certificatesigningrequests?watch=1&fieldSelector=metadata.name%3Dx&resourceVersion=6&allowWatchBookmarks=true&timeoutSeconds=30');
+    t.is(s.seen[0].url, '/apis/certificates.svc.io/v1/certificatesigningrequests?watch=1&fieldSelector=metadata.name%3Dx&resourceVersion=6&allowWatchBookmarks=true&timeoutSeconds=30');
   } finally {
     await c.close();
     await s.close();
@@ -250,7 +253,7 @@ test('a 410 ERROR event or a 410 answer surfaces as GoneError', async (t) => {
       { instanceOf: GoneError },
     );
     t.deepEqual(seen, ['a']);
-    t.is(e!.message, 'too old resource version: 2 (50)');
+    t.is(e.message, 'too old resource version: 2 (50)');
     await t.throwsAsync(
       (async () => {
         for await (const _ of c.watch(nodesResource, { resourceVersion: '1', timeoutSeconds: 5 })) t.fail();

@@ -37,7 +37,7 @@ function fingerprint(protoPath: string): string[] {
     const nested = msg.nestedType.find((n) => n.name === f.typeName);
     if (nested?.options?.mapEntry) {
       const [k, v] = [nested.field[0], nested.field[1]];
-      return `map<${typeOf(owner, nested, k as FieldDesc)},${typeOf(owner, nested, v as FieldDesc)}>`;
+      return `map<${typeOf(owner, nested, k)},${typeOf(owner, nested, v)}>`;
     }
     const local = nested !== undefined || msg.enumType.some((e) => e.name === f.typeName);
     const full = local ? `${owner}.${f.typeName}` : `runtime.v1.${f.typeName}`;

@@ -326,9 +326,9 @@ test('checkpointContainer writes a tar with the config dump; Unimplemented when 
   await sim.checkpointContainer(id, file, 0);
   const entries = readTar(await readFile(file));
   t.deepEqual(entries.map((e) => e.name), ['config.dump', 'spec.dump', 'checkpoint/pstree.img', 'checkpoint/pages-1.img', 'rootfs-diff.tar']);
-  const layer = readTar(entries[4]!.data);
+  const layer = readTar(entries[4].data);
   t.deepEqual(layer.map((e) => e.name), ['etc/hostname', 'var/lib/app/data.bin']);
-  t.is(layer[1]!.data.length, 16 * 1024, 'default writable layer size');
+  t.is(layer[1].data.length, 16 * 1024, 'default writable layer size');
   const spec = JSON.parse(entries[1]?.data.toString() ?? '{}') as { process: { args: string[] }; annotations: Record<string, string> };
   t.is(spec.annotations['io.kubernetes.container.name'], 'c');
   t.is(spec.annotations['io.kubernetes.pod.name'], 'p');
@@ -540,7 +540,7 @@ test('verbose ContainerStatus shows the config CreateContainer got (info["info"]
   const cfg = { ...containerConfig('c', 'busybox'), devices: [{ containerPath: '/dev/x', hostPath: '/dev/null', permissions: 'rw' }], cdiDevices: ['example.com/x=1'] };
   const id = await sim.createContainer(sandboxId, cfg, sb);
   t.deepEqual((await sim.containerStatus(id)).info, {});
-  const info = JSON.parse((await sim.containerStatus(id, true)).info['info']!) as { sandboxID: string; config: typeof cfg };
+  const info = JSON.parse((await sim.containerStatus(id, true)).info['info']) as { sandboxID: string; config: typeof cfg };
   t.is(info.sandboxID, sandboxId);
   t.deepEqual(info.config.devices, cfg.devices);
   t.deepEqual(info.config.cdiDevices, ['example.com/x=1']);

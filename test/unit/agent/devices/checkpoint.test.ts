@@ -50,6 +50,6 @@ test('truncation, junk, edited data and wrong shapes are CheckpointCorruptError'
   t.throws(() => decodeCheckpoint('[]'), { instanceOf: CheckpointCorruptError });
   // Upstream's numeric checksum is not ours.
   t.throws(() => decodeCheckpoint(JSON.stringify({ Data: data, Checksum: 1234567 })), { instanceOf: CheckpointCorruptError });
-  const bad = { ...data, PodDeviceEntries: [{ ...data.PodDeviceEntries[0]!, DeviceIDs: { '0': 'd0' } }] } as unknown as CheckpointData;
+  const bad = { ...data, PodDeviceEntries: [{ ...data.PodDeviceEntries[0], DeviceIDs: { '0': 'd0' } }] } as unknown as CheckpointData;
   t.throws(() => decodeCheckpoint(JSON.stringify({ Data: bad, Checksum: checksumOf(bad) })), { instanceOf: CheckpointCorruptError, message: /DeviceIDs/ });
 });

@@ -66,12 +66,12 @@ function ctr(name: string, n: number, extra: Partial<Container> = {}, res = RES)
 }
 
 function pod(uid: string, containers: Container[], initContainers: Container[] = []): Pod {
-  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers, ...(initContainers.length ? { initContainers } : {}) } } as Pod;
+  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers, ...(initContainers.length ? { initContainers } : {}) } };
 }
 
 async function registered(e: Env, n: number, res = RES): Promise<FakePlugin> {
   await e.dm.registerPlugin(res, path.join(e.dir, `${res.replace(/\W/g, '_')}.sock`));
-  const p = e.plugins[e.plugins.length - 1]!;
+  const p = e.plugins[e.plugins.length - 1];
   p.send(Array.from({ length: n }, (_, i) => ({ id: `d${i}` })));
   return p;
 }
@@ -80,13 +80,13 @@ test('registration: invalid resource names and unreachable endpoints are refused
   const e = env(t);
   for (const bad of ['foo', 'kubernetes.io/foo', 'svc.io/gpu', 'Example.com/foo', 'example.com/', 'requests.example.com/foo']) {
     const err = await t.throwsAsync(e.dm.registerPlugin(bad, path.join(e.dir, 'p.sock')), { instanceOf: RegistrationError });
-    t.is(err!.kind, 'invalid', bad);
+    t.is(err.kind, 'invalid', bad);
   }
   e.unreachable.next = true;
   const err = await t.throwsAsync(e.dm.registerPlugin(RES, path.join(e.dir, 'p.sock')), { instanceOf: RegistrationError });
-  t.is(err!.kind, 'unavailable');
-  t.regex(err!.message, /cannot reach device plugin endpoint/);
-  t.true(e.plugins[0]!.closed);
+  t.is(err.kind, 'unavailable');
+  t.regex(err.message, /cannot reach device plugin endpoint/);
+  t.true(e.plugins[0].closed);
   t.deepEqual(e.dm.extendedResources(), { capacity: {}, allocatable: {} });
 });
 
@@ -153,20 +153,20 @@ test('allocation: two pods never get the same device; fewer free devices than as
   const p = await registered(e, 4);
   await e.dm.admitPod(pod('p1', [ctr('app', 2)]));
   await e.dm.admitPod(pod('p2', [ctr('app', 2)]));
-  const a = e.dm.devicesFor('p1', 'app')[0]!.deviceIds;
-  const b = e.dm.devicesFor('p2', 'app')[0]!.deviceIds;
+  const a = e.dm.devicesFor('p1', 'app')[0].deviceIds;
+  const b = e.dm.devicesFor('p2', 'app')[0].deviceIds;
   t.is(a.length, 2);
   t.is(b.length, 2);
   t.deepEqual(a.filter((id) => b.includes(id)), []);
   t.deepEqual(p.allocateCalls.map((c) => c.length), [2, 2]);
   const err = await t.throwsAsync(e.dm.admitPod(pod('p3', [ctr('app', 1)])), { instanceOf: DeviceAdmissionError });
-  t.is(err!.reason, 'UnexpectedAdmissionError');
-  t.is(err!.message, `Allocate failed due to requested number of devices unavailable for ${RES}. Requested: 1, Available: 0, which is unexpected`);
+  t.is(err.reason, 'UnexpectedAdmissionError');
+  t.is(err.message, `Allocate failed due to requested number of devices unavailable for ${RES}. Requested: 1, Available: 0, which is unexpected`);
   t.false(e.dm.hasPod('p3'));
   // Freed when the pod ends.
   await e.dm.releasePod('p1');
   await e.dm.admitPod(pod('p3', [ctr('app', 2)]));
-  t.deepEqual(e.dm.devicesFor('p3', 'app')[0]!.deviceIds, a);
+  t.deepEqual(e.dm.devicesFor('p3', 'app')[0].deviceIds, a);
 });
 
 test('unhealthy devices are not handed out', async (t) => {
@@ -182,11 +182,11 @@ test('init containers hand their devices on to app containers; sidecars do not',
   const e = env(t);
   await registered(e, 3);
   await e.dm.admitPod(pod('p1', [ctr('app1', 2), ctr('app2', 1)], [ctr('init', 2)]));
-  const init = e.dm.devicesFor('p1', 'init')[0]!.deviceIds;
-  const app1 = e.dm.devicesFor('p1', 'app1')[0]!.deviceIds;
-  const app2 = e.dm.devicesFor('p1', 'app2')[0]!.deviceIds;
+  const init = e.dm.devicesFor('p1', 'init')[0].deviceIds;
+  const app1 = e.dm.devicesFor('p1', 'app1')[0].deviceIds;
+  const app2 = e.dm.devicesFor('p1', 'app2')[0].deviceIds;
   t.deepEqual(app1, init, 'app1 reuses the init container devices');
-  t.false(app1.includes(app2[0]!), 'app2 gets a device app1 does not hold');
+  t.false(app1.includes(app2[0]), 'app2 gets a device app1 does not hold');
   // A sidecar (restartPolicy Always) keeps its devices: the app container needs fresh ones.
   const e2 = env(t);
   await registered(e2, 3);
@@ -209,14 +209,14 @@ test('GetPreferredAllocation is asked when offered; an unusable answer falls bac
   await e.dm.releasePod('p0');
   e.options.getPreferredAllocationAvailable = true;
   await e.dm.registerPlugin(RES, path.join(e.dir, 'p.sock'));
-  const p2 = e.plugins[1]!;
+  const p2 = e.plugins[1];
   p2.send([{ id: 'd0' }, { id: 'd1' }, { id: 'd2' }, { id: 'd3' }]);
   await e.dm.admitPod(pod('p1', [ctr('app', 2)]));
   t.deepEqual(p2.preferredCalls, [{ available: ['d0', 'd1', 'd2', 'd3'], mustInclude: [], size: 2 }]);
-  t.deepEqual(e.dm.devicesFor('p1', 'app')[0]!.deviceIds, ['d2', 'd3']);
+  t.deepEqual(e.dm.devicesFor('p1', 'app')[0].deviceIds, ['d2', 'd3']);
   p2.preferAnswer = () => ['d0', 'nope'];
   await e.dm.admitPod(pod('p2', [ctr('app', 1)]));
-  t.deepEqual(e.dm.devicesFor('p2', 'app')[0]!.deviceIds, ['d0']);
+  t.deepEqual(e.dm.devicesFor('p2', 'app')[0].deviceIds, ['d0']);
   t.is(e.log.find('preferred an unusable allocation').length, 1);
 });
 
@@ -225,7 +225,7 @@ test('a plugin that hangs in Allocate: the pod fails with a reason naming the pl
   const p = await registered(e, 2);
   p.hang = true;
   const err = await t.throwsAsync(e.dm.admitPod(pod('p1', [ctr('app', 1)])), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, new RegExp(`^Allocate failed due to device plugin ${RES.replace('.', '\\.')} \\(.*\\): Allocate did not answer within 1000 ms, which is unexpected$`));
+  t.regex(err.message, new RegExp(`^Allocate failed due to device plugin ${RES.replace('.', '\\.')} \\(.*\\): Allocate did not answer within 1000 ms, which is unexpected$`));
   t.false(e.dm.hasPod('p1'));
   t.deepEqual(e.dm.containersWithDevices(), []);
 });
@@ -234,7 +234,7 @@ test('runOptions merges the stored answer and calls PreStartContainer when the p
   const e = env(t);
   e.options.preStartRequired = true;
   await e.dm.registerPlugin(RES, path.join(e.dir, 'p.sock'));
-  const p = e.plugins[0]!;
+  const p = e.plugins[0];
   p.send([{ id: 'x' }, { id: 'y' }]);
   await e.dm.admitPod(pod('p1', [ctr('app', 2), { name: 'plain', image: 'busybox' }]));
   const o = await e.dm.runOptions('p1', 'app');
@@ -275,14 +275,14 @@ test('checkpoint: written atomically (0600) after each change; a new manager kee
   // The running pod is recognised: no wait, no Allocate.
   await dm2.admitPod(pod('p1', [ctr('app', 2)]));
   t.deepEqual(dm2.devicesFor('p1', 'app'), held);
-  t.is((await dm2.runOptions('p1', 'app'))?.allocation.envs['FAKE_DEVICES'], held[0]!.deviceIds.join(','));
+  t.is((await dm2.runOptions('p1', 'app'))?.allocation.envs['FAKE_DEVICES'], held[0].deviceIds.join(','));
   // After the plugin registers again, a new pod gets the two other devices.
   await dm2.registerPlugin(RES, path.join(e.dir, 'p.sock'));
-  const p = e.plugins[e.plugins.length - 1]!;
+  const p = e.plugins[e.plugins.length - 1];
   p.send([{ id: 'd0' }, { id: 'd1' }, { id: 'd2' }, { id: 'd3' }]);
   await dm2.admitPod(pod('p2', [ctr('app', 2)]));
-  const other = dm2.devicesFor('p2', 'app')[0]!.deviceIds;
-  t.deepEqual(other.filter((id) => held[0]!.deviceIds.includes(id)), []);
+  const other = dm2.devicesFor('p2', 'app')[0].deviceIds;
+  t.deepEqual(other.filter((id) => held[0].deviceIds.includes(id)), []);
   t.deepEqual(p.allocateCalls, [other]);
 });
 
@@ -301,15 +301,15 @@ test('admission waits a bounded time for a known plugin to register again', asyn
   await e.clock.advance(5_000);
   t.is(done, undefined, 'still waiting');
   await dm2.registerPlugin(RES, path.join(e.dir, 'p.sock'));
-  e.plugins[e.plugins.length - 1]!.send([{ id: 'd0' }, { id: 'd1' }]);
+  e.plugins[e.plugins.length - 1].send([{ id: 'd0' }, { id: 'd1' }]);
   await admitted;
   t.is(done, 'ok');
-  t.is(dm2.devicesFor('p1', 'app')[0]!.deviceIds.length, 1);
+  t.is(dm2.devicesFor('p1', 'app')[0].deviceIds.length, 1);
 
   // Never registering: fails after the wait with a reason naming the resource.
   const e2 = env(t, { admissionWaitMs: 10_000 });
   await registered(e2, 2);
-  e2.plugins[0]!.die();
+  e2.plugins[0].die();
   let failed: Error | undefined;
   const p = e2.dm.admitPod(pod('p1', [ctr('app', 1)])).catch((err: Error) => (failed = err));
   await e2.clock.advance(9_000);
@@ -372,18 +372,18 @@ test('a lost checkpoint is rebuilt from the runtime container labels; Allocate i
     labels: { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': name, 'svc.io/device-ids': typeof ids === 'string' ? ids : JSON.stringify(ids) },
   });
   const runtime = {
-    listContainers: async () => [label('p1', 'app', { [RES]: ['d1', 'd2'] }), label('p2', 'app', 'not json'), { id: 'x', labels: {} }],
+    listContainers: () => Promise.resolve([label('p1', 'app', { [RES]: ['d1', 'd2'] }), label('p2', 'app', 'not json'), { id: 'x', labels: {} }]),
   } as unknown as import('../../../../agent/cri/runtime-service').RuntimeService;
   t.is(await e.dm.recoverFromRuntime(runtime), 1);
   t.false(e.dm.checkpointLost);
   t.deepEqual(e.dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['d1', 'd2'], numaNodes: [] }]);
-  t.is((await readCheckpoint(e.dir))!.PodDeviceEntries[0]!.AllocResp, null);
+  t.is((await readCheckpoint(e.dir))!.PodDeviceEntries[0].AllocResp, null);
   // Until the plugin is back, the answer cannot be recreated.
   await t.throwsAsync(e.dm.runOptions('p1', 'app'), { message: /not registered; cannot ask it again/ });
   const p = await registered(e, 4);
   // Those devices are held: a new pod gets the others.
   await e.dm.admitPod(pod('p3', [ctr('app', 2)]));
-  t.deepEqual(e.dm.devicesFor('p3', 'app')[0]!.deviceIds, ['d0', 'd3']);
+  t.deepEqual(e.dm.devicesFor('p3', 'app')[0].deviceIds, ['d0', 'd3']);
   const o = await e.dm.runOptions('p1', 'app');
   t.deepEqual(o?.allocation.envs, { FAKE_DEVICES: 'd1,d2' });
   t.deepEqual(p.allocateCalls, [['d0', 'd3'], ['d1', 'd2']]);

@@ -21,9 +21,9 @@ export class FakePlugin implements PluginClient {
     readonly resourceName: string,
   ) {}
 
-  async connect(): Promise<PluginOptions> {
-    if (!this.reachable) throw new PluginCallError(`cannot reach device plugin endpoint ${this.socketPath}: connection refused`, true);
-    return this.options;
+  connect(): Promise<PluginOptions> {
+    if (!this.reachable) return Promise.reject(new PluginCallError(`cannot reach device plugin endpoint ${this.socketPath}: connection refused`, true));
+    return Promise.resolve(this.options);
   }
 
   watch(onDevices: (d: PluginDevice[]) => void, onEnd: (why: string) => void): void {
@@ -41,25 +41,28 @@ export class FakePlugin implements PluginClient {
     this.onEnd?.('ListAndWatch stream ended');
   }
 
-  async preferred(available: string[], mustInclude: string[], size: number): Promise<string[]> {
+  preferred(available: string[], mustInclude: string[], size: number): Promise<string[]> {
     this.preferredCalls.push({ available, mustInclude, size });
-    return this.preferAnswer ? this.preferAnswer(available, mustInclude, size) : available.slice(-size);
+    return Promise.resolve(this.preferAnswer ? this.preferAnswer(available, mustInclude, size) : available.slice(-size));
   }
 
-  async allocate(ids: string[], timeoutMs: number): Promise<ContainerAllocation> {
+  allocate(ids: string[], timeoutMs: number): Promise<ContainerAllocation> {
     this.allocateCalls.push(ids);
-    if (this.hang) throw new PluginCallError(`device plugin ${this.resourceName} (${this.socketPath}): Allocate did not answer within ${timeoutMs} ms`, true);
-    return allocationFromWire({
-      envs: { FAKE_DEVICES: ids.join(',') },
-      mounts: [],
-      devices: ids.map((id) => ({ container_path: `/dev/${id}`, host_path: `/dev/${id}`, permissions: 'rw' })),
-      annotations: {},
-      cdi_devices: [],
-    });
+    if (this.hang) return Promise.reject(new PluginCallError(`device plugin ${this.resourceName} (${this.socketPath}): Allocate did not answer within ${timeoutMs} ms`, true));
+    return Promise.resolve(
+      allocationFromWire({
+        envs: { FAKE_DEVICES: ids.join(',') },
+        mounts: [],
+        devices: ids.map((id) => ({ container_path: `/dev/${id}`, host_path: `/dev/${id}`, permissions: 'rw' })),
+        annotations: {},
+        cdi_devices: [],
+      }),
+    );
   }
 
-  async preStart(ids: string[]): Promise<void> {
+  preStart(ids: string[]): Promise<void> {
     this.preStartCalls.push(ids);
+    return Promise.resolve();
   }
 
   close(): void {

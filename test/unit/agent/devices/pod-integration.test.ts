@@ -39,12 +39,12 @@ test('devices in container configs, admission failure in pod status, release on 
   try {
     await dm!.start();
     await dm!.registerPlugin(RES, path.join(h.root, 'device-plugins', 'p.sock'));
-    plugins[0]!.send([{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
+    plugins[0].send([{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
 
     const p1 = h.createPod('with-devices', { containers: [ctr('app', 2), { name: 'plain', image: BUSYBOX }] });
     t.true(await h.until(() => isRunningReady(h.status('with-devices'))));
     const cfg = h.sim.lastConfig('app')!;
-    const ids = dm!.devicesFor(p1.metadata.uid!, 'app')[0]!.deviceIds;
+    const ids = dm!.devicesFor(p1.metadata.uid!, 'app')[0].deviceIds;
     t.is(ids.length, 2);
     t.is(cfg.envs?.find((e) => e.key === 'FAKE_DEVICES')?.value, ids.join(','));
     t.deepEqual(cfg.devices?.map((d) => d.containerPath), ids.map((id) => `/dev/${id}`));

@@ -70,20 +70,20 @@ test('Register refuses a wrong version, an invalid resource name, a bad and an u
   const wrong = plugin({ version: 'v1alpha', socketName: 'a.sock' });
   const e1 = await t.throwsAsync(wrong.registerOnce());
   t.is(grpcCode(e1), grpc.status.INVALID_ARGUMENT);
-  t.regex(e1!.message, /unsupported device plugin API version "v1alpha"/);
+  t.regex(e1.message, /unsupported device plugin API version "v1alpha"/);
   const badName = plugin({ resourceName: 'foo', socketName: 'b.sock' });
   const e2 = await t.throwsAsync(badName.registerOnce());
   t.is(grpcCode(e2), grpc.status.INVALID_ARGUMENT);
-  t.regex(e2!.message, /must be domain-prefixed/);
+  t.regex(e2.message, /must be domain-prefixed/);
   const escape = plugin({ socketName: '../evil.sock' });
   const e3 = await t.throwsAsync(escape.registerOnce());
   t.is(grpcCode(e3), grpc.status.INVALID_ARGUMENT);
-  t.regex(e3!.message, new RegExp(`must be the name of a socket file in ${dir}`));
+  t.regex(e3.message, new RegExp(`must be the name of a socket file in ${dir}`));
   // Never served: the endpoint cannot be dialled.
   const absent = plugin({ socketName: 'absent.sock' });
   const e4 = await t.throwsAsync(absent.registerOnce());
   t.is(grpcCode(e4), grpc.status.UNAVAILABLE);
-  t.regex(e4!.message, /cannot reach device plugin endpoint .*absent\.sock/);
+  t.regex(e4.message, /cannot reach device plugin endpoint .*absent\.sock/);
 });
 
 test('killing the plugin turns its devices unhealthy; re-registering brings them back', async (t) => {
@@ -105,7 +105,7 @@ test('Allocate through real gRPC: the answer carries envs, mounts, devices, anno
   const p = plugin({ preStartRequired: true, preferredAllocation: true });
   await p.start();
   await until('devices', () => dm.extendedResources().allocatable[RES] === '3');
-  const mk = (uid: string, n: number): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [RES]: String(n) } } }] } }) as Pod;
+  const mk = (uid: string, n: number): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [RES]: String(n) } } }] } });
   await dm.admitPod(mk('p1', 2));
   // The sample plugin prefers the highest IDs.
   t.deepEqual(dm.devicesFor('p1', 'app'), [{ resourceName: RES, deviceIds: ['dev-1', 'dev-2'], numaNodes: [] }]);
@@ -118,9 +118,9 @@ test('Allocate through real gRPC: the answer carries envs, mounts, devices, anno
   t.is(p.calls['PreStartContainer'], 1);
   p.reconfigure({ resourceName: RES, devices: 3, allocateNoResponses: true });
   const broken = await t.throwsAsync(dm.admitPod(mk('p3', 1)), { instanceOf: DeviceAdmissionError });
-  t.regex(broken!.message, /Allocate answered 0 container responses for 1 container request/);
+  t.regex(broken.message, /Allocate answered 0 container responses for 1 container request/);
   p.reconfigure({ resourceName: RES, devices: 3, allocateDelayMs: 60_000 });
   const err = await t.throwsAsync(dm.admitPod(mk('p2', 1)), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, /device plugin example\.com\/foo \(.*\): Allocate did not answer within 500 ms/);
+  t.regex(err.message, /device plugin example\.com\/foo \(.*\): Allocate did not answer within 500 ms/);
   t.false(dm.hasPod('p2'));
 });

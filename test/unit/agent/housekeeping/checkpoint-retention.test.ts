@@ -38,28 +38,28 @@ test('maxPerContainer keeps the newest K of each container and removes exactly t
     archive('/d', 'db', 'app', 10 * HOUR),
   ];
   const plan = planRetention(files, { maxPerContainer: 2, maxAgeMs: 0 }, NOW, new Set());
-  t.deepEqual(plan, [files[1]!.path, files[3]!.path].sort());
+  t.deepEqual(plan, [files[1].path, files[3].path].sort());
 });
 
 test('maxAge removes exactly the archives older than the limit, in every container', (t) => {
   const files = [archive('/d', 'web', 'app', 30 * MIN), archive('/d', 'web', 'app', 2 * HOUR), archive('/d', 'db', 'sql', 90 * MIN), archive('/d', 'db', 'sql', 60 * MIN)];
   const plan = planRetention(files, { maxPerContainer: 0, maxAgeMs: HOUR }, NOW, new Set());
   // Exactly one hour old is not "older than" an hour.
-  t.deepEqual(plan, [files[1]!.path, files[2]!.path].sort());
+  t.deepEqual(plan, [files[1].path, files[2].path].sort());
 });
 
 test('both limits together remove the union; no limits remove nothing', (t) => {
   const files = [archive('/d', 'web', 'app', 1 * MIN), archive('/d', 'web', 'app', 2 * MIN), archive('/d', 'web', 'app', 5 * HOUR)];
-  t.deepEqual(planRetention(files, { maxPerContainer: 1, maxAgeMs: 4 * HOUR }, NOW, new Set()), [files[1]!.path, files[2]!.path].sort());
+  t.deepEqual(planRetention(files, { maxPerContainer: 1, maxAgeMs: 4 * HOUR }, NOW, new Set()), [files[1].path, files[2].path].sort());
   t.deepEqual(planRetention(files, { maxPerContainer: 0, maxAgeMs: 0 }, NOW, new Set()), []);
 });
 
 test('an archive in flight is neither removed nor counted, however old its name says it is', (t) => {
   const files = [archive('/d', 'web', 'app', 1 * MIN), archive('/d', 'web', 'app', 2 * MIN), archive('/d', 'web', 'app', 9 * HOUR)];
-  const inFlight = new Set([files[0]!.path, files[2]!.path]);
+  const inFlight = new Set([files[0].path, files[2].path]);
   // K=1: the in-flight newest does not count, so the 2-minute one is kept; the 9-hour one is in flight.
   t.deepEqual(planRetention(files, { maxPerContainer: 1, maxAgeMs: HOUR }, NOW, inFlight), []);
-  t.deepEqual(planRetention(files, { maxPerContainer: 1, maxAgeMs: HOUR }, NOW, new Set([files[0]!.path])), [files[2]!.path]);
+  t.deepEqual(planRetention(files, { maxPerContainer: 1, maxAgeMs: HOUR }, NOW, new Set([files[0].path])), [files[2].path]);
 });
 
 function dirWith(names: string[]): string {
@@ -77,9 +77,9 @@ test('runOnce deletes what the plan says from the directory and leaves other fil
   let removedCount = -1;
   const r = new CheckpointRetention({ dir, policy: { maxPerContainer: 2, maxAgeMs: 0 }, now: () => NOW, inFlight: { inFlight: () => new Set() }, log: quiet, onRemoved: (n) => (removedCount = n) });
   const report = await r.runOnce();
-  t.deepEqual(report.removed.map((p) => path.basename(p)).sort(), [names[2]!, names[3]!].sort());
+  t.deepEqual(report.removed.map((p) => path.basename(p)).sort(), [names[2], names[3]].sort());
   t.is(removedCount, 2);
-  t.deepEqual(readdirSync(dir).sort(), [names[0]!, names[1]!, 'README', 'checkpoint-web_default-app-garbage.tar'].sort());
+  t.deepEqual(readdirSync(dir).sort(), [names[0], names[1], 'README', 'checkpoint-web_default-app-garbage.tar'].sort());
 });
 
 test('a missing directory is an empty one', async (t) => {
@@ -98,7 +98,7 @@ test('an archive the checkpoint handler is still writing survives a round that w
   const writing = new Promise<string>((r) => (written = r));
   const h = new CheckpointHandler({
     enabled: () => true,
-    locator: { containerId: async () => 'cid' },
+    locator: { containerId: () => Promise.resolve('cid') },
     runtime: {
       async checkpointContainer(_id, location) {
         writeFileSync(location, await tarOf({ 'config.dump': '{}' }));

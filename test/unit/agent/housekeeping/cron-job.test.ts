@@ -11,9 +11,9 @@ test('a job runs its task on the schedule, survives a failing round, and stops w
   const job = new CronJob({
     name: 'test',
     schedule: '* * * * * *', // every second
-    task: async () => {
+    task: () => {
       runs++;
-      if (runs === 1) throw new Error('first round fails');
+      return runs === 1 ? Promise.reject(new Error('first round fails')) : Promise.resolve();
     },
     log: { ...quiet, warn: (_o, m) => void warnings.push(m) },
   });

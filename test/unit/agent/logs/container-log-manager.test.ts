@@ -108,8 +108,8 @@ rotationTest('every rotated file but the newest is gzipped and decompresses to t
   }
   const files = await e.files('a');
   t.deepEqual(files, ['0.log', '0.log.20250101-000000.gz', '0.log.20250101-000100.gz', '0.log.20250101-000200.gz', '0.log.20250101-000300']);
-  for (let i = 0; i < 3; i++) t.deepEqual(gunzipSync(await readFile(path.join(e.dir, 'a', files[i + 1]!))), written[i], files[i + 1]);
-  t.deepEqual(await readFile(path.join(e.dir, 'a', files[4]!)), written[3]);
+  for (let i = 0; i < 3; i++) t.deepEqual(gunzipSync(await readFile(path.join(e.dir, 'a', files[i + 1]))), written[i], files[i + 1]);
+  t.deepEqual(await readFile(path.join(e.dir, 'a', files[4])), written[3]);
 });
 
 rotationTest('when the runtime cannot reopen the log, the rotated file is renamed back and a warning names the container and path', async (t, start) => {
@@ -192,19 +192,19 @@ rotationTest('run passes at once, then every interval, and returns when the sign
   await writeFile(e.logOf('a'), output('x'));
   const ac = new AbortController();
   const running = e.manager.run(ac.signal);
-  t.true(await settle(e, () => e.clock.pending === 1));
+  t.true(await settle(() => e.clock.pending === 1));
   t.is(e.runtime.lists, 1);
   t.deepEqual(e.clock.requested, [10_000]);
   t.true(existsSync(`${e.logOf('a')}.20250101-000000`));
   await e.clock.advance(10_000);
-  t.true(await settle(e, () => e.clock.pending === 1 && e.runtime.lists === 2));
+  t.true(await settle(() => e.clock.pending === 1 && e.runtime.lists === 2));
   ac.abort();
   await running;
   t.is(e.runtime.lists, 2);
 });
 
 /** Lets real file I/O finish (fake time stands still) until cond holds. */
-async function settle(e: Env, cond: () => boolean): Promise<boolean> {
+async function settle(cond: () => boolean): Promise<boolean> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
   return cond();
 }

@@ -29,11 +29,12 @@ export class FakeLogRuntime implements Pick<RuntimeService, 'listContainers' | '
     return c;
   }
 
-  async listContainers(): Promise<Container[]> {
+  listContainers(): Promise<Container[]> {
     this.lists++;
-    return this.containers.map((c) => ({ id: c.id, state: c.state ?? 'CONTAINER_RUNNING' }) as Container);
+    return Promise.resolve(this.containers.map((c) => ({ id: c.id, state: c.state ?? 'CONTAINER_RUNNING' }) as Container));
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- async on purpose: a fake of an async API, whose throws (this.find's too) must reach the caller as rejections
   async containerStatus(id: string): Promise<ContainerStatusResult> {
     const c = this.find(id, 'ContainerStatus');
     if (c.statusError !== undefined) throw new RuntimeError('Unknown', c.statusError, 'ContainerStatus');

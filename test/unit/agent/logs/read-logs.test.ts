@@ -41,7 +41,7 @@ async function settleUntil(clock: FakeClock, cond: () => boolean, steps = 100): 
 
 async function read(file: string, o: Partial<LogOptions>, clock = new FakeClock()): Promise<string> {
   const chunks: Buffer[] = [];
-  await readContainerLogs(file, { follow: false, previous: false, timestamps: false, ...o }, (c) => void chunks.push(c), { clock, isRunning: async () => false });
+  await readContainerLogs(file, { follow: false, previous: false, timestamps: false, ...o }, (c) => void chunks.push(c), { clock, isRunning: () => Promise.resolve(false) });
   return Buffer.concat(chunks).toString();
 }
 
@@ -74,7 +74,7 @@ test('follow streams what is appended and ends once the container stopped and th
     const clock = new FakeClock();
     let running = true;
     let out = '';
-    const done = readContainerLogs(file, { follow: true, previous: false, timestamps: false, tailLines: 1 }, (c) => void (out += c.toString()), { clock, isRunning: async () => running, pollMs: 100 });
+    const done = readContainerLogs(file, { follow: true, previous: false, timestamps: false, tailLines: 1 }, (c) => void (out += c.toString()), { clock, isRunning: () => Promise.resolve(running), pollMs: 100 });
     t.true(await settleUntil(clock, () => out === '\n'));
     await appendFile(file, '2025-01-01T00:00:06Z stdout F five\n2025-01-01T00:00:07Z stdout P si');
     t.true(await settleUntil(clock, () => out === '\nfive\n'), out);
@@ -95,7 +95,7 @@ test('a follower ends when the caller goes away', async (t) => {
     const clock = new FakeClock();
     const ac = new AbortController();
     let ended = false;
-    void readContainerLogs(file, { follow: true, previous: false, timestamps: false }, () => undefined, { clock, isRunning: async () => true }, ac.signal).then(() => (ended = true));
+    void readContainerLogs(file, { follow: true, previous: false, timestamps: false }, () => undefined, { clock, isRunning: () => Promise.resolve(true) }, ac.signal).then(() => (ended = true));
     await clock.advance(5000);
     t.false(ended);
     ac.abort();

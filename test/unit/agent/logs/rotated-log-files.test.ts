@@ -12,7 +12,7 @@ test('sorting names sorts rotations by time, compressed or not', (t) => {
   const times = [Date.UTC(2025, 0, 1, 9), Date.UTC(2024, 11, 31, 23), Date.UTC(2025, 0, 1, 10), Date.UTC(2025, 0, 1, 9, 0, 1)];
   const names = times.map((ms, i) => rotatedName('/d/0.log', ms) + (i % 2 ? '.gz' : ''));
   const byName = [...names].sort();
-  const byTime = times.map((ms, i) => ({ ms, n: names[i]! })).sort((a, b) => a.ms - b.ms).map((x) => x.n);
+  const byTime = times.map((ms, i) => ({ ms, n: names[i] })).sort((a, b) => a.ms - b.ms).map((x) => x.n);
   t.deepEqual(byName, byTime);
 });
 

@@ -13,16 +13,16 @@ test('every promise-returning call is timed and its failure code recorded; resul
   const calls: [string, number, string | undefined][] = [];
   let clock = 0;
   const inner = {
-    async version() {
+    version() {
       clock += 250;
-      return { runtimeName: 'sim' };
+      return Promise.resolve({ runtimeName: 'sim' });
     },
-    async removeContainer() {
+    removeContainer() {
       clock += 1000;
-      throw new RuntimeError('NotFound', 'no such container', 'RemoveContainer');
+      return Promise.reject(new RuntimeError('NotFound', 'no such container', 'RemoveContainer'));
     },
-    async stopContainer() {
-      throw new Error('plain');
+    stopContainer() {
+      return Promise.reject(new Error('plain'));
     },
     close() {
       calls.push(['close', 0, undefined]);

@@ -51,9 +51,9 @@ test('lastTransitionTime is kept while the status holds and moves when it flips'
   const s = serverCopy(d, '2024-06-01T00:00:00Z');
   s.conditions[1].status = 'Unknown';
   const stamped = stampConditions(s, d.conditions, '2025-02-02T00:00:00Z');
-  t.is(stamped[0]!.lastTransitionTime, '2024-06-01T00:00:00Z');
-  t.is(stamped[0]!.lastHeartbeatTime, '2025-02-02T00:00:00Z');
-  t.is(stamped[1]!.lastTransitionTime, '2025-02-02T00:00:00Z');
+  t.is(stamped[0].lastTransitionTime, '2024-06-01T00:00:00Z');
+  t.is(stamped[0].lastHeartbeatTime, '2025-02-02T00:00:00Z');
+  t.is(stamped[1].lastTransitionTime, '2025-02-02T00:00:00Z');
 });
 
 test('the status patch carries every owned condition and only the changed fields; addresses replace, removed map keys are nulled', (t) => {

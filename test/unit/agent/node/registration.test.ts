@@ -55,9 +55,9 @@ test('keeps retrying with exponential back-off while the API server is down, log
   t.deepEqual(clock.requested.slice(0, 5), [100, 200, 400, 800, 1600]);
   const lines = log.find('API server unreachable');
   t.is(lines.length, 5);
-  t.is(lines[0]!.level, 'warn');
-  t.is(lines[0]!.obj['node'], 'node-a');
-  t.regex(String(lines[0]!.obj['error']), /ECONNREFUSED/);
+  t.is(lines[0].level, 'warn');
+  t.is(lines[0].obj['node'], 'node-a');
+  t.regex(String(lines[0].obj['error']), /ECONNREFUSED/);
   t.is(result, undefined);
   client.down = false;
   await clock.advance(1600);
@@ -115,7 +115,7 @@ test('non-connection errors are logged at error level and retried', async (t) =>
   const done = registrar.register(new AbortController().signal);
   await clock.advance(100);
   t.truthy(await done);
-  const line = log.find('unable to register node with the API server')[0]!;
+  const line = log.find('unable to register node with the API server')[0];
   t.is(line.level, 'error');
   t.is(line.obj['code'], 403);
 });

@@ -48,7 +48,7 @@ test('posts at start, then only when something changed, reading the node from th
   const run = s.updater.run(s.ac.signal);
   await s.clock.advance(0);
   t.is(s.statusPatches().length, 1, 'first sync always reports');
-  t.is((s.client.callsOf('get')[0]!.opts as any).resourceVersion, '0');
+  t.is((s.client.callsOf('get')[0].opts as any).resourceVersion, '0');
   await s.clock.advance(10_000);
   await s.clock.advance(10_000);
   t.is(s.client.callsOf('get').length, 3);
@@ -59,7 +59,7 @@ test('posts at start, then only when something changed, reading the node from th
   const mem = ((s.client.peek(nodesResource, 'node-a')!['status'] as any).conditions as any[]).find((c) => c.type === 'MemoryPressure');
   t.is(mem.status, 'True');
   t.is(mem.lastTransitionTime, new Date(s.clock.now()).toISOString().replace('.000Z', 'Z'));
-  t.deepEqual(s.log.find('node status changed')[0]!.obj['changed'], ['conditions']);
+  t.deepEqual(s.log.find('node status changed')[0].obj['changed'], ['conditions']);
   s.ac.abort();
   await run;
 });

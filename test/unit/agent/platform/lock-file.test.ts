@@ -20,7 +20,7 @@ function startHolder(t: import('ava').ExecutionContext, path: string): { child: 
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  const rl = createInterface({ input: child.stdout! });
+  const rl = createInterface({ input: child.stdout });
   const firstLine = new Promise<string>((ok, fail) => {
     rl.once('line', ok);
     child.once('exit', (code) => fail(new Error(`holder exited with ${code} before printing`)));
@@ -34,8 +34,8 @@ test('the file is created 0600 holding the pid; a second lock in the same proces
   t.is(statSync(path).mode & 0o777, 0o600);
   t.is(readFileSync(path, 'utf8'), `${process.pid}\n`);
   const e = await t.throwsAsync(acquireLockFile(path), { instanceOf: LockHeldError });
-  t.is((e as LockHeldError).holderPid, process.pid);
-  t.regex(e!.message, /is held by another svc-node process \(pid \d+\); only one agent may run on a machine$/);
+  t.is((e).holderPid, process.pid);
+  t.regex(e.message, /is held by another svc-node process \(pid \d+\); only one agent may run on a machine$/);
   await lock.release();
   await lock.release();
   const again = await acquireLockFile(path);
@@ -48,7 +48,7 @@ test('a live agent in another process keeps the lock; after kill -9 it is free a
   t.is(await firstLine, `locked ${child.pid}`);
 
   const refused = await t.throwsAsync(acquireLockFile(path), { instanceOf: LockHeldError });
-  t.is((refused as LockHeldError).holderPid, child.pid);
+  t.is((refused).holderPid, child.pid);
 
   const exited = new Promise<NodeJS.Signals | null>((ok) => child.once('exit', (_c, sig) => ok(sig)));
   child.kill('SIGKILL');

@@ -20,7 +20,7 @@ test('one JSON line per event with level, time, name and message', (t) => {
   log.child({ component: 'lease' }).warn({ attempt: 2 }, 'renew failed');
   t.is(lines.length, 2);
   t.like(lines[0], { level: 30, name: 'svc-node', node: 'n1', msg: 'registered node' });
-  t.regex(String(lines[0]!['time']), /^\d{4}-\d\d-\d\dT/);
+  t.regex(String(lines[0]['time']), /^\d{4}-\d\d-\d\dT/);
   t.like(lines[1], { level: 40, component: 'lease', attempt: 2, msg: 'renew failed' });
 });
 
@@ -46,7 +46,7 @@ test('secret fields are redacted wherever they sit', (t) => {
     },
     'bootstrap',
   );
-  const line = lines[0]!;
+  const line = lines[0];
   const text = JSON.stringify(line);
   for (const secret of ['0123456789abcdef', 'eyJ', 'Basic x', 'LS0t', '"p"', 'PEM']) t.false(text.includes(secret), secret);
   t.like(line, { bootstrap: { data: { 'token-id': 'abcdef', 'token-secret': '[REDACTED]' } } });
@@ -56,8 +56,8 @@ test('token-shaped text is scrubbed from messages and errors', (t) => {
   const { lines, log } = capture('info');
   log.info('joining with token abcdef.0123456789abcdef');
   log.error({ err: new Error('401 for Authorization: Bearer s3cr3t.tok') }, 'request failed');
-  t.is(lines[0]!['msg'], 'joining with token abcdef.<redacted>');
-  const err = lines[1]!['err'] as { message: string; stack: string };
+  t.is(lines[0]['msg'], 'joining with token abcdef.<redacted>');
+  const err = lines[1]['err'] as { message: string; stack: string };
   t.is(err.message, '401 for Authorization: Bearer <redacted>');
   t.false(err.stack.includes('s3cr3t'));
   t.is(scrubSecrets('no secrets here'), 'no secrets here');

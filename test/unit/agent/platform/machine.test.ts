@@ -11,7 +11,7 @@ test('reads capacity and identity from a host tree', async (t) => {
   const info = await readMachineInfo({
     hostRoot: `${fixtures}/host-a`,
     rootDir: '/var/lib/svc-node',
-    statfs: async (p) => (seen.push(p), disk),
+    statfs: (p) => (seen.push(p), Promise.resolve(disk)),
     arch: 'x64',
     cpuFallback: () => 99,
   });
@@ -32,7 +32,7 @@ test('reads capacity and identity from a host tree', async (t) => {
 });
 
 test('falls back where older or sparser hosts lack files', async (t) => {
-  const info = await readMachineInfo({ hostRoot: `${fixtures}/host-b`, rootDir: '/r', statfs: async () => disk, arch: 'arm64', cpuFallback: () => 3 });
+  const info = await readMachineInfo({ hostRoot: `${fixtures}/host-b`, rootDir: '/r', statfs: () => Promise.resolve(disk), arch: 'arm64', cpuFallback: () => 3 });
   t.is(info.cpuCores, 3, 'no /sys cpu list: fallback');
   t.is(info.osImage, 'Example Linux 7 "Core"', '/usr/lib/os-release, single-quoted');
   t.is(info.machineID, '11112222333344445555666677778888', 'dbus machine-id');
@@ -42,7 +42,7 @@ test('falls back where older or sparser hosts lack files', async (t) => {
 });
 
 test('a host without /proc/meminfo is an error naming the file', async (t) => {
-  await t.throwsAsync(readMachineInfo({ hostRoot: `${fixtures}/no-such-host`, rootDir: '/r', statfs: async () => disk }), {
+  await t.throwsAsync(readMachineInfo({ hostRoot: `${fixtures}/no-such-host`, rootDir: '/r', statfs: () => Promise.resolve(disk) }), {
     message: new RegExp(`^cannot read ${fixtures}/no-such-host/proc/meminfo`),
   });
 });

@@ -14,7 +14,7 @@ const defaults = { 'memory.available': '100Mi', 'nodefs.available': '10%', 'node
 const roomy: FsStats = { bsize: 4096, blocks: 1_000_000, bavail: 500_000, files: 100_000, ffree: 90_000 };
 
 test('observes memory, filesystem and pid signals from /proc and statfs', async (t) => {
-  const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/var/lib/svc-node', statfs: async () => roomy });
+  const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/var/lib/svc-node', statfs: () => Promise.resolve(roomy) });
   t.deepEqual(obs, {
     memory: { availableBytes: 8000000 * 1024, capacityBytes: 16318252 * 1024 },
     nodefs: { availableBytes: 500_000 * 4096, capacityBytes: 1_000_000 * 4096, inodesFree: 90_000, inodes: 100_000 },
@@ -27,7 +27,7 @@ test('observes memory, filesystem and pid signals from /proc and statfs', async 
 });
 
 test('a pressured host crosses memory and pid thresholds (MemAvailable estimated on old kernels)', async (t) => {
-  const obs = await observePressure({ hostRoot: `${fixtures}/host-b`, rootDir: '/r', statfs: async () => roomy });
+  const obs = await observePressure({ hostRoot: `${fixtures}/host-b`, rootDir: '/r', statfs: () => Promise.resolve(roomy) });
   t.is(obs.memory.availableBytes, (40000 + 5000 + 20000) * 1024);
   t.deepEqual(obs.pid, { available: 500, max: 31000, running: 30500 });
   const e = evaluatePressure(obs, { evictionHard: { ...defaults, 'pid.available': '5%' } });
@@ -41,28 +41,28 @@ test('a pressured host crosses memory and pid thresholds (MemAvailable estimated
       ['pid.available', '5%', true],
     ],
   );
-  t.is(e.crossed[1]!.limit, 0.05 * 31000);
+  t.is(e.crossed[1].limit, 0.05 * 31000);
 });
 
 test('disk pressure from nodefs space or inodes; imagefs only when its path is given', async (t) => {
   const full: FsStats = { bsize: 4096, blocks: 1_000_000, bavail: 90_000, files: 100_000, ffree: 90_000 };
   const seen: string[] = [];
-  const statfs = async (p: string) => (seen.push(p), p === '/var/lib/containerd' ? { ...roomy, bavail: 140_000 } : full);
+  const statfs = (p: string) => (seen.push(p), Promise.resolve(p === '/var/lib/containerd' ? { ...roomy, bavail: 140_000 } : full));
   const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/var/lib/svc-node', imageFsPath: '/var/lib/containerd', statfs });
   t.deepEqual(seen, ['/var/lib/svc-node', '/var/lib/containerd']);
   const e = evaluatePressure(obs, { evictionHard: defaults });
   t.true(e.disk);
   t.deepEqual(e.crossed.map((c) => c.signal), ['nodefs.available', 'imagefs.available']);
 
-  const inodes = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/r', statfs: async () => ({ ...roomy, ffree: 4_000 }) });
+  const inodes = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/r', statfs: () => Promise.resolve({ ...roomy, ffree: 4_000 }) });
   t.deepEqual(evaluatePressure(inodes, { evictionHard: defaults }).crossed.map((c) => c.signal), ['nodefs.inodesFree']);
 });
 
 test('soft thresholds set conditions too', async (t) => {
-  const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/r', statfs: async () => roomy });
+  const obs = await observePressure({ hostRoot: `${fixtures}/host-a`, rootDir: '/r', statfs: () => Promise.resolve(roomy) });
   const e = evaluatePressure(obs, { evictionHard: {}, evictionSoft: { 'memory.available': '10Gi' } });
   t.true(e.memory);
-  t.false(e.crossed[0]!.hard);
+  t.false(e.crossed[0].hard);
 });
 
 test('a pressure stays reported for the transition period after it clears', (t) => {

@@ -57,7 +57,7 @@ test('tightens directories that are too open, logs it, and never loosens', async
   ]);
   const warns = log.lines.filter((l) => l.level === 'warn');
   t.is(warns.length, 2);
-  t.deepEqual(warns[1]!.obj, { path: join(root, 'checkpoints'), from: '0755', to: '0700' });
+  t.deepEqual(warns[1].obj, { path: join(root, 'checkpoints'), from: '0755', to: '0700' });
 });
 
 test('is idempotent', async (t) => {

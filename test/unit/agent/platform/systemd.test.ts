@@ -76,7 +76,7 @@ async function roundTrip(t: import('ava').ExecutionContext, socketPath: string) 
   t.teardown(() => {
     if (receiver.exitCode === null) receiver.kill('SIGKILL');
   });
-  const lines = createInterface({ input: receiver.stdout! });
+  const lines = createInterface({ input: receiver.stdout });
   const received: Datagram[] = [];
   const listening = new Promise<void>((ok) => {
     lines.on('line', (l) => {
@@ -93,7 +93,7 @@ async function roundTrip(t: import('ava').ExecutionContext, socketPath: string) 
     env: { ...process.env, NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '30000000' },
   });
   let out = '';
-  sender.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  sender.stdout.on('data', (b: Buffer) => (out += b.toString()));
   const senderExit = await new Promise<number | null>((ok) => sender.once('exit', (c) => ok(c)));
   t.is(senderExit, 0);
   t.is(await receiverExit, 0, 'receiver saw STOPPING=1 and exited');

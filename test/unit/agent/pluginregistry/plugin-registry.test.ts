@@ -88,14 +88,14 @@ test('plugins of other types and invalid device plugins are refused with a clear
   const good = await plugin(e, 'good.sock', { name: 'example.com/good' });
   e.start();
   const [s1] = await csi.statusCount(1);
-  t.false(s1!.plugin_registered);
-  t.is(s1!.error, `RegisterPlugin error -- no handler registered for plugin type: CSIPlugin at socket ${csi.socketPath} (svc-node does not support CSI plugins)`);
+  t.false(s1.plugin_registered);
+  t.is(s1.error, `RegisterPlugin error -- no handler registered for plugin type: CSIPlugin at socket ${csi.socketPath} (svc-node does not support CSI plugins)`);
   const [s2] = await old.statusCount(1);
-  t.false(s2!.plugin_registered);
-  t.regex(s2!.error, /manager version, v1beta1, is not among plugin supported versions \[v1alpha\]/);
+  t.false(s2.plugin_registered);
+  t.regex(s2.error, /manager version, v1beta1, is not among plugin supported versions \[v1alpha\]/);
   const [s3] = await bad.statusCount(1);
-  t.false(s3!.plugin_registered);
-  t.regex(s3!.error, /the ResourceName "gpu" is invalid/);
+  t.false(s3.plugin_registered);
+  t.regex(s3.error, /the ResourceName "gpu" is invalid/);
   await good.statusCount(1);
   t.deepEqual(e.registrar.calls.map((c) => c.name), ['example.com/good']);
   await waitFor(() => e.log.find('plugin registration failed').length >= 3);
@@ -129,7 +129,7 @@ test('a stale socket (plugin died without removing it) is retried, not registere
   rmSync(sock);
   const p = await plugin(e, 'dead.sock', { name: 'example.com/revived' });
   await e.registrar.until(registers('example.com/revived'));
-  t.true((await p.statusCount(1))[0]!.plugin_registered);
+  t.true((await p.statusCount(1))[0].plugin_registered);
 });
 
 test('a plugin restarting under the same socket name is deregistered and registered again', async (t) => {
@@ -168,7 +168,7 @@ test('a socket in a subdirectory made after start is found (the new directory is
   mkdirSync(path.join(e.dir, 'vendor'));
   const p = await plugin(e, path.join('vendor', 'dp.sock'), { name: 'vendor.example/dev' });
   await e.registrar.until(registers('vendor.example/dev'));
-  t.true((await p.statusCount(1))[0]!.plugin_registered);
+  t.true((await p.statusCount(1))[0].plugin_registered);
 });
 
 async function waitFor(pred: () => boolean, boundMs = 20_000): Promise<void> {

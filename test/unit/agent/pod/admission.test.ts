@@ -114,7 +114,7 @@ test('the agent reads its Node: a NoExecute taint the pod does not tolerate and 
       metadata: { name: NODE, labels: { zone: 'a' } },
       spec: { taints: [{ key: 'maint', effect: 'NoExecute' }] },
       status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } },
-    } as never);
+    });
     await h.clock.advance(2000);
     h.createPod('plain', { containers: [sleeper()] });
     h.createPod('tolerant', { containers: [sleeper()], tolerations: [{ key: 'maint', operator: 'Exists', effect: 'NoExecute' }] });

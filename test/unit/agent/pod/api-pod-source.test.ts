@@ -34,9 +34,9 @@ test('lists with spec.nodeName=<node>, then watches from the list version; chang
   const running = src.run(ac.signal);
   await flush();
   t.true(src.synced);
-  const list = api.callsOf('list', 'pods')[0]!;
+  const list = api.callsOf('list', 'pods')[0];
   t.is((list.opts as { fieldSelector: string }).fieldSelector, 'spec.nodeName=n1');
-  const watch = api.callsOf('watch', 'pods')[0]!;
+  const watch = api.callsOf('watch', 'pods')[0];
   t.is((watch.opts as { fieldSelector: string }).fieldSelector, 'spec.nodeName=n1');
   t.is((watch.opts as { resourceVersion: string }).resourceVersion, api.currentRv);
   api.seed(podsResource, pod('b'));

@@ -23,7 +23,7 @@ test('an ephemeral container is started once next to the running app, shares the
     });
     t.true(await h.until(() => h.status('web')?.ephemeralContainerStatuses?.[0]?.state.running !== undefined));
     const st = h.status('web')!;
-    const eph = st.ephemeralContainerStatuses![0]!;
+    const eph = st.ephemeralContainerStatuses![0];
     t.is(eph.name, 'debugger');
     t.false(eph.ready);
     t.is(eph.restartCount, 0);
@@ -32,14 +32,14 @@ test('an ephemeral container is started once next to the running app, shares the
     t.is(cfg.linux?.securityContext?.namespaceOptions?.targetId, appId);
     // The pod is still Running and Ready; the app was not restarted.
     t.true(isRunningReady(st));
-    t.is(st.containerStatuses![0]!.restartCount, 0);
+    t.is(st.containerStatuses![0].restartCount, 0);
 
     // It exits after 3 s: terminated, and never started again (restartPolicy Always does not apply).
     t.true(await h.until(() => h.status('web')?.ephemeralContainerStatuses?.[0]?.state.terminated !== undefined));
     await h.clock.advance(60_000);
     const after = h.status('web')!;
-    t.is(after.ephemeralContainerStatuses![0]!.state.terminated?.exitCode, 1);
-    t.is(after.ephemeralContainerStatuses![0]!.restartCount, 0);
+    t.is(after.ephemeralContainerStatuses![0].state.terminated?.exitCode, 1);
+    t.is(after.ephemeralContainerStatuses![0].restartCount, 0);
     t.is((await h.containers(uid)).filter((c) => c.metadata.name === 'debugger').length, 1);
     t.true(isRunningReady(after));
   } finally {

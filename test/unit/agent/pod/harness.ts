@@ -140,10 +140,10 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
       return api.seed(podsResource, pod) as Pod;
     },
     status(name, namespace = 'default') {
-      return (api.peek(podsResource, name, namespace) as Pod | undefined)?.status;
+      return api.peek<Pod>(podsResource, name, namespace)?.status;
     },
     pod(name, namespace = 'default') {
-      return api.peek(podsResource, name, namespace) as Pod | undefined;
+      return api.peek<Pod>(podsResource, name, namespace);
     },
     async until(cond, maxMs = 30_000, stepMs = 100) {
       for (let waited = 0; waited <= maxMs; waited += stepMs) {

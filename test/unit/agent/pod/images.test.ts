@@ -27,7 +27,7 @@ test('pull records: an intent is written before the pull and replaced by a recor
     await r.startPull('svc.local/lost:1');
     const again = new PullRecords(dir);
     t.is((await again.intents()).length, 2);
-    const settled = await again.recover(async (image) => (image === 'svc.local/arrived:1' ? 'sha256:bbb' : undefined));
+    const settled = await again.recover((image) => Promise.resolve(image === 'svc.local/arrived:1' ? 'sha256:bbb' : undefined));
     t.is(settled, 2);
     t.deepEqual(await readdir(path.join(dir, 'pulling')), []);
     t.deepEqual((await again.pulled('sha256:bbb'))?.images, ['svc.local/arrived:1']);
@@ -69,7 +69,7 @@ test('image GC: above the high threshold unused images go, least recently used f
     lowThresholdPercent: 80,
     minAgeMs: 120_000,
     callTimeoutMs: 1000,
-    diskUsage: async () => ({ capacityBytes: 2000, availableBytes: available }),
+    diskUsage: () => Promise.resolve({ capacityBytes: 2000, availableBytes: available }),
   });
   try {
     const sb = { metadata: { name: 'p', namespace: 'd', uid: 'u', attempt: 0 }, hostname: 'p' };

@@ -43,13 +43,13 @@ const base: Pod = { metadata: { name: 'web', namespace: 'prod', uid: 'u-1', labe
 test('QoS, shares, quota and OOM score adjustment follow upstream, never below 0', (t) => {
   const guaranteed: Pod = { ...base, spec: { containers: [{ name: 'c', image: 'i', resources: { limits: { cpu: '2', memory: '1Gi' } } }] } };
   t.is(podQos(guaranteed), 'Guaranteed');
-  t.is(oomScoreAdj(guaranteed, guaranteed.spec.containers[0]!, 8 * 2 ** 30), 0);
+  t.is(oomScoreAdj(guaranteed, guaranteed.spec.containers[0], 8 * 2 ** 30), 0);
   t.is(podQos(base), 'BestEffort');
-  t.is(oomScoreAdj(base, base.spec.containers[0]!, 8 * 2 ** 30), 1000);
+  t.is(oomScoreAdj(base, base.spec.containers[0], 8 * 2 ** 30), 1000);
   const burst: Pod = { ...base, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '100m', memory: '4Gi' } } }] } };
   t.is(podQos(burst), 'Burstable');
-  t.is(oomScoreAdj(burst, burst.spec.containers[0]!, 8 * 2 ** 30), 500);
-  const r = linuxResources(burst, burst.spec.containers[0]!, 8 * 2 ** 30);
+  t.is(oomScoreAdj(burst, burst.spec.containers[0], 8 * 2 ** 30), 500);
+  const r = linuxResources(burst, burst.spec.containers[0], 8 * 2 ** 30);
   t.is(r.cpuShares, 102);
   t.is(r.cpuQuota, undefined);
   t.is(r.memoryLimitInBytes, undefined);
@@ -83,7 +83,7 @@ test('container config: expanded command, labels, log path per attempt, security
   const pod: Pod = { ...base, spec: { containers: [{ name: 'c', image: 'i', command: ['sh', '-c', 'echo $(MSG)'], securityContext: { runAsUser: 1000, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { add: ['NET_ADMIN'], drop: ['ALL'] } } }] } };
   const cfg = buildContainerConfig({
     pod,
-    container: pod.spec.containers[0]!,
+    container: pod.spec.containers[0],
     kind: 'container',
     attempt: 3,
     env: [{ key: 'MSG', value: 'hi' }],

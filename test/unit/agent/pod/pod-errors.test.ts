@@ -23,7 +23,7 @@ test('imagePullPolicy: Never needs the image present; IfNotPresent pulls once an
     const pulled = path.join(h.root, 'root', 'image_manager', 'pulled');
     const records = await readdir(pulled);
     t.is(records.length, 1);
-    const rec = JSON.parse(await readFile(path.join(pulled, records[0]!), 'utf8')) as { kind: string; images: string[]; imageRef: string };
+    const rec = JSON.parse(await readFile(path.join(pulled, records[0]), 'utf8')) as { kind: string; images: string[]; imageRef: string };
     t.is(rec.kind, 'ImagePulledRecord');
     t.deepEqual(rec.images, ['svc.local/app:1.0']);
     t.deepEqual(await readdir(path.join(h.root, 'root', 'image_manager', 'pulling')), []);
@@ -42,7 +42,7 @@ test('Never with an absent image: ErrImageNeverPull with upstream message', asyn
   try {
     h.createPod('np', { containers: [{ name: 'c', image: 'svc.local/absent:1', imagePullPolicy: 'Never' }] });
     t.true(await h.until(() => waitingReason(h.status('np'), 'c') === 'ErrImageNeverPull'));
-    t.is(h.status('np')!.containerStatuses![0]!.state.waiting?.message, 'Container image "svc.local/absent:1" is not present with pull policy of Never');
+    t.is(h.status('np')!.containerStatuses![0].state.waiting?.message, 'Container image "svc.local/absent:1" is not present with pull policy of Never');
     t.is(h.status('np')!.phase, 'Pending');
     t.deepEqual(h.sim.pulls, []);
   } finally {
@@ -64,7 +64,7 @@ test('an image that does not exist: ErrImagePull, then ImagePullBackOff while th
     t.true(await h.until(() => waitingReason(h.status('ghost'), 'c') === 'ImagePullBackOff'));
     const first = written().find((w) => w.reason === 'ErrImagePull');
     t.regex(first?.message ?? '', /failed to pull and unpack image "svc\.local\/nope:1"/);
-    t.is(h.status('ghost')!.containerStatuses![0]!.state.waiting?.message, 'Back-off pulling image "svc.local/nope:1"');
+    t.is(h.status('ghost')!.containerStatuses![0].state.waiting?.message, 'Back-off pulling image "svc.local/nope:1"');
     t.is(h.sim.pulls.length, 1, 'no pull during the back-off');
     await h.clock.advance(5000);
     t.is(h.sim.pulls.length, 1);
@@ -97,13 +97,13 @@ test('CreateContainerError and RunContainerError carry the runtime message; a fa
     // sync, which the exit event of the failed start triggers at once: the status manager writes
     // the latest status, so the API may never hold it. The sync reports it in its log line.
     t.true(await h.until(() => h.status('nocreate')?.containerStatuses?.[0]?.state.waiting?.reason === 'CreateContainerError'));
-    t.is(h.status('nocreate')!.containerStatuses![0]!.state.waiting?.message, 'failed to create containerd container: boom');
+    t.is(h.status('nocreate')!.containerStatuses![0].state.waiting?.message, 'failed to create containerd container: boom');
     t.true(await h.until(() => h.log.find('container not started').some((l) => l.obj['reason'] === 'RunContainerError')));
     const run = h.log.find('container not started').find((l) => l.obj['reason'] === 'RunContainerError')!;
     t.is(run.obj['pod'], `nostart_default(${h.pod('nostart')!.metadata.uid})`);
     t.regex(String(run.obj['message']), /executable file not found/);
     t.true(await h.until(() => waitingReason(h.status('nostart'), 'c') === 'CrashLoopBackOff', 30_000));
-    t.is(h.status('nostart')!.containerStatuses![0]!.lastState.terminated?.exitCode, 128);
+    t.is(h.status('nostart')!.containerStatuses![0].lastState.terminated?.exitCode, 128);
   } finally {
     await h.stop();
   }
@@ -137,7 +137,7 @@ test('a missing configmap is CreateContainerConfigError until it exists; env com
       ],
     });
     t.true(await h.until(() => waitingReason(h.status('envs'), 'c') === 'CreateContainerConfigError'));
-    t.is(h.status('envs')!.containerStatuses![0]!.state.waiting?.message, 'configmap "settings" not found');
+    t.is(h.status('envs')!.containerStatuses![0].state.waiting?.message, 'configmap "settings" not found');
     h.configMap('settings', { greeting: 'hello', level: 'debug' });
     t.true(await h.until(() => isRunningReady(h.status('envs')), 30_000));
     const cfg = h.sim.lastConfig('c')!;
@@ -261,7 +261,7 @@ test('a slow runtime: a CreateContainer past its deadline is CreateContainerErro
     h.sim.setLatency('CreateContainer', 60_000);
     h.createPod('slow', { containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
     t.true(await h.until(() => waitingReason(h.status('slow'), 'c') === 'CreateContainerError', 30_000));
-    t.regex(h.status('slow')!.containerStatuses![0]!.state.waiting?.message ?? '', /deadline exceeded/);
+    t.regex(h.status('slow')!.containerStatuses![0].state.waiting?.message ?? '', /deadline exceeded/);
     h.sim.setLatency('CreateContainer', 0);
     t.true(await h.until(() => isRunningReady(h.status('slow')), 60_000));
   } finally {
@@ -286,7 +286,7 @@ test('an image name that does not parse is InvalidImageName', async (t) => {
   try {
     h.createPod('badname', { containers: [{ name: 'c', image: 'Not A Valid Image!', imagePullPolicy: 'IfNotPresent' }] });
     t.true(await h.until(() => waitingReason(h.status('badname'), 'c') === 'InvalidImageName'));
-    t.regex(h.status('badname')!.containerStatuses![0]!.state.waiting!.message!, /^Failed to apply default image tag "Not A Valid Image!"/);
+    t.regex(h.status('badname')!.containerStatuses![0].state.waiting!.message!, /^Failed to apply default image tag "Not A Valid Image!"/);
     t.deepEqual(h.sim.pulls, []);
   } finally {
     await h.stop();

@@ -32,7 +32,7 @@ test('a pod bound to the node gets a sandbox and a running container; its status
         ['PodScheduled', 'True'],
       ],
     );
-    const cs = s.containerStatuses![0]!;
+    const cs = s.containerStatuses![0];
     t.is(cs.name, 'app');
     t.truthy(cs.state.running?.startedAt);
     t.is(cs.restartCount, 0);
@@ -44,12 +44,12 @@ test('a pod bound to the node gets a sandbox and a running container; its status
 
     const sandboxes = await h.sim.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': pod.metadata.uid! } });
     t.is(sandboxes.length, 1);
-    const sst = await h.sim.podSandboxStatus(sandboxes[0]!.id);
+    const sst = await h.sim.podSandboxStatus(sandboxes[0].id);
     t.is(sst.status.metadata.name, 'web');
     const containers = await h.containers(pod.metadata.uid!);
     t.is(containers.length, 1);
-    t.is(containers[0]!.labels['io.kubernetes.container.name'], 'app');
-    t.is(containers[0]!.logPath, path.join(h.root, 'logs', `default_web_${pod.metadata.uid}`, 'app', '0.log'));
+    t.is(containers[0].labels['io.kubernetes.container.name'], 'app');
+    t.is(containers[0].logPath, path.join(h.root, 'logs', `default_web_${pod.metadata.uid}`, 'app', '0.log'));
     // Status is written when it changes, not on every sync.
     const writes = h.api.callsOf('patch', 'pods').length;
     await h.clock.advance(120_000);
@@ -66,7 +66,7 @@ test.serial('a container that exits is restarted with crash-loop back-off: 10 s,
     const pod = h.createPod('crash', { containers: [{ name: 'crasher', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
     t.true(await h.until(() => waitingReason(h.status('crash'), 'crasher') === 'CrashLoopBackOff', 60_000));
     const s = h.status('crash')!;
-    const cs = s.containerStatuses![0]!;
+    const cs = s.containerStatuses![0];
     t.regex(cs.state.waiting?.message ?? '', /^back-off 10s restarting failed container=crasher pod=crash_default\(pod-uid-crash-\d+\)$/);
     t.is(cs.lastState.terminated?.exitCode, 2);
     t.is(cs.lastState.terminated?.reason, 'Error');
@@ -107,10 +107,10 @@ test('restartPolicy Never: a failed container makes the pod Failed and its sandb
     h.createPod('done', { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
     t.true(await h.until(() => h.status('once')?.phase === 'Failed' && h.status('done')?.phase === 'Succeeded'));
     const s = h.status('once')!;
-    t.is(s.containerStatuses![0]!.state.terminated?.reason, 'Error');
-    t.is(s.containerStatuses![0]!.state.terminated?.exitCode, 1);
+    t.is(s.containerStatuses![0].state.terminated?.reason, 'Error');
+    t.is(s.containerStatuses![0].state.terminated?.exitCode, 1);
     t.is(s.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
-    t.is(h.status('done')!.containerStatuses![0]!.state.terminated?.reason, 'Completed');
+    t.is(h.status('done')!.containerStatuses![0].state.terminated?.reason, 'Completed');
     t.is(h.status('done')!.conditions?.find((c) => c.type === 'Ready')?.reason, 'PodCompleted');
     t.true(await h.until(async () => (await h.sim.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': once.metadata.uid! } }))[0]?.state === 'SANDBOX_NOTREADY'));
     await h.clock.advance(60_000);
@@ -140,7 +140,7 @@ test('init containers run in order before the app; the pod is PodInitializing un
     const order = (await h.containers(pod.metadata.uid!)).map((c) => c.metadata.name);
     t.deepEqual(order, ['init-a', 'init-b', 'app']);
     const done = h.status('init')!;
-    t.is(done.initContainerStatuses![1]!.state.terminated?.reason, 'Completed');
+    t.is(done.initContainerStatuses![1].state.terminated?.reason, 'Completed');
     t.is(done.conditions?.find((c) => c.type === 'Initialized')?.status, 'True');
   } finally {
     await h.stop();
@@ -157,7 +157,7 @@ test('a failing init container with restartPolicy Never fails the pod without st
     });
     t.true(await h.until(() => h.status('badinit')?.phase === 'Failed'));
     t.deepEqual((await h.containers(pod.metadata.uid!)).map((c) => c.metadata.name), ['setup']);
-    t.is(h.status('badinit')!.initContainerStatuses![0]!.state.terminated?.exitCode, 3);
+    t.is(h.status('badinit')!.initContainerStatuses![0].state.terminated?.exitCode, 3);
   } finally {
     await h.stop();
   }
@@ -221,7 +221,7 @@ test('hostNetwork pods get a sandbox without hostname on the node network and th
     t.true(await h.until(() => isRunningReady(h.status('hostnet'))));
     t.is(h.status('hostnet')!.podIP, HOST_IP);
     const [sb] = await h.sim.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': pod.metadata.uid! } });
-    const st = await h.sim.podSandboxStatus(sb!.id);
+    const st = await h.sim.podSandboxStatus(sb.id);
     t.is(st.status.namespaceOptions?.network, 'NODE');
     t.is(st.status.ip, '');
   } finally {
@@ -239,7 +239,7 @@ test('activeDeadlineSeconds fails the pod with DeadlineExceeded and stops it', a
     t.is(s.reason, 'DeadlineExceeded');
     t.is(s.message, 'Pod was active on the node longer than the specified deadline');
     // Stopped with SIGTERM (the simulated process honours it).
-    t.is(s.containerStatuses![0]!.state.terminated?.exitCode, 143);
+    t.is(s.containerStatuses![0].state.terminated?.exitCode, 143);
   } finally {
     await h.stop();
   }
@@ -264,7 +264,7 @@ test('an agent restart adopts running containers: no new attempt, the start time
     t.is(s.sim.sandboxes.length, 1, 'no second sandbox');
     const after = s.status('keep')!;
     t.is(after.startTime, before.startTime);
-    t.is(after.containerStatuses![0]!.containerID, before.containerStatuses![0]!.containerID);
+    t.is(after.containerStatuses![0].containerID, before.containerStatuses![0].containerID);
     t.true(isRunningReady(after));
   } finally {
     await second?.stop();

@@ -18,13 +18,13 @@ test('a missing Localhost profile is CreateContainerError naming the file; once 
     });
     const file = path.join(h.root, 'root', 'seccomp', 'profiles', 'audit.json');
     t.true(await h.until(() => waitingReason(h.status('sc'), 'c') === 'CreateContainerError'));
-    t.is(h.status('sc')!.containerStatuses![0]!.state.waiting?.message, `cannot load seccomp profile "${file}": no such file or directory`);
+    t.is(h.status('sc')!.containerStatuses![0].state.waiting?.message, `cannot load seccomp profile "${file}": no such file or directory`);
     t.is(h.status('sc')!.phase, 'Pending');
 
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['bogus name'], action: 'SCMP_ACT_NOPE' }] }));
     t.true(await h.until(() => /^invalid seccomp profile/.test(h.status('sc')?.containerStatuses?.[0]?.state.waiting?.message ?? ''), 15_000));
-    t.regex(h.status('sc')!.containerStatuses![0]!.state.waiting!.message!, /syscalls\[0\]\.action: unsupported action "SCMP_ACT_NOPE"/);
+    t.regex(h.status('sc')!.containerStatuses![0].state.waiting!.message!, /syscalls\[0\]\.action: unsupported action "SCMP_ACT_NOPE"/);
 
     await writeFile(file, JSON.stringify({ defaultAction: 'SCMP_ACT_LOG' }));
     t.true(await h.until(() => isRunningReady(h.status('sc')), 15_000));
@@ -79,7 +79,7 @@ test('a localhostProfile that leaves the seccomp directory is refused', async (t
       containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }],
     });
     t.true(await h.until(() => waitingReason(h.status('escape'), 'c') === 'CreateContainerError'));
-    t.regex(h.status('escape')!.containerStatuses![0]!.state.waiting!.message!, /leaves the seccomp directory/);
+    t.regex(h.status('escape')!.containerStatuses![0].state.waiting!.message!, /leaves the seccomp directory/);
     // The sandbox still runs (with RuntimeDefault), so the error is the container's.
     t.deepEqual(h.sim.sandboxes.at(-1)!.linux?.securityContext?.seccomp, { profileType: 'RuntimeDefault' });
   } finally {

@@ -75,7 +75,7 @@ function status(rp: RuntimePod, over: { previous?: Pod['status']; waiting?: Map<
 test('container statuses: running with startedAt and ids; a restart pending shows the waiting reason with the exit as lastState', (t) => {
   const sandbox = { id: 's1', attempt: 0, state: 'SANDBOX_READY' as const, createdAt: 0, ips: ['10.88.0.5'], hostNetwork: false };
   const s = status({ sandboxes: [sandbox], containers: [rc({})] });
-  const c = s.containerStatuses![0]!;
+  const c = s.containerStatuses![0];
   t.deepEqual(c.state, { running: { startedAt: rfc3339(2000) } });
   t.is(c.containerID, 'containerd://c1');
   t.is(c.image, 'docker.io/library/i:latest');
@@ -88,7 +88,7 @@ test('container statuses: running with startedAt and ids; a restart pending show
     { sandboxes: [sandbox], containers: [exited, rc({ state: 'CONTAINER_EXITED', exitCode: 1, finishedAt: 3000 })] },
     { waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=a pod=p_d(u)' }]]) },
   );
-  const l = looping.containerStatuses![0]!;
+  const l = looping.containerStatuses![0];
   t.is(l.state.waiting?.reason, 'CrashLoopBackOff');
   t.is(l.lastState.terminated?.reason, 'OOMKilled');
   t.is(l.lastState.terminated?.exitCode, 137);
@@ -96,7 +96,7 @@ test('container statuses: running with startedAt and ids; a restart pending show
 
   // restartPolicy Never: nothing will restart it, so it stays terminated (reason Error when the runtime gives none).
   const never = status({ sandboxes: [sandbox], containers: [rc({ state: 'CONTAINER_EXITED', exitCode: 3, finishedAt: 3000 })] }, { policy: 'Never', waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: '' }]]) });
-  t.is(never.containerStatuses![0]!.state.terminated?.reason, 'Error');
+  t.is(never.containerStatuses![0].state.terminated?.reason, 'Error');
   t.is(never.phase, 'Failed');
 });
 

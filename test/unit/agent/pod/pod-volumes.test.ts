@@ -30,7 +30,7 @@ class TokenApi extends FakeApiClient {
     const spec = obj.spec as { expirationSeconds: number };
     this.tokenRequests.push({ namespace: opts.namespace, name: obj.metadata.name, spec: obj.spec });
     this.issuedAt.push(this.clock.now());
-    return { ...obj, status: { token: `tok-${this.tokenRequests.length}`, expirationTimestamp: new Date(this.clock.now() + spec.expirationSeconds * 1000).toISOString() } } as T;
+    return { ...obj, status: { token: `tok-${this.tokenRequests.length}`, expirationTimestamp: new Date(this.clock.now() + spec.expirationSeconds * 1000).toISOString() } };
   }
 }
 
@@ -83,7 +83,7 @@ test('projected token volume: written before start, mounted read-only, refreshed
   // Resyncs (every 60 s) reuse the token until less than 20% of 3607 s is left, then replace it.
   t.true(await h.until(() => api.tokenRequests.length >= 2, 3_000_000, 60_000));
   // Due after 3607 s - 721 s = 2886 s (less up to 10 s of jitter); seen by the next resync.
-  const age = api.issuedAt[1]! - api.issuedAt[0]!;
+  const age = api.issuedAt[1] - api.issuedAt[0];
   t.true(age >= 2876_000 && age <= 2886_000 + 120_000, `refreshed after ${age} ms`);
   t.true(await h.until(() => token() === 'tok-2', 120_000, 1000));
   t.is(api.tokenRequests.length, 2);

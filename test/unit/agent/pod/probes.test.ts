@@ -31,8 +31,8 @@ test('a failing exec liveness probe restarts the container after failureThreshol
     t.true(h.clock.now() - since >= 10_000);
     t.truthy(h.log.find('killing container: Container c failed liveness probe, will be restarted')[0]);
     healthy = true;
-    t.true(await h.until(() => isRunningReady(h.status('live')) && h.status('live')!.containerStatuses![0]!.restartCount === 1));
-    t.is(h.status('live')!.containerStatuses![0]!.lastState.terminated?.exitCode, 143);
+    t.true(await h.until(() => isRunningReady(h.status('live')) && h.status('live')!.containerStatuses![0].restartCount === 1));
+    t.is(h.status('live')!.containerStatuses![0].lastState.terminated?.exitCode, 143);
   } finally {
     await h.stop();
   }
@@ -48,8 +48,8 @@ test('a readiness probe toggles Ready without restarting; successThreshold and f
     t.true(await h.until(() => h.status('ready')?.phase === 'Running'));
     await h.clock.advance(10_000);
     const s = h.status('ready')!;
-    t.false(s.containerStatuses![0]!.ready);
-    t.true(s.containerStatuses![0]!.started);
+    t.false(s.containerStatuses![0].ready);
+    t.true(s.containerStatuses![0].started);
     t.is(s.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
     t.is(s.conditions?.find((c) => c.type === 'ContainersReady')?.message, 'containers with unready status: [c]');
     ready = true;
@@ -96,11 +96,11 @@ test('a startup probe holds liveness back and marks the container started; a fai
     t.true(await h.until(() => h.status('slowstart')?.phase === 'Running'));
     await h.clock.advance(10_000);
     t.is(livenessRuns, 0, 'no liveness probe before the startup probe succeeds');
-    t.false(h.status('slowstart')!.containerStatuses![0]!.started);
-    t.false(h.status('slowstart')!.containerStatuses![0]!.ready);
+    t.false(h.status('slowstart')!.containerStatuses![0].started);
+    t.false(h.status('slowstart')!.containerStatuses![0].ready);
     started = true;
     t.true(await h.until(() => isRunningReady(h.status('slowstart')), 10_000));
-    t.true(h.status('slowstart')!.containerStatuses![0]!.started);
+    t.true(h.status('slowstart')!.containerStatuses![0].started);
     t.true(await h.until(() => livenessRuns > 0, 5000));
     t.is((await h.containers(pod.metadata.uid!)).length, 1);
 

@@ -8,11 +8,11 @@ class FakeRequester implements TokenRequester {
   calls: { ns: string; sa: string; spec: TokenSpec }[] = [];
   fail: Error | undefined;
   constructor(private readonly clock: { ms: number }, private readonly grantSeconds?: number) {}
-  async request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
+  request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
     this.calls.push({ ns, sa, spec });
-    if (this.fail) throw this.fail;
+    if (this.fail) return Promise.reject(this.fail);
     const seconds = this.grantSeconds ?? spec.expirationSeconds;
-    return { token: `tok-${this.calls.length}`, expiresAt: this.clock.ms + seconds * 1000, expirationSeconds: seconds };
+    return Promise.resolve({ token: `tok-${this.calls.length}`, expiresAt: this.clock.ms + seconds * 1000, expirationSeconds: seconds });
   }
 }
 
@@ -98,9 +98,9 @@ test('tokens are per pod, account, audiences and lifetime; forgetPod drops a pod
 test('ApiTokenRequester posts a pod-bound TokenRequest to serviceaccounts/{name}/token', async (t) => {
   const seen: unknown[] = [];
   const client = {
-    async create(r: unknown, obj: unknown, opts: unknown) {
+    create(r: unknown, obj: unknown, opts: unknown) {
       seen.push({ r, obj, opts });
-      return { ...(obj as object), spec: { expirationSeconds: 3607 }, status: { token: 'jwt', expirationTimestamp: '2026-01-01T01:00:07Z' } };
+      return Promise.resolve({ ...(obj as object), spec: { expirationSeconds: 3607 }, status: { token: 'jwt', expirationTimestamp: '2026-01-01T01:00:07Z' } });
     },
   } as unknown as ApiClient;
   const out = await new ApiTokenRequester(client, 5000).request('ns', 'default', { audiences: ['a'], expirationSeconds: 3607, pod: { name: 'p', uid: 'u' } });
@@ -112,6 +112,6 @@ test('ApiTokenRequester posts a pod-bound TokenRequest to serviceaccounts/{name}
   t.is(call.obj.metadata.name, 'default');
   t.deepEqual(call.obj.spec, { audiences: ['a'], expirationSeconds: 3607, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' } });
 
-  const empty = { create: async () => ({ metadata: {}, status: {} }) } as unknown as ApiClient;
+  const empty = { create: () => Promise.resolve({ metadata: {}, status: {} }) } as unknown as ApiClient;
   await t.throwsAsync(new ApiTokenRequester(empty).request('ns', 'default', { audiences: [], expirationSeconds: 600, pod: { name: 'p', uid: 'u' } }), { message: /without a token/ });
 });

@@ -18,31 +18,31 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 class Objects implements ConfigObjectGetter {
   cms = new Map<string, ConfigMap>();
   secrets = new Map<string, Secret>();
-  async configMap(ns: string, name: string) {
-    return this.cms.get(`${ns}/${name}`);
+  configMap(ns: string, name: string) {
+    return Promise.resolve(this.cms.get(`${ns}/${name}`));
   }
-  async secret(ns: string, name: string) {
-    return this.secrets.get(`${ns}/${name}`);
+  secret(ns: string, name: string) {
+    return Promise.resolve(this.secrets.get(`${ns}/${name}`));
   }
 }
 
 class Requester implements TokenRequester {
   calls: { ns: string; sa: string; spec: TokenSpec }[] = [];
   constructor(private readonly clock: { ms: number }) {}
-  async request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
+  request(ns: string, sa: string, spec: TokenSpec): Promise<IssuedToken> {
     this.calls.push({ ns, sa, spec });
-    return { token: `token-${this.calls.length}`, expiresAt: this.clock.ms + spec.expirationSeconds * 1000, expirationSeconds: spec.expirationSeconds };
+    return Promise.resolve({ token: `token-${this.calls.length}`, expiresAt: this.clock.ms + spec.expirationSeconds * 1000, expirationSeconds: spec.expirationSeconds });
   }
 }
 
 class Claims implements ClaimGetter {
   claims = new Map<string, KObject>();
   pvs = new Map<string, KObject>();
-  async claim(ns: string, name: string) {
-    return this.claims.get(`${ns}/${name}`);
+  claim(ns: string, name: string) {
+    return Promise.resolve(this.claims.get(`${ns}/${name}`));
   }
-  async volume(name: string) {
-    return this.pvs.get(name);
+  volume(name: string) {
+    return Promise.resolve(this.pvs.get(name));
   }
 }
 
@@ -117,12 +117,12 @@ test('projected: a missing configMap or key fails the volume with a message; uns
   const { vm, objects } = setup(t);
   const proj = (sources: unknown[]) => basePod([{ name: 'v', projected: { sources } }]);
   let err = await t.throwsAsync(vm.setUp(proj([{ configMap: { name: 'kube-root-ca.crt' } }])), { instanceOf: VolumeError });
-  t.is(err!.message, 'MountVolume.SetUp failed for volume "v" : configmap "kube-root-ca.crt" not found');
+  t.is(err.message, 'MountVolume.SetUp failed for volume "v" : configmap "kube-root-ca.crt" not found');
   objects.cms.set('ns/c', { metadata: { name: 'c' }, data: { a: '1' } });
   err = await t.throwsAsync(vm.setUp(proj([{ configMap: { name: 'c', items: [{ key: 'b', path: 'b' }] } }])), { instanceOf: VolumeError });
-  t.regex(err!.message, /key b of configmap ns\/c/);
+  t.regex(err.message, /key b of configmap ns\/c/);
   err = await t.throwsAsync(vm.setUp(proj([{ clusterTrustBundle: { name: 'x', path: 'b' } }])), { instanceOf: VolumeError });
-  t.regex(err!.message, /projected source "clusterTrustBundle" is not supported/);
+  t.regex(err.message, /projected source "clusterTrustBundle" is not supported/);
 });
 
 test('projected: a token request the server refuses is a volume error with its message', async (t) => {
@@ -131,7 +131,7 @@ test('projected: a token request the server refuses is a volume error with its m
   const tokens = new TokenManager({ requester: { request: async () => Promise.reject(new Error('serviceaccounts "builder" is forbidden')) }, now: Date.now });
   const vm = new VolumeManager({ podsDir: dir, objects: new Objects(), tokens });
   const err = await t.throwsAsync(vm.setUp(basePod([{ name: 'v', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }])), { instanceOf: VolumeError });
-  t.is(err!.message, 'MountVolume.SetUp failed for volume "v" : failed to fetch token: serviceaccounts "builder" is forbidden');
+  t.is(err.message, 'MountVolume.SetUp failed for volume "v" : failed to fetch token: serviceaccounts "builder" is forbidden');
 });
 
 test('downwardAPI volume: metadata fields and container resources, refreshed when labels change', async (t) => {
@@ -169,7 +169,7 @@ test('downwardAPI volume: metadata fields and container resources, refreshed whe
 
   const bad = basePod([{ name: 'info', downwardAPI: { items: [{ path: 'x', fieldRef: { fieldPath: 'spec.nodeName' } }] } }]);
   const err = await t.throwsAsync(vm.setUp(bad), { instanceOf: VolumeError });
-  t.regex(err!.message, /unsupported fieldPath: spec.nodeName/);
+  t.regex(err.message, /unsupported fieldPath: spec.nodeName/);
   const noContainer = basePod([{ name: 'info', downwardAPI: { items: [{ path: 'x', resourceFieldRef: { containerName: 'nope', resource: 'limits.cpu' } }] } }]);
   await t.throwsAsync(vm.setUp(noContainer), { message: /container "nope" not found/ });
 });
@@ -193,28 +193,28 @@ test('persistentVolumeClaim: bound claims resolve to the PV path; unbound ones w
 
   claims.claims.set('ns/pending', claim('pending', undefined, 'Pending'));
   let err = await t.throwsAsync(vm.setUp(podWith('pending')), { instanceOf: VolumeError });
-  t.is(err!.message, 'MountVolume.SetUp failed for volume "v" : error processing PVC ns/pending: PVC is not bound (pod has unbound immediate PersistentVolumeClaims)');
+  t.is(err.message, 'MountVolume.SetUp failed for volume "v" : error processing PVC ns/pending: PVC is not bound (pod has unbound immediate PersistentVolumeClaims)');
   err = await t.throwsAsync(vm.setUp(podWith('ghost')), { instanceOf: VolumeError });
-  t.regex(err!.message, /persistentvolumeclaim "ghost" not found/);
+  t.regex(err.message, /persistentvolumeclaim "ghost" not found/);
 
   claims.claims.set('ns/nfs', claim('nfs', 'pv-nfs', 'Bound'));
   claims.pvs.set('pv-nfs', pv('pv-nfs', 'nfs', { nfs: { server: 'x', path: '/' }, capacity: { storage: '1Gi' } }));
   err = await t.throwsAsync(vm.setUp(podWith('nfs')), { instanceOf: VolumeError });
-  t.regex(err!.message, /persistent volume "pv-nfs" of type "nfs" is not supported by svc-node \(supported: hostPath, local\)/);
+  t.regex(err.message, /persistent volume "pv-nfs" of type "nfs" is not supported by svc-node \(supported: hostPath, local\)/);
 
   claims.claims.set('ns/stolen', claim('stolen', 'pv-host', 'Bound'));
   err = await t.throwsAsync(vm.setUp(podWith('stolen')), { instanceOf: VolumeError });
-  t.regex(err!.message, /not bound to this claim/);
+  t.regex(err.message, /not bound to this claim/);
 
   const deleting = claim('data', 'pv-host', 'Bound');
   deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
   claims.claims.set('ns/data', deleting);
   err = await t.throwsAsync(vm.setUp(podWith('data')), { instanceOf: VolumeError });
-  t.regex(err!.message, /PVC ns\/data is being deleted/);
+  t.regex(err.message, /PVC ns\/data is being deleted/);
 
   rmSync(localDir, { recursive: true });
   err = await t.throwsAsync(vm.setUp(podWith('fast')), { instanceOf: VolumeError });
-  t.regex(err!.message, /local volume "pv-local" path .* does not exist/);
+  t.regex(err.message, /local volume "pv-local" path .* does not exist/);
 });
 
 test("projected token ownership follows upstream's fsUser and fsGroup rules", async (t) => {

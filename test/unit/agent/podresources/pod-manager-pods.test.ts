@@ -3,7 +3,7 @@ import { PodManagerPods, resourceContainers } from '../../../../agent/podresourc
 import type { Pod } from '../../../../agent/api/core-v1';
 
 function pod(name: string, extra: Partial<Pod['spec']> = {}, namespace?: string): Pod {
-  return { metadata: { name, uid: `uid-${name}`, ...(namespace ? { namespace } : {}) }, spec: { containers: [{ name: 'a' }, { name: 'b' }], ...extra } } as Pod;
+  return { metadata: { name, uid: `uid-${name}`, ...(namespace ? { namespace } : {}) }, spec: { containers: [{ name: 'a' }, { name: 'b' }], ...extra } };
 }
 
 test('containers: sidecars (restartable init containers) first, then app containers; plain init containers left out', (t) => {

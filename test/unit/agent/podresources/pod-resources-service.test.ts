@@ -54,7 +54,7 @@ test('Get finds a pod that is not active any more (as upstream GetPodByName) and
   const { svc } = node();
   const r = svc.get({ pod_namespace: 'default', pod_name: 'leaving' });
   t.is(r.pod_resources.name, 'leaving');
-  t.deepEqual(r.pod_resources.containers[0]!.devices, [{ resource_name: 'example.com/foo', device_ids: ['d3'], topology: null }]);
+  t.deepEqual(r.pod_resources.containers[0].devices, [{ resource_name: 'example.com/foo', device_ids: ['d3'], topology: null }]);
   const err = t.throws(() => svc.get({ pod_namespace: 'default', pod_name: 'nope' }), { instanceOf: PodNotFoundError });
   t.is(err?.message, 'pod nope in namespace default not found');
   // Same name in another namespace is another pod.
@@ -85,13 +85,13 @@ test('answers copy the provider\'s arrays (a later change by the provider does n
   devices.assign('u', 'c', [{ resourceName: 'example.com/foo', deviceIds: ids }]);
   const r = new PodResourcesService(pods, devices).list();
   ids.push('y');
-  t.deepEqual(r.pod_resources[0]!.containers[0]!.devices[0]!.device_ids, ['x']);
+  t.deepEqual(r.pod_resources[0].containers[0].devices[0].device_ids, ['x']);
 });
 
 test('with no devices provider wired every list is empty of devices', (t) => {
   const pods = new FakePods();
   pods.add({ namespace: 'default', name: 'p', uid: 'u', containers: ['c'] });
   const svc = new PodResourcesService(pods, noDevices);
-  t.deepEqual(svc.list().pod_resources[0]!.containers[0]!.devices, []);
+  t.deepEqual(svc.list().pod_resources[0].containers[0].devices, []);
   t.deepEqual(svc.allocatable().devices, []);
 });

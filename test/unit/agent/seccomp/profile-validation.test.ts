@@ -53,5 +53,5 @@ test('mistakes are reported with the field that is wrong', (t) => {
     'syscalls[0].args[0].op: must be one of SCMP_CMP_NE, SCMP_CMP_LT, SCMP_CMP_LE, SCMP_CMP_EQ, SCMP_CMP_GE, SCMP_CMP_GT, SCMP_CMP_MASKED_EQ',
   ]);
   const bad = parseSeccompProfile('{ "defaultAction": ');
-  t.true('problems' in bad && /^not valid JSON/.test(bad.problems[0]!));
+  t.true('problems' in bad && /^not valid JSON/.test(bad.problems[0]));
 });

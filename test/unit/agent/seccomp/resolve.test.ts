@@ -29,7 +29,7 @@ test('Localhost profiles resolve under the seccomp directory, are read and valid
 
     const missing = await t.throwsAsync(r.resolve({ containerProfile: { type: 'Localhost', localhostProfile: 'missing.json' } }), { instanceOf: SeccompProfileError });
     t.is(missing?.message, `cannot load seccomp profile "${path.join(dir, 'missing.json')}": no such file or directory`);
-    t.is((missing as SeccompProfileError).file, path.join(dir, 'missing.json'));
+    t.is((missing).file, path.join(dir, 'missing.json'));
     await t.throwsAsync(r.resolve({ containerProfile: { type: 'Localhost', localhostProfile: 'bad.json' } }), {
       message: `invalid seccomp profile "${path.join(dir, 'bad.json')}": defaultErrnoRet: only allowed when defaultAction is SCMP_ACT_ERRNO or SCMP_ACT_TRACE`,
     });

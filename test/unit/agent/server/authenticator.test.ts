@@ -13,10 +13,10 @@ function req(headers: Record<string, string> = {}): IncomingMessage {
 class FakeTokens implements TokenReviewer {
   calls: string[] = [];
   constructor(private readonly users: Record<string, UserInfo>, private readonly fail = false) {}
-  async review(token: string): Promise<UserInfo | undefined> {
+  review(token: string): Promise<UserInfo | undefined> {
     this.calls.push(token);
-    if (this.fail) throw new Error('connection refused');
-    return this.users[token];
+    if (this.fail) return Promise.reject(new Error('connection refused'));
+    return Promise.resolve(this.users[token]);
   }
 }
 

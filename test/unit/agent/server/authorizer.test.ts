@@ -12,16 +12,16 @@ test('the SubjectAccessReview asks for nodes/<subresource> of the node with the 
   const sent: { r: ResourceRef; obj: KObject }[] = [];
   let allowed = true;
   const client = {
-    async create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
+    create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
       sent.push({ r, obj });
-      return { ...obj, status: { allowed, reason: allowed ? 'rbac' : 'no' } } as T;
+      return Promise.resolve({ ...obj, status: { allowed, reason: allowed ? 'rbac' : 'no' } });
     },
   };
   const a = new SubjectAccessReviewAuthorizer(client);
   t.deepEqual(await a.authorize(bob, attrs), { allowed: true, reason: 'rbac' });
-  t.is(sent[0]!.r.group, 'authorization.svc.io');
-  t.is(sent[0]!.r.resource, 'subjectaccessreviews');
-  t.deepEqual((sent[0]!.obj as unknown as { spec: unknown }).spec, {
+  t.is(sent[0].r.group, 'authorization.svc.io');
+  t.is(sent[0].r.resource, 'subjectaccessreviews');
+  t.deepEqual((sent[0].obj as unknown as { spec: unknown }).spec, {
     user: 'bob',
     uid: 'b1',
     groups: ['devs', 'system:authenticated'],
@@ -36,9 +36,9 @@ test('CachedAuthorizer keeps allowed for the authorized TTL and denied for the u
   const calls: string[] = [];
   const answers = new Map<string, boolean>([['bob', true], ['eve', false]]);
   const inner: Authorizer = {
-    async authorize(u, a) {
+    authorize(u, a) {
       calls.push(`${u.username}:${a.verb}:${a.subresource}`);
-      return { allowed: answers.get(u.username) ?? false, reason: '' };
+      return Promise.resolve({ allowed: answers.get(u.username) ?? false, reason: '' });
     },
   };
   const c = new CachedAuthorizer(inner, { authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, now: () => now });
@@ -63,9 +63,9 @@ test('CachedAuthorizer keeps allowed for the authorized TTL and denied for the u
 test('system:masters is allowed without consulting the reviewer; others are deferred', async (t) => {
   let asked = 0;
   const inner: Authorizer = {
-    async authorize() {
+    authorize() {
       asked++;
-      return { allowed: false, reason: 'no' };
+      return Promise.resolve({ allowed: false, reason: 'no' });
     },
   };
   const m = new MastersBypass(inner);

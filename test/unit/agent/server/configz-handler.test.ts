@@ -15,7 +15,7 @@ async function call(h: ReturnType<typeof configzHandler>, method: string): Promi
     },
     setHeader() {},
     end(b?: string | Buffer) {
-      text += b ?? '';
+      text += b?.toString() ?? '';
     },
   } as unknown as ServerResponse;
   await answer(h, { method, headers: {} } as IncomingMessage, res);
@@ -23,11 +23,8 @@ async function call(h: ReturnType<typeof configzHandler>, method: string): Promi
 }
 
 const env = (files: Record<string, string>) => ({
-  readFile: async (p: string) => {
-    if (p in files) return files[p]!;
-    throw Object.assign(new Error(`ENOENT: ${p}`), { code: 'ENOENT' });
-  },
-  readdir: async () => [],
+  readFile: (p: string) => (p in files ? Promise.resolve(files[p]) : Promise.reject(Object.assign(new Error(`ENOENT: ${p}`), { code: 'ENOENT' }))),
+  readdir: () => Promise.resolve([]),
   hostname: () => 'n1',
   cwd: '/',
 });

@@ -11,9 +11,9 @@ const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => 
 
 /** Authenticates "Bearer <name>" as user <name>; anything else fails. */
 const byHeader: Authenticator = {
-  async authenticate(req: IncomingMessage): Promise<AuthnResult> {
+  authenticate(req: IncomingMessage): Promise<AuthnResult> {
     const m = /^Bearer (\w+)$/.exec(req.headers.authorization ?? '');
-    return m ? { ok: true, user: { username: m[1]!, groups: [] } } : { ok: false, reason: 'no credentials' };
+    return Promise.resolve(m ? { ok: true, user: { username: m[1], groups: [] } } : { ok: false, reason: 'no credentials' });
   },
 };
 
@@ -29,8 +29,8 @@ async function serve(authorizer: Authorizer, seen: NodeRequestAttributes[] = [])
     },
     log: quiet,
     routes: [
-      { prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') },
-      { prefix: '/boom/', handler: async () => { throw new Error('kaput'); } },
+      { prefix: '/checkpoint/', handler: (_req, res) => (res.writeHead(200).end('checkpointed'), Promise.resolve()) },
+      { prefix: '/boom/', handler: () => Promise.reject(new Error('kaput')) },
     ],
   });
   const server = createServer((req, res) => void ns.handle(req, res));
@@ -38,7 +38,7 @@ async function serve(authorizer: Authorizer, seen: NodeRequestAttributes[] = [])
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-const allowBob: Authorizer = { authorize: async (u) => ({ allowed: u.username === 'bob', reason: '' }) };
+const allowBob: Authorizer = { authorize: (u) => Promise.resolve({ allowed: u.username === 'bob', reason: '' }) };
 
 test('no credentials is 401 with a Status body; nothing is authorized or routed', async (t) => {
   const seen: NodeRequestAttributes[] = [];
@@ -70,12 +70,12 @@ test('unknown paths are 404 after authorization (as nodes/proxy); handler failur
   const { url, server } = await serve(allowBob, seen);
   const nf = await fetch(`${url}/attach/a/b/c`, { headers: { authorization: 'Bearer bob' } });
   t.is(nf.status, 404);
-  t.is(seen[0]!.subresource, 'proxy');
+  t.is(seen[0].subresource, 'proxy');
   const boom = await fetch(`${url}/boom/x`, { headers: { authorization: 'Bearer bob' } });
   t.is(boom.status, 500);
   t.regex(((await boom.json()) as { message: string }).message, /kaput/);
   server.close();
-  const broken = await serve({ authorize: async () => { throw new Error('api down'); } });
+  const broken = await serve({ authorize: () => Promise.reject(new Error('api down')) });
   const r = await fetch(`${broken.url}/checkpoint/a/b/c`, { method: 'POST', headers: { authorization: 'Bearer bob' } });
   t.is(r.status, 500);
   broken.server.close();
@@ -83,15 +83,15 @@ test('unknown paths are 404 after authorization (as nodes/proxy); handler failur
 
 test('a denied fine-grained sub-resource (/healthz) is retried as nodes/proxy, as upstream; /checkpoint has no fallback', async (t) => {
   const seen: NodeRequestAttributes[] = [];
-  const proxyOnly: Authorizer = { authorize: async (u, a) => ({ allowed: u.username === 'bob' && a.subresource === 'proxy', reason: '' }) };
+  const proxyOnly: Authorizer = { authorize: (u, a) => Promise.resolve({ allowed: u.username === 'bob' && a.subresource === 'proxy', reason: '' }) };
   const ns = new NodeServer({
     nodeName: 'node-1',
     authenticator: byHeader,
-    authorizer: { authorize: async (u, a) => (seen.push(a), proxyOnly.authorize(u, a)) },
+    authorizer: { authorize: (u, a) => (seen.push(a), proxyOnly.authorize(u, a)) },
     log: quiet,
     routes: [
-      { prefix: '/healthz', handler: async (_req, res) => void res.writeHead(200).end('ok') },
-      { prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') },
+      { prefix: '/healthz', handler: (_req, res) => (res.writeHead(200).end('ok'), Promise.resolve()) },
+      { prefix: '/checkpoint/', handler: (_req, res) => (res.writeHead(200).end('checkpointed'), Promise.resolve()) },
     ],
   });
   const server = createServer((req, res) => void ns.handle(req, res));
@@ -119,7 +119,7 @@ test('every answered request is reported to the observer with its endpoint label
     authorizer: allowBob,
     log: quiet,
     observer: { request: (method, path, code) => void calls.push([method, path, code]) },
-    routes: [{ prefix: '/checkpoint/', handler: async (_req, res) => void res.writeHead(200).end('checkpointed') }],
+    routes: [{ prefix: '/checkpoint/', handler: (_req, res) => (res.writeHead(200).end('checkpointed'), Promise.resolve()) }],
   });
   const server = createServer((req, res) => void ns.handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

@@ -52,7 +52,7 @@ test('a generated certificate is rotated at its deadline on the injected clock, 
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const certOptions = { certDir: dir, nodeName: 'n1', ips: ['127.0.0.1'], validityMs: 10 * DAY };
   const first = await ensureServingCert({ ...certOptions, now: new Date(clock.now()) });
-  const server = new NodeServer({ nodeName: 'n1', authenticator: { authenticate: async () => ({ ok: false, reason: '' }) }, authorizer: { authorize: async () => ({ allowed: false, reason: '' }) }, routes: [], log: quiet });
+  const server = new NodeServer({ nodeName: 'n1', authenticator: { authenticate: () => Promise.resolve({ ok: false, reason: '' }) }, authorizer: { authorize: () => Promise.resolve({ allowed: false, reason: '' }) }, routes: [], log: quiet });
   const port = await server.start({ address: '127.0.0.1', port: 0, certPem: first.certPem, keyPem: first.keyPem });
   t.teardown(() => void server.close());
   t.is(await presented(port), fingerprint(first));
@@ -79,7 +79,7 @@ test('a generated certificate is rotated at its deadline on the injected clock, 
   await clock.advance(120_000);
   for (let i = 0; i < 500 && applied.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   t.is(applied.length, 1);
-  const second = applied[0]!;
+  const second = applied[0];
   t.not(fingerprint(second), fingerprint(first));
   t.is(rotator.cert, second);
   // The new one is on disk (a restart keeps it) and served on new connections without a restart.
@@ -103,7 +103,7 @@ test('configured files are reloaded when they change; a pair that does not match
   const clock = new FakeClock();
   const opts = { certDir: dir, nodeName: 'n1', ips: [], certFile, keyFile };
   const current = await ensureServingCert(opts);
-  const server = new NodeServer({ nodeName: 'n1', authenticator: { authenticate: async () => ({ ok: false, reason: '' }) }, authorizer: { authorize: async () => ({ allowed: false, reason: '' }) }, routes: [], log: quiet });
+  const server = new NodeServer({ nodeName: 'n1', authenticator: { authenticate: () => Promise.resolve({ ok: false, reason: '' }) }, authorizer: { authorize: () => Promise.resolve({ allowed: false, reason: '' }) }, routes: [], log: quiet });
   const port = await server.start({ address: '127.0.0.1', port: 0, certPem: current.certPem, keyPem: current.keyPem });
   t.teardown(() => void server.close());
   const warnings: string[] = [];

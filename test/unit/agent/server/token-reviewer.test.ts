@@ -2,21 +2,20 @@ import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import type { ResourceRef } from '../../../../agent/client/resources';
 import { ApiTokenReviewer, CachedTokenReviewer, userFromTokenReview, type TokenReviewer } from '../../../../agent/server/token-reviewer';
-import type { UserInfo } from '../../../../agent/server/user-info';
 
 test('ApiTokenReviewer creates an authentication.svc.io/v1 TokenReview and reads status.user', async (t) => {
   const sent: { r: ResourceRef; obj: KObject }[] = [];
   const client = {
-    async create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
+    create<T extends KObject>(r: ResourceRef, obj: T): Promise<T> {
       sent.push({ r, obj });
-      return { ...obj, status: { authenticated: true, user: { username: 'system:serviceaccount:default:sa', uid: 'u1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } } } } as T;
+      return Promise.resolve({ ...obj, status: { authenticated: true, user: { username: 'system:serviceaccount:default:sa', uid: 'u1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } } } });
     },
   };
   const user = await new ApiTokenReviewer(client).review('tok');
   t.deepEqual(user, { username: 'system:serviceaccount:default:sa', uid: 'u1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } });
-  t.is(sent[0]!.r.group, 'authentication.svc.io');
-  t.is(sent[0]!.r.resource, 'tokenreviews');
-  t.deepEqual((sent[0]!.obj as unknown as { spec: unknown }).spec, { token: 'tok' });
+  t.is(sent[0].r.group, 'authentication.svc.io');
+  t.is(sent[0].r.resource, 'tokenreviews');
+  t.deepEqual((sent[0].obj as unknown as { spec: unknown }).spec, { token: 'tok' });
 });
 
 test('userFromTokenReview: not authenticated or no username is undefined', (t) => {
@@ -30,10 +29,10 @@ test('CachedTokenReviewer keeps positive and negative answers for the TTL and no
   const calls: string[] = [];
   let fail = false;
   const inner: TokenReviewer = {
-    async review(token) {
+    review(token) {
       calls.push(token);
-      if (fail) throw new Error('down');
-      return token === 'good' ? ({ username: 'u', groups: [] } as UserInfo) : undefined;
+      if (fail) return Promise.reject(new Error('down'));
+      return Promise.resolve(token === 'good' ? { username: 'u', groups: [] } : undefined);
     },
   };
   const c = new CachedTokenReviewer(inner, 120_000, () => now);

@@ -38,7 +38,7 @@ function setup(t: { teardown(f: () => void): void }, text: string) {
 
 test('loads at start; a bad file refuses to start naming the field', (t) => {
   const ok = setup(t, doc('https://a.example'));
-  t.is(ok.c.loadInitial().jwt[0]!.config.issuer.url, 'https://a.example');
+  t.is(ok.c.loadInitial().jwt[0].config.issuer.url, 'https://a.example');
   t.is(ok.applied.length, 1);
   const bad = setup(t, doc('http://a.example'));
   t.throws(() => bad.c.loadInitial(), { message: /authn\.yaml: jwt\[0\]\.issuer\.url: .*https/ });
@@ -52,7 +52,7 @@ test('reload applies a changed valid file, keeps the old one on an invalid chang
   writeFileSync(s.path, doc('https://b.example', 'anonymous:\n  enabled: false\n'));
   s.clock.advance(5000);
   t.true(s.c.reload());
-  t.is(s.applied.at(-1)!.jwt[0]!.config.issuer.url, 'https://b.example');
+  t.is(s.applied.at(-1)!.jwt[0].config.issuer.url, 'https://b.example');
   t.deepEqual(s.applied.at(-1)!.anonymous, { enabled: false });
   const ts = s.metrics.gauge(RELOAD_TIMESTAMP_METRIC, '');
   t.is(ts.value({ status: 'success' }), s.clock.ms / 1000);
@@ -84,7 +84,7 @@ test('run() notices a file change through file system events', async (t) => {
   await new Promise((r) => setTimeout(r, 50));
   writeFileSync(s.path, doc('https://b.example'));
   await changed;
-  t.is(s.applied[1]!.jwt[0]!.config.issuer.url, 'https://b.example');
+  t.is(s.applied[1].jwt[0].config.issuer.url, 'https://b.example');
   ac.abort();
   await run;
 });

@@ -18,7 +18,7 @@ test('detached JWS: HS256 over the payload with the token as key, payload left o
   const sig = computeDetachedSignature(content, 'abcdef', '0123456789abcdef');
   const [h, p, s] = sig.split('.');
   t.is(p, '');
-  t.is(Buffer.from(h!, 'base64url').toString(), '{"alg":"HS256","kid":"abcdef"}');
+  t.is(Buffer.from(h, 'base64url').toString(), '{"alg":"HS256","kid":"abcdef"}');
   // The verification recipe of 5.9: base64url(payload) between the dots, HMAC-SHA256.
   const want = createHmac('sha256', 'abcdef.0123456789abcdef').update(`${h}.${Buffer.from(content).toString('base64url')}`).digest('base64url');
   t.is(s, want);
@@ -57,7 +57,7 @@ test('the signer keeps signatures for signing tokens only, following token chang
   const signed = await waitFor(f, cm, 'svc-public', 'cluster-info', (o) => jwsKeys(o).length === 1);
   t.deepEqual(jwsKeys(signed), ['jws-kubeconfig-aaaaaa']);
   const data = signed!.data as Record<string, string>;
-  t.true(verifyDetachedSignature(data.kubeconfig!, data['jws-kubeconfig-aaaaaa']!, 'aaaaaa', '0123456789abcdef'));
+  t.true(verifyDetachedSignature(data.kubeconfig, data['jws-kubeconfig-aaaaaa'], 'aaaaaa', '0123456789abcdef'));
 
   // A new signing token is added, a stale signature is removed.
   await tokenSecret(f, 'dddddd', { 'token-secret': 'ffffffffffffffff', 'usage-bootstrap-signing': 'true' });
@@ -69,9 +69,9 @@ test('the signer keeps signatures for signing tokens only, following token chang
   await ensureClusterInfo(f.store, f.registry, { server: 'https://10.0.0.2:6443', caPem: CA });
   const resigned = await waitFor(f, cm, 'svc-public', 'cluster-info', (o) => {
     const d = (o?.data ?? {}) as Record<string, string>;
-    return !!d['jws-kubeconfig-dddddd'] && verifyDetachedSignature(d.kubeconfig!, d['jws-kubeconfig-dddddd'], 'dddddd', 'ffffffffffffffff');
+    return !!d['jws-kubeconfig-dddddd'] && verifyDetachedSignature(d.kubeconfig, d['jws-kubeconfig-dddddd'], 'dddddd', 'ffffffffffffffff');
   });
-  t.regex((resigned!.data as Record<string, string>).kubeconfig!, /10\.0\.0\.2/);
+  t.regex((resigned!.data as Record<string, string>).kubeconfig, /10\.0\.0\.2/);
 });
 
 test('one pass without cluster-info changes nothing', async (t) => {

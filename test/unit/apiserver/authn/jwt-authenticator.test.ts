@@ -30,12 +30,12 @@ class FakeProvider {
   fetches = 0;
   down = false;
   issuer = ISS;
-  async fetchJson(url: string): Promise<unknown> {
+  fetchJson(url: string): Promise<unknown> {
     this.fetches++;
-    if (this.down) throw new Error('connect ECONNREFUSED');
-    if (url === `${ISS}/.well-known/openid-configuration`) return { issuer: this.issuer, jwks_uri: `${ISS}/keys` };
-    if (url === `${ISS}/keys`) return { keys: this.keys.map((k) => k.jwk) };
-    throw new Error(`GET ${url}: HTTP 404`);
+    if (this.down) return Promise.reject(new Error('connect ECONNREFUSED'));
+    if (url === `${ISS}/.well-known/openid-configuration`) return Promise.resolve({ issuer: this.issuer, jwks_uri: `${ISS}/keys` });
+    if (url === `${ISS}/keys`) return Promise.resolve({ keys: this.keys.map((k) => k.jwk) });
+    return Promise.reject(new Error(`GET ${url}: HTTP 404`));
   }
 }
 
@@ -47,7 +47,7 @@ async function sign(k: Key, claims: Record<string, unknown>, clock: FakeClock, o
 }
 
 function compile(yaml: string): CompiledJwtAuthenticator {
-  return compileAuthenticationConfiguration(parseAuthenticationConfiguration(yaml, 'auth.yaml'), 'auth.yaml').jwt[0]!;
+  return compileAuthenticationConfiguration(parseAuthenticationConfiguration(yaml, 'auth.yaml'), 'auth.yaml').jwt[0];
 }
 
 function make(spec: CompiledJwtAuthenticator, p: FakeProvider, clock: FakeClock) {

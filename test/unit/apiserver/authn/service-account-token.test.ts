@@ -50,8 +50,8 @@ class Objects implements BoundObjectGetter {
   put(kind: string, ns: string, name: string, uid: string, extra: Partial<KObject['metadata']> = {}): void {
     this.m.set(`${kind}/${ns}/${name}`, { metadata: { name, namespace: ns, uid, ...extra } });
   }
-  async get(kind: string, ns: string, name: string): Promise<KObject | null> {
-    return this.m.get(`${kind}/${ns}/${name}`) ?? null;
+  get(kind: string, ns: string, name: string): Promise<KObject | null> {
+    return Promise.resolve(this.m.get(`${kind}/${ns}/${name}`) ?? null);
   }
 }
 
@@ -80,7 +80,7 @@ test('key types dictate the algorithm; key files may hold public keys, private k
   const priv = EC.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   const both = parsePublicKeys(pub + priv, 'f');
   t.deepEqual(both.map((k) => k.alg), ['RS256', 'ES256']);
-  t.is(both[0]!.kid, RSA.kid);
+  t.is(both[0].kid, RSA.kid);
   t.throws(() => parsePublicKeys('garbage', 'keys.pem'), { instanceOf: KeyFileError, message: /keys\.pem: data does not contain any valid RSA or ECDSA public keys/ });
   t.throws(() => parseSigningKey(pub, 'pub.pem'), { message: /pub\.pem: no RSA or ECDSA private key/ });
 });
@@ -110,9 +110,9 @@ for (const [label, key] of [
       expirationSeconds: 3600,
     });
     t.is(expirationTimestamp.getTime(), clock.ms + 3600_000);
-    const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString());
+    const header = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
     t.deepEqual(header, { alg: key.alg, kid: key.kid });
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
     t.is(claims.sub, 'system:serviceaccount:ns1:builder');
     t.deepEqual(claims.aud, [ISS, 'vault']);
     t.is(claims.nbf, claims.iat);
@@ -192,7 +192,7 @@ test('a verified token is remembered by its signature only together with its exa
   const fresh2 = setup([RSA], undefined, clock).authn;
   const reversed = await Promise.allSettled([fresh2.authenticateToken(forged, [ISS]), fresh2.authenticateToken(token, [ISS])]);
   t.true(reversed[0].status === 'rejected');
-  t.is(reversed[1].status === 'fulfilled' ? reversed[1].value?.user.username : String((reversed[1] as PromiseRejectedResult).reason), 'system:serviceaccount:ns1:builder');
+  t.is(reversed[1].status === 'fulfilled' ? reversed[1].value?.user.username : String((reversed[1]).reason), 'system:serviceaccount:ns1:builder');
   // The genuine token still works afterwards.
   t.is((await authn.authenticateToken(token, [ISS]))!.user.username, 'system:serviceaccount:ns1:builder');
 });
@@ -269,5 +269,5 @@ test('a key file on disk loads', (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const p = join(dir, 'k.pem');
   writeFileSync(p, EC.privateKey.export({ format: 'pem', type: 'sec1' }).toString());
-  t.is(parsePublicKeys(readFileSync(p, 'utf8'), p)[0]!.kid, EC.kid);
+  t.is(parsePublicKeys(readFileSync(p, 'utf8'), p)[0].kid, EC.kid);
 });

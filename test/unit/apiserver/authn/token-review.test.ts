@@ -14,13 +14,13 @@ const file = new TokenFileAuthenticator([{ token: 'static-1', user: { username: 
 /** A token method that knows one token, refuses tokens starting with "bad", and fails on "boom". */
 const scoped: TokenAuthenticator = {
   name: 'scoped',
-  async authenticateToken(token, audiences) {
-    if (token === 'boom') throw new Error('store unreachable');
-    if (token.startsWith('bad')) throw errors.unauthorized('invalid bearer token, signature mismatch');
-    if (token !== 'scoped-1') return null;
+  authenticateToken(token, audiences) {
+    if (token === 'boom') return Promise.reject(new Error('store unreachable'));
+    if (token.startsWith('bad')) return Promise.reject(errors.unauthorized('invalid bearer token, signature mismatch'));
+    if (token !== 'scoped-1') return Promise.resolve(null);
     const auds = audiences.filter((a) => a === 'vault' || API.includes(a));
-    if (auds.length === 0) throw errors.unauthorized('token audiences do not match the requested audiences');
-    return { user: { username: 'svc-user', groups: [] }, audiences: auds };
+    if (auds.length === 0) return Promise.reject(errors.unauthorized('token audiences do not match the requested audiences'));
+    return Promise.resolve({ user: { username: 'svc-user', groups: [] }, audiences: auds });
   },
 };
 
@@ -44,7 +44,7 @@ test('TokenReview: unknown tokens are unauthenticated; method errors become stat
 });
 
 test('the union lets a later method accept a token an earlier one refused', async (t) => {
-  const lenient: TokenAuthenticator = { name: 'lenient', authenticateToken: async (tok) => (tok === 'bad-but-known' ? { user: { username: 'x', groups: [] }, audiences: API } : null) };
+  const lenient: TokenAuthenticator = { name: 'lenient', authenticateToken: (tok) => Promise.resolve(tok === 'bad-but-known' ? { user: { username: 'x', groups: [] }, audiences: API } : null) };
   const u = new TokenAuthenticatorUnion(() => [scoped, lenient]);
   t.is((await u.authenticateToken('bad-but-known', API))!.user.username, 'x');
   await t.throwsAsync(u.authenticateToken('bad-other', API), { message: /signature mismatch/ });
@@ -63,14 +63,14 @@ test('requests: a bearer token nobody accepts is a plain 401; store failures are
   for (const tok of ['unknown', 'bad-sig', 'boom']) {
     const e = await t.throwsAsync(chain.authenticate(req({ authorization: `Bearer ${tok}` })));
     t.is((e as ApiError).code, 401);
-    t.is(e!.message, 'Unauthorized');
+    t.is(e.message, 'Unauthorized');
   }
   t.is(rejected.length, 2);
 });
 
 test('requests: anonymous off means 401 without credentials; a method error does not hide a later success', async (t) => {
   const failing: Authenticator = { name: 'f', authenticate: async () => Promise.reject(errors.unauthorized('x509: certificate signed by unknown authority')) };
-  const ok: Authenticator = { name: 'ok', authenticate: async (r) => (r.headers['x-ok'] ? { username: 'u', groups: [] } : null) };
+  const ok: Authenticator = { name: 'ok', authenticate: (r) => Promise.resolve(r.headers['x-ok'] ? { username: 'u', groups: [] } : null) };
   const chain = new RequestAuthenticator(() => [failing, ok], () => ({ enabled: false }));
   t.is((await chain.authenticate(req({ 'x-ok': '1' }))).username, 'u');
   await t.throwsAsync(chain.authenticate(req({})), { message: /unknown authority/ });
@@ -97,5 +97,5 @@ test('the decision cache shares one call among concurrent callers and honours th
   await c.get('c', compute);
   t.is(c.size, 2); // bounded: the oldest went
   await t.throwsAsync(c.get('d', async () => Promise.reject(new Error('no'))));
-  t.is(await c.get('d', async () => ({ value: 'later', ttlMs: 0 })), 'later'); // errors are not cached
+  t.is(await c.get('d', () => Promise.resolve({ value: 'later', ttlMs: 0 })), 'later'); // errors are not cached
 });

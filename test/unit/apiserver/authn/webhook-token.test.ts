@@ -95,9 +95,9 @@ test('a TokenReview goes out with the token and audiences; the answer names the 
   const r = await a.authenticateToken('good', API);
   t.deepEqual(r, { user: { username: 'jane', uid: 'u1', groups: ['dev'], extra: { 'acme.io/x': ['1'] } }, audiences: API });
   t.is(hook.calls.length, 1);
-  t.is(hook.calls[0]!.body.apiVersion, 'authentication.svc.io/v1beta1'); // the default version (5.4)
-  t.deepEqual(hook.calls[0]!.body.spec, { token: 'good', audiences: API });
-  t.is(hook.calls[0]!.clientCn, 'svc-apiserver');
+  t.is(hook.calls[0].body.apiVersion, 'authentication.svc.io/v1beta1'); // the default version (5.4)
+  t.deepEqual(hook.calls[0].body.spec, { token: 'good', audiences: API });
+  t.is(hook.calls[0].clientCn, 'svc-apiserver');
   t.deepEqual(await a.authenticateToken('good', API), r);
   t.is(await a.authenticateToken('bad', API), null);
   t.is(await a.authenticateToken('bad', API), null);

@@ -59,8 +59,8 @@ for (const [name, text, want] of bad) {
   test(`ABAC file refused: ${name}`, (t) => {
     const err = t.throws(() => parseAbacPolicies(text, '/etc/abac.jsonl'));
     t.true(err instanceof AuthorizationConfigError);
-    t.regex(err!.message, want);
-    t.regex(err!.message, /\/etc\/abac.jsonl/);
+    t.regex(err.message, want);
+    t.regex(err.message, /\/etc\/abac.jsonl/);
   });
 }
 

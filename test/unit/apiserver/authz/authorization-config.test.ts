@@ -83,7 +83,7 @@ for (const [name, input, want] of bad) {
   test(`AuthorizationConfiguration refused: ${name}`, (t) => {
     const err = t.throws(() => parseAuthorizationConfig(typeof input === 'string' ? input : doc(input), '/etc/authz.yaml'));
     t.true(err instanceof AuthorizationConfigError);
-    t.regex(err!.message, want);
+    t.regex(err.message, want);
   });
 }
 
@@ -123,7 +123,7 @@ for (const [name, o, want] of flagCases) {
 test('buildAuthorizers refuses a malformed policy file naming the line and field', (t) => {
   const deps = { store: {} as never, cache: {} as never, registry: { lookup: () => ({}) } as never, log: { child: () => ({}) } as never };
   const err = t.throws(() => buildAuthorizers({ modes: ['ABAC'], policyFile: '/p' }, { ...deps, readFile: () => '{"apiVersion":"abac.authorization.svc.io/v1beta1","kind":"Policy","spec":{"user":1}}' }));
-  t.regex(err!.message, /line 1: spec.user: must be a string/);
+  t.regex(err.message, /line 1: spec.user: must be a string/);
   const missing = t.throws(() => buildAuthorizers({ configFile: '/nope' }, { ...deps, readFile: () => { throw new Error('ENOENT: no such file'); } }));
-  t.regex(missing!.message, /--authorization-config \/nope: ENOENT/);
+  t.regex(missing.message, /--authorization-config \/nope: ENOENT/);
 });

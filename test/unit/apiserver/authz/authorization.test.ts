@@ -105,7 +105,7 @@ test.serial('an edit user cannot create a role granting more than it holds, nor 
   );
   t.true(err instanceof ApiError);
   t.is((err as ApiError).code, 403);
-  t.regex(err!.message, /roles.rbac.authorization.svc.io "grabber" is forbidden: user "editor" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["rbac.authorization.svc.io"\], Resources:\["rolebindings"\], Verbs:\["create"\]\}/);
+  t.regex(err.message, /roles.rbac.authorization.svc.io "grabber" is forbidden: user "editor" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["rbac.authorization.svc.io"\], Resources:\["rolebindings"\], Verbs:\["create"\]\}/);
   // Not in another namespace either, where it holds nothing.
   await t.throwsAsync(f.store.create(roles, 'svc-system', { metadata: { name: 'pod-reader' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }] }, f.as(editor)), { message: /not currently held/ });
   // Binding a role it does not hold is refused; binding one it holds works.
@@ -132,20 +132,20 @@ test.serial('the escalate and bind verbs let a user grant what it does not hold'
 test.serial('roleRef is immutable and subjects are validated', async (t) => {
   const rbs = f.type(RBAC, 'rolebindings');
   const err = await t.throwsAsync(f.store.update(rbs, 'default', 'v', (cur) => ({ ...cur!, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'edit' } }), admin));
-  t.regex(err!.message, /roleRef: Invalid value: .*cannot change roleRef/);
+  t.regex(err.message, /roleRef: Invalid value: .*cannot change roleRef/);
   const bad = await t.throwsAsync(f.store.create(rbs, 'default', { metadata: { name: 'bad' }, roleRef: { kind: 'Thing', name: 'x' }, subjects: [{ kind: 'Robot', name: 'r' }, { kind: 'User', name: '' }] }, admin));
-  t.regex(bad!.message, /roleRef.kind: Unsupported value: "Thing"/);
-  t.regex(bad!.message, /subjects\[0\].kind: Unsupported value: "Robot"/);
-  t.regex(bad!.message, /subjects\[1\].name: Required value/);
+  t.regex(bad.message, /roleRef.kind: Unsupported value: "Thing"/);
+  t.regex(bad.message, /subjects\[0\].kind: Unsupported value: "Robot"/);
+  t.regex(bad.message, /subjects\[1\].name: Required value/);
   const crb = await t.throwsAsync(f.store.create(f.type(RBAC, 'clusterrolebindings'), '', { metadata: { name: 'x' }, roleRef: { kind: 'Role', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'sa' }] }, admin));
-  t.regex(crb!.message, /roleRef.kind: Unsupported value: "Role"/);
-  t.regex(crb!.message, /subjects\[0\].namespace: Required value/);
+  t.regex(crb.message, /roleRef.kind: Unsupported value: "Role"/);
+  t.regex(crb.message, /subjects\[0\].namespace: Required value/);
   const role = await t.throwsAsync(f.store.create(f.type(RBAC, 'roles'), 'default', { metadata: { name: 'r/x' }, rules: [{ verbs: [], nonResourceURLs: ['/x'] }] }, admin));
-  t.regex(role!.message, /metadata.name/);
+  t.regex(role.message, /metadata.name/);
   const role2 = await t.throwsAsync(f.store.create(f.type(RBAC, 'roles'), 'default', { metadata: { name: 'r' }, rules: [{ verbs: [], nonResourceURLs: ['/x'] }, { verbs: ['get'] }] }, admin));
-  t.regex(role2!.message, /rules\[0\].verbs: Required value/);
-  t.regex(role2!.message, /rules\[0\].nonResourceURLs: Invalid value: .*namespaced rules cannot apply to non-resource URLs/);
-  t.regex(role2!.message, /rules\[1\].apiGroups: Required value/);
+  t.regex(role2.message, /rules\[0\].verbs: Required value/);
+  t.regex(role2.message, /rules\[0\].nonResourceURLs: Invalid value: .*namespaced rules cannot apply to non-resource URLs/);
+  t.regex(role2.message, /rules\[1\].apiGroups: Required value/);
   // Names only need to be path segments.
   await t.notThrowsAsync(f.store.create(f.type(RBAC, 'roles'), 'default', { metadata: { name: 'Team:Readers' }, rules: [] }, admin));
 });

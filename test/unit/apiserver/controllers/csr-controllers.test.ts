@@ -6,7 +6,7 @@ import { CsrSigner, parseRequest, verifyRequest } from '../../../../apiserver/co
 import { createCA, type KeyPairPem } from '../../../../apiserver/pki/certs';
 import { x509 } from '../../../../common/x509';
 import { bootstrapper, certificatePem, conditionTypes, createCsr, csrType, makeRequestPem, setConditions } from './csr-fixture';
-import { openFixture, waitFor, type Fixture } from './store-fixture';
+import { openFixture, waitFor } from './store-fixture';
 
 let ca: KeyPairPem;
 test.before(async () => {

@@ -20,7 +20,7 @@ export async function makeRequestPem(o: RequestOptions): Promise<string> {
   const alg = o.rsa
     ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }
     : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']));
   const extensions: x509.Extension[] = [];
   if (o.dnsNames?.length) extensions.push(new x509.SubjectAlternativeNameExtension(o.dnsNames.map((d) => ({ type: 'dns' as const, value: d }))));
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: o.subject, keys, signingAlgorithm: alg, extensions });
@@ -76,7 +76,7 @@ export async function setConditions(f: Fixture, name: string, conditions: Array<
     csrType(f),
     '',
     name,
-    (cur) => ({ ...cur!, status: { ...((cur!.status as object) ?? {}), conditions } }),
+    (cur) => ({ ...cur!, status: { ...((cur!.status) ?? {}), conditions } }),
     { ...adminCtx, subresource },
   );
   return object;

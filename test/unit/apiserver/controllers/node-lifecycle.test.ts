@@ -32,7 +32,7 @@ function healthyConditions(f: Fixture, ready = 'True', extra: Record<string, str
 
 /** What the agent does: post status through the status path with a fresh heartbeat. */
 async function postStatus(f: Fixture, name: string, conditions: Condition[]): Promise<void> {
-  await f.store.update(nodeType(f), '', name, (cur) => ({ ...cur!, status: { ...((cur!.status as object) ?? {}), conditions } }), { ...adminCtx, subresource: 'status' });
+  await f.store.update(nodeType(f), '', name, (cur) => ({ ...cur!, status: { ...((cur!.status) ?? {}), conditions } }), { ...adminCtx, subresource: 'status' });
 }
 
 async function renewLease(f: Fixture, name: string): Promise<void> {

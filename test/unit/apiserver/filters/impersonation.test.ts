@@ -21,11 +21,11 @@ const caller: UserInfo = { username: 'alice', groups: ['dev', 'system:authentica
 /** Allows impersonate on the listed "resource[/subresource]:name" pairs (namespace-qualified for service accounts); records every check. */
 function policy(allowed: string[]) {
   const seen: Attributes[] = [];
-  const authorize = async (a: Attributes) => {
+  const authorize = (a: Attributes) => {
     seen.push(a);
     const i = a.info;
     const key = `${i.apiGroup}|${i.resource}${i.subresource ? '/' + i.subresource : ''}|${i.namespace ? i.namespace + '/' : ''}${i.name}`;
-    return i.verb === 'impersonate' && allowed.includes(key);
+    return Promise.resolve(i.verb === 'impersonate' && allowed.includes(key));
   };
   return { seen, authorize };
 }
@@ -80,7 +80,7 @@ test('service accounts are checked in their namespace and get their groups', asy
   const p = policy(['|serviceaccounts|ns1/builder']);
   const u = await impersonate(req([['Impersonate-User', 'system:serviceaccount:ns1:builder']]), caller, p.authorize);
   t.deepEqual(u, { username: 'system:serviceaccount:ns1:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1', 'system:authenticated'] });
-  t.is(p.seen[0]!.info.namespace, 'ns1');
+  t.is(p.seen[0].info.namespace, 'ns1');
   await forbidden(t, impersonate(req([['Impersonate-User', 'system:serviceaccount:ns2:builder']]), caller, p.authorize), /serviceaccounts "builder" is forbidden.*namespace "ns2"/);
 });
 

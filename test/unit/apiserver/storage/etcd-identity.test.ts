@@ -5,11 +5,11 @@ import { StorageError } from '../../../../apiserver/storage/storage';
 /** A probe answering from a table (undefined: the endpoint does not answer), counting calls. */
 function probeOf(ids: Record<string, string | undefined>) {
   const calls: string[] = [];
-  const probe = async (e: string) => {
+  const probe = (e: string) => {
     calls.push(e);
     const id = ids[e];
-    if (id === undefined) throw new Error('connection refused');
-    return id;
+    if (id === undefined) return Promise.reject(new Error('connection refused'));
+    return Promise.resolve(id);
   };
   return { probe, calls, ids };
 }

@@ -6,7 +6,7 @@ import { StorageError } from '../../../../apiserver/storage/storage';
 import { storageConformance } from '../../../conformance/storage-suite';
 
 // The decorator must not change behaviour: the whole conformance suite runs through it.
-storageConformance('instrumented(sqlite)', async () => {
+storageConformance('instrumented(sqlite)', () => {
   const inner = SqliteStorage.open(':memory:');
   const storage = new InstrumentedStorage(inner, { recordStore: () => undefined }, () => 0);
   return { storage, cleanup: () => storage.close() };

@@ -11,7 +11,7 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'svc-sqlite-'));
 }
 
-storageConformance('sqlite', async () => {
+storageConformance('sqlite', () => {
   const dir = tempDir();
   const storage = SqliteStorage.open(join(dir, 'data', 'state.db'));
   return {

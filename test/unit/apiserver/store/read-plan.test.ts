@@ -6,7 +6,7 @@ import { planList } from '../../../../apiserver/store/read-plan';
 // Every row of the list table in spec 4.6.
 const token = encodeContinue({ revision: 7, startAfter: '/core/pods/a/b' });
 
-const rows: Array<[string, Parameters<typeof planList>[0], string | number]> = [
+const rows: Array<[string, Parameters<typeof planList>[0], ReturnType<typeof planList>['mode'] | number]> = [
   ['unset, no limit, rv unset → most recent', {}, 'latest'],
   ['unset, no limit, rv=0 → any', { resourceVersion: '0' }, 'any'],
   ['unset, no limit, rv=n → not older than', { resourceVersion: '5' }, 'notOlderThan'],
@@ -34,7 +34,7 @@ for (const [title, params, want] of rows) {
       const err = t.throws(() => planList(params), { instanceOf: ApiError });
       t.is(err?.code, want);
     } else {
-      t.is(planList(params).mode as string, want);
+      t.is(planList(params).mode, want);
     }
   });
 }

@@ -98,7 +98,7 @@ test('waitForRevision answers 504 "Too large resource version" for a future revi
   await s.cache.whenReady();
   const err = await t.throwsAsync(s.cache.waitForRevision(s.cache.currentRevision() + 100, 50), { instanceOf: ApiError });
   t.is(err?.code, 504);
-  t.regex(err!.message, /Too large resource version/);
+  t.regex(err.message, /Too large resource version/);
   await s.close();
 });
 

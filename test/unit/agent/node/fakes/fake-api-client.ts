@@ -299,6 +299,7 @@ export class FakeApiClient implements ApiClient, CredentialSwappable {
   }
 
   watch<T extends KObject = KObject>(r: ResourceRef, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the returned object's generator method has its own this and needs the fake's live state
     const self = this;
     return {
       async *[Symbol.asyncIterator]() {
@@ -344,8 +345,9 @@ export class FakeApiClient implements ApiClient, CredentialSwappable {
     };
   }
 
-  async redial(): Promise<void> {
+  redial(): Promise<void> {
     this.redials++;
+    return Promise.resolve();
   }
 
   useClientCertificate(certPem: string, keyPem: string): void {

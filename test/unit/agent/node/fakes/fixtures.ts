@@ -40,7 +40,7 @@ export function testStatus(): TestStatus {
   t.source = new NodeStatusSource({
     machine,
     addresses: () => t.addresses.map((a) => ({ ...a })),
-    pressure: async () => ({ ...t.pressure }),
+    pressure: () => Promise.resolve({ ...t.pressure }),
     readiness: t.readiness,
     runtime: unknownRuntime,
     resources: { maxPods: 110 },
