@@ -51,6 +51,7 @@ import { InstrumentedStorage } from './storage/instrumented';
 import type { EtcdStorage as EtcdStorageType } from './storage/etcd';
 import { SqliteStorage } from './storage/sqlite';
 import type { Storage } from './storage/storage';
+import { StoreInformers } from './store/list-watch';
 import { ObjectStore } from './store/object-store';
 import { WatchCache } from './store/watch-cache';
 
@@ -141,6 +142,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     { name: 'RBACEscalation', validate: (a) => authz!.escalation.validate!(a) },
   ]);
   store = new ObjectStore(storage, cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
+  // One informer per followed type, shared by the authorizers, the authenticators' caches and every control loop.
+  const informers = new StoreInformers(store, cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   try {
     authz = buildAuthorizers(
       {
@@ -152,7 +155,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         webhookVersion: flags.authorizationWebhookVersion,
         configFile: flags.authorizationConfig,
       },
-      { store, cache, registry, log },
+      { store, cache, registry, log, informers },
     );
   } catch (err) {
     if (err instanceof AuthorizationConfigError) {
@@ -173,7 +176,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   apiMetrics.include(() => metrics.render());
   let auth: Authentication;
   try {
-    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, cache, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date(), admit: (a) => admission.admit(a) });
+    auth = buildAuthentication(authenticationOptions(flags, clientCaPem), { store, cache, registry, metrics, log: log.child({ component: 'authn' }), now: () => new Date(), admit: (a) => admission.admit(a), informers });
   } catch (err) {
     if (err instanceof AuthenticationConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
@@ -204,6 +207,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const cacheRun = cache.run(ac.signal);
+  // Informers follow for the life of the process; a loop that loses leadership only drops its handlers.
+  informers.start(ac.signal);
 
   // The identity and trust used towards node agents (kube-apiserver's --kubelet-* flags).
   const kubeletClient =
@@ -271,24 +276,24 @@ export async function main(argv: readonly string[]): Promise<number> {
   // The control loops (upstream's controller manager) run on one replica at a time.
   const controllers = async (leading: AbortSignal): Promise<void> => {
     const loops = [
-      new NamespaceController(store!, cache, registry, log.child({ controller: 'namespace' })).run(leading),
-      new GarbageCollector(store!, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
+      new NamespaceController(store!, cache, registry, log.child({ controller: 'namespace' }), informers).run(leading),
+      new GarbageCollector(store!, cache, registry, log.child({ controller: 'garbage-collector' }), informers).run(leading),
       new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
-      new CsrApprover(store!, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
-      new CsrSigner(store!, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
-      new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+      new CsrApprover(store!, cache, registry, { now, log: log.child({ controller: 'csrapproving' }), informers }).run(leading),
+      new CsrSigner(store!, cache, registry, { ca: pki.ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }), informers }).run(leading),
+      new NodeLifecycleController(store!, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }), informers }).run(leading),
       authz!.aggregation.run(leading),
-      new ServiceAccountsController(store!, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+      new ServiceAccountsController(store!, cache, registry, log.child({ controller: 'serviceaccount' }), informers).run(leading),
       // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
-      new RootCaPublisher(store!, cache, registry, { caPem: pki.ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
-      new TaintEvictionController(store!, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
+      new RootCaPublisher(store!, cache, registry, { caPem: pki.ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
+      new TaintEvictionController(store!, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
       // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
-      new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
+      new Scheduler(store!, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
     ];
     // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
     if (flags.enableBootstrapTokenAuth) {
-      loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
-      loops.push(new BootstrapSigner(store!, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
+      loops.push(new TokenCleaner(store!, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }), informers }).run(leading));
+      loops.push(new BootstrapSigner(store!, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }), informers }).run(leading));
     }
     await Promise.allSettled(loops);
   };
@@ -318,7 +323,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     notifier.status(`serving on ${flags.bindAddress}:${flags.securePort}`);
     notifier.ready();
   });
-  await Promise.allSettled([cacheRun, ...loops]);
+  await Promise.allSettled([cacheRun, ...loops, informers.stopped()]);
   await authz.close();
   await storage.close();
   return 0;

@@ -6,6 +6,7 @@ import { makeTokenReviewHandler } from '../handlers/token-review';
 import type { ResourceRequest } from '../handlers/context';
 import type { AdmissionAttributes } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
+import type { StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import type { AnonymousPolicy } from './anonymous';
@@ -79,6 +80,8 @@ export interface AuthenticationDeps {
   metrics: MetricsRegistry;
   log: Logger;
   now: () => Date;
+  /** The process's shared informers (feed the lookup caches); default a factory of their own. */
+  informers?: StoreInformers;
   /** Admits TokenRequests (serviceaccounts/token creates); absent: not admitted. */
   admit?: (attrs: AdmissionAttributes) => Promise<void>;
   /** Override of the HTTPS fetcher for OIDC discovery and keys (tests); default per-issuer CA-aware fetcher. */
@@ -151,7 +154,7 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   // authentication reads the watch-fed caches, live only on a miss (lookup-caches.ts).
   const objects = new StoreObjectGetter(d.store, d.registry);
   const lookups = new AuthnLookupCaches(
-    { store: d.store, cache: d.cache, registry: d.registry, log },
+    { store: d.store, cache: d.cache, registry: d.registry, log, informers: d.informers },
     { serviceAccounts: o.serviceAccount.lookup !== false, bootstrapTokens: !!o.enableBootstrapTokenAuth },
   );
   const issuer = new ServiceAccountTokenIssuer(signing, saIssuers[0]!, d.now);

@@ -4,6 +4,7 @@ import type { AdmissionPlugin } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { HealthCheck } from '../server/health';
+import { StoreInformers, typedHandler } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { ClusterRoleAggregationController } from '../controllers/clusterrole-aggregation';
@@ -21,7 +22,6 @@ import {
 } from './authorization-config';
 import type { Authorizer } from './authorizer';
 import { AuthorizationConfigError } from './config-error';
-import { Informer } from './informer';
 import { NodeAuthorizer } from './node-authorizer';
 import { NodeGraph } from './node-graph';
 import { RbacAuthorizer, rbacPolicyHandler, RBAC_RESOURCES } from './rbac-authorizer';
@@ -61,6 +61,8 @@ export interface AuthorizationDeps {
   cache: WatchCache;
   registry: ResourceRegistry;
   log: Logger;
+  /** The process's shared informers; default a factory of its own over store and cache, started by run(). */
+  informers?: StoreInformers;
   /** Clock for webhook caches (ms). */
   now?: () => number;
   readFile?: (path: string) => string;
@@ -233,10 +235,12 @@ export function buildAuthorizers(o: AuthorizationOptions, deps: AuthorizationDep
     if (!t) throw new Error(`${resource}.${group || 'core'}/v1 is not registered`);
     return t;
   };
-  const rbacInformer = new Informer(deps.store, deps.cache, RBAC_RESOURCES.map((r) => type(RBAC_GROUP, r)), rbacPolicyHandler(policy), log);
-  const nodeInformer = new Informer(deps.store, deps.cache, [type('', 'pods'), type('', 'persistentvolumeclaims')], graph, log);
+  const informers = deps.informers ?? new StoreInformers(deps.store, deps.cache, { log });
+  const rbacTypes = RBAC_RESOURCES.map((r) => type(RBAC_GROUP, r));
+  const nodeTypes = [type('', 'pods'), type('', 'persistentvolumeclaims')];
+  const synced = (types: ResourceType[]) => types.every((t) => informers.informer(t).hasSynced());
   const bootstrap = new RbacBootstrap(deps.store, deps.registry, log.child({ controller: 'rbac-bootstrap' }));
-  const aggregation = new ClusterRoleAggregationController(deps.store, deps.cache, deps.registry, log.child({ controller: 'clusterrole-aggregation' }));
+  const aggregation = new ClusterRoleAggregationController(deps.store, deps.cache, deps.registry, log.child({ controller: 'clusterrole-aggregation' }), informers);
   const defaultsIndexed = (): boolean =>
     defaultClusterRoles().every((r) => policy.has('ClusterRole', '', r.name)) && defaultBindings().every((b) => policy.has(b.namespace ? 'RoleBinding' : 'ClusterRoleBinding', b.namespace ?? '', b.name));
 
@@ -272,11 +276,18 @@ export function buildAuthorizers(o: AuthorizationOptions, deps: AuthorizationDep
     aggregation,
     checks: [
       { name: 'poststarthook/rbac/bootstrap-roles', check: () => (bootstrap.isDone() && defaultsIndexed() ? undefined : 'default RBAC policy not in place yet') },
-      { name: 'authorization-informers', check: () => (rbacInformer.hasSynced() && (!usesNode() || nodeInformer.hasSynced()) ? undefined : 'authorization informers not synced') },
+      { name: 'authorization-informers', check: () => (synced(rbacTypes) && (!usesNode() || synced(nodeTypes)) ? undefined : 'authorization informers not synced') },
     ],
     async run(signal) {
-      const tasks = [rbacInformer.run(signal), bootstrap.run(signal)];
-      if (usesNode()) tasks.push(nodeInformer.run(signal));
+      // The RBAC state and the node graph follow their types for as long as the server runs.
+      const follow = (types: ResourceType[], h: Parameters<typeof typedHandler>[1]) => {
+        for (const t of types) informers.informer(t).addEventHandler(typedHandler(t, h), { signal });
+      };
+      follow(rbacTypes, rbacPolicyHandler(policy));
+      if (usesNode()) follow(nodeTypes, graph);
+      informers.start(signal);
+      // A factory of our own is ours to wait for; a shared one, its owner's.
+      const tasks = [bootstrap.run(signal), ...(deps.informers ? [] : [informers.stopped()])];
       if (o.configFile !== undefined) {
         const file = o.configFile;
         try {
