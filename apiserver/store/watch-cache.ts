@@ -78,7 +78,8 @@ export class WatchCache {
       } catch (err) {
         if (signal.aborted) break;
         if (!(err instanceof StorageError)) throw err;
-        compacted = err.code === 'Compacted';
+        // Sticky until the reset it calls for: a failed restart attempt in between must not clear it.
+        if (err.code === 'Compacted') compacted = true;
         await new Promise((r) => setTimeout(r, 500));
       }
     }
