@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../../common/informer/clock';
 import { Informer, type EventHandler, type InformerLog } from '../../common/informer/informer';
 import { ResourceExpiredError, type ListerWatcher, type ListResult, type WatchEvent, type WatchHint } from '../../common/informer/list-watch';
@@ -107,8 +108,14 @@ export class StoreInformers {
   /** Runs every informer until the signal aborts. Later calls do nothing (the first signal governs). */
   start(signal: AbortSignal): void {
     if (this.signal) return;
-    this.signal = signal;
-    for (const inf of this.informers.values()) this.runs.push(inf.run(signal));
+    // One listener on the caller's signal; the informers (one per followed type, more with every
+    // loop) listen on the factory's own, which therefore has no listener limit.
+    const own = new AbortController();
+    setMaxListeners(0, own.signal);
+    if (signal.aborted) own.abort();
+    else signal.addEventListener('abort', () => own.abort(), { once: true });
+    this.signal = own.signal;
+    for (const inf of this.informers.values()) this.runs.push(inf.run(own.signal));
   }
 
   /** Resolves once every started informer has stopped. */
@@ -119,8 +126,19 @@ export class StoreInformers {
 
 /** Resolves true once every informer has synced, false when the signal aborts first (client-go's WaitForCacheSync). */
 export async function waitForCacheSync(signal: AbortSignal, ...informers: Array<Pick<Informer<KObject>, 'whenSynced'>>): Promise<boolean> {
-  const synced = await Promise.all(informers.map((i) => i.whenSynced(signal)));
-  return synced.every(Boolean);
+  if (signal.aborted) return false;
+  // One abort listener however many informers (the garbage collector waits for one per type).
+  const ac = new AbortController();
+  setMaxListeners(0, ac.signal);
+  const stop = () => ac.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    const synced = await Promise.all(informers.map((i) => i.whenSynced(ac.signal)));
+    return synced.every(Boolean);
+  } finally {
+    signal.removeEventListener('abort', stop);
+    ac.abort(); // drops the waits of informers that never synced
+  }
 }
 
 /**

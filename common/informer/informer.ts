@@ -27,7 +27,11 @@ export interface EventHandler<T> {
 }
 
 export interface HandlerOptions {
-  /** Removes the handler when it aborts (a control loop losing leadership). */
+  /**
+   * Removes the handler once it aborts (a control loop losing leadership): it is never called
+   * again. No listener is added to the signal (loops register many handlers on one signal); the
+   * registration itself is dropped at the next notification.
+   */
   signal?: AbortSignal;
   /** Calls onUpdate(obj, obj) for every cached object this often (client-go's resync); default the informer's resyncPeriodMs. 0: never. */
   resyncPeriodMs?: number;
@@ -64,6 +68,7 @@ const SHORT_WATCH_MS = 1000;
 interface Registration<T> {
   handler: EventHandler<T>;
   resyncMs: number;
+  signal?: AbortSignal;
   cancelResync?: () => void;
 }
 
@@ -114,17 +119,15 @@ export class Informer<T extends MetaObject> {
    * as client-go does for a handler added to a running informer. Returns a function that removes it.
    */
   addEventHandler(handler: EventHandler<T>, opts: HandlerOptions = {}): () => void {
-    const reg: Registration<T> = { handler, resyncMs: opts.resyncPeriodMs ?? this.o.resyncPeriodMs ?? 0 };
-    if (opts.signal?.aborted) return () => undefined;
-    this.registrations.add(reg);
-    for (const obj of this.indexer.list()) this.call(reg, 'onAdd', () => handler.onAdd?.(obj, true));
-    if (this.running) this.scheduleResync(reg);
+    const reg: Registration<T> = { handler, resyncMs: opts.resyncPeriodMs ?? this.o.resyncPeriodMs ?? 0, signal: opts.signal };
     const remove = () => {
       reg.cancelResync?.();
       this.registrations.delete(reg);
-      opts.signal?.removeEventListener('abort', remove);
     };
-    opts.signal?.addEventListener('abort', remove, { once: true });
+    if (opts.signal?.aborted) return remove;
+    this.registrations.add(reg);
+    for (const obj of this.indexer.list()) this.call(reg, 'onAdd', () => handler.onAdd?.(obj, true));
+    if (this.running) this.scheduleResync(reg);
     return remove;
   }
 
@@ -274,6 +277,11 @@ export class Informer<T extends MetaObject> {
 
   private call(reg: Registration<T>, what: string, fn: () => void): void {
     if (!this.registrations.has(reg)) return;
+    if (reg.signal?.aborted) {
+      reg.cancelResync?.();
+      this.registrations.delete(reg);
+      return;
+    }
     try {
       fn();
     } catch (err) {
