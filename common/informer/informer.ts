@@ -24,6 +24,12 @@ export interface EventHandler<T> {
   onUpdate?(oldObj: T, newObj: T): void;
   /** An object gone: deleted, or missing from a re-list (its last known state). */
   onDelete?(obj: T): void;
+  /**
+   * When present, each list is handed over whole instead of as adds, updates and deletes: the
+   * complete set, in list order (for consumers that merge full sets, as the agent's pod config
+   * does for its sources, like the kubelet's PodConfig SET operations).
+   */
+  onReplace?(objs: T[]): void;
 }
 
 export interface HandlerOptions {
@@ -58,6 +64,12 @@ export interface InformerOptions<T> {
   backoffMaxMs?: number;
   /** Randomness in [0, 1) for the watch timeout; injectable for tests. */
   random?: () => number;
+  /**
+   * client-go's reflector behaviour instead of re-listing after every end: a watch that ends
+   * cleanly (a timeout) or fails (not 410) is resumed from the last resourceVersion, after the
+   * back-off for a failure; only 410 or a failed list lists again. Default false.
+   */
+  resumeAfterCleanEnd?: boolean;
 }
 
 /** client-go's defaultMinWatchTimeout. */
@@ -126,7 +138,8 @@ export class Informer<T extends MetaObject> {
     };
     if (opts.signal?.aborted) return remove;
     this.registrations.add(reg);
-    for (const obj of this.indexer.list()) this.call(reg, 'onAdd', () => handler.onAdd?.(obj, true));
+    if (handler.onReplace && this.synced) this.call(reg, 'onReplace', () => handler.onReplace!(this.indexer.list()));
+    else if (!handler.onReplace) for (const obj of this.indexer.list()) this.call(reg, 'onAdd', () => handler.onAdd?.(obj, true));
     if (this.running) this.scheduleResync(reg);
     return remove;
   }
@@ -164,28 +177,39 @@ export class Informer<T extends MetaObject> {
     this.running = true;
     for (const reg of this.registrations) this.scheduleResync(reg);
     const initial = this.o.backoffInitialMs ?? 800;
+    const resume = this.o.resumeAfterCleanEnd ?? false;
+    const name = this.o.name;
     let delay = initial;
     let expiredInARow = 0;
+    let needList = true;
     try {
       while (!signal.aborted) {
         try {
-          const list = await this.lw.list(signal);
-          if (signal.aborted) break;
-          this.replace(list.items, list.resourceVersion);
+          if (needList) {
+            const list = await this.lw.list(signal);
+            if (signal.aborted) break;
+            this.replace(list.items, list.resourceVersion);
+            needList = false;
+          }
           const end = await this.watchOnce(signal);
           if (signal.aborted) break;
           if (end.suspicious) throw new Error(`very short watch: ended after ${end.ms} ms with no events`);
           delay = initial;
           expiredInARow = 0;
-          this.o.log?.debug({ informer: this.o.name, reason: end.timedOut ? 'timeout' : 'ended by the source', events: end.events, durationMs: end.ms }, 'watch ended; listing again');
+          needList = !resume;
+          const reason = end.timedOut ? 'timeout' : 'ended by the source';
+          this.o.log?.debug({ informer: name, reason, events: end.events, durationMs: end.ms }, `${name} watch ended; ${resume ? 'watching again' : 'listing again'}`);
         } catch (err) {
           if (signal.aborted) break;
-          // 410 re-lists at once, as client-go; a source that keeps answering 410 right after a list backs off.
-          if (isResourceExpired(err) && expiredInARow++ === 0) {
-            this.o.log?.info({ informer: this.o.name, resourceVersion: this.rv, err: (err as Error).message }, 'watch expired (410); listing again');
-            continue;
-          }
-          this.o.log?.warn({ informer: this.o.name, err, retryInMs: delay }, 'list or watch failed; retrying');
+          if (isResourceExpired(err)) {
+            needList = true;
+            // 410 lists again at once, as client-go; a source that keeps answering 410 right after a list backs off.
+            if (expiredInARow++ === 0) {
+              this.o.log?.info({ informer: name, resourceVersion: this.rv, err: (err as Error).message }, `${name} watch expired (410); listing again`);
+              continue;
+            }
+          } else if (!resume) needList = true;
+          this.o.log?.warn({ informer: name, err, retryInMs: delay }, `${name} list/watch failed; retrying`);
           await sleepOn(this.clock, delay, signal);
           delay = Math.min(delay * 2, this.o.backoffMaxMs ?? 30_000);
         }
@@ -246,7 +270,7 @@ export class Informer<T extends MetaObject> {
     if (rv) this.rv = rv;
   }
 
-  /** A list's outcome: the cache becomes exactly the list; handlers hear the differences. */
+  /** A list's outcome: the cache becomes exactly the list; handlers hear the differences (or the whole list). */
   private replace(items: readonly T[], resourceVersion: string): void {
     const initial = !this.synced;
     const fresh = new Map<string, T>();
@@ -254,17 +278,24 @@ export class Informer<T extends MetaObject> {
       const obj = this.o.transform ? this.o.transform(item) : item;
       fresh.set(objectKey(obj), obj);
     }
-    for (const obj of fresh.values()) {
-      const old = this.indexer.set(obj);
-      if (old) this.notify('onUpdate', (h) => h.onUpdate?.(old, obj));
-      else this.notify('onAdd', (h) => h.onAdd?.(obj, initial));
-    }
-    for (const key of this.indexer.listKeys()) {
-      if (fresh.has(key)) continue;
-      const old = this.indexer.delete(key)!;
-      this.notify('onDelete', (h) => h.onDelete?.(old));
-    }
+    const changes: Array<{ old?: T; obj: T }> = [];
+    for (const obj of fresh.values()) changes.push({ old: this.indexer.set(obj), obj });
+    const gone: T[] = [];
+    for (const key of this.indexer.listKeys()) if (!fresh.has(key)) gone.push(this.indexer.delete(key)!);
     this.rv = resourceVersion;
+    const all = [...fresh.values()];
+    for (const reg of [...this.registrations]) {
+      const h = reg.handler;
+      if (h.onReplace) {
+        this.call(reg, 'onReplace', () => h.onReplace!(all));
+        continue;
+      }
+      for (const { old, obj } of changes) {
+        if (old) this.call(reg, 'onUpdate', () => h.onUpdate?.(old, obj));
+        else this.call(reg, 'onAdd', () => h.onAdd?.(obj, initial));
+      }
+      for (const old of gone) this.call(reg, 'onDelete', () => h.onDelete?.(old));
+    }
     if (initial) {
       this.synced = true;
       for (const w of [...this.syncWaiters]) w();
@@ -285,7 +316,7 @@ export class Informer<T extends MetaObject> {
     try {
       fn();
     } catch (err) {
-      this.o.log?.warn({ informer: this.o.name, err, handler: what }, 'event handler threw');
+      this.o.log?.warn({ informer: this.o.name, err, handler: what }, `${this.o.name} event handler threw`);
     }
   }
 

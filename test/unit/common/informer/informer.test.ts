@@ -226,3 +226,60 @@ test('whenSynced answers false when the signal aborts first; run twice throws', 
   await t.throwsAsync(informer.run(new AbortController().signal), { message: /already running/ });
   void run;
 });
+
+test('resumeAfterCleanEnd (client-go\'s reflector): clean ends and failures resume the watch from the last version; only 410 lists again', async (t) => {
+  const clock = new FakeClock();
+  const lw = new FakeListWatch();
+  const informer = new Informer<Obj>(lw, { name: 'x', clock, minWatchTimeoutMs: MIN, random: () => 0, resumeAfterCleanEnd: true });
+  lw.lists.push({ items: [obj('a', '1')], resourceVersion: '4' });
+  const ac = new AbortController();
+  const run = informer.run(ac.signal);
+  t.teardown(async () => {
+    ac.abort();
+    await run;
+  });
+  await until(() => lw.watches.length === 1, 'the watch');
+  lw.current.push({ type: 'MODIFIED', object: obj('a', '5') });
+  await until(() => informer.lastSyncResourceVersion() === '5', 'the event');
+  lw.current.end();
+  await until(() => lw.watches.length === 2, 'the resumed watch');
+  t.is(lw.current.from, '5');
+  await clock.advance(MIN); // the informer's own timeout: resumed too
+  await until(() => lw.watches.length === 3, 'the watch after the timeout');
+  t.is(lw.current.from, '5');
+  lw.current.fail(new Error('connection reset'));
+  await flush();
+  t.deepEqual(clock.delays()[0], 800);
+  await clock.advance(800);
+  await until(() => lw.watches.length === 4, 'the watch after the back-off');
+  t.is(lw.listCalls, 1, 'no list so far');
+  lw.lists.push({ items: [], resourceVersion: '9' });
+  lw.current.fail(new ResourceExpiredError('too old'));
+  await until(() => lw.watches.length === 5, 'the watch after the re-list');
+  t.is(lw.listCalls, 2);
+  t.is(lw.current.from, '9');
+});
+
+test('a handler with onReplace gets every list whole, and watch events one by one', async (t) => {
+  const { lw, informer, start, clock } = setup(t);
+  const seen: string[] = [];
+  informer.addEventHandler({
+    onReplace: (objs) => seen.push(`replace [${objs.map((o) => o.metadata.name).join(',')}]`),
+    onAdd: (o) => seen.push(`add ${o.metadata.name}`),
+    onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
+  });
+  lw.lists.push({ items: [obj('a', '1'), obj('b', '2')], resourceVersion: '2' });
+  lw.lists.push({ items: [obj('b', '2'), obj('c', '3')], resourceVersion: '3' });
+  start();
+  await until(() => lw.watches.length === 1, 'the watch');
+  lw.current.push({ type: 'ADDED', object: obj('z', '3') });
+  lw.current.push({ type: 'DELETED', object: obj('z', '3') });
+  await until(() => seen.length === 3, 'the events');
+  await clock.advance(2000);
+  lw.current.end();
+  await until(() => seen.length === 4, 'the re-list');
+  t.deepEqual(seen, ['replace [a,b]', 'add z', 'delete z', 'replace [b,c]']);
+  const late: string[] = [];
+  informer.addEventHandler({ onReplace: (objs) => late.push(objs.map((o) => o.metadata.name).sort().join(',')) });
+  t.deepEqual(late, ['b,c'], 'a handler added later gets the cache as one replace');
+});
