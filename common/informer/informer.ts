@@ -90,9 +90,10 @@ interface Registration<T> {
  * list's resourceVersion; when the watch ends for any reason (its timeout, the source ending it,
  * 410 Gone, an error) it lists again and tells the handlers what changed meanwhile (adds, updates,
  * and deletes for objects no longer listed). Upstream's reflector resumes a cleanly ended watch from
- * the last resourceVersion and lists only after 410 or errors; here every end re-lists (issue 15's
- * contract), trading one list per watch lifetime for never depending on a resume being gap-free.
- * Failed lists and watches are retried with back-off; 410 re-lists at once.
+ * the last resourceVersion and lists only after 410 or errors; by default every end re-lists here
+ * (issue 15's contract for svc-apiserver's loops), trading one list per watch lifetime for never
+ * depending on a resume being gap-free. resumeAfterCleanEnd gives upstream's behaviour (the
+ * agent's pod source keeps it). Failed lists and watches are retried with back-off; 410 re-lists at once.
  */
 export class Informer<T extends MetaObject> {
   private readonly indexer: Indexer<T>;
