@@ -4,6 +4,7 @@ import { ApiError } from '../api/errors';
 import type { KObject, OwnerReference } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { typePrefix } from '../store/keys';
 import { StoreInformers, typedHandler, waitForCacheSync, type InformerView } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
@@ -69,7 +70,9 @@ export class GarbageCollector {
   async run(signal: AbortSignal): Promise<void> {
     this.queue = new WorkQueue();
     const handler = { upsert: (t: ResourceType, obj: KObject, old?: KObject) => this.onUpsert(t, obj, old), remove: (_t: ResourceType, obj: KObject) => this.onRemove(obj) };
-    const informers = this.registry.all().map((t) => {
+    // One informer per stored resource: the versions of a resource share their keys.
+    const resources = new Map(this.registry.all().map((t) => [typePrefix(t), t]));
+    const informers = [...resources.values()].map((t) => {
       const inf = this.informers.informer(t, { view: OWNERSHIP_VIEW });
       inf.addEventHandler(typedHandler(t, handler), { signal });
       return inf;

@@ -70,7 +70,7 @@ export interface StoreInformersOptions {
 
 /**
  * svc-apiserver's shared informer factory (client-go's SharedInformerFactory): one informer per
- * type, namespace and view, shared by every loop that asks for it, so N loops following pods hold
+ * resource (whatever the version asked for), namespace and view, shared by every loop that asks for it, so N loops following pods hold
  * one cache and one watch. start(signal) runs the informers asked for so far and, from then on,
  * each new one at once; the first start's signal stops them all.
  */
@@ -88,7 +88,8 @@ export class StoreInformers {
   /** The shared informer of the type (in one namespace, with a view), created on first use. */
   informer(t: ResourceType, o: { namespace?: string; view?: InformerView } = {}): Informer<KObject> {
     const namespace = t.namespaced ? (o.namespace ?? '') : '';
-    const key = `${t.group}/${t.version}/${t.resource}|${namespace}|${o.view?.name ?? ''}`;
+    // By group and resource, not version: every version of a resource lists and watches the same keys.
+    const key = `${collectionPrefix(t, namespace)}|${o.view?.name ?? ''}`;
     let inf = this.informers.get(key);
     if (inf) return inf;
     const name = `${t.resource}${t.group ? '.' + t.group : ''}${namespace ? ' in ' + namespace : ''}${o.view ? ' (' + o.view.name + ')' : ''}`;
