@@ -50,6 +50,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const signal = shutdownSignal(log);
   const cacheRun = storage.cache.run(signal);
+  // Informers follow for the life of the process; a loop that loses leadership only drops its handlers.
+  core.informers.start(signal);
   const server = buildApiServer(flags, { storage, core, tls, authn, metrics: apiMetrics, log, version: VERSION });
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
@@ -68,7 +70,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     notifier.status(`serving on ${flags.bindAddress}:${flags.securePort}`);
     notifier.ready();
   });
-  await Promise.allSettled([cacheRun, ...loops]);
+  await Promise.allSettled([cacheRun, ...loops, core.informers.stopped()]);
   await core.authz.close();
   await storage.storage.close();
   return 0;

@@ -1,14 +1,15 @@
 /**
  * Pods bound to this node, from the API server, as upstream's kubelet config source
- * (NewSourceApiserver, a reflector with fieldSelector spec.nodeName=<node>): list, then watch
- * from the list's resourceVersion; a stream that ends is reopened from the last version seen; a
- * 410 (the version expired) means list again; other failures wait with a capped back-off and
- * resume the watch from where it stopped.
+ * (NewSourceApiserver, a reflector with fieldSelector spec.nodeName=<node>), through the shared
+ * informer (common/informer) over the REST client (agent/client/list-watch.ts): list, then watch
+ * from the list's resourceVersion; a stream that ends is reopened from the last version seen (the
+ * reflector's resume, which the informer does on request); a 410 (the version expired) means list
+ * again; other failures wait with a capped back-off and resume the watch from where it stopped.
+ * Each list reaches the pod manager as one snapshot, each watch event as an upsert or remove.
  */
+import { Informer } from '../../common/informer/informer';
 import type { ApiClient } from '../client/api-client';
-import { GoneError } from '../client/client-error';
-import { resumingWatch } from '../client/resuming-watch';
-import { Backoff } from '../node/backoff';
+import { apiListWatch, timersFromSleep } from '../client/list-watch';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { podsResource } from './config-objects';
@@ -21,68 +22,42 @@ export interface ApiPodSourceOptions {
   clock: Clock;
   log: Log;
   handler: PodSourceHandler;
-  /** Server-side lifetime of each watch stream (default 5 min, with jitter upstream). */
+  /** Shortest server-side lifetime of each watch stream; each lasts between it and twice it (default 5 min, upstream's). */
   watchTimeoutSeconds?: number;
   requestTimeoutMs?: number;
 }
 
 export class ApiPodSource {
-  private listed = false;
-  private readonly backoff = new Backoff({ initialMs: 800, maxMs: 30_000, factor: 2 });
+  private readonly informer: Informer<Pod>;
 
-  constructor(private readonly o: ApiPodSourceOptions) {}
+  constructor(o: ApiPodSourceOptions) {
+    const lw = apiListWatch<Pod>(o.client, podsResource, { fieldSelector: `spec.nodeName=${o.nodeName}`, listTimeoutMs: o.requestTimeoutMs ?? 30_000 });
+    this.informer = new Informer<Pod>(lw, {
+      name: 'pod',
+      clock: timersFromSleep(o.clock),
+      log: o.log,
+      minWatchTimeoutMs: (o.watchTimeoutSeconds ?? 300) * 1000,
+      resumeAfterCleanEnd: true,
+    });
+    const pod = (obj: Pod, fn: (p: Pod) => void) => {
+      const p = asPod(obj);
+      if (p) fn(p);
+    };
+    this.informer.addEventHandler({
+      onReplace: (objs) => o.handler.snapshot('api', objs.map((x) => asPod(x)).filter((p): p is Pod => p !== undefined)),
+      onAdd: (obj) => pod(obj, (p) => o.handler.upsert('api', p)),
+      onUpdate: (_old, obj) => pod(obj, (p) => o.handler.upsert('api', p)),
+      onDelete: (obj) => pod(obj, (p) => o.handler.remove('api', p)),
+    });
+  }
 
   /** True once the first list has been delivered. */
   get synced(): boolean {
-    return this.listed;
-  }
-
-  private get fieldSelector(): string {
-    return `spec.nodeName=${this.o.nodeName}`;
+    return this.informer.hasSynced();
   }
 
   /** Lists and watches until the signal aborts. Never rejects. */
-  async run(signal: AbortSignal): Promise<void> {
-    let rv: string | undefined;
-    while (!signal.aborted) {
-      try {
-        if (rv === undefined) rv = await this.list(signal);
-        for await (const ev of resumingWatch<Pod>(this.o.client, podsResource, {
-          fieldSelector: this.fieldSelector,
-          resourceVersion: rv,
-          allowWatchBookmarks: true,
-          timeoutSeconds: this.o.watchTimeoutSeconds ?? 300,
-          signal,
-          sleep: (ms, s) => this.o.clock.sleep(ms, s),
-        })) {
-          const next = ev.object.metadata?.resourceVersion;
-          if (next) rv = next;
-          const pod = asPod(ev.object);
-          if (!pod) continue;
-          if (ev.type === 'DELETED') this.o.handler.remove('api', pod);
-          else this.o.handler.upsert('api', pod);
-          this.backoff.reset();
-        }
-      } catch (e) {
-        if (signal.aborted) return;
-        if (e instanceof GoneError) {
-          this.o.log.info({ resourceVersion: rv }, 'pod watch expired; listing again');
-          rv = undefined;
-          continue;
-        }
-        const wait = this.backoff.next();
-        this.o.log.warn({ error: (e as Error).message, retryInMs: wait }, 'pod list/watch failed; retrying');
-        await this.o.clock.sleep(wait, signal);
-      }
-    }
-  }
-
-  private async list(signal: AbortSignal): Promise<string> {
-    const list = await this.o.client.list<Pod>(podsResource, { fieldSelector: this.fieldSelector, signal, timeoutMs: this.o.requestTimeoutMs ?? 30_000 });
-    const pods = list.items.map((p) => asPod(p)).filter((p): p is Pod => p !== undefined);
-    this.o.handler.snapshot('api', pods);
-    this.listed = true;
-    this.backoff.reset();
-    return list.metadata.resourceVersion ?? '0';
+  run(signal: AbortSignal): Promise<void> {
+    return this.informer.run(signal);
   }
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { Informer } from '../authz/informer';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, typedHandler, type InformerView } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_PREFIX } from './bootstrap-token';
@@ -15,7 +15,14 @@ export interface LookupCacheDeps {
   cache: WatchCache;
   registry: ResourceRegistry;
   log: Logger;
+  /** The process's shared informers; default a factory of its own over store and cache, started by run(). */
+  informers?: StoreInformers;
 }
+
+/** What the service account lookup keeps: identities (the informer itself keeps only those, not whole pods and secrets). */
+const IDENTITIES: InformerView = { name: 'identity', transform: (o) => identityOnly(undefined, o) };
+/** What the bootstrap token lookup keeps: the token Secrets, whole. */
+const BOOTSTRAP_TOKENS: InformerView = { name: 'bootstrap-tokens', match: (o) => !!o.metadata.name?.startsWith(BOOTSTRAP_TOKEN_SECRET_PREFIX) };
 
 /**
  * The watch-fed caches behind the authenticators that look objects up on every request, as
@@ -41,7 +48,10 @@ export class AuthnLookupCaches {
   readonly boundObjects: BoundObjectGetter;
   /** Bootstrap token Secret getter: cached, live on a miss. */
   readonly bootstrapSecrets: BoundObjectGetter;
-  private readonly informers: Informer[] = [];
+  private readonly informers: StoreInformers;
+  private readonly owned: boolean;
+  /** Each followed type with its informer options and the cache it feeds. */
+  private readonly follows: Array<{ t: ResourceType; namespace?: string; view: InformerView; cache: ObjectCache }> = [];
 
   constructor(d: LookupCacheDeps, want: { serviceAccounts: boolean; bootstrapTokens: boolean }) {
     const live = new StoreObjectGetter(d.store, d.registry);
@@ -51,24 +61,33 @@ export class AuthnLookupCaches {
         if (!t) throw new Error(`${BOUND_RESOURCES[k]}/v1 is not registered`);
         return t;
       });
-    const log = d.log.child({ component: 'authn-informer' });
+    this.owned = !d.informers;
+    this.informers = d.informers ?? new StoreInformers(d.store, d.cache, { log: d.log.child({ component: 'authn-informer' }) });
 
-    const identities = new ObjectCache(identityOnly);
+    // The informers project and filter (views); the caches hold the very objects they keep.
+    const identities = new ObjectCache();
     this.boundObjects = new CachedObjectGetter(identities, d.registry, live);
-    if (want.serviceAccounts) this.informers.push(new Informer(d.store, d.cache, types(['ServiceAccount', 'Pod', 'Secret', 'Node']), identities, log));
+    if (want.serviceAccounts) for (const t of types(['ServiceAccount', 'Pod', 'Secret', 'Node'])) this.follows.push({ t, view: IDENTITIES, cache: identities });
 
-    const tokens = new ObjectCache((_t, o) => (o.metadata.name?.startsWith(BOOTSTRAP_TOKEN_SECRET_PREFIX) ? o : undefined));
+    const tokens = new ObjectCache();
     this.bootstrapSecrets = new CachedObjectGetter(tokens, d.registry, live);
-    if (want.bootstrapTokens) this.informers.push(new Informer(d.store, d.cache, types(['Secret']), tokens, log, undefined, BOOTSTRAP_TOKEN_NAMESPACE));
+    if (want.bootstrapTokens) for (const t of types(['Secret'])) this.follows.push({ t, namespace: BOOTSTRAP_TOKEN_NAMESPACE, view: BOOTSTRAP_TOKENS, cache: tokens });
   }
 
   /** True once every cache has been listed (until then misses are read live: correct, only slower). */
   hasSynced(): boolean {
-    return this.informers.every((i) => i.hasSynced());
+    return this.follows.every((f) => this.informer(f).hasSynced());
   }
 
   /** Follows the watches until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.run(signal)));
+    for (const f of this.follows) this.informer(f).addEventHandler(typedHandler(f.t, f.cache), { signal });
+    this.informers.start(signal);
+    if (this.owned) await this.informers.stopped();
+    else await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+  }
+
+  private informer(f: { t: ResourceType; namespace?: string; view: InformerView }) {
+    return this.informers.informer(f.t, { namespace: f.namespace, view: f.view });
   }
 }

@@ -1,26 +1,22 @@
 import type { KObject } from '../api/types';
-import type { InformerHandler } from '../authz/informer';
 import type { ResourceType } from '../registry/resource-type';
 import { typePrefix } from '../store/keys';
+import type { TypedHandler } from '../store/list-watch';
 
 /** What the cache keeps of a listed or changed object; undefined keeps nothing (the object is not wanted). */
 export type Projection = (t: ResourceType, obj: KObject) => KObject | undefined;
 
 /**
- * A watch-fed in-memory copy of some types' objects (feed it to an Informer), as upstream's
+ * A watch-fed in-memory copy of some types' objects (feed it from informers with typedHandler), as upstream's
  * informer indexers behind listers. Each object is kept as the projection returns it, so a
  * cache that only needs identities keeps a few fields instead of whole pods and secrets.
  * Returned objects are shared with the cache: callers must not modify them.
  */
-export class ObjectCache implements InformerHandler {
+export class ObjectCache implements TypedHandler {
   /** type prefix → "namespace/name" → kept object. */
   private readonly byType = new Map<string, Map<string, KObject>>();
 
   constructor(private readonly project: Projection = (_t, o) => o) {}
-
-  reset(t: ResourceType): void {
-    this.byType.set(typePrefix(t), new Map());
-  }
 
   upsert(t: ResourceType, obj: KObject): void {
     const m = this.objects(t);
@@ -62,7 +58,7 @@ function keyOf(t: ResourceType, namespace: string, name: string): string {
  * The identity of an object: kind, name, namespace, uid and deletionTimestamp, which is all a
  * token binding check reads (upstream's metadata-only informers keep a similar subset).
  */
-export function identityOnly(_t: ResourceType, o: KObject): KObject {
+export function identityOnly(_t: ResourceType | undefined, o: KObject): KObject {
   const m = o.metadata;
   return {
     ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}),

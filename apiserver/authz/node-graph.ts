@@ -1,7 +1,7 @@
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import { strAt } from '../registry/obj-access';
-import type { InformerHandler } from './informer';
+import type { TypedHandler } from '../store/list-watch';
 import { podReferences } from '../registry/types/pod-references';
 
 type RefKind = 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
@@ -17,7 +17,7 @@ interface PodEntry {
  * the volumes bound to those claims. Kept current from pod and claim watches; every question is a
  * map lookup.
  */
-export class NodeGraph implements InformerHandler {
+export class NodeGraph implements TypedHandler {
   private readonly pods = new Map<string, PodEntry>();
   /** node → "kind/ns/name" → number of its pods naming it. */
   private readonly refs = new Map<string, Map<string, number>>();
@@ -25,16 +25,6 @@ export class NodeGraph implements InformerHandler {
   private readonly claimVolume = new Map<string, string>();
   /** volume name → claims bound to it. */
   private readonly volumeClaims = new Map<string, Set<string>>();
-
-  reset(t: ResourceType): void {
-    if (t.resource === 'pods') {
-      this.pods.clear();
-      this.refs.clear();
-    } else if (t.resource === 'persistentvolumeclaims') {
-      this.claimVolume.clear();
-      this.volumeClaims.clear();
-    }
-  }
 
   upsert(t: ResourceType, obj: KObject): void {
     if (t.resource === 'pods') this.setPod(obj);

@@ -2,7 +2,7 @@ import type { KObject } from '../api/types';
 import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { Attributes, Authorizer, Decision } from './authorizer';
-import type { InformerHandler } from './informer';
+import type { TypedHandler } from '../store/list-watch';
 import { describeSubject, RBAC_GROUP, type Binding, type RbacPolicy, type RoleRef, type Subject } from './rbac-policy';
 import { toPolicyRule } from './rbac-rules';
 import type { RuleList, RuleLister } from './rule-lister';
@@ -92,13 +92,9 @@ function memoKey(a: Attributes): string {
   );
 }
 
-/** Keeps an RbacPolicy in step with the four RBAC types (feed it to an Informer). */
-export function rbacPolicyHandler(policy: RbacPolicy): InformerHandler {
+/** Keeps an RbacPolicy in step with the four RBAC types (feed it from their informers with typedHandler). */
+export function rbacPolicyHandler(policy: RbacPolicy): TypedHandler {
   return {
-    reset(t) {
-      const k = kindOf(t);
-      if (k) policy.clear(k);
-    },
     upsert(t, o) {
       const name = o.metadata.name ?? '';
       const ns = o.metadata.namespace ?? '';

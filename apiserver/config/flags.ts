@@ -25,6 +25,8 @@ export interface ApiServerFlags {
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   nodeMonitorGracePeriodMs: number;
+  /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
+  controllerWatchTimeoutMs: number;
   /** DefaultTolerationSeconds admission (upstream flag names). */
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
@@ -112,6 +114,11 @@ const defs: Record<string, Def> = {
   'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
   'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
+  'controller-watch-timeout': {
+    kind: 'duration',
+    usage: 'Shortest lifetime of each watch of the in-process informers (control loops, scheduler, authorization and authentication caches): each ends after a random time between it and twice it, and its informer lists again, as upstream\'s reflectors (5m)',
+    def: '5m',
+  },
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
@@ -248,6 +255,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
     throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   }
+  if (dur('controller-watch-timeout') <= 0) throw new FlagError('--controller-watch-timeout must be positive');
   const level = get('log-level')!;
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
   return {
@@ -269,6 +277,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     livezGracePeriodMs: dur('livez-grace-period'),
     shutdownDelayMs: dur('shutdown-delay-duration'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
+    controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),

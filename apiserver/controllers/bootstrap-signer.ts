@@ -1,12 +1,13 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE, hasExpired, secretData } from '../authn/bootstrap-token';
 import { CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE, computeDetachedSignature, JWS_KEY_PREFIX, KUBECONFIG_KEY } from '../authn/cluster-info';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
-import { collectionPrefix } from '../store/keys';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
@@ -22,6 +23,8 @@ export interface BootstrapSignerOptions {
   /** Time between full passes (default 60 s; expiry is noticed by these). Events trigger passes too. */
   intervalMs?: number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /**
@@ -29,75 +32,73 @@ export interface BootstrapSignerOptions {
  * jws-kubeconfig-<token id> detached signature in svc-public/cluster-info for every bootstrap
  * token Secret marked usage-bootstrap-signing=true that has not expired, and removes signatures
  * of tokens that are gone, expired or no longer for signing. Runs a pass at start, on every
- * change of cluster-info or of a Secret in svc-system, and periodically.
+ * change of cluster-info or of a Secret in svc-system, and periodically: one queue key for
+ * cluster-info, so a burst of events makes one pass, from the informers' caches.
  */
 export class BootstrapSigner {
+  private readonly informers: StoreInformers;
+
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: BootstrapSignerOptions,
-  ) {}
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
+  }
 
   /** Signs until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await this.cache.whenReady();
     const sleep = this.opts.sleep ?? ((ms: number, s: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
-    let dirty = true;
-    let wake: (() => void) | undefined;
-    const poke = () => {
-      dirty = true;
-      wake?.();
-    };
-    const follows = [
-      this.follow(collectionPrefix(this.type('secrets'), BOOTSTRAP_TOKEN_NAMESPACE), signal, poke, sleep),
-      this.follow(collectionPrefix(this.type('configmaps'), CLUSTER_INFO_NAMESPACE), signal, poke, sleep),
-    ];
-    const interval = this.opts.intervalMs ?? 60_000;
-    let last = 0;
+    const secrets = this.informers.informer(this.type('secrets'), { namespace: BOOTSTRAP_TOKEN_NAMESPACE });
+    const configMaps = this.informers.informer(this.type('configmaps'), { namespace: CLUSTER_INFO_NAMESPACE });
+    const queue = new WorkQueue();
+    const poke = () => queue.add(CLUSTER_INFO_NAME);
+    for (const inf of [secrets, configMaps]) inf.addEventHandler({ onAdd: poke, onUpdate: poke, onDelete: poke }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, secrets, configMaps))) return;
+    const work = runWorkers(
+      queue,
+      async () => {
+        await this.signWith(configMaps.get(`${CLUSTER_INFO_NAMESPACE}/${CLUSTER_INFO_NAME}`), secrets.store.list());
+      },
+      signal,
+      { onError: (_key, err) => this.opts.log.error({ err }, 'bootstrap signer pass failed; retrying') },
+    );
+    // The periodic pass notices expiries, which no event announces.
     while (!signal.aborted) {
-      if (dirty || Date.now() - last >= interval) {
-        dirty = false;
-        last = Date.now();
-        try {
-          await this.sign();
-        } catch (err) {
-          this.opts.log.error({ err }, 'bootstrap signer pass failed; retrying');
-          dirty = true;
-          await sleep(1000, signal).catch(() => undefined);
-        }
+      poke();
+      try {
+        await sleep(this.opts.intervalMs ?? 60_000, signal);
+      } catch {
+        break;
       }
-      if (!dirty) {
-        // Sleep until the next periodic pass, cut short by an event or by shutdown.
-        const nap = new AbortController();
-        const stop = () => nap.abort();
-        signal.addEventListener('abort', stop, { once: true });
-        wake = stop;
-        await sleep(interval, nap.signal).catch(() => undefined);
-        wake = undefined;
-        signal.removeEventListener('abort', stop);
-      }
-      if (dirty) await sleep(50, signal).catch(() => undefined); // coalesce bursts of events
     }
-    await Promise.all(follows);
+    await work;
   }
 
-  /** One pass; returns whether cluster-info was changed. */
+  /** One pass over the store's current state; returns whether cluster-info was changed. */
   async sign(): Promise<boolean> {
-    const cmType = this.type('configmaps');
     let cm: KObject;
     try {
-      cm = await this.store.get(cmType, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME);
+      cm = await this.store.get(this.type('configmaps'), CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME);
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return false;
       throw err;
     }
+    return this.signWith(cm, (await this.store.list(this.type('secrets'), BOOTSTRAP_TOKEN_NAMESPACE, everything)).items);
+  }
+
+  /** One pass over cluster-info and the Secrets of svc-system as given; returns whether cluster-info was changed. */
+  private async signWith(cm: KObject | undefined, secrets: readonly KObject[]): Promise<boolean> {
+    if (!cm) return false;
+    const cmType = this.type('configmaps');
     const data = (cm.data as Record<string, string> | undefined) ?? {};
     const content = data[KUBECONFIG_KEY];
     if (content === undefined) return false;
     const want: Record<string, string> = {};
     for (const [k, v] of Object.entries(data)) if (!k.startsWith(JWS_KEY_PREFIX)) want[k] = v;
-    for (const t of await this.signingTokens()) want[JWS_KEY_PREFIX + t.id] = computeDetachedSignature(content, t.id, t.secret);
+    for (const t of this.signingTokens(secrets)) want[JWS_KEY_PREFIX + t.id] = computeDetachedSignature(content, t.id, t.secret);
     if (sameData(data, want)) return false;
     try {
       await this.store.update(cmType, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, resourceVersion: cm.metadata.resourceVersion }, data: want }), ctx);
@@ -110,10 +111,10 @@ export class BootstrapSigner {
     return true;
   }
 
-  private async signingTokens(): Promise<Array<{ id: string; secret: string }>> {
+  private signingTokens(secrets: readonly KObject[]): Array<{ id: string; secret: string }> {
     const out: Array<{ id: string; secret: string }> = [];
     const now = this.opts.now();
-    for (const s of (await this.store.list(this.type('secrets'), BOOTSTRAP_TOKEN_NAMESPACE, everything)).items) {
+    for (const s of secrets) {
       if (s.type !== BOOTSTRAP_TOKEN_SECRET_TYPE || s.metadata.deletionTimestamp) continue;
       const d = secretData(s);
       const id = d['token-id'] ?? '';
@@ -124,21 +125,6 @@ export class BootstrapSigner {
       out.push({ id, secret });
     }
     return out;
-  }
-
-  private async follow(prefix: string, signal: AbortSignal, poke: () => void, sleep: (ms: number, s: AbortSignal) => Promise<unknown>): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        for await (const ev of this.cache.watch(prefix, this.cache.currentRevision(), signal)) {
-          void ev;
-          poke();
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        this.opts.log.warn({ err }, 'bootstrap signer watch ended; restarting');
-        await sleep(1000, signal).catch(() => undefined);
-      }
-    }
   }
 
   private type(resource: string): ResourceType {

@@ -1,17 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import type { Informer } from '../../common/informer/informer';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import { matches, type Requirement } from '../api/selectors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
-import { Informer } from '../authz/informer';
 import { RBAC_GROUP } from '../authz/rbac-policy';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { rbacMaintenanceContext } from './rbac-bootstrap';
-import { WorkQueue } from './work-queue';
 
 const ctx = rbacMaintenanceContext('clusterrole-aggregation-controller');
 
@@ -22,51 +23,41 @@ const ctx = rbacMaintenanceContext('clusterrole-aggregation-controller');
  * any ClusterRole re-evaluates every aggregating one, so adding a matching role later adds its rules.
  */
 export class ClusterRoleAggregationController {
-  private readonly roles = new Map<string, KObject>();
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly registry: ResourceRegistry,
     private readonly log: Logger,
-  ) {}
+    /** The process's shared informers; default a factory of its own over store and cache. */
+    informers?: StoreInformers,
+  ) {
+    this.informers = informers ?? new StoreInformers(store, cache, { log });
+  }
 
   /** Aggregates until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const t = this.type();
-    const informer = new Informer(
-      this.store,
-      this.cache,
-      [t],
-      {
-        reset: () => this.roles.clear(),
-        upsert: (_t, o) => {
-          this.roles.set(o.metadata.name!, o);
-          this.enqueueAggregators();
-        },
-        remove: (_t, o) => {
-          this.roles.delete(o.metadata.name!);
-          this.enqueueAggregators();
-        },
-      },
-      this.log,
-    );
-    const following = informer.run(signal);
-    await informer.whenSynced();
-    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.log.warn({ err, clusterrole: name }, 'aggregation failed; retrying'));
-    await following;
+    // Any ClusterRole event re-evaluates every aggregating role (the informer's cache is what is read).
+    const queue = new WorkQueue();
+    const informer = this.roles();
+    const enqueue = () => this.enqueueAggregators(queue);
+    informer.addEventHandler({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue }, { signal });
+    this.informers.start(signal);
+    if (!(await informer.whenSynced(signal))) return;
+    await runWorkers(queue, (name) => this.sync(name), signal, { onError: (name, err) => this.log.warn({ err, clusterrole: name }, 'aggregation failed; retrying') });
   }
 
   /** The rules the named aggregating role should have now; undefined when it does not aggregate. */
   aggregatedRules(name: string): unknown[] | undefined {
-    const role = this.roles.get(name);
+    const roles = this.roles().store;
+    const role = roles.get(name);
     const selectors = selectorsOf(role);
     if (!role || !selectors) return undefined;
     const out: unknown[] = [];
-    const names = [...this.roles.keys()].filter((n) => n !== name).sort();
+    const names = roles.listKeys().filter((n) => n !== name).sort();
     for (const n of names) {
-      const other = this.roles.get(n)!;
+      const other = roles.get(n)!;
       const labels = other.metadata.labels ?? {};
       if (!selectors.some((sel) => sel !== null && matches(sel, (k) => labels[k]))) continue;
       for (const rule of Array.isArray(other.rules) ? other.rules : []) {
@@ -76,14 +67,18 @@ export class ClusterRoleAggregationController {
     return out;
   }
 
-  private enqueueAggregators(): void {
-    for (const [name, role] of this.roles) if (selectorsOf(role)) this.queue.add(name);
+  private roles(): Informer<KObject> {
+    return this.informers.informer(this.type());
+  }
+
+  private enqueueAggregators(queue: WorkQueue): void {
+    for (const role of this.roles().store.list()) if (selectorsOf(role)) queue.add(role.metadata.name!);
   }
 
   private async sync(name: string): Promise<void> {
     const want = this.aggregatedRules(name);
     if (!want) return;
-    const current = this.roles.get(name)!;
+    const current = this.roles().get(name)!;
     if (isDeepStrictEqual(current.rules ?? [], want)) return;
     try {
       await this.store.update(

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -6,13 +7,13 @@ import { BOOTSTRAPPERS_GROUP } from '../authn/bootstrap-token';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
 import type { WatchCache } from '../store/watch-cache';
 import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from '../registry/types/csr-fields';
-import { feedQueue, kubeletClientProblem, parseRequest, type ParsedRequest } from './csr-signer';
+import { kubeletClientProblem, parseRequest, type ParsedRequest } from './csr-signer';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 // Approval is written through the approval sub-resource, as upstream's approver calls UpdateApproval.
 const ctx = { ...controllerContext('csrapproving'), subresource: 'approval' };
@@ -20,6 +21,8 @@ const ctx = { ...controllerContext('csrapproving'), subresource: 'approval' };
 export interface CsrApproverOptions {
   now: () => Date;
   log: Logger;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /**
@@ -35,32 +38,51 @@ export interface CsrApproverOptions {
  * Anything else is left for a human or another approver. Decided CSRs are never touched.
  */
 export class CsrApprover {
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: CsrApproverOptions,
-  ) {}
-
-  /** Approves until the signal aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    const feed = feedQueue(this.store, this.cache, this.csrType(), '', this.queue, signal, this.opts.log);
-    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.opts.log.warn({ err, csr: name }, 'approval failed; retrying'));
-    await feed;
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
   }
 
-  /** Handles one CSR by name: approves it when a rule matches, else leaves it alone. */
+  /** Approves until the signal aborts: every CSR added or changed is looked at, as the informer has it. */
+  async run(signal: AbortSignal): Promise<void> {
+    const informer = this.informers.informer(this.csrType());
+    const queue = new WorkQueue();
+    const enqueue = (csr: KObject) => queue.add(csr.metadata.name!);
+    informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, informer))) return;
+    await runWorkers(
+      queue,
+      async (name) => {
+        const csr = informer.get(name);
+        if (csr) await this.handle(csr);
+      },
+      signal,
+      { onError: (name, err) => this.opts.log.warn({ err, csr: name }, 'approval failed; retrying') },
+    );
+  }
+
+  /** Handles one CSR by name, as the store has it now: approves it when a rule matches, else leaves it alone. */
   async sync(name: string): Promise<void> {
-    const t = this.csrType();
     let csr: KObject;
     try {
-      csr = await this.store.get(t, '', name);
+      csr = await this.store.get(this.csrType(), '', name);
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return;
       throw err;
     }
+    await this.handle(csr);
+  }
+
+  private async handle(csr: KObject): Promise<void> {
+    const t = this.csrType();
+    const name = csr.metadata.name!;
     if (!undecided(csr)) return;
     const spec = csrSpec(csr);
     if (spec.signerName !== SIGNERS.apiserverClientKubelet) return;

@@ -1,6 +1,6 @@
 import type { webcrypto } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -10,16 +10,14 @@ import { x509 } from '../../common/x509';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
-import { collectionPrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { csrCertificate, csrSpec, hasTrueCondition, type CsrCondition } from '../registry/types/csr-fields';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 const ctx = { ...controllerContext('certificate-controller'), subresource: 'status' };
-const everything = { labelSelector: [], fieldSelector: [] };
 /** Upstream --cluster-signing-duration default: 8760h. */
 const ONE_YEAR_MS = 365 * 24 * 3600_000;
 const SAN_OID = '2.5.29.17';
@@ -104,36 +102,6 @@ export function clientUsagesProblem(usages: readonly string[] | undefined): stri
   return clientAuth ? undefined : 'missing required usage for client certificate: client auth';
 }
 
-/**
- * Queues every object name of a type (cluster-wide or in one namespace) once, then each name that
- * changes, until the signal aborts; a broken watch relists. The controllers' list-then-watch loop.
- */
-export async function feedQueue(
-  store: ObjectStore,
-  cache: WatchCache,
-  t: ResourceType,
-  namespace: string,
-  queue: WorkQueue,
-  signal: AbortSignal,
-  log: Logger,
-): Promise<void> {
-  await cache.whenReady();
-  while (!signal.aborted) {
-    try {
-      const from = cache.currentRevision();
-      const list = await store.list(t, namespace, everything);
-      for (const o of list.items) queue.add(o.metadata.name!);
-      for await (const ev of cache.watch(collectionPrefix(t, namespace), from, signal)) {
-        if (ev.type !== 'DELETED') queue.add(ev.object.metadata.name!);
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      log.warn({ err, resource: t.resource }, 'watch ended; relisting');
-      await sleep(1000, undefined, { signal }).catch(() => undefined);
-    }
-  }
-}
-
 export interface CsrSignerOptions {
   /** The cluster CA that signs client certificates (pki.ca). */
   ca: KeyPairPem;
@@ -141,6 +109,8 @@ export interface CsrSignerOptions {
   log: Logger;
   /** Longest validity issued (upstream --cluster-signing-duration, default one year). */
   maxValidityMs?: number;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /**
@@ -153,33 +123,51 @@ export interface CsrSignerOptions {
  * condition instead, so the requester stops waiting.
  */
 export class CsrSigner {
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: CsrSignerOptions,
-  ) {}
-
-  /** Signs until the signal aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    const t = this.csrType();
-    const feed = feedQueue(this.store, this.cache, t, '', this.queue, signal, this.opts.log);
-    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.opts.log.warn({ err, csr: name }, 'signing failed; retrying'));
-    await feed;
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
   }
 
-  /** Handles one CSR by name: signs it, fails it, or leaves it alone. */
+  /** Signs until the signal aborts: every CSR added or changed is looked at, as the informer has it. */
+  async run(signal: AbortSignal): Promise<void> {
+    const informer = this.informers.informer(this.csrType());
+    const queue = new WorkQueue();
+    const enqueue = (csr: KObject) => queue.add(csr.metadata.name!);
+    informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, informer))) return;
+    await runWorkers(
+      queue,
+      async (name) => {
+        const csr = informer.get(name);
+        if (csr) await this.handle(csr);
+      },
+      signal,
+      { onError: (name, err) => this.opts.log.warn({ err, csr: name }, 'signing failed; retrying') },
+    );
+  }
+
+  /** Handles one CSR by name, as the store has it now: signs it, fails it, or leaves it alone. */
   async sync(name: string): Promise<void> {
-    const t = this.csrType();
     let csr: KObject;
     try {
-      csr = await this.store.get(t, '', name);
+      csr = await this.store.get(this.csrType(), '', name);
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return;
       throw err;
     }
+    await this.handle(csr);
+  }
+
+  private async handle(csr: KObject): Promise<void> {
+    const t = this.csrType();
+    const name = csr.metadata.name!;
     if (!signable(csr)) return;
     const spec = csrSpec(csr);
     if (spec.signerName !== SIGNERS.apiserverClientKubelet && spec.signerName !== SIGNERS.apiserverClient) return;

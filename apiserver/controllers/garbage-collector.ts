@@ -1,14 +1,40 @@
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject, OwnerReference } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { typePrefix } from '../store/keys';
+import { StoreInformers, typedHandler, waitForCacheSync, type InformerView } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
-import type { CachedEvent, WatchCache } from '../store/watch-cache';
+import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('garbage-collector');
+
+/**
+ * What the collector keeps of every object: its identity and ownership, as upstream's collector
+ * follows metadata-only informers (here trimmed further: no labels, annotations or managedFields).
+ */
+const OWNERSHIP_VIEW: InformerView = {
+  name: 'ownership',
+  transform: (o) => {
+    const m = o.metadata;
+    return {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: {
+        name: m.name,
+        namespace: m.namespace,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+        ...(m.ownerReferences ? { ownerReferences: m.ownerReferences } : {}),
+        ...(m.finalizers ? { finalizers: m.finalizers } : {}),
+        ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      },
+    } as KObject;
+  },
+};
 
 interface Ref {
   type: ResourceType;
@@ -21,60 +47,54 @@ interface Ref {
  * all gone are deleted (Background); an owner deleted with Orphan has its dependents' references
  * removed, then its "orphan" finalizer; one deleted with Foreground waits for its dependents to
  * be deleted, then loses its "foregroundDeletion" finalizer. An in-memory index from owner uid to
- * dependents is built at start and kept current from the watch cache.
+ * dependents is kept current from one informer per type (ownership only).
  */
 export class GarbageCollector {
   private readonly dependents = new Map<string, Map<string, Ref>>();
   /** uid of every live object we know, to tell whether an owner still exists. */
   private readonly live = new Map<string, Ref>();
-  private readonly queue = new WorkQueue();
+  private queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly registry: ResourceRegistry,
     private readonly log: Logger,
-  ) {}
+    /** The process's shared informers; default a factory of its own over store and cache. */
+    informers?: StoreInformers,
+  ) {
+    this.informers = informers ?? new StoreInformers(store, cache, { log });
+  }
 
   async run(signal: AbortSignal): Promise<void> {
-    await this.cache.whenReady();
-    const from = this.cache.currentRevision();
-    const work: Ref[] = [];
-    for (const t of this.registry.all()) {
-      for (const obj of (await this.store.list(t, '', { labelSelector: [], fieldSelector: [] })).items) {
-        this.observe(t, obj);
-        if (needsWork(obj)) work.push({ type: t, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! });
-      }
-    }
-    // Enqueue only once every owner is indexed, so no dependent is judged an orphan too early.
-    for (const ref of work) this.enqueue(ref);
-    void this.follow(from, signal);
-    await this.queue.run(signal, (k) => this.sync(k), (k, err) => this.log.warn({ err, object: k }, 'garbage collection failed; retrying'));
+    this.queue = new WorkQueue();
+    const handler = { upsert: (t: ResourceType, obj: KObject, old?: KObject) => this.onUpsert(t, obj, old), remove: (_t: ResourceType, obj: KObject) => this.onRemove(obj) };
+    // One informer per stored resource: the versions of a resource share their keys.
+    const resources = new Map(this.registry.all().map((t) => [typePrefix(t), t]));
+    const informers = [...resources.values()].map((t) => {
+      const inf = this.informers.informer(t, { view: OWNERSHIP_VIEW });
+      inf.addEventHandler(typedHandler(t, handler), { signal });
+      return inf;
+    });
+    this.informers.start(signal);
+    // Work starts only once every owner is indexed, so no dependent is judged an orphan too early.
+    if (!(await waitForCacheSync(signal, ...informers))) return;
+    await runWorkers(this.queue, (k) => this.sync(k), signal, { onError: (k, err) => this.log.warn({ err, object: k }, 'garbage collection failed; retrying') });
   }
 
-  private async follow(from: number, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const ev of this.cache.watch('/', from, signal)) this.onEvent(ev);
-    } catch (err) {
-      if (!signal.aborted) this.log.error({ err }, 'garbage collector watch ended');
-    }
+  private onRemove(obj: KObject): void {
+    const uid = obj.metadata.uid!;
+    this.live.delete(uid);
+    this.unindex(obj);
+    // Its dependents may now be orphans.
+    for (const ref of this.dependents.get(uid)?.values() ?? []) this.enqueue(ref);
   }
 
-  private onEvent(ev: CachedEvent): void {
-    const [, group, resource] = ev.key.split('/');
-    const t = this.registry.all().find((x) => (x.group || 'core') === group && x.resource === resource);
-    if (!t) return;
-    const uid = ev.object.metadata.uid!;
-    if (ev.type === 'DELETED') {
-      this.live.delete(uid);
-      this.unindex(ev.object);
-      // Its dependents may now be orphans.
-      for (const ref of this.dependents.get(uid)?.values() ?? []) this.enqueue(ref);
-      return;
-    }
-    if (ev.prevObject) this.unindex(ev.prevObject);
-    this.observe(t, ev.object);
-    if (needsWork(ev.object)) this.enqueue({ type: t, namespace: ev.object.metadata.namespace ?? '', name: ev.object.metadata.name! });
+  private onUpsert(t: ResourceType, obj: KObject, old?: KObject): void {
+    if (old) this.unindex(old);
+    this.observe(t, obj);
+    if (needsWork(obj)) this.enqueue({ type: t, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! });
   }
 
   private observe(t: ResourceType, obj: KObject): void {

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
-import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('namespace-controller');
 const everything = { labelSelector: [], fieldSelector: [] };
@@ -18,33 +18,38 @@ const everything = { labelSelector: [], fieldSelector: [] };
  * remove the namespace itself. Like upstream's namespace controller it re-checks until empty.
  */
 export class NamespaceController {
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly registry: ResourceRegistry,
     private readonly log: Logger,
-  ) {}
-
-  async run(signal: AbortSignal): Promise<void> {
-    const nsType = this.nsType();
-    await this.cache.whenReady();
-    const from = this.cache.currentRevision();
-    const list = await this.store.list(nsType, '', everything);
-    for (const ns of list.items) if (ns.metadata.deletionTimestamp) this.queue.add(ns.metadata.name!);
-    void this.follow(nsType, from, signal);
-    await this.queue.run(signal, (name) => this.sync(name), (name, err) => this.log.warn({ err, namespace: name }, 'namespace cleanup failed; retrying'));
+    /** The process's shared informers; default a factory of its own over store and cache. */
+    informers?: StoreInformers,
+  ) {
+    this.informers = informers ?? new StoreInformers(store, cache, { log });
   }
 
-  private async follow(nsType: ResourceType, from: number, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const ev of this.cache.watch(typePrefix(nsType), from, signal)) {
-        if (ev.type !== 'DELETED' && ev.object.metadata.deletionTimestamp) this.queue.add(ev.object.metadata.name!);
-      }
-    } catch (err) {
-      if (!signal.aborted) this.log.error({ err }, 'namespace watch ended');
-    }
+  async run(signal: AbortSignal): Promise<void> {
+    const informer = this.informers.informer(this.nsType());
+    const queue = new WorkQueue();
+    const enqueue = (ns: KObject) => {
+      if (ns.metadata.deletionTimestamp) queue.add(ns.metadata.name!);
+    };
+    informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, informer))) return;
+    await runWorkers(
+      queue,
+      async (name) => {
+        // The namespace as the informer has it: gone or not terminating means nothing to do.
+        const ns = informer.get(name);
+        if (ns?.metadata.deletionTimestamp) await this.cleanUp(queue, ns);
+      },
+      signal,
+      { onError: (name, err) => this.log.warn({ err, namespace: name }, 'namespace cleanup failed; retrying') },
+    );
   }
 
   private nsType(): ResourceType {
@@ -53,16 +58,10 @@ export class NamespaceController {
     return t;
   }
 
-  private async sync(name: string): Promise<void> {
+  /** Deletes what the terminating namespace holds; once it is empty (and unfinalized), the namespace itself. */
+  private async cleanUp(queue: WorkQueue, ns: KObject): Promise<void> {
     const nsType = this.nsType();
-    let ns: KObject;
-    try {
-      ns = await this.store.get(nsType, '', name);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
-      throw err;
-    }
-    if (!ns.metadata.deletionTimestamp) return;
+    const name = ns.metadata.name!;
     let remaining = 0;
     for (const t of this.registry.all()) {
       if (!t.namespaced) continue;
@@ -79,12 +78,12 @@ export class NamespaceController {
       }
     }
     if (remaining > 0) {
-      this.queue.addAfter(name, 1000);
+      queue.addAfter(name, 1000);
       return;
     }
     // Empty: drop the namespace's own finalizer and the object, unless a metadata finalizer still holds it.
     if ((ns.metadata.finalizers ?? []).length > 0) {
-      this.queue.addAfter(name, 1000);
+      queue.addAfter(name, 1000);
       return;
     }
     await this.store.remove(nsType, '', name, ns.metadata.resourceVersion);

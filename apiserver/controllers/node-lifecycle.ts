@@ -1,18 +1,18 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { NODE_LEASE_NAMESPACE, TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE } from '../api/well-known';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
-import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 /** The conditions upstream's node lifecycle controller sets to Unknown when a node goes silent. */
 const MONITORED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
@@ -47,6 +47,8 @@ export interface NodeLifecycleOptions {
   log: Logger;
   /** Waits between passes; resolves early or rejects when the signal aborts. Default timers/promises setTimeout. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 export interface Taint {
@@ -88,31 +90,40 @@ interface Health {
  *   only arises after a grace period of silence) and NoSchedule (upstream TaintNodesByCondition,
  *   which also maps pressure conditions and spec.unschedulable); Ready True removes them.
  *
- * Every node is checked each monitor period; Node events re-check that node's taints at once so
- * recovery is prompt. Lease events need no reaction: a renewal never changes what is stored.
+ * Every node is checked each monitor period, from the informers' caches of nodes and Leases (as
+ * upstream reads its listers); Node events re-check that node's taints at once so recovery is
+ * prompt. Lease events need no reaction: a renewal never changes what is stored.
  */
 export class NodeLifecycleController {
   private readonly health = new Map<string, Health>();
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: NodeLifecycleOptions,
-  ) {}
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
+  }
 
   /** Monitors until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const nodeType = this.type('', 'v1', 'nodes');
-    await this.cache.whenReady();
     const period = this.opts.monitorPeriodMs ?? Math.max(100, Math.min(5000, Math.floor(this.opts.gracePeriodMs / 5)));
     const sleep = this.opts.sleep ?? ((ms: number, s: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
-    const follow = this.follow(nodeType, signal, sleep);
-    const work = this.queue.run(signal, (name) => this.syncTaints(name), (name, err) => this.opts.log.warn({ err, node: name }, 'node taint update failed; retrying'));
+    const nodes = this.informers.informer(this.type('', 'v1', 'nodes'));
+    const leases = this.informers.informer(this.type('coordination.svc.io', 'v1', 'leases'), { namespace: NODE_LEASE_NAMESPACE });
+    const queue = new WorkQueue();
+    const onNode = (node: KObject) => {
+      if (!sameManagedTaints(node, this.opts.now().getTime())) queue.add(node.metadata.name!);
+    };
+    nodes.addEventHandler({ onAdd: onNode, onUpdate: (_old, node) => onNode(node), onDelete: (node) => this.health.delete(node.metadata.name!) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, nodes, leases))) return;
+    const work = runWorkers(queue, (name) => this.syncTaints(name), signal, { onError: (name, err) => this.opts.log.warn({ err, node: name }, 'node taint update failed; retrying') });
     while (!signal.aborted) {
       try {
-        await this.monitor();
+        await this.monitorNodes(nodes.store.list(), leases.store.list());
       } catch (err) {
         this.opts.log.error({ err }, 'node monitor pass failed');
       }
@@ -122,16 +133,20 @@ export class NodeLifecycleController {
         break; // aborted
       }
     }
-    await Promise.allSettled([follow, work]);
+    await work;
   }
 
-  /** One pass over every node: updates health, marks silent nodes Unknown, reconciles taints. */
+  /** One pass over every node as the store has it now: updates health, marks silent nodes Unknown, reconciles taints. */
   async monitor(): Promise<void> {
+    const nodes = (await this.store.list(this.type('', 'v1', 'nodes'), '', everything)).items;
+    const leases = (await this.store.list(this.type('coordination.svc.io', 'v1', 'leases'), NODE_LEASE_NAMESPACE, everything)).items;
+    await this.monitorNodes(nodes, leases);
+  }
+
+  private async monitorNodes(nodes: readonly KObject[], leases: readonly KObject[]): Promise<void> {
     const nodeType = this.type('', 'v1', 'nodes');
-    const leaseType = this.type('coordination.svc.io', 'v1', 'leases');
-    const nodes = (await this.store.list(nodeType, '', everything)).items;
     const renewals = new Map<string, number>();
-    for (const l of (await this.store.list(leaseType, NODE_LEASE_NAMESPACE, everything)).items) {
+    for (const l of leases) {
       const renew = parseTime((l.spec as { renewTime?: unknown } | undefined)?.renewTime);
       if (renew !== undefined) renewals.set(l.metadata.name!, renew);
     }
@@ -210,25 +225,6 @@ export class NodeLifecycleController {
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return;
       throw err;
-    }
-  }
-
-  private async follow(nodeType: ResourceType, signal: AbortSignal, sleep: (ms: number, s: AbortSignal) => Promise<unknown>): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        for await (const ev of this.cache.watch(typePrefix(nodeType), this.cache.currentRevision(), signal)) {
-          if (ev.type === 'DELETED') {
-            this.health.delete(ev.object.metadata.name!);
-            continue;
-          }
-          if (!sameManagedTaints(ev.object, this.opts.now().getTime())) this.queue.add(ev.object.metadata.name!);
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        // A broken watch only delays taint changes to the next monitor pass; resume from now.
-        this.opts.log.warn({ err }, 'node watch ended; restarting');
-        await sleep(1000, signal).catch(() => undefined);
-      }
     }
   }
 

@@ -1,18 +1,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from '../admission/service-account';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, waitForCacheSync, type InformerView } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
-import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('root-ca-cert-publisher');
-const everything = { labelSelector: [], fieldSelector: [] };
+/** Only the root CA ConfigMaps are followed (upstream filters the same way in its handlers, after caching every ConfigMap). */
+const ROOT_CA_VIEW: InformerView = { name: ROOT_CA_CONFIGMAP, match: (o) => o.metadata.name === ROOT_CA_CONFIGMAP };
 
 /** Says what the ConfigMap is for (upstream sets the same text under kubernetes.io/description). */
 export const DESCRIPTION_ANNOTATION = 'svc.io/description';
@@ -23,6 +24,8 @@ export interface RootCaPublisherOptions {
   /** The PEM bundle pods use to verify the API server (the cluster CA). */
   caPem: string;
   log: Logger;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /**
@@ -33,35 +36,42 @@ export interface RootCaPublisherOptions {
  * annotations) are left as users set them.
  */
 export class RootCaPublisher {
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly registry: ResourceRegistry,
     private readonly opts: RootCaPublisherOptions,
-  ) {}
-
-  /** Keeps the ConfigMaps until the signal aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    await this.cache.whenReady();
-    const from = this.cache.currentRevision();
-    for (const ns of (await this.store.list(this.type('namespaces'), '', everything)).items) this.queue.add(ns.metadata.name!);
-    void this.follow(from, signal);
-    await this.queue.run(signal, (ns) => this.sync(ns), (ns, err) => this.opts.log.warn({ err, namespace: ns }, 'publishing the root CA ConfigMap failed; retrying'));
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
   }
 
-  private async follow(from: number, signal: AbortSignal): Promise<void> {
-    try {
-      const nsPrefix = typePrefix(this.type('namespaces'));
-      const cmPrefix = typePrefix(this.type('configmaps'));
-      for await (const ev of this.cache.watch('/core/', from, signal)) {
-        if (ev.key.startsWith(nsPrefix) && ev.type !== 'DELETED') this.queue.add(ev.object.metadata.name!);
-        else if (ev.key.startsWith(cmPrefix) && ev.object.metadata.name === ROOT_CA_CONFIGMAP) this.queue.add(ev.object.metadata.namespace!);
-      }
-    } catch (err) {
-      if (!signal.aborted) this.opts.log.error({ err }, 'root CA publisher watch ended');
-    }
+  /** Keeps the ConfigMaps until the signal aborts: on every namespace added or changed, and every change to a root CA ConfigMap. */
+  async run(signal: AbortSignal): Promise<void> {
+    const namespaces = this.informers.informer(this.type('namespaces'));
+    const configMaps = this.informers.informer(this.type('configmaps'), { view: ROOT_CA_VIEW });
+    const queue = new WorkQueue();
+    namespaces.addEventHandler({ onAdd: (ns) => queue.add(ns.metadata.name!), onUpdate: (_old, ns) => queue.add(ns.metadata.name!) }, { signal });
+    const byConfigMap = (cm: KObject) => queue.add(cm.metadata.namespace!);
+    configMaps.addEventHandler({ onAdd: byConfigMap, onUpdate: (_old, cm) => byConfigMap(cm), onDelete: byConfigMap }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, namespaces, configMaps))) return;
+    await runWorkers(
+      queue,
+      async (name) => {
+        // From the caches: nothing for a namespace gone or terminating, nor when its ConfigMap is right.
+        const ns = namespaces.get(name);
+        if (!ns || ns.metadata.deletionTimestamp || this.upToDate(configMaps.get(`${name}/${ROOT_CA_CONFIGMAP}`))) return;
+        await this.sync(name);
+      },
+      signal,
+      { onError: (ns, err) => this.opts.log.warn({ err, namespace: ns }, 'publishing the root CA ConfigMap failed; retrying') },
+    );
+  }
+
+  private upToDate(cm: KObject | undefined): boolean {
+    return !!cm && isDeepStrictEqual(cm.data ?? {}, { [ROOT_CA_KEY]: this.opts.caPem }) && cm.binaryData === undefined && !!cm.metadata.annotations?.[DESCRIPTION_ANNOTATION];
   }
 
   private type(resource: string): ResourceType {
@@ -84,7 +94,7 @@ export class RootCaPublisher {
           if (!current) {
             return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data };
           }
-          if (isDeepStrictEqual(current.data ?? {}, data) && current.binaryData === undefined && current.metadata.annotations?.[DESCRIPTION_ANNOTATION]) return current;
+          if (this.upToDate(current)) return current;
           const next: KObject = { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data };
           delete next.binaryData;
           return next;

@@ -1,50 +1,55 @@
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
+import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
-import { typePrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 const ctx = controllerContext('service-account-controller');
-const everything = { labelSelector: [], fieldSelector: [] };
 
 /**
  * Upstream's service account controller: every active namespace has a ServiceAccount named
  * `default`, created when the namespace appears and again if it is deleted.
  */
 export class ServiceAccountsController {
-  private readonly queue = new WorkQueue();
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly registry: ResourceRegistry,
     private readonly log: Logger,
-  ) {}
-
-  /** Ensures `default` accounts until the signal aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    await this.cache.whenReady();
-    const from = this.cache.currentRevision();
-    for (const ns of (await this.store.list(this.type('namespaces'), '', everything)).items) this.queue.add(ns.metadata.name!);
-    void this.follow(from, signal);
-    await this.queue.run(signal, (ns) => this.sync(ns), (ns, err) => this.log.warn({ err, namespace: ns }, 'creating the default service account failed; retrying'));
+    /** The process's shared informers; default a factory of its own over store and cache. */
+    informers?: StoreInformers,
+  ) {
+    this.informers = informers ?? new StoreInformers(store, cache, { log });
   }
 
-  private async follow(from: number, signal: AbortSignal): Promise<void> {
-    try {
-      const nsPrefix = typePrefix(this.type('namespaces'));
-      const saPrefix = typePrefix(this.type('serviceaccounts'));
-      for await (const ev of this.cache.watch('/core/', from, signal)) {
-        if (ev.key.startsWith(nsPrefix) && ev.type !== 'DELETED') this.queue.add(ev.object.metadata.name!);
-        if (ev.key.startsWith(saPrefix) && ev.type === 'DELETED' && ev.object.metadata.name === 'default') this.queue.add(ev.object.metadata.namespace!);
-      }
-    } catch (err) {
-      if (!signal.aborted) this.log.error({ err }, 'service account watch ended');
-    }
+  /** Ensures `default` accounts until the signal aborts: for every namespace added or changed, and when a `default` account is deleted. */
+  async run(signal: AbortSignal): Promise<void> {
+    const namespaces = this.informers.informer(this.type('namespaces'));
+    const accounts = this.informers.informer(this.type('serviceaccounts'));
+    const queue = new WorkQueue();
+    const enqueue = (ns: KObject) => queue.add(ns.metadata.name!);
+    namespaces.addEventHandler({ onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) }, { signal });
+    accounts.addEventHandler({ onDelete: (sa) => sa.metadata.name === 'default' && queue.add(sa.metadata.namespace!) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, namespaces, accounts))) return;
+    await runWorkers(
+      queue,
+      async (name) => {
+        // As upstream: nothing for a namespace gone or terminating, nor where the cache has `default` already.
+        const ns = namespaces.get(name);
+        if (!ns || ns.metadata.deletionTimestamp || accounts.get(`${name}/default`)) return;
+        await this.sync(name);
+      },
+      signal,
+      { onError: (ns, err) => this.log.warn({ err, namespace: ns }, 'creating the default service account failed; retrying') },
+    );
   }
 
   private type(resource: string): ResourceType {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
-import { Informer, type InformerHandler } from '../authz/informer';
 import { strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -9,16 +9,18 @@ import { setPodCondition } from '../registry/types/pod-conditions';
 import { podKey } from '../scheduler/scheduler-cache';
 import { nodeTaints, podTolerations, tolerates, type Taint, type Toleration } from '../scheduler/taints';
 import { realTimers, type Timers } from '../scheduler/timers';
+import { StoreInformers, typedHandler } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
-import { WorkQueue } from './work-queue';
 
 export interface TaintEvictionOptions {
   now: () => Date;
   log: Logger;
   /** Eviction timers (tolerationSeconds); default real ones. */
   timers?: Timers;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 const ctx = controllerContext('taint-eviction-controller');
@@ -76,41 +78,34 @@ export class TaintEvictionController {
   private readonly pods = new Map<string, KObject>();
   private readonly byNode = new Map<string, Set<string>>();
   private readonly scheduled = new Map<string, Scheduled>();
-  private readonly work = new WorkQueue();
+  private work = new WorkQueue();
   private readonly timers: Timers;
+  private readonly informers: StoreInformers;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: TaintEvictionOptions,
   ) {
     this.timers = opts.timers ?? realTimers;
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
   }
 
   /** Watches nodes and pods and evicts until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const handler: InformerHandler = {
-      reset: (t) => this.reset(t),
-      upsert: (t, obj) => (t.resource === 'nodes' ? this.upsertNode(obj) : this.upsertPod(obj)),
-      remove: (t, obj) => (t.resource === 'nodes' ? this.removeNode(obj) : this.removePod(obj)),
+    this.work = new WorkQueue();
+    const handler = {
+      upsert: (t: ResourceType, obj: KObject) => (t.resource === 'nodes' ? this.upsertNode(obj) : this.upsertPod(obj)),
+      remove: (t: ResourceType, obj: KObject) => (t.resource === 'nodes' ? this.removeNode(obj) : this.removePod(obj)),
     };
-    const informer = new Informer(this.store, this.cache, [this.type('nodes'), this.type('pods')], handler, this.opts.log);
-    const following = informer.run(signal);
+    for (const t of [this.type('nodes'), this.type('pods')]) this.informers.informer(t).addEventHandler(typedHandler(t, handler), { signal });
+    this.informers.start(signal);
     try {
-      await this.work.run(signal, (key) => this.evictIfDue(key), (key, err) => this.opts.log.warn({ err, pod: key }, 'taint eviction failed; retrying'));
+      await runWorkers(this.work, (key) => this.evictIfDue(key), signal, { onError: (key, err) => this.opts.log.warn({ err, pod: key }, 'taint eviction failed; retrying') });
     } finally {
       for (const s of this.scheduled.values()) s.cancel();
       this.scheduled.clear();
-      await following;
-    }
-  }
-
-  private reset(t: ResourceType): void {
-    if (t.resource === 'nodes') this.taints.clear();
-    else {
-      this.pods.clear();
-      this.byNode.clear();
     }
   }
 

@@ -1,12 +1,13 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE, hasExpired, secretData } from '../authn/bootstrap-token';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
-import { collectionPrefix } from '../store/keys';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
 
@@ -20,6 +21,8 @@ export interface TokenCleanerOptions {
   intervalMs?: number;
   /** Waits between passes; rejects or resolves early when the signal aborts. Default timers/promises setTimeout. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /**
@@ -29,32 +32,49 @@ export interface TokenCleanerOptions {
  * as a precondition so a Secret recreated under the same name is never removed by mistake.
  */
 export class TokenCleaner {
+  private readonly informers: StoreInformers;
+
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: TokenCleanerOptions,
-  ) {}
+  ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
+  }
 
-  /** Cleans periodically and on Secret events until the signal aborts. */
+  /**
+   * Cleans on Secret events and periodically until the signal aborts: each added or changed Secret
+   * of svc-system is queued, and every one again each interval (expiry needs no event), then
+   * judged as the informer has it.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const t = this.secretType();
-    await this.cache.whenReady();
     const sleep = this.opts.sleep ?? ((ms: number, s: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
-    const follow = this.follow(t, signal, sleep);
+    const secrets = this.informers.informer(t, { namespace: BOOTSTRAP_TOKEN_NAMESPACE });
+    const queue = new WorkQueue();
+    const enqueue = (s: KObject) => queue.add(s.metadata.name!);
+    secrets.addEventHandler({ onAdd: enqueue, onUpdate: (_old, s) => enqueue(s) }, { signal });
+    this.informers.start(signal);
+    if (!(await waitForCacheSync(signal, secrets))) return;
+    const work = runWorkers(
+      queue,
+      async (name) => {
+        const s = secrets.get(`${BOOTSTRAP_TOKEN_NAMESPACE}/${name}`);
+        if (s) await this.evaluate(t, s);
+      },
+      signal,
+      { onError: (name, err) => this.opts.log.warn({ err, secret: `${BOOTSTRAP_TOKEN_NAMESPACE}/${name}` }, 'deleting an expired bootstrap token failed; retrying') },
+    );
     while (!signal.aborted) {
-      try {
-        await this.clean();
-      } catch (err) {
-        this.opts.log.error({ err }, 'token cleaner pass failed');
-      }
+      for (const s of secrets.store.list()) enqueue(s);
       try {
         await sleep(this.opts.intervalMs ?? 60_000, signal);
       } catch {
         break;
       }
     }
-    await follow;
+    await work;
   }
 
   /** One pass: deletes every expired bootstrap token Secret; returns the names deleted. */
@@ -79,20 +99,6 @@ export class TokenCleaner {
     }
     this.opts.log.info({ secret: `${BOOTSTRAP_TOKEN_NAMESPACE}/${name}` }, 'deleted expired bootstrap token');
     return true;
-  }
-
-  private async follow(t: ResourceType, signal: AbortSignal, sleep: (ms: number, s: AbortSignal) => Promise<unknown>): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        for await (const ev of this.cache.watch(collectionPrefix(t, BOOTSTRAP_TOKEN_NAMESPACE), this.cache.currentRevision(), signal)) {
-          if (ev.type !== 'DELETED') await this.evaluate(t, ev.object);
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        this.opts.log.warn({ err }, 'secret watch ended; restarting');
-        await sleep(1000, signal).catch(() => undefined);
-      }
-    }
   }
 
   private secretType(): ResourceType {

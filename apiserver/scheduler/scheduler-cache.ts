@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KObject } from '../api/types';
-import type { InformerHandler } from '../authz/informer';
 import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceType } from '../registry/resource-type';
+import type { TypedHandler } from '../store/list-watch';
 import type { NodeInfo } from './node-info';
 import { nodeAllocatable, podRequests, type Resources } from './resources';
 import { nodeTaints, type Taint } from './taints';
@@ -42,28 +42,17 @@ export function podKey(pod: KObject): string {
 
 /**
  * The scheduler's in-memory view of nodes and pods (upstream's scheduler cache), fed by an
- * Informer: per node, the sum of the requests of the non-terminal pods bound to it, kept
+ * informer per type: per node, the sum of the requests of the non-terminal pods bound to it, kept
  * incrementally. A pod the scheduler just bound is recorded at once (assume) so the next decision
  * counts it before the watch event arrives; older versions of a pod never replace newer ones.
  */
-export class SchedulerCache implements InformerHandler {
+export class SchedulerCache implements TypedHandler {
   private readonly nodes = new Map<string, CachedNode>();
   private sortedNames?: string[];
   private readonly pods = new Map<string, CachedPod>();
   private readonly usage = new Map<string, Usage>();
 
   constructor(private readonly events: CacheEvents) {}
-
-  /** Forgets every object of the type before a relist. */
-  reset(t: ResourceType): void {
-    if (t.resource === 'nodes') {
-      this.nodes.clear();
-      this.sortedNames = undefined;
-    } else if (t.resource === 'pods') {
-      this.pods.clear();
-      this.usage.clear();
-    }
-  }
 
   /** Records a listed, added or changed node or pod. */
   upsert(t: ResourceType, obj: KObject): void {

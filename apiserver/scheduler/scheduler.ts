@@ -2,10 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
-import { Informer } from '../authz/informer';
 import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { StoreInformers, typedHandler, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore, WriteContext } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { assignPod } from '../store/assign-pod';
@@ -30,6 +30,8 @@ export interface SchedulerOptions {
   /** Back-off after the first failed attempt, doubling up to maxBackoffMs (upstream 1 s and 10 s). */
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** The process's shared informers; default a factory of its own over store and cache. */
+  informers?: StoreInformers;
 }
 
 /** What one scheduling attempt did. */
@@ -55,7 +57,7 @@ const schedulerCtx: WriteContext = {
  * Ready, nodeSelector and required node affinity, resource requests against allocatable), the
  * best by least-allocated score with PreferNoSchedule taints lowering it.
  *
- * Nodes and pods come from an Informer into a SchedulerCache. Pods are tried one at a time from a
+ * Nodes and pods come from their informers into a SchedulerCache. Pods are tried one at a time from a
  * queue, so every decision sees the previous binding. A pod that fits nowhere gets
  * PodScheduled=False reason Unschedulable with upstream's "0/N nodes are available: ..." message
  * and is retried with back-off (1 s doubling to 10 s), and at once when a node is added or changes
@@ -71,12 +73,15 @@ export class Scheduler {
   /** The pod being tried right now: its own condition write comes back as an update meanwhile. */
   private current?: string;
 
+  private readonly informers: StoreInformers;
+
   constructor(
     private readonly store: ObjectStore,
-    private readonly cache: WatchCache,
+    cache: WatchCache,
     private readonly types: ResourceRegistry,
     private readonly opts: SchedulerOptions,
   ) {
+    this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
     this.name = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
     this.queue = new SchedulingQueue(opts.timers ?? realTimers);
     this.view = new SchedulerCache({
@@ -89,11 +94,15 @@ export class Scheduler {
 
   /** Schedules until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const informer = new Informer(this.store, this.cache, [this.type('nodes'), this.type('pods')], this.view, this.opts.log);
-    const following = informer.run(signal);
+    // Upstream's scheduler, too, has its own scheduling queue (with back-off) rather than a work queue.
+    const informers = [this.type('nodes'), this.type('pods')].map((t) => {
+      const inf = this.informers.informer(t);
+      inf.addEventHandler(typedHandler(t, this.view), { signal });
+      return inf;
+    });
+    this.informers.start(signal);
     try {
-      const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      await Promise.race([informer.whenSynced(), aborted]);
+      await waitForCacheSync(signal, ...informers);
       for (;;) {
         const key = await this.queue.next(signal);
         if (key === undefined) break;
@@ -101,7 +110,6 @@ export class Scheduler {
       }
     } finally {
       this.queue.close();
-      await following;
     }
   }
 

@@ -17,6 +17,8 @@ export interface CachedEvent {
 interface Subscriber {
   prefix: string;
   push(ev: CachedEvent): void;
+  /** The cache lost events this watcher needed: it ends (with the error, else normally). */
+  end(err?: ApiError): void;
 }
 
 export interface WatchCacheOptions {
@@ -53,6 +55,7 @@ export class WatchCache {
 
   /** Follows the store until the signal aborts; restarts from the current revision if the store watch breaks. */
   async run(signal: AbortSignal): Promise<void> {
+    let compacted = false;
     while (!signal.aborted) {
       try {
         // The store may be unreachable (etcd down at start): keep trying; readyz reports it meanwhile.
@@ -61,13 +64,22 @@ export class WatchCache {
           // Anything between the old position and `start` was missed: older resumes must go to the store.
           this.events.length = 0;
           this.coveredFrom = start;
+          // Watchers following from memory would silently miss those events: end them, as
+          // upstream's cacher terminates its watchers when it re-lists. With the history compacted
+          // away they get 410 (a resume would get it anyway); otherwise they end normally and a
+          // resume replays the gap from the store.
+          const lost = this.latest;
+          for (const s of [...this.subscribers]) s.end(compacted ? tooOld(lost) : undefined);
           this.latest = start;
         }
         this.markReady();
+        compacted = false;
         for await (const ev of this.storage.watch('/', this.latest, signal)) this.append(ev);
       } catch (err) {
         if (signal.aborted) break;
         if (!(err instanceof StorageError)) throw err;
+        // Sticky until the reset it calls for: a failed restart attempt in between must not clear it.
+        if (err.code === 'Compacted') compacted = true;
         await new Promise((r) => setTimeout(r, 500));
       }
     }
@@ -137,10 +149,16 @@ export class WatchCache {
   private async *fromMemory(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
     const queue: CachedEvent[] = [];
     let wake: (() => void) | undefined;
+    let ended: { err?: ApiError } | undefined;
     const sub: Subscriber = {
       prefix,
       push(ev) {
+        if (ended) return; // after the gap: not for this watcher
         queue.push(ev);
+        wake?.();
+      },
+      end(err) {
+        ended = { err };
         wake?.();
       },
     };
@@ -162,6 +180,10 @@ export class WatchCache {
           last = e.revision;
           yield e;
           if (signal.aborted) return;
+        }
+        if (ended) {
+          if (ended.err) throw ended.err;
+          return;
         }
         await new Promise<void>((r) => (wake = r));
         wake = undefined;

@@ -6,6 +6,7 @@ import { makeTokenReviewHandler } from '../handlers/token-review';
 import type { ResourceRequest } from '../handlers/context';
 import type { AdmissionAttributes } from '../admission/admission';
 import type { ResourceRegistry } from '../registry/builtin';
+import type { StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import type { AnonymousPolicy } from '../authn/anonymous';
@@ -79,6 +80,8 @@ export interface AuthenticationDeps {
   metrics: MetricsRegistry;
   log: Logger;
   now: () => Date;
+  /** The process's shared informers (feed the lookup caches); default a factory of their own. */
+  informers?: StoreInformers;
   /** Admits TokenRequests (serviceaccounts/token creates); absent: not admitted. */
   admit?: (attrs: AdmissionAttributes) => Promise<void>;
   /** Override of the HTTPS fetcher for OIDC discovery and keys (tests); default per-issuer CA-aware fetcher. */

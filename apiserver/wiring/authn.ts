@@ -36,6 +36,7 @@ export function buildAuthn(flags: ApiServerFlags, s: StorageLayer, core: StoreLa
     log: log.child({ component: 'authn' }),
     now: () => new Date(),
     admit: (a) => core.admission.admit(a),
+    informers: core.informers,
   });
   if (auth.generatedSigningKeyPath) log.info({ path: auth.generatedSigningKeyPath }, 'generated the service account signing key');
   const chain = core.authz.chain;

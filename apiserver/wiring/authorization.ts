@@ -6,7 +6,6 @@ import { parseAuthorizationConfig } from '../authz/authorization-config';
 import { AuthorizationConfigReloader } from '../authz/authorization-config-reloader';
 import { usesNodeAuthorizer, validateAuthorizationOptions, type AuthorizationOptions } from '../authz/authorization-options';
 import { authorizersFromEntries, authorizersFromModes, readConfigText, type AuthorizerList, type AuthorizerParts } from '../authz/authorizer-list';
-import { Informer } from '../authz/informer';
 import { NodeAuthorizer } from '../authz/node-authorizer';
 import { NodeGraph } from '../authz/node-graph';
 import { RbacAuthorizer, rbacPolicyHandler, RBAC_RESOURCES } from '../authz/rbac-authorizer';
@@ -20,6 +19,7 @@ import { makeReviewHandlers, type VirtualCreate } from '../handlers/review-handl
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import type { HealthCheck } from '../server/health';
+import { StoreInformers, typedHandler } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 
@@ -32,6 +32,8 @@ export interface AuthorizationDeps {
   now?: () => number;
   readFile?: (path: string) => string;
   reloadIntervalMs?: number;
+  /** The process's shared informers; default a factory of its own over store and cache, started by run(). */
+  informers?: StoreInformers;
 }
 
 /** Everything authorization gives the server. */
@@ -77,10 +79,12 @@ export function buildAuthorizers(o: AuthorizationOptions, deps: AuthorizationDep
     if (!t) throw new Error(`${resource}.${group || 'core'}/v1 is not registered`);
     return t;
   };
-  const rbacInformer = new Informer(deps.store, deps.cache, RBAC_RESOURCES.map((r) => type(RBAC_GROUP, r)), rbacPolicyHandler(policy), log);
-  const nodeInformer = new Informer(deps.store, deps.cache, [type('', 'pods'), type('', 'persistentvolumeclaims')], graph, log);
+  const informers = deps.informers ?? new StoreInformers(deps.store, deps.cache, { log });
+  const rbacTypes = RBAC_RESOURCES.map((r) => type(RBAC_GROUP, r));
+  const nodeTypes = [type('', 'pods'), type('', 'persistentvolumeclaims')];
+  const synced = (types: ResourceType[]) => types.every((t) => informers.informer(t).hasSynced());
   const bootstrap = new RbacBootstrap(deps.store, deps.registry, log.child({ controller: 'rbac-bootstrap' }));
-  const aggregation = new ClusterRoleAggregationController(deps.store, deps.cache, deps.registry, log.child({ controller: 'clusterrole-aggregation' }));
+  const aggregation = new ClusterRoleAggregationController(deps.store, deps.cache, deps.registry, log.child({ controller: 'clusterrole-aggregation' }), informers);
   const defaultsIndexed = (): boolean =>
     defaultClusterRoles().every((r) => policy.has('ClusterRole', '', r.name)) && defaultBindings().every((b) => policy.has(b.namespace ? 'RoleBinding' : 'ClusterRoleBinding', b.namespace ?? '', b.name));
   const usesNode = usesNodeAuthorizer(o);
@@ -93,11 +97,18 @@ export function buildAuthorizers(o: AuthorizationOptions, deps: AuthorizationDep
     aggregation,
     checks: [
       { name: 'poststarthook/rbac/bootstrap-roles', check: () => (bootstrap.isDone() && defaultsIndexed() ? undefined : 'default RBAC policy not in place yet') },
-      { name: 'authorization-informers', check: () => (rbacInformer.hasSynced() && (!usesNode || nodeInformer.hasSynced()) ? undefined : 'authorization informers not synced') },
+      { name: 'authorization-informers', check: () => (synced(rbacTypes) && (!usesNode || synced(nodeTypes)) ? undefined : 'authorization informers not synced') },
     ],
     async run(signal) {
-      const tasks = [rbacInformer.run(signal), bootstrap.run(signal)];
-      if (usesNode) tasks.push(nodeInformer.run(signal));
+      // The RBAC state and the node graph follow their types for as long as the server runs.
+      const follow = (types: ResourceType[], h: Parameters<typeof typedHandler>[1]) => {
+        for (const t of types) informers.informer(t).addEventHandler(typedHandler(t, h), { signal });
+      };
+      follow(rbacTypes, rbacPolicyHandler(policy));
+      if (usesNode) follow(nodeTypes, graph);
+      informers.start(signal);
+      // A factory of our own is ours to wait for; a shared one, its owner's.
+      const tasks = [bootstrap.run(signal), ...(deps.informers ? [] : [informers.stopped()])];
       reloader?.run(signal);
       await Promise.all(tasks);
     },

@@ -60,28 +60,28 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
 /** Every control loop, until the leading signal aborts. */
 async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal): Promise<void> {
   const { storage, cache, registry } = s;
-  const { store, authz } = core;
+  const { store, authz, informers } = core;
   const { ca } = tls.pki;
   const now = () => new Date();
   const loops = [
-    new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' })).run(leading),
-    new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' })).run(leading),
+    new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' }), informers).run(leading),
+    new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' }), informers).run(leading),
     new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
-    new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }) }).run(leading),
-    new CsrSigner(store, cache, registry, { ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }) }).run(leading),
-    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }) }).run(leading),
+    new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }), informers }).run(leading),
+    new CsrSigner(store, cache, registry, { ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }), informers }).run(leading),
+    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }), informers }).run(leading),
     authz.aggregation.run(leading),
-    new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' })).run(leading),
+    new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' }), informers).run(leading),
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
-    new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }) }).run(leading),
-    new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }) }).run(leading),
+    new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
+    new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
-    new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }) }).run(leading),
+    new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
   ];
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {
-    loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }) }).run(leading));
-    loops.push(new BootstrapSigner(store, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }) }).run(leading));
+    loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }), informers }).run(leading));
+    loops.push(new BootstrapSigner(store, cache, registry, { now, log: log.child({ controller: 'bootstrapsigner' }), informers }).run(leading));
   }
   await Promise.allSettled(loops);
 }

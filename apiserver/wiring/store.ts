@@ -7,14 +7,17 @@ import { NodeRestriction } from '../admission/node-restriction';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { getOrNull } from '../api/errors';
 import type { ApiServerFlags } from '../config/flags';
+import { StoreInformers } from '../store/list-watch';
 import { ObjectStore } from '../store/object-store';
 import { buildAuthorizers, type Authorization } from './authorization';
 import type { StorageLayer } from './storage';
 
-/** The store phase's result: the object store, the admission chain inside it, and authorization over it. */
+/** The store phase's result: the object store, the admission chain inside it, the shared informers, and authorization over it. */
 export interface StoreLayer {
   store: ObjectStore;
   admission: AdmissionChain;
+  /** One informer per followed type, shared by the authorizers, the authenticators' caches and every control loop. */
+  informers: StoreInformers;
   authz: Authorization;
 }
 
@@ -42,6 +45,7 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger):
     { name: 'RBACEscalation', validate: (a) => authz!.escalation.validate!(a) },
   ]);
   store = new ObjectStore(s.storage, s.cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
+  const informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   authz = buildAuthorizers(
     {
       modes: flags.authorizationMode,
@@ -52,7 +56,7 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger):
       webhookVersion: flags.authorizationWebhookVersion,
       configFile: flags.authorizationConfig,
     },
-    { store, cache: s.cache, registry, log },
+    { store, cache: s.cache, registry, log, informers },
   );
-  return { store, admission, authz };
+  return { store, admission, informers, authz };
 }

@@ -1,25 +1,24 @@
 /**
- * The test clock both daemons' unit tests share: an agent Clock (now, sleep) driven by the test.
- * Time moves only in advance(), which wakes due sleeps in time order (ties in request order) and
- * lets each continuation run before the next; nothing depends on real timers.
+ * The shared fake clock of the unit tests: time moves only in advance(), which fires due timers
+ * and sleeps in time order and lets each continuation run before the next. It is both the
+ * agent's Clock (now, sleep) and the informer's and work queue's Clock (now, after).
  */
-import type { Clock } from '../../agent/platform/clock';
 
-interface Sleeper {
+interface Timer {
   at: number;
   seq: number;
-  resolve: (elapsed: boolean) => void;
+  fn: () => void;
 }
 
-/** Lets every pending promise chain run (microtasks, I/O callbacks already queued and a few macrotask turns). */
+/** Lets every pending promise chain run (microtasks and a few macrotask turns). */
 export async function flush(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
 }
 
-export class FakeClock implements Clock {
+export class FakeClock {
   private t: number;
   private seq = 0;
-  private sleepers: Sleeper[] = [];
+  private timers: Timer[] = [];
   /** Every sleep requested, in order (ms). */
   readonly requested: number[] = [];
 
@@ -31,43 +30,53 @@ export class FakeClock implements Clock {
     return this.t;
   }
 
+  /** Calls fn once advance() reaches now + ms; the returned function cancels it. */
+  after(ms: number, fn: () => void): () => void {
+    const timer: Timer = { at: this.t + Math.max(0, ms), seq: this.seq++, fn };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((x) => x !== timer);
+    };
+  }
+
+  /** Waits ms of fake time; resolves true when it passed, false as soon as the signal aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
     this.requested.push(ms);
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const onAbort = () => {
-        this.sleepers = this.sleepers.filter((x) => x !== s);
+        cancel();
         resolve(false);
       };
-      const s: Sleeper = {
-        at: this.t + Math.max(0, ms),
-        seq: this.seq++,
-        resolve: (elapsed) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(elapsed);
-        },
-      };
-      this.sleepers.push(s);
+      const cancel = this.after(ms, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  /** Number of sleeps waiting. */
+  /** Number of timers and sleeps waiting. */
   get pending(): number {
-    return this.sleepers.length;
+    return this.timers.length;
   }
 
-  /** Moves time forward by ms, waking each due sleeper in time order and letting its continuation run. */
+  /** Delays still to run, from now, in time order. */
+  delays(): number[] {
+    return [...this.timers].sort((a, b) => a.at - b.at || a.seq - b.seq).map((x) => x.at - this.t);
+  }
+
+  /** Moves time forward by ms, firing each due timer in time order and letting its continuation run. */
   async advance(ms: number): Promise<void> {
     const target = this.t + ms;
     await flush();
     for (;;) {
-      this.sleepers.sort((a, b) => a.at - b.at || a.seq - b.seq);
-      const next = this.sleepers[0];
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers[0];
       if (!next || next.at > target) break;
-      this.sleepers.shift();
+      this.timers.shift();
       this.t = Math.max(this.t, next.at);
-      next.resolve(true);
+      next.fn();
       await flush();
     }
     this.t = target;

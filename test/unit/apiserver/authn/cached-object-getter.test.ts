@@ -8,7 +8,7 @@ import { AuthnLookupCaches } from '../../../../apiserver/authn/lookup-caches';
 import { identityOnly, ObjectCache } from '../../../../apiserver/authn/object-cache';
 import type { BoundObjectGetter } from '../../../../apiserver/authn/service-account-token';
 import { StoreObjectGetter } from '../../../../apiserver/authn/store-object-getter';
-import { Informer } from '../../../../apiserver/authz/informer';
+import { StoreInformers, typedHandler } from '../../../../apiserver/store/list-watch';
 import { adminCtx, openFixture, type Fixture } from '../controllers/store-fixture';
 
 /** Counts the live reads the cached getter falls back to. */
@@ -41,17 +41,22 @@ async function cached(t: { teardown(fn: () => Promise<void> | void): void }, f: 
   const cache = new ObjectCache(identityOnly);
   const live = new CountingGetter(new StoreObjectGetter(f.store, f.registry));
   const getter = new CachedObjectGetter(cache, f.registry, live);
-  const informer = new Informer(f.store, f.cache, ['serviceaccounts', 'pods', 'nodes'].map((r) => f.type('', 'v1', r)), cache, f.log);
+  const informers = new StoreInformers(f.store, f.cache, { log: f.log });
+  const followed = ['serviceaccounts', 'pods', 'nodes'].map((r) => f.type('', 'v1', r)).map((t) => {
+    const informer = informers.informer(t);
+    informer.addEventHandler(typedHandler(t, cache));
+    return informer;
+  });
   if (opts.run) {
     const ac = new AbortController();
-    const run = informer.run(ac.signal);
+    informers.start(ac.signal);
     t.teardown(async () => {
       ac.abort();
-      await run;
+      await informers.stopped();
     });
-    await informer.whenSynced();
+    for (const informer of followed) await informer.whenSynced();
   }
-  return { cache, live, getter, informer };
+  return { cache, live, getter };
 }
 
 const sa = (f: Fixture) => f.type('', 'v1', 'serviceaccounts');
@@ -109,7 +114,8 @@ test('a namespace-restricted informer keeps only that namespace; the projection 
   await mk('svc-system', 'unrelated');
   await mk('ns1', 'bootstrap-token-bbbbbb');
   const cache = new ObjectCache((_t, o) => (o.metadata.name?.startsWith('bootstrap-token-') ? o : undefined));
-  const informer = new Informer(f.store, f.cache, [secrets], cache, f.log, 500, 'svc-system');
+  const informer = new StoreInformers(f.store, f.cache, { log: f.log }).informer(secrets, { namespace: 'svc-system' });
+  informer.addEventHandler(typedHandler(secrets, cache));
   const ac = new AbortController();
   const run = informer.run(ac.signal);
   t.teardown(async () => {
