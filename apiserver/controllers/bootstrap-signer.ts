@@ -1,7 +1,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE, hasExpired, secretData } from '../authn/bootstrap-token';
 import { CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE, computeDetachedSignature, JWS_KEY_PREFIX, KUBECONFIG_KEY } from '../authn/cluster-info';
@@ -83,7 +83,7 @@ export class BootstrapSigner {
     try {
       cm = await this.store.get(this.type('configmaps'), CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return false;
+      if (isNotFound(err)) return false;
       throw err;
     }
     return this.signWith(cm, (await this.store.list(this.type('secrets'), BOOTSTRAP_TOKEN_NAMESPACE, everything)).items);
@@ -104,7 +104,7 @@ export class BootstrapSigner {
       await this.store.update(cmType, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, resourceVersion: cm.metadata.resourceVersion }, data: want }), ctx);
     } catch (err) {
       // Changed meanwhile (or deleted): the watch brings another pass.
-      if (err instanceof ApiError && (err.code === 409 || err.code === 404)) return false;
+      if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return false;
       throw err;
     }
     this.opts.log.info({ tokens: Object.keys(want).filter((k) => k.startsWith(JWS_KEY_PREFIX)).length }, 'updated cluster-info signatures');

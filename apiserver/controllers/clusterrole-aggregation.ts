@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Informer } from '../../common/informer/informer';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound } from '../api/errors';
 import { matches, type Requirement } from '../api/selectors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -92,7 +92,7 @@ export class ClusterRoleAggregationController {
         ctx,
       );
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { BOOTSTRAPPERS_GROUP } from '../authn/bootstrap-token';
@@ -74,7 +74,7 @@ export class CsrApprover {
     try {
       csr = await this.store.get(this.csrType(), '', name);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
     await this.handle(csr);

@@ -1,7 +1,7 @@
 import type { webcrypto } from 'node:crypto';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { NODE_USER_PREFIX, NODES_GROUP } from '../api/well-known';
@@ -159,7 +159,7 @@ export class CsrSigner {
     try {
       csr = await this.store.get(this.csrType(), '', name);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
     await this.handle(csr);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound } from '../api/errors';
 import type { KObject, OwnerReference } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -128,7 +128,7 @@ export class GarbageCollector {
     try {
       obj = await this.store.get(t, namespace, name);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
     const fin = obj.metadata.finalizers ?? [];
@@ -158,7 +158,7 @@ export class GarbageCollector {
         delete cur.metadata.resourceVersion;
         return cur;
       }, ctx).catch((err) => {
-        if (!(err instanceof ApiError && err.code === 404)) throw err;
+        if (!isNotFound(err)) throw err;
       });
     }
     await this.removeFinalizer(t, owner, 'orphan');
@@ -181,7 +181,7 @@ export class GarbageCollector {
       delete cur.metadata.resourceVersion;
       return cur;
     }, ctx).catch((err) => {
-      if (!(err instanceof ApiError && err.code === 404)) throw err;
+      if (!isNotFound(err)) throw err;
     });
   }
 
@@ -189,7 +189,7 @@ export class GarbageCollector {
     try {
       await this.store.delete(t, namespace, name, { propagationPolicy: policy }, ctx);
     } catch (err) {
-      if (!(err instanceof ApiError && err.code === 404)) throw err;
+      if (!isNotFound(err)) throw err;
     }
   }
 }

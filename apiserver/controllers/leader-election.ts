@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { ApiError } from '../api/errors';
+import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
@@ -94,7 +94,7 @@ export class LeaderElector {
       try {
         lease = await this.store.get(this.leaseType, this.o.namespace, this.o.name);
       } catch (err) {
-        if (!(err instanceof ApiError && err.code === 404)) throw err;
+        if (!isNotFound(err)) throw err;
         await this.store.create(
           this.leaseType,
           this.o.namespace,
@@ -128,7 +128,7 @@ export class LeaderElector {
       this.observe(JSON.stringify([next.holderIdentity, next.renewTime, next.acquireTime]));
       return true;
     } catch (err) {
-      if (!(err instanceof ApiError && (err.code === 409 || err.code === 404))) this.o.log.warn({ err }, 'leader election: lease update failed');
+      if (!(isConflict(err) || isAlreadyExists(err) || isNotFound(err))) this.o.log.warn({ err }, 'leader election: lease update failed');
       return false;
     }
   }

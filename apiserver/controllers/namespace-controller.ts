@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -73,7 +73,7 @@ export class NamespaceController {
           // Pods go at once: the namespace is going away, there is nobody to wait for.
           await this.store.delete(t, name, obj.metadata.name!, { gracePeriodSeconds: t.resource === 'pods' ? 0 : undefined, propagationPolicy: 'Background' }, ctx);
         } catch (err) {
-          if (!(err instanceof ApiError && err.code === 404)) throw err;
+          if (!isNotFound(err)) throw err;
         }
       }
     }

@@ -2,7 +2,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { NODE_LEASE_NAMESPACE, TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE } from '../api/well-known';
@@ -157,7 +157,7 @@ export class NodeLifecycleController {
       try {
         await this.check(nodeType, node, renewals.get(name));
       } catch (err) {
-        if (err instanceof ApiError && err.code === 404) continue;
+        if (isNotFound(err)) continue;
         this.opts.log.warn({ err, node: name }, 'node health update failed');
       }
     }
@@ -223,7 +223,7 @@ export class NodeLifecycleController {
         ctx,
       );
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { ApiError } from '../api/errors';
+import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import { uncoveredRules } from '../authz/rbac-covers';
 import {
@@ -102,7 +102,7 @@ export class RbacBootstrap {
     try {
       existing = await this.store.get(t, ns, name);
     } catch (err) {
-      if (!(err instanceof ApiError && err.code === 404)) throw err;
+      if (!isNotFound(err)) throw err;
     }
     if (!existing) {
       await this.createIgnoringExists(t, ns, expected);
@@ -124,7 +124,7 @@ export class RbacBootstrap {
     try {
       await this.store.create(t, ns, obj, ctx);
     } catch (err) {
-      if (!(err instanceof ApiError && err.code === 409)) throw err;
+      if (!(isConflict(err) || isAlreadyExists(err))) throw err;
     }
   }
 }

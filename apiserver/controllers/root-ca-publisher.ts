@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from '../admission/service-account';
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -104,7 +104,7 @@ export class RootCaPublisher {
       );
     } catch (err) {
       // Absent namespace; or one that started terminating between the read and the write.
-      if (err instanceof ApiError && (err.code === 404 || err.code === 403 || err.code === 409)) return;
+      if (isNotFound(err) || isConflict(err) || isAlreadyExists(err) || (err instanceof ApiError && err.code === 403)) return;
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { ApiError, isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -65,7 +65,7 @@ export class ServiceAccountsController {
       if (ns.metadata.deletionTimestamp) return;
       await this.store.create(this.type('serviceaccounts'), namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } }, ctx);
     } catch (err) {
-      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return;
+      if (isNotFound(err) || isConflict(err) || isAlreadyExists(err)) return;
       // A namespace that started terminating between the read and the create refuses new content.
       if (err instanceof ApiError && err.code === 403) return;
       throw err;

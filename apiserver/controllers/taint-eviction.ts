@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import { strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
@@ -226,7 +226,7 @@ export class TaintEvictionController {
       await this.store.delete(podType, ns, name, { preconditions: { uid: pod.metadata.uid } }, ctx);
     } catch (err) {
       // Gone, or replaced by a new pod of that name: nothing to evict.
-      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return;
+      if (isNotFound(err) || isConflict(err) || isAlreadyExists(err)) return;
       throw err;
     }
     this.scheduled.get(key)?.cancel();

@@ -1,7 +1,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { ApiError } from '../api/errors';
+import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import { BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE, hasExpired, secretData } from '../authn/bootstrap-token';
 import type { ResourceRegistry } from '../registry/builtin';
@@ -94,7 +94,7 @@ export class TokenCleaner {
     try {
       await this.store.delete(t, BOOTSTRAP_TOKEN_NAMESPACE, name, { preconditions: { uid: s.metadata.uid } }, ctx);
     } catch (err) {
-      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return false;
+      if (isNotFound(err) || isConflict(err) || isAlreadyExists(err)) return false;
       throw err;
     }
     this.opts.log.info({ secret: `${BOOTSTRAP_TOKEN_NAMESPACE}/${name}` }, 'deleted expired bootstrap token');

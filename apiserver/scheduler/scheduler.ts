@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { ApiError } from '../api/errors';
+import { isAlreadyExists, isConflict, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
@@ -131,7 +131,7 @@ export class Scheduler {
         this.view.assume(bound);
       } catch (err) {
         // Bound by someone else, deleted, or replaced since we looked: its next event tells.
-        if (err instanceof ApiError && (err.code === 409 || err.code === 404)) return { outcome: 'skipped' };
+        if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return { outcome: 'skipped' };
         throw err;
       }
       this.opts.log.debug({ pod: key, node, score: choice.score }, 'pod bound');
@@ -210,7 +210,7 @@ export class Scheduler {
         { ...schedulerCtx, subresource: 'status' },
       );
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
   }
