@@ -1,7 +1,7 @@
 import { ApiError } from '../api/errors';
 import { bodyFormat } from '../server/negotiation';
 import { checkObject, parseDocument, readBody } from '../server/decode';
-import { applyPatch, type PatchFormat } from '../patch/apply-patch';
+import { applyPatch, type PatchFormat } from '../patch/patch-by-format';
 import { parseFieldValidation } from '../validation/field-validation';
 import { reply, writeContext, type ResourceRequest } from './context';
 

@@ -1,6 +1,6 @@
 import { ApiError, errors } from '../api/errors';
 import { isObject, type KObject } from '../api/types';
-import { applyPatch, type PatchFormat } from '../patch/apply-patch';
+import { applyPatch, type PatchFormat } from '../patch/patch-by-format';
 import { checkObject, decodeObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { parseFieldValidation } from '../validation/field-validation';

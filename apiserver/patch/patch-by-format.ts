@@ -1,3 +1,4 @@
+/** Applies a PATCH body of one of the three transforming formats (named so that readers looking for server-side apply, Appendix C, do not land here). */
 import { applyJsonPatch } from './json-patch';
 import { applyMergePatch } from './merge-patch';
 import { applyStrategicMergePatch } from './strategic-merge';
