@@ -35,7 +35,7 @@ function ctr(name: string, n: number): Container {
 }
 
 function pod(uid: string, containers: Container[]): Pod {
-  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers } } as Pod;
+  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers } };
 }
 
 function setup() {
@@ -75,7 +75,7 @@ test('a failed admission frees what the pod got, persists and announces it; shut
   const s = setup();
   s.plugins.add(RES, [{ id: 'a' }]);
   const err = await t.throwsAsync(s.alloc.admitPod(pod('p1', [ctr('one', 1), ctr('two', 1)])), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, /Requested: 1, Available: 0/);
+  t.regex(err.message, /Requested: 1, Available: 0/);
   t.false(s.alloc.hasPod('p1'));
   t.deepEqual(s.counts, { persists: 1, changes: 1 });
   s.plugins.closed = true;
@@ -88,7 +88,7 @@ test('a disconnected plugin fails admission naming the resource; isDeviceResourc
   t.true(s.alloc.isDeviceResource(RES));
   t.false(s.alloc.isDeviceResource('example.com/other'));
   const err = await t.throwsAsync(s.alloc.admitPod(pod('p1', [ctr('app', 1)])), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, /the device plugin for example\.com\/foo is not registered \(waited 5s for it\)/);
+  t.regex(err.message, /the device plugin for example\.com\/foo is not registered \(waited 5s for it\)/);
 });
 
 test('after markLost, recoverFromRuntime rebuilds from container labels (once) and release/retain free devices', async (t) => {

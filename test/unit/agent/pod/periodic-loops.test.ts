@@ -86,7 +86,7 @@ test('a failing round is logged and the loop goes on; housekeepOnce runs a round
   s.failNextList();
   await s.clock.advance(10_000);
   t.is(s.log.find('periodic pod task failed').length, 1);
-  t.is(s.log.find('periodic pod task failed')[0]!.obj['error'], 'runtime down');
+  t.is(s.log.find('periodic pod task failed')[0].obj['error'], 'runtime down');
   await s.clock.advance(10_000);
   t.is(s.calls.sandboxLists, 2);
   await s.loops.housekeepOnce();

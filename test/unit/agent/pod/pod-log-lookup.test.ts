@@ -9,7 +9,7 @@ import type { RuntimeContainer, RuntimePod } from '../../../../agent/pod/runtime
 const web: Pod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-web' },
   spec: { containers: [{ name: 'app', image: 'busybox' }], initContainers: [{ name: 'init', image: 'busybox' }] },
-} as Pod;
+};
 
 function ctr(id: string, name: string, attempt: number, o: Partial<RuntimeContainer> = {}): RuntimeContainer {
   return {
