@@ -19,8 +19,9 @@ class ScriptedPlugins implements AllocatorPlugins {
   get(resource: string): PluginView | undefined {
     return this.views.get(resource);
   }
-  async waitForPlugins(resources: string[], waitMs: number): Promise<void> {
+  waitForPlugins(resources: string[], waitMs: number): Promise<void> {
     this.waits.push({ resources, waitMs });
+    return Promise.resolve();
   }
   add(resource: string, ids: { id: string; healthy?: boolean; numa?: number }[], connected = true): FakePlugin {
     const client = new FakePlugin(`/plugins/${resource}.sock`, resource);
@@ -47,8 +48,9 @@ function setup() {
     admissionWaitMs: 5000,
     callTimeoutMs: 1000,
     preStartTimeoutMs: 1000,
-    persist: async () => {
+    persist: () => {
       counts.persists++;
+      return Promise.resolve();
     },
     onChange: () => counts.changes++,
   });
@@ -95,10 +97,11 @@ test('after markLost, recoverFromRuntime rebuilds from container labels (once) a
   const s = setup();
   s.plugins.add(RES, [{ id: 'a', numa: 1 }]);
   const runtime = {
-    listContainers: async () => [
-      { id: 'c1', labels: { 'svc.io/device-ids': JSON.stringify({ [RES]: ['a'] }), 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'app' } },
-      { id: 'c2', labels: { 'svc.io/device-ids': 'not json', 'io.kubernetes.pod.uid': 'p2', 'io.kubernetes.container.name': 'app' } },
-    ],
+    listContainers: () =>
+      Promise.resolve([
+        { id: 'c1', labels: { 'svc.io/device-ids': JSON.stringify({ [RES]: ['a'] }), 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'app' } },
+        { id: 'c2', labels: { 'svc.io/device-ids': 'not json', 'io.kubernetes.pod.uid': 'p2', 'io.kubernetes.container.name': 'app' } },
+      ]),
   } as unknown as RuntimeService;
   t.is(await s.alloc.recoverFromRuntime(runtime), 0, 'nothing to do while the checkpoint was fine');
   s.alloc.markLost();

@@ -15,8 +15,9 @@ function setup() {
   const health = new HeartbeatHealth({ requestTimeoutMs: 1000 });
   const policy = new HeartbeatPolicy({
     observer: { heartbeat: (kind, ok) => seen.push(`${kind} ${ok}`) },
-    onRepeatedFailure: async () => {
+    onRepeatedFailure: () => {
       redials++;
+      return Promise.resolve();
     },
     health,
   });
