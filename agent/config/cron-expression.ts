@@ -7,6 +7,7 @@
 /** Why a cron expression is invalid, or undefined when it is valid. node-cron is loaded only when a schedule is checked. */
 export function cronProblem(expression: string): string | undefined {
   if (expression.trim() === '') return 'invalid value "": must be a cron expression such as "*/10 * * * *"';
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: node-cron stays out of the agent's memory until a schedule is checked
   const cron = require('node-cron') as typeof import('node-cron');
   const v = cron.validateDetailed(expression);
   if (v.valid) return undefined;

@@ -120,7 +120,7 @@ export class RuntimeHealth {
   }
 
   /** node/'s RuntimeStatusProvider: "<name>://<version>" once Version answered, else "unknown://". */
-  async runtimeVersion(): Promise<string> {
-    return this.version ? `${this.version.runtimeName}://${this.version.runtimeVersion}` : 'unknown://';
+  runtimeVersion(): Promise<string> {
+    return Promise.resolve(this.version ? `${this.version.runtimeName}://${this.version.runtimeVersion}` : 'unknown://');
   }
 }

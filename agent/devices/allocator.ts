@@ -329,7 +329,7 @@ export class Allocator {
       for (const [resource, list] of Object.entries(ids as Record<string, unknown>)) {
         if (!Array.isArray(list) || !list.every((x) => typeof x === 'string') || this.podDevices.get(podUid, name, resource)) continue;
         const byNuma = new Map<number, string[]>();
-        for (const id of list as string[]) {
+        for (const id of list) {
           const numa = this.endpoints.get(resource)?.devices.get(id)?.numaNodes[0] ?? -1;
           byNuma.set(numa, [...(byNuma.get(numa) ?? []), id]);
         }

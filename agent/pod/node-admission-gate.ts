@@ -76,7 +76,7 @@ export class NodeAdmissionGate {
   async refreshNode(signal: AbortSignal): Promise<void> {
     try {
       const n = await this.o.client.get(nodesResource, this.o.nodeName, { signal, timeoutMs: 10_000 });
-      const alloc = ((n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {}) as Record<string, string>;
+      const alloc = (n as { status?: { allocatable?: Record<string, string> } }).status?.allocatable ?? {};
       const q = (v: string | undefined, dflt: number) => {
         if (v === undefined) return dflt;
         try {

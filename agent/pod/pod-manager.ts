@@ -242,7 +242,9 @@ export class PodManager {
     await this.admission.refreshNode(signal);
     // Changes that arrived before the runtime was up.
     this.sources.open();
-    const loops = [this.sources.run(signal), this.pleg.run(signal), this.status.run(signal), this.loops?.run(signal)];
+    const loops = [this.sources.run(signal), this.pleg.run(signal), this.status.run(signal)];
+    // The periodic loops exist once startRuntimeSide built them.
+    if (this.loops) loops.push(this.loops.run(signal));
     await Promise.allSettled(loops);
     // Workers see the same abort; wait for them to end their current call.
     await Promise.allSettled([...this.workerRuns]);

@@ -14,8 +14,8 @@ import { MethodNotAllowedError } from '../errors';
 export function configzHandler(config: NodeAgentConfiguration): (req: IncomingMessage) => Promise<unknown> {
   // Computed once: the configuration does not change while the agent runs.
   const body = { nodeagentconfig: { apiVersion: configAPIVersion, kind: configKind, ...(encode(config, nodeAgentConfigSchema) as object) } };
-  return async (req) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`);
-    return body;
+  return (req) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return Promise.reject(new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`));
+    return Promise.resolve(body);
   };
 }

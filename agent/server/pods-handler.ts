@@ -14,8 +14,8 @@ export interface PodLister {
 
 /** Resolves the PodList; rejects MethodNotAllowedError for methods other than GET and HEAD. */
 export function podsHandler(pods: PodLister): (req: IncomingMessage) => Promise<unknown> {
-  return async (req) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`);
-    return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods.runningPods() };
+  return (req) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return Promise.reject(new MethodNotAllowedError(`method ${req.method ?? ''} not allowed; use GET`));
+    return Promise.resolve({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods.runningPods() });
   };
 }

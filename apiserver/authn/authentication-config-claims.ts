@@ -97,7 +97,7 @@ export function compileExtra(cm: JwtAuthenticatorConfig['claimMappings'], p: str
     else {
       if (!EXTRA_KEY.test(e.key)) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: must be a domain-prefixed path (such as "acme.io/foo")`);
       if (e.key !== e.key.toLowerCase()) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: key must be lowercase`);
-      const domain = e.key.split('/')[0]!;
+      const domain = e.key.split('/')[0];
       if (domain === 'svc.io' || domain.endsWith('.svc.io')) out.push(`${ep}.key: Invalid value: ${JSON.stringify(e.key)}: svc.io domain is reserved`);
       if (seenKeys.has(e.key)) out.push(`${ep}.key: Duplicate value: ${JSON.stringify(e.key)}`);
       seenKeys.add(e.key);

@@ -143,7 +143,7 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
     { store: d.store, cache: d.cache, registry: d.registry, log },
     { serviceAccounts: o.serviceAccount.lookup !== false, bootstrapTokens: !!o.enableBootstrapTokenAuth },
   );
-  const issuer = new ServiceAccountTokenIssuer(keys.signing, saIssuers[0]!, d.now);
+  const issuer = new ServiceAccountTokenIssuer(keys.signing, saIssuers[0], d.now);
   const saAuthn = new ServiceAccountTokenAuthenticator({
     issuers: saIssuers,
     keys: keys.verify,

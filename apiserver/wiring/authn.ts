@@ -15,8 +15,8 @@ import type { ServingTls } from './tls';
 /** The authentication phase's result: every method of section 5, and the request filter the router calls. */
 export interface AuthnLayer {
   auth: Authentication;
-  /** Authenticates the caller, then applies impersonation (5.7): the user the request acts as. */
-  authenticate(req: IncomingMessage): Promise<UserInfo>;
+  /** Authenticates the caller, then applies impersonation (5.7): the user the request acts as. A function value, free to pass on. */
+  authenticate: (req: IncomingMessage) => Promise<UserInfo>;
 }
 
 /**

@@ -26,6 +26,7 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
   const backend: Storage =
     flags.etcdServers.length > 0
       ? // Loaded only when used: the etcd client and gRPC cost ~10 MB of memory that SQLite users never need.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose (see above): the etcd client stays out of memory unless --etcd-servers is set
         await (require('../storage/etcd') as { EtcdStorage: typeof EtcdStorageType }).EtcdStorage.connect({
           endpoints: flags.etcdServers,
           caFile: flags.etcdCaFile,

@@ -29,7 +29,7 @@ export interface CsrCondition {
 }
 
 export function csrSpec(csr: KObject): CsrSpec {
-  return isObject(csr.spec) ? (csr.spec as CsrSpec) : {};
+  return isObject(csr.spec) ? csr.spec : {};
 }
 
 export function csrConditions(csr: KObject): CsrCondition[] {

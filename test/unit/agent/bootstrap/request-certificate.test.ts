@@ -73,8 +73,8 @@ test('a rejected bootstrap token (401) fails at once with a message about the to
   const s = setup();
   s.client.failNext((c) => c.verb === 'create', () => new ClientError(401, 'Unauthorized', 'Unauthorized'));
   const e = await t.throwsAsync(requestCertificate(s.deps, req(), new AbortController().signal), { instanceOf: CsrRejectedError });
-  t.is(e!.status, 401);
-  t.regex(e!.message, /token may be expired, deleted or wrong/);
+  t.is(e.status, 401);
+  t.regex(e.message, /token may be expired, deleted or wrong/);
 });
 
 test('an unreachable API server is retried with back-off until it answers', async (t) => {

@@ -178,9 +178,9 @@ test('a concurrent checkpoint of the same container is 409; another container pr
 
 test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not found', async (t) => {
   const l = locatorFromLogs({
-    async containerLog(_ns, pod, c) {
-      if (pod === 'web') return { path: '/x', containerId: 'cid', running: true };
-      throw new LogLocateError(pod === 'waiting' ? 400 : 404, `container "${c}" in pod "${pod}" is waiting to start`);
+    containerLog(_ns, pod, c) {
+      if (pod === 'web') return Promise.resolve({ path: '/x', containerId: 'cid', running: true });
+      return Promise.reject(new LogLocateError(pod === 'waiting' ? 400 : 404, `container "${c}" in pod "${pod}" is waiting to start`));
     },
   });
   t.is(await l.containerId('default', 'web', 'app'), 'cid');

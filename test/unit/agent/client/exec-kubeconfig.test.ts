@@ -199,7 +199,7 @@ test('a second 401 is the caller\'s: exactly one retry per request', async (t) =
   const client = new HttpApiClient(await loadKubeconfig(c.kubeconfig));
   try {
     const err = await t.throwsAsync(client.get(nodesResource, 'n1'), { instanceOf: ClientError });
-    t.is(err!.status, 401);
+    t.is(err.status, 401);
     t.is(s.seen.length, 2);
     t.is(c.runs(), 2);
   } finally {

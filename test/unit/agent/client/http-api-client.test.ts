@@ -121,13 +121,13 @@ test('error answers become ClientError with the Status reason and message', asyn
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem });
   try {
     const nf = await t.throwsAsync(c.get(nodesResource, 'missing'), { instanceOf: ClientError });
-    t.is(nf!.status, 404);
-    t.is(nf!.reason, 'NotFound');
-    t.is(nf!.message, 'nodes "missing" not found');
+    t.is(nf.status, 404);
+    t.is(nf.reason, 'NotFound');
+    t.is(nf.message, 'nodes "missing" not found');
     await t.throwsAsync(c.get(nodesResource, 'gone'), { instanceOf: GoneError });
     const bad = await t.throwsAsync(c.get(nodesResource, 'x'), { instanceOf: ClientError });
-    t.is(bad!.status, 502);
-    t.is(bad!.message, 'bad gateway');
+    t.is(bad.status, 502);
+    t.is(bad.message, 'bad gateway');
   } finally {
     await c.close();
     await s.close();
@@ -138,17 +138,17 @@ test('an unreachable server and a silent one fail fast with code 0', async (t) =
   const port = await freePort();
   const refused = new HttpApiClient({ server: `https://127.0.0.1:${port}`, caPem: ca.certPem });
   const e = await t.throwsAsync(refused.get(nodesResource, 'a'), { instanceOf: ClientError });
-  t.is(e!.status, 0);
-  t.is(e!.reason, 'ConnectionFailed');
-  t.regex(e!.message, /ECONNREFUSED/);
+  t.is(e.status, 0);
+  t.is(e.reason, 'ConnectionFailed');
+  t.regex(e.message, /ECONNREFUSED/);
   await refused.close();
 
   const s = await serve(() => undefined); // never answers
   const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { timeoutMs: 300 });
   try {
     const te = await t.throwsAsync(c.get(nodesResource, 'a'), { instanceOf: ClientError });
-    t.is(te!.status, 0);
-    t.is(te!.reason, 'Timeout');
+    t.is(te.status, 0);
+    t.is(te.reason, 'Timeout');
   } finally {
     await c.close();
     await s.close();
@@ -181,7 +181,7 @@ test('redial drops a hung connection so the next request gets through', async (t
     hang = false;
     await c.redial();
     const e = await t.throwsAsync(stuck, { instanceOf: ClientError });
-    t.is(e!.status, 0);
+    t.is(e.status, 0);
     t.is((await c.get(nodesResource, 'a')).metadata.name, 'ok');
   } finally {
     await c.close();
@@ -327,8 +327,8 @@ test('a watch whose answer does not come in time fails with Timeout', async (t) 
       })(),
       { instanceOf: ClientError },
     );
-    t.is(e!.status, 0);
-    t.is(e!.reason, 'Timeout');
+    t.is(e.status, 0);
+    t.is(e.reason, 'Timeout');
   } finally {
     await c.close();
     await s.close();

@@ -19,8 +19,9 @@ class ScriptedPlugins implements AllocatorPlugins {
   get(resource: string): PluginView | undefined {
     return this.views.get(resource);
   }
-  async waitForPlugins(resources: string[], waitMs: number): Promise<void> {
+  waitForPlugins(resources: string[], waitMs: number): Promise<void> {
     this.waits.push({ resources, waitMs });
+    return Promise.resolve();
   }
   add(resource: string, ids: { id: string; healthy?: boolean; numa?: number }[], connected = true): FakePlugin {
     const client = new FakePlugin(`/plugins/${resource}.sock`, resource);
@@ -35,7 +36,7 @@ function ctr(name: string, n: number): Container {
 }
 
 function pod(uid: string, containers: Container[]): Pod {
-  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers } } as Pod;
+  return { metadata: { name: uid, namespace: 'default', uid }, spec: { containers } };
 }
 
 function setup() {
@@ -47,8 +48,9 @@ function setup() {
     admissionWaitMs: 5000,
     callTimeoutMs: 1000,
     preStartTimeoutMs: 1000,
-    persist: async () => {
+    persist: () => {
       counts.persists++;
+      return Promise.resolve();
     },
     onChange: () => counts.changes++,
   });
@@ -75,7 +77,7 @@ test('a failed admission frees what the pod got, persists and announces it; shut
   const s = setup();
   s.plugins.add(RES, [{ id: 'a' }]);
   const err = await t.throwsAsync(s.alloc.admitPod(pod('p1', [ctr('one', 1), ctr('two', 1)])), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, /Requested: 1, Available: 0/);
+  t.regex(err.message, /Requested: 1, Available: 0/);
   t.false(s.alloc.hasPod('p1'));
   t.deepEqual(s.counts, { persists: 1, changes: 1 });
   s.plugins.closed = true;
@@ -88,17 +90,18 @@ test('a disconnected plugin fails admission naming the resource; isDeviceResourc
   t.true(s.alloc.isDeviceResource(RES));
   t.false(s.alloc.isDeviceResource('example.com/other'));
   const err = await t.throwsAsync(s.alloc.admitPod(pod('p1', [ctr('app', 1)])), { instanceOf: DeviceAdmissionError });
-  t.regex(err!.message, /the device plugin for example\.com\/foo is not registered \(waited 5s for it\)/);
+  t.regex(err.message, /the device plugin for example\.com\/foo is not registered \(waited 5s for it\)/);
 });
 
 test('after markLost, recoverFromRuntime rebuilds from container labels (once) and release/retain free devices', async (t) => {
   const s = setup();
   s.plugins.add(RES, [{ id: 'a', numa: 1 }]);
   const runtime = {
-    listContainers: async () => [
-      { id: 'c1', labels: { 'svc.io/device-ids': JSON.stringify({ [RES]: ['a'] }), 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'app' } },
-      { id: 'c2', labels: { 'svc.io/device-ids': 'not json', 'io.kubernetes.pod.uid': 'p2', 'io.kubernetes.container.name': 'app' } },
-    ],
+    listContainers: () =>
+      Promise.resolve([
+        { id: 'c1', labels: { 'svc.io/device-ids': JSON.stringify({ [RES]: ['a'] }), 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'app' } },
+        { id: 'c2', labels: { 'svc.io/device-ids': 'not json', 'io.kubernetes.pod.uid': 'p2', 'io.kubernetes.container.name': 'app' } },
+      ]),
   } as unknown as RuntimeService;
   t.is(await s.alloc.recoverFromRuntime(runtime), 0, 'nothing to do while the checkpoint was fine');
   s.alloc.markLost();

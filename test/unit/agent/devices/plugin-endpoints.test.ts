@@ -38,7 +38,7 @@ test('registration and device updates are told through onChange; device lists al
   const s = setup(t);
   await s.eps.registerPlugin(RES, path.join(s.dir, 'foo.sock'));
   t.deepEqual(s.counts, { changes: 1, persists: 0 });
-  s.plugins[0]!.send([{ id: 'd1', numa: 0 }, { id: 'd0', healthy: false }]);
+  s.plugins[0].send([{ id: 'd1', numa: 0 }, { id: 'd0', healthy: false }]);
   t.deepEqual(s.counts, { changes: 2, persists: 1 });
   t.true(s.eps.has(RES));
   t.is(s.eps.get(RES)!.client, s.plugins[0]);
@@ -86,7 +86,7 @@ test('waitForPlugins resolves when the plugin registers, or after waitMs; stop w
   await stopped;
   t.true(done);
   t.true(s.eps.closed);
-  t.true(s.plugins[0]!.closed, 'connections closed at stop');
+  t.true(s.plugins[0].closed, 'connections closed at stop');
   await t.throwsAsync(s.eps.registerPlugin(other, path.join(s.dir, 'bar.sock')), { message: 'the device manager is shutting down' });
   t.is(s.clock.pending, 0, 'no grace timer or wait left behind');
 });

@@ -25,8 +25,9 @@ function setup(o: { uid?: string; random?: () => number } = {}) {
     random: o.random ?? (() => 0.5),
     progress,
     policy: new HeartbeatPolicy({
-      onRepeatedFailure: async () => {
+      onRepeatedFailure: () => {
         redials++;
+        return Promise.resolve();
       },
     }),
   });

@@ -34,8 +34,9 @@ function setup(o: { registerNode?: boolean } = {}) {
     reportFrequencyMs: 300_000,
     health,
     observer: { heartbeat: (kind, ok) => beats.push(`${kind} ${ok}`) },
-    onRepeatedFailure: async () => {
+    onRepeatedFailure: () => {
       redials++;
+      return Promise.resolve();
     },
   });
   return { client, heartbeatClient, clock, logs, beats, health, node, redials: () => redials };

@@ -30,8 +30,9 @@ async function setup() {
       return registrar.register(s);
     },
     policy: new HeartbeatPolicy({
-      onRepeatedFailure: async () => {
+      onRepeatedFailure: () => {
         redials++;
+        return Promise.resolve();
       },
     }),
   });

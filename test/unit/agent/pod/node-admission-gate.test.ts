@@ -46,7 +46,7 @@ test('until the Node is read, the configured capacity counts; a refused pod gets
   const big = pod('big', { cpu: '1' });
   t.false(s.gate.admit(big));
   t.is(s.rejected.length, 1);
-  t.like(s.rejected[0]!.status, { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000", startTime: '2025-01-01T00:00:00.000Z' });
+  t.like(s.rejected[0].status, { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000", startTime: '2025-01-01T00:00:00.000Z' });
   t.is(s.log.find('pod rejected by node admission').length, 1);
   s.admitted.length = 0;
   t.false(s.gate.admit(big), 'not looked at again, even though it would fit now');
@@ -77,7 +77,7 @@ test("after refreshNode the Node's allocatable, labels and taints count; a faile
     metadata: { name: NODE, labels: { zone: 'a' } },
     spec: { taints: [{ key: 'dedicated', value: 'x', effect: 'NoExecute' }] },
     status: { allocatable: { cpu: '4', memory: '1Gi', pods: '2' } },
-  } as never);
+  });
   await s.gate.refreshNode(new AbortController().signal);
   t.false(s.gate.admit(pod('tainted')));
   t.is(s.rejected.at(-1)!.status.reason, 'TaintToleration');

@@ -17,20 +17,20 @@ function setup() {
   const calls = { sandboxLists: 0, imageLists: 0, refreshes: 0, retained: [] as string[][] };
   let failNextList = false;
   const runtime = {
-    listPodSandbox: async () => {
+    listPodSandbox: () => {
       calls.sandboxLists++;
       if (failNextList) {
         failNextList = false;
-        throw new Error('runtime down');
+        return Promise.reject(new Error('runtime down'));
       }
-      return [];
+      return Promise.resolve([]);
     },
-    listContainers: async () => [],
-    listImages: async () => {
+    listContainers: () => Promise.resolve([]),
+    listImages: () => {
       calls.imageLists++;
-      return [];
+      return Promise.resolve([]);
     },
-    imageFsInfo: async () => ({ imageFilesystems: [] }),
+    imageFsInfo: () => Promise.resolve({ imageFilesystems: [] }),
   } as unknown as RuntimeService;
   let ready = false;
   const loops = new PeriodicLoops({
@@ -38,19 +38,21 @@ function setup() {
     clock,
     log,
     syncer: {} as never,
-    volumes: { podUids: async () => [] } as never,
-    cgroups: { podUids: async () => [] } as never,
+    volumes: { podUids: () => Promise.resolve([]) } as never,
+    cgroups: { podUids: () => Promise.resolve([]) } as never,
     records: {} as never,
     podLogsDir: '/nonexistent/svc-pod-logs',
     callTimeoutMs: 1000,
     imageGC: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 0 },
     knownUids: () => new Set(['uid-a']),
     sourcesReady: () => ready,
-    retainDevices: async (active) => {
+    retainDevices: (active) => {
       calls.retained.push([...active]);
+      return Promise.resolve();
     },
-    refreshNode: async () => {
+    refreshNode: () => {
       calls.refreshes++;
+      return Promise.resolve();
     },
   });
   return { clock, log, loops, calls, setReady: (r: boolean) => (ready = r), failNextList: () => (failNextList = true) };
@@ -86,7 +88,7 @@ test('a failing round is logged and the loop goes on; housekeepOnce runs a round
   s.failNextList();
   await s.clock.advance(10_000);
   t.is(s.log.find('periodic pod task failed').length, 1);
-  t.is(s.log.find('periodic pod task failed')[0]!.obj['error'], 'runtime down');
+  t.is(s.log.find('periodic pod task failed')[0].obj['error'], 'runtime down');
   await s.clock.advance(10_000);
   t.is(s.calls.sandboxLists, 2);
   await s.loops.housekeepOnce();

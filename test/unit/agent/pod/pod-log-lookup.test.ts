@@ -9,7 +9,7 @@ import type { RuntimeContainer, RuntimePod } from '../../../../agent/pod/runtime
 const web: Pod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-web' },
   spec: { containers: [{ name: 'app', image: 'busybox' }], initContainers: [{ name: 'init', image: 'busybox' }] },
-} as Pod;
+};
 
 function ctr(id: string, name: string, attempt: number, o: Partial<RuntimeContainer> = {}): RuntimeContainer {
   return {
@@ -36,10 +36,10 @@ function ctr(id: string, name: string, attempt: number, o: Partial<RuntimeContai
 function lookup(rp: RuntimePod | undefined, statusOf: (id: string) => string = () => 'CONTAINER_RUNNING') {
   const fetched: string[] = [];
   const runtime = {
-    containerStatus: async (id: string) => {
+    containerStatus: (id: string) => {
       const state = statusOf(id);
-      if (state === 'error') throw new Error('runtime down');
-      return { status: { state } };
+      if (state === 'error') return Promise.reject(new Error('runtime down'));
+      return Promise.resolve({ status: { state } });
     },
   } as unknown as RuntimeService;
   const l = new PodLogLookup({
@@ -48,9 +48,9 @@ function lookup(rp: RuntimePod | undefined, statusOf: (id: string) => string = (
     podByName: (ns, name) => (ns === 'default' && name === 'web' ? web : undefined),
     runtimePods: () =>
       rp && {
-        fetch: async (uid: string) => {
+        fetch: (uid: string) => {
           fetched.push(uid);
-          return rp;
+          return Promise.resolve(rp);
         },
       },
   });

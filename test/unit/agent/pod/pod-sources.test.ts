@@ -94,7 +94,7 @@ test("a static pod's status goes to its current mirror pod; an API pod's to itse
   const s = setup();
   s.sources.open();
   const web = staticPod('web');
-  const hash = web.metadata.annotations![CONFIG_HASH]!;
+  const hash = web.metadata.annotations![CONFIG_HASH];
   s.sources.snapshot('file', [web]);
   t.is(s.sources.apiPodRef(web), undefined, 'no mirror pod yet');
   s.sources.upsert('api', apiPod('web-node-1', { mirrorOf: 'old-hash', uid: 'mirror-old' }));

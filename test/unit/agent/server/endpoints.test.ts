@@ -24,7 +24,7 @@ test('health: ok when every check passes; failing checks are listed with a 500; 
     { name: 'ping', check: () => undefined },
     { name: 'syncloop', check: () => (syncOk ? undefined : 'stuck') },
   ];
-  const url = await serve(t, healthHandler({ live, ready: [{ name: 'node', check: async () => nodeWhy }] }), 'text');
+  const url = await serve(t, healthHandler({ live, ready: [{ name: 'node', check: () => Promise.resolve(nodeWhy) }] }), 'text');
   const get = async (p: string) => {
     const r = await fetch(url + p);
     return [r.status, await r.text()] as const;

@@ -57,13 +57,11 @@ test('after the headers went out the answer is only ended', (t) => {
 
 test('answer: a resolved body is a 200 JSON answer; a throw is answered by the edge', async (t) => {
   const ok = recorder();
-  await answer(async () => ({ items: ['a'] }), {} as IncomingMessage, ok.res);
+  await answer(() => Promise.resolve({ items: ['a'] }), {} as IncomingMessage, ok.res);
   t.is(ok.r.status, 200);
   t.deepEqual(JSON.parse(ok.r.body), { items: ['a'] });
   const failed = recorder();
-  await answer(async () => {
-    throw new NotFoundError('gone');
-  }, {} as IncomingMessage, failed.res);
+  await answer(() => Promise.reject(new NotFoundError('gone')), {} as IncomingMessage, failed.res);
   t.is(failed.r.status, 404);
   t.like(JSON.parse(failed.r.body), { reason: 'NotFound', message: 'gone' });
 });

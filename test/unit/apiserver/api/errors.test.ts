@@ -1,4 +1,5 @@
 import test from 'ava';
+import { inspect } from 'node:util';
 import { ApiError, errors, getOrNull, isAlreadyExists, isConflict, isNotFound } from '../../../../apiserver/api/errors';
 import { StorageError } from '../../../../apiserver/storage/storage';
 
@@ -24,7 +25,7 @@ test('the helpers read storage errors by their code too', (t) => {
 
 test('other values are none of these', (t) => {
   for (const v of [undefined, null, 'NotFound', { code: 'NotFound' }, { reason: 'NotFound' }, new Error('NotFound'), Object.assign(new Error('x'), { code: 'ENOENT' })]) {
-    t.false(isNotFound(v) || isConflict(v) || isAlreadyExists(v), String(v));
+    t.false(isNotFound(v) || isConflict(v) || isAlreadyExists(v), inspect(v));
   }
 });
 

@@ -22,7 +22,7 @@ const NOW = Date.parse('2025-03-01T12:00:00Z');
 function setup(lister?: (reader: ListReader) => CollectionLister) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-deleter-'));
   const storage = SqliteStorage.open(join(dir, 'db'), { synchronous: 'NORMAL' });
-  const reader = new ListReader(storage, { waitForRevision: async () => undefined }, 0);
+  const reader = new ListReader(storage, { waitForRevision: () => Promise.resolve() }, 0);
   const admitted: AdmissionAttributes[] = [];
   const s = {
     storage,

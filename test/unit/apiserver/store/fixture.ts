@@ -67,18 +67,22 @@ export async function openStore(opts: { retainMs?: number; rvWaitMs?: number } =
   const admitted: Admitted[] = [];
   const f = { admitted } as StoreFixture;
   const admitter: WriteAdmission = {
-    async admit(a) {
-      f.admit?.(a);
-      admitted.push({
-        operation: a.operation,
-        resource: a.type.resource,
-        namespace: a.namespace,
-        name: a.name,
-        subresource: a.subresource,
-        dryRun: a.dryRun,
-        username: a.user.username,
-        object: a.object && structuredClone(a.object),
-        oldObject: a.oldObject && structuredClone(a.oldObject),
+    admit(a) {
+      // A throw in the executor (f.admit rejecting the write) rejects the promise with it, as from a real admitter.
+      return new Promise<void>((resolve) => {
+        f.admit?.(a);
+        admitted.push({
+          operation: a.operation,
+          resource: a.type.resource,
+          namespace: a.namespace,
+          name: a.name,
+          subresource: a.subresource,
+          dryRun: a.dryRun,
+          username: a.user.username,
+          object: a.object && structuredClone(a.object),
+          oldObject: a.oldObject && structuredClone(a.oldObject),
+        });
+        resolve();
       });
     },
   };

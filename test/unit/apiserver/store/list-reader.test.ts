@@ -15,7 +15,12 @@ function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'svc-list-'));
   const storage = SqliteStorage.open(join(dir, 'db'), { synchronous: 'NORMAL' });
   const waits: Array<[number, number]> = [];
-  const reader = new ListReader(storage, { waitForRevision: async (rev, ms) => void waits.push([rev, ms]) }, 1234);
+  const reader = new ListReader(storage, {
+    waitForRevision: (rev, ms) => {
+      waits.push([rev, ms]);
+      return Promise.resolve();
+    },
+  }, 1234);
   return {
     storage,
     reader,
@@ -138,7 +143,7 @@ test('undecodable stored values make the list a 500 that names every one of them
 });
 
 test('selects and fieldValue read labels, metadata fields and the type’s own field selectors', (t) => {
-  const reader = new ListReader({ list: () => Promise.reject(new Error('not read')) }, { waitForRevision: async () => undefined }, 0);
+  const reader = new ListReader({ list: () => Promise.reject(new Error('not read')) }, { waitForRevision: () => Promise.resolve() }, 0);
   const p = { metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' } }, spec: { nodeName: 'n1' } };
   const sel = (labels: string, fields: string) => ({
     labelSelector: parseLabelSelector(labels),

@@ -48,7 +48,7 @@ test('create refuses a resourceVersion, a foreign namespace and an existing name
 
 test('create of a cluster-scoped object drops the namespace; defaults and validation run', async (t) =>
   withStore(async (f) => {
-    const ns = await f.store.create(f.type('namespaces'), 'ignored', { metadata: { name: 'team', namespace: 'x' } } as KObject, ctx());
+    const ns = await f.store.create(f.type('namespaces'), 'ignored', { metadata: { name: 'team', namespace: 'x' } }, ctx());
     t.is(ns.metadata.namespace, undefined);
     t.is((ns.status as { phase: string }).phase, 'Active'); // the type's defaults
     const bad = await apiError(() => f.store.create(cms(f), NS, configMap('Not_A_Name'), ctx()));
@@ -59,11 +59,11 @@ test('create of a cluster-scoped object drops the namespace; defaults and valida
 
 test('generateName: the prefix plus five characters of the upstream alphabet, the prefix cut to keep 63', (t) =>
   withStore(async (f) => {
-    const a = await f.store.create(cms(f), NS, { metadata: { generateName: 'web-' }, data: {} } as KObject, ctx());
+    const a = await f.store.create(cms(f), NS, { metadata: { generateName: 'web-' }, data: {} }, ctx());
     t.regex(a.metadata.name!, /^web-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     t.is(a.metadata.generateName, 'web-');
     const long = 'p'.repeat(70);
-    const b = await f.store.create(cms(f), NS, { metadata: { generateName: long } } as KObject, ctx());
+    const b = await f.store.create(cms(f), NS, { metadata: { generateName: long } }, ctx());
     t.is(b.metadata.name!.length, 63);
     t.true(b.metadata.name!.startsWith('p'.repeat(58)));
     t.deepEqual((await f.store.get(cms(f), NS, a.metadata.name!)).metadata.uid, a.metadata.uid);
@@ -317,7 +317,7 @@ test('propagation policies add or drop the garbage collector finalizers; precond
 test('a deleted namespace turns Terminating, stays while spec.finalizers hold it, and only remove() takes it away', (t) =>
   withStore(async (f) => {
     const nss = f.type('namespaces');
-    await f.store.create(nss, '', { metadata: { name: 'team', finalizers: ['example.com/x'] } } as KObject, ctx());
+    await f.store.create(nss, '', { metadata: { name: 'team', finalizers: ['example.com/x'] } }, ctx());
     const d = await f.store.delete(nss, '', 'team', {}, ctx());
     t.false(d.gone);
     t.is((d.object.status as { phase: string }).phase, 'Terminating');

@@ -64,5 +64,5 @@ test('deletion strategy: spec.finalizers hold a deleted namespace, it turns Term
   d.markTerminating!(withConditions);
   t.deepEqual(withConditions.status, { phase: 'Terminating', conditions: [] });
   t.false(d.deleteWhenFinalized!({ metadata: { name: 'x', deletionTimestamp: '2025-01-01T00:00:00Z' } }));
-  t.is(d.defaultGracePeriodSeconds, undefined);
+  t.is(typeof d.defaultGracePeriodSeconds, 'undefined');
 });

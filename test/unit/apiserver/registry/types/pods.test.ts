@@ -337,12 +337,12 @@ test('pod type metadata', (t) => {
 });
 
 test('deletion strategy: the default grace period is the spec one for a running pod, 0 unscheduled or finished', (t) => {
-  const grace = podType.deletion!.defaultGracePeriodSeconds!;
+  const grace = (o: KObject) => podType.deletion!.defaultGracePeriodSeconds!(o);
   t.is(grace(pod()), 0, 'unscheduled');
   t.is(grace(pod({ nodeName: 'n1' })), 30, 'upstream default');
   t.is(grace(pod({ nodeName: 'n1', terminationGracePeriodSeconds: 5 })), 5);
   t.is(grace({ ...pod({ nodeName: 'n1' }), status: { phase: 'Succeeded' } }), 0);
   t.is(grace({ ...pod({ nodeName: 'n1' }), status: { phase: 'Failed' } }), 0);
   t.is(grace({ ...pod({ nodeName: 'n1' }), status: { phase: 'Running' } }), 30);
-  t.is(podType.deletion!.holdsDeletion, undefined);
+  t.is(typeof podType.deletion!.holdsDeletion, 'undefined');
 });
