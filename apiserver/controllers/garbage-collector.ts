@@ -32,7 +32,7 @@ const OWNERSHIP_VIEW: InformerView = {
         ...(m.finalizers ? { finalizers: m.finalizers } : {}),
         ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
       },
-    } as KObject;
+    };
   },
 };
 

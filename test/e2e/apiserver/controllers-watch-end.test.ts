@@ -39,7 +39,7 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined | fal
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -54,8 +54,8 @@ async function listCounts(s: RunningApiServer): Promise<Map<string, number>> {
   const r = must(await call(s.admin, 'GET', `${s.url}/metrics`), 'metrics');
   const out = new Map<string, number>();
   for (const m of r.text.matchAll(/^etcd_request_duration_seconds_count\{([^}]*)\} (\d+)/gm)) {
-    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (labels.operation === 'list') out.set(labels.type!, Number(m[2]));
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (labels.operation === 'list') out.set(labels.type, Number(m[2]));
   }
   return out;
 }
@@ -77,7 +77,7 @@ async function readyz(s: RunningApiServer): Promise<void> {
 
 async function requestPem(subject: string): Promise<string> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']));
   return (await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm: alg })).toString('pem');
 }
 
@@ -238,7 +238,7 @@ test.serial('etcd: after a restart of the member the server uses, and after a co
   const started = Date.now();
   cluster = await startEtcdCluster({ size: 3 });
   // One endpoint, so stopping that member cuts the server off; watches long enough to outlive the outage.
-  const endpoint = cluster.endpoints()[0]!;
+  const endpoint = cluster.endpoints()[0];
   etcdServer = await startApiServer({ args: [...COMMON, `--etcd-servers=${endpoint}`, '--controller-watch-timeout=1m'] });
   const s = etcdServer;
   const first = await everyLoopActs(s, 'e0');
@@ -268,9 +268,9 @@ test.serial('etcd: after a restart of the member the server uses, and after a co
   }
   await cluster.start(0);
   await cluster.waitHealthy();
-  const expired = await eventually('informers told 410', async () => {
+  const expired = await eventually('informers told 410', () => {
     const n = expiredLines(s) - before;
-    return n >= 10 && n;
+    return Promise.resolve(n >= 10 && n);
   });
   await readyz(s);
   t.log(`${expired} informer watches ended with 410`);

@@ -15,13 +15,13 @@ test('lists and watches with the selectors; the watch asks for bookmarks and the
   const list = await lw.list(new AbortController().signal);
   t.deepEqual(list.items.map((p) => p.metadata.name), ['a']);
   t.is(list.resourceVersion, api.currentRv);
-  t.like(api.callsOf('list', 'pods')[0]!.opts, { fieldSelector: 'spec.nodeName=n1', timeoutMs: 5000 });
+  t.like(api.callsOf('list', 'pods')[0].opts, { fieldSelector: 'spec.nodeName=n1', timeoutMs: 5000 });
   const ac = new AbortController();
   const it = lw.watch(list.resourceVersion, ac.signal, { timeoutMs: 301_500 })[Symbol.asyncIterator]();
   const next = it.next();
   api.seed(podsResource, pod('b', 'n1'));
   t.is((await next).value?.object.metadata.name, 'b');
-  t.like(api.callsOf('watch', 'pods')[0]!.opts, { fieldSelector: 'spec.nodeName=n1', resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 302 });
+  t.like(api.callsOf('watch', 'pods')[0].opts, { fieldSelector: 'spec.nodeName=n1', resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 302 });
   ac.abort();
   t.true((await it.next()).done);
 });

@@ -12,7 +12,7 @@ export function obj(name: string, rv: string, spec = '', namespace?: string): Ob
 /** One watch stream: the test pushes events, ends it, or fails it. */
 export class Stream {
   private queue: WatchEvent<Obj>[] = [];
-  private ended?: { err?: unknown };
+  private ended?: { err?: Error };
   private wake?: () => void;
   constructor(
     readonly from: string,
@@ -34,7 +34,7 @@ export class Stream {
   }
 
   /** The source fails the stream (e.g. 410). */
-  fail(err: unknown): void {
+  fail(err: Error): void {
     this.ended = { err };
     this.wake?.();
   }
@@ -60,13 +60,13 @@ export class FakeListWatch implements ListerWatcher<Obj> {
   readonly watches: Stream[] = [];
   private last?: ListResult<Obj> | Error;
 
-  async list(): Promise<ListResult<Obj>> {
+  list(): Promise<ListResult<Obj>> {
     this.listCalls++;
     const next = this.lists.length > 0 ? this.lists.shift()! : this.last;
     this.last = next;
-    if (!next) throw new Error('no list scripted');
-    if (next instanceof Error) throw next;
-    return { items: [...next.items], resourceVersion: next.resourceVersion };
+    if (!next) return Promise.reject(new Error('no list scripted'));
+    if (next instanceof Error) return Promise.reject(next);
+    return Promise.resolve({ items: [...next.items], resourceVersion: next.resourceVersion });
   }
 
   watch(from: string, signal: AbortSignal, hint: WatchHint): AsyncIterable<WatchEvent<Obj>> {
@@ -77,6 +77,6 @@ export class FakeListWatch implements ListerWatcher<Obj> {
 
   /** The newest watch stream. */
   get current(): Stream {
-    return this.watches[this.watches.length - 1]!;
+    return this.watches[this.watches.length - 1];
   }
 }

@@ -86,8 +86,8 @@ test('addRateLimited: per-key back-off of 5 ms doubling, reset by forget; each k
   const delays: number[] = [];
   for (let i = 0; i < 5; i++) {
     q.addRateLimited('a');
-    delays.push(clock.delays()[0]!);
-    await clock.advance(delays[delays.length - 1]!);
+    delays.push(clock.delays()[0]);
+    await clock.advance(delays[delays.length - 1]);
     t.is(await q.get(), 'a');
     q.done('a');
   }
@@ -135,9 +135,10 @@ test('runWorkers: a failing key is retried with back-off and forgotten once it s
   const ac = new AbortController();
   const done = runWorkers(
     q,
-    async () => {
-      if (failuresLeft-- > 0) throw new Error('not yet');
+    () => {
+      if (failuresLeft-- > 0) return Promise.reject(new Error('not yet'));
       succeeded++;
+      return Promise.resolve();
     },
     ac.signal,
     { onError: (key, err) => errors.push(`${key}: ${(err as Error).message}`) },
