@@ -77,7 +77,15 @@ export async function runTool(name: ToolName, argv: readonly string[], io: ToolI
     return 1;
   } finally {
     await Promise.all(opened.map((s) => s.close()));
+    // main exits the process as soon as this resolves, and writes to a pipe are asynchronous in
+    // Node on Linux: without this, a reader slower than the export lost the dump's tail (seen in
+    // CI as "no trailer after 93 keys"). An empty write's callback runs once all before it left.
+    await Promise.all([flushed(io.stdout), flushed(io.stderr)]);
   }
+}
+
+function flushed(w: Writable): Promise<void> {
+  return new Promise((resolve, reject) => w.write('', (err) => (err ? reject(err) : resolve())));
 }
 
 async function runExport(flags: ApiServerFlags, io: ToolIo, opened: Storage[]): Promise<number> {

@@ -2,11 +2,11 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { SqliteStorage } from '../../../../apiserver/storage/sqlite';
 import type { Storage } from '../../../../apiserver/storage/storage';
 import { runTool, type ToolName } from '../../../../apiserver/tools/cli';
-import { DumpFormatError } from '../../../../apiserver/tools/dump-format';
+import { DumpFormatError, parseLine } from '../../../../apiserver/tools/dump-format';
 import { exportStore } from '../../../../apiserver/tools/export-store';
 import { dumpSnapshot, importDump, readDump } from '../../../../apiserver/tools/import-store';
 import { compareSnapshots, formatReport, snapshotStore } from '../../../../apiserver/tools/verify';
@@ -188,6 +188,32 @@ test('svc-apiserver export and import between two data dirs', async (t) => {
   const again = await run('import', [`--data-dir=${join(root, 'b')}`], exp.stdout);
   t.is(again.code, 0);
   t.regex(again.stdout, /0 created, 2 already present and identical/);
+});
+
+test('export resolves only once its output has left (main exits at once, and a pipe to a slow reader is asynchronous)', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'svc-migrate-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const src = SqliteStorage.open(join(root, 'a', 'store', 'state.db'));
+  for (let i = 0; i < 20; i++) await src.create(`/core/configmaps/default/c${i}`, Buffer.from(JSON.stringify({ metadata: { uid: String(i) }, data: { v: 'x'.repeat(4096) } })));
+  await src.close();
+  // A sink that takes each chunk a macrotask later, as a pipe whose reader lags behind.
+  let received = '';
+  const slow = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      setImmediate(() => {
+        received += chunk.toString();
+        done();
+      });
+    },
+  });
+  const io = { stdin: new PassThrough(), stdout: slow, stderr: new PassThrough(), now: NOW };
+  io.stdin.end('');
+  const code = await runTool('export', [`--data-dir=${join(root, 'a')}`], io);
+  t.is(code, 0);
+  t.is(slow.writableLength, 0, 'nothing is left buffered when runTool resolves');
+  const lines = received.trimEnd().split('\n');
+  t.is(lines.length, 22, 'header, 20 keys, trailer');
+  t.is(parseLine(lines.at(-1)!, lines.length).type, 'trailer', 'the dump ends with its trailer');
 });
 
 test('the sub-commands refuse bad input with a clear message and a non-zero status', async (t) => {
