@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -7,7 +6,7 @@ import { BOOTSTRAPPERS_GROUP } from '../authn/bootstrap-token';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
-import { StoreInformers, waitForCacheSync } from '../store/list-watch';
+import { followEach, StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
 import type { WatchCache } from '../store/watch-cache';
@@ -51,21 +50,7 @@ export class CsrApprover {
 
   /** Approves until the signal aborts: every CSR added or changed is looked at, as the informer has it. */
   async run(signal: AbortSignal): Promise<void> {
-    const informer = this.informers.informer(this.csrType());
-    const queue = new WorkQueue();
-    const enqueue = (csr: KObject) => queue.add(csr.metadata.name!);
-    informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) }, { signal });
-    this.informers.start(signal);
-    if (!(await waitForCacheSync(signal, informer))) return;
-    await runWorkers(
-      queue,
-      async (name) => {
-        const csr = informer.get(name);
-        if (csr) await this.handle(csr);
-      },
-      signal,
-      { onError: (name, err) => this.opts.log.warn({ err, csr: name }, 'approval failed; retrying') },
-    );
+    await followEach(this.informers, this.csrType(), signal, (csr) => this.handle(csr), (name, err) => this.opts.log.warn({ err, csr: name }, 'approval failed; retrying'));
   }
 
   /** Handles one CSR by name, as the store has it now: approves it when a rule matches, else leaves it alone. */

@@ -1,6 +1,5 @@
 import type { webcrypto } from 'node:crypto';
 import type { Logger } from 'pino';
-import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -10,7 +9,7 @@ import { x509 } from '../../common/x509';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
-import { StoreInformers, waitForCacheSync } from '../store/list-watch';
+import { followEach, StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
 import type { WatchCache } from '../store/watch-cache';
@@ -136,21 +135,7 @@ export class CsrSigner {
 
   /** Signs until the signal aborts: every CSR added or changed is looked at, as the informer has it. */
   async run(signal: AbortSignal): Promise<void> {
-    const informer = this.informers.informer(this.csrType());
-    const queue = new WorkQueue();
-    const enqueue = (csr: KObject) => queue.add(csr.metadata.name!);
-    informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) }, { signal });
-    this.informers.start(signal);
-    if (!(await waitForCacheSync(signal, informer))) return;
-    await runWorkers(
-      queue,
-      async (name) => {
-        const csr = informer.get(name);
-        if (csr) await this.handle(csr);
-      },
-      signal,
-      { onError: (name, err) => this.opts.log.warn({ err, csr: name }, 'signing failed; retrying') },
-    );
+    await followEach(this.informers, this.csrType(), signal, (csr) => this.handle(csr), (name, err) => this.opts.log.warn({ err, csr: name }, 'signing failed; retrying'));
   }
 
   /** Handles one CSR by name, as the store has it now: signs it, fails it, or leaves it alone. */

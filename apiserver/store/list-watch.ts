@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../../common/informer/clock';
 import { Informer, type EventHandler, type InformerLog } from '../../common/informer/informer';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ResourceExpiredError, type ListerWatcher, type ListResult, type WatchEvent, type WatchHint } from '../../common/informer/list-watch';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -140,6 +141,36 @@ export async function waitForCacheSync(signal: AbortSignal, ...informers: Array<
     signal.removeEventListener('abort', stop);
     ac.abort(); // drops the waits of informers that never synced
   }
+}
+
+/**
+ * The simplest control loop (client-go's one-informer controller): every object of type t added
+ * or changed is queued by name and handed to handle as the informer's cache has it then (an object
+ * gone meanwhile is skipped); a failed handle is retried with the queue's per-key back-off and
+ * reported to onError. Runs until the signal aborts. For cluster-scoped types (keys are names).
+ */
+export async function followEach(
+  informers: StoreInformers,
+  t: ResourceType,
+  signal: AbortSignal,
+  handle: (obj: KObject) => Promise<void>,
+  onError: (name: string, err: unknown) => void,
+): Promise<void> {
+  const informer = informers.informer(t);
+  const queue = new WorkQueue();
+  const enqueue = (obj: KObject) => queue.add(obj.metadata.name!);
+  informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj) }, { signal });
+  informers.start(signal);
+  if (!(await waitForCacheSync(signal, informer))) return;
+  await runWorkers(
+    queue,
+    async (name) => {
+      const obj = informer.get(name);
+      if (obj) await handle(obj);
+    },
+    signal,
+    { onError },
+  );
 }
 
 /**
