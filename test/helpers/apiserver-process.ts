@@ -26,13 +26,15 @@ export interface StartOptions {
   args?: string[];
   dataDir?: string;
   port?: number;
+  /** --log-level (default warn: the tests' logs stay short); info shows why requests were refused. */
+  logLevel?: string;
 }
 
 /** Starts ./bin/svc-apiserver as a real process on a free port with a temp data dir; resolves when /readyz answers 200. */
 export async function startApiServer(o: StartOptions = {}): Promise<RunningApiServer> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-apiserver-'));
   const port = o.port ?? (await freePort());
-  const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), ['--bind-address=127.0.0.1', `--secure-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn', ...(o.args ?? [])], {
+  const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), ['--bind-address=127.0.0.1', `--secure-port=${port}`, `--data-dir=${dataDir}`, `--log-level=${o.logLevel ?? 'warn'}`, ...(o.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

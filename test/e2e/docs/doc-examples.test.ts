@@ -71,7 +71,8 @@ test.before(async () => {
     writeFileSync(join(bin, name), `#!/bin/sh\nexec '${process.execPath}' '${join(tree, main)}' "$@"\n`);
     chmodSync(join(bin, name), 0o755);
   }
-  api = await startApiServer({ args: ['--enable-bootstrap-token-auth'] });
+  // At info level the server says why it refused a credential (a failed join shows the reason).
+  api = await startApiServer({ args: ['--enable-bootstrap-token-auth'], logLevel: 'info' });
   // The first node joins with a bootstrap token, so it has the client certificate and kubeconfig
   // the troubleshooting examples look at.
   const id = 'd0c5ab';
@@ -200,6 +201,12 @@ test('every NodeAgentConfiguration example loads with the agent configuration lo
 });
 
 /** The end of every *.log an example wrote (background daemons log there): what a failure report needs. */
+/** The API server's refusals and warnings (authentication, admission) of the run so far, last 30. */
+function apiServerTail(): string {
+  const lines = (api?.output() ?? '').split('\n').filter((l) => /"level":[4-6]0|[Bb]ootstrap|nauthori[sz]ed/.test(l));
+  return `\n--- svc-apiserver, warnings and refusals (last 30 of ${lines.length}):\n${lines.slice(-30).join('\n')}`;
+}
+
 function logTails(cwd: string): string {
   return readdirSync(cwd)
     .filter((f) => f.endsWith('.log'))
@@ -225,7 +232,7 @@ for (const [doc, blocks] of runnable) {
           outputs.set(b.test, r.output);
           t.log(`${doc} ${b.test}: exit ${r.code}`);
           if (r.code !== 0) {
-            failures.push(`${doc}: doc-test ${b.test} (line ${b.line}) exited ${r.code}:\n${r.output}${logTails(cwd)}`);
+            failures.push(`${doc}: doc-test ${b.test} (line ${b.line}) exited ${r.code}:\n${r.output}${logTails(cwd)}${apiServerTail()}`);
             break; // later examples build on this one
           }
         }
