@@ -42,8 +42,13 @@ function defaults(o: KObject): void {
   if (!o.type) o.type = SECRET_TYPES.opaque;
   const sd = rec(o.stringData);
   if (sd) {
+    // A value that is not a string (YAML reads an unquoted 123456 as a number) stays in
+    // stringData for the schema check to refuse, naming the key: dropping it silently stored a
+    // Secret without that key (a bootstrap token without its token-id, refused with 401 later).
+    // Upstream refuses such a body when decoding it (stringData is map[string]string).
+    if (Object.values(sd).some((v) => typeof v !== 'string')) return;
     const data: Record<string, unknown> = { ...(rec(o.data) ?? {}) };
-    for (const [k, v] of Object.entries(sd)) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
+    for (const [k, v] of Object.entries(sd)) data[k] = Buffer.from(v as string, 'utf8').toString('base64');
     o.data = data;
   }
   delete o.stringData;

@@ -3,6 +3,7 @@ import type { KObject } from '../../../../../apiserver/api/types';
 import { makeConfigMapType } from '../../../../../apiserver/registry/types/configmaps';
 import { makeSecretType, SECRET_TYPES, SERVICE_ACCOUNT_NAME_ANNOTATION } from '../../../../../apiserver/registry/types/secrets';
 import { makeServiceAccountType } from '../../../../../apiserver/registry/types/serviceaccounts';
+import { validateAgainstSchema } from '../../../../../apiserver/validation/validate-schema';
 import { ago, cells, fields, now } from './fixtures';
 
 const cmType = makeConfigMapType(now);
@@ -52,6 +53,18 @@ test('secret defaults: type Opaque, stringData merged into data and dropped', (t
   secretType.defaults!(again);
   t.deepEqual(again, o);
   t.deepEqual(secretType.validate!(o), []);
+});
+
+test('secret stringData values that are not strings are refused by the schema, not dropped', (t) => {
+  const o: KObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'd' }, stringData: { 'token-id': 123456, 'token-secret': 'abc' } };
+  secretType.defaults!(o);
+  t.deepEqual(o.stringData, { 'token-id': 123456, 'token-secret': 'abc' }, 'nothing folded, nothing lost');
+  t.is(o.data, undefined);
+  const causes = validateAgainstSchema(o, secretType.schema);
+  t.deepEqual(
+    causes.map((c) => c.field),
+    ['stringData[token-id]'],
+  );
 });
 
 test('secret validation: base64 values, keys and per-type required keys', (t) => {
