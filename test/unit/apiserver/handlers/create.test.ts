@@ -1,19 +1,10 @@
 import test from 'ava';
 import { handleCreate } from '../../../../apiserver/handlers/create';
-import { openStore, type StoreFixture } from '../store/fixture';
+import { withStore } from '../store/fixture';
 import { call } from './fake-http';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const cm = (name: string, data: Record<string, string> = { k: 'v' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
-
-async function withStore(body: (f: StoreFixture) => Promise<void>): Promise<void> {
-  const f = await openStore();
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
 
 test('POST answers 201 with the stored object', (t) =>
   withStore(async (f) => {

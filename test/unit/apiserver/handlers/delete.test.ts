@@ -2,19 +2,10 @@ import test from 'ava';
 import { ApiError } from '../../../../apiserver/api/errors';
 import { handleDelete, handleDeleteCollection } from '../../../../apiserver/handlers/delete';
 import { objectKey } from '../../../../apiserver/store/keys';
-import { admin, configMap, openStore, type StoreFixture } from '../store/fixture';
+import { admin, configMap, type StoreFixture, withStore } from '../store/fixture';
 import { call } from './fake-http';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
-
-async function withStore(body: (f: StoreFixture) => Promise<void>): Promise<void> {
-  const f = await openStore();
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
 
 const gone = async (f: StoreFixture, name: string) =>
   f.store.get(f.type('configmaps'), 'default', name).then(

@@ -1,16 +1,7 @@
 import test from 'ava';
 import { handleGet } from '../../../../apiserver/handlers/get';
-import { admin, configMap, openStore, type StoreFixture } from '../store/fixture';
+import { admin, configMap, openStore, withStore } from '../store/fixture';
 import { call } from './fake-http';
-
-async function withStore(body: (f: StoreFixture) => Promise<void>): Promise<void> {
-  const f = await openStore();
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
 
 test('GET answers 200 with the object; a missing one is a 404 Status naming it', (t) =>
   withStore(async (f) => {

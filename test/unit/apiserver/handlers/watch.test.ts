@@ -1,18 +1,9 @@
 import test from 'ava';
 import { handleWatch, INITIAL_EVENTS_END } from '../../../../apiserver/handlers/watch';
-import { admin, configMap, openStore, type StoreFixture } from '../store/fixture';
+import { admin, configMap, type StoreFixture, withStore } from '../store/fixture';
 import { call, start } from './fake-http';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
-
-async function withStore(body: (f: StoreFixture) => Promise<void>, opts?: { retainMs?: number }): Promise<void> {
-  const f = await openStore(opts);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
 
 const cms = (f: StoreFixture) => f.type('configmaps');
 const summary = (lines: Array<{ type: string; object: { metadata: { name?: string } } }>) => lines.map((l) => [l.type, l.object.metadata.name]);

@@ -140,3 +140,13 @@ export async function apiError(fn: () => Promise<unknown>): Promise<ApiError> {
   }
   throw new Error('expected an ApiError, but the call succeeded');
 }
+
+/** Runs body over a fresh store (openStore's options) and closes it afterwards, whatever body does. */
+export async function withStore(body: (f: StoreFixture) => Promise<void>, opts?: Parameters<typeof openStore>[0]): Promise<void> {
+  const f = await openStore(opts);
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}

@@ -1,18 +1,9 @@
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { ApiError } from '../../../../apiserver/api/errors';
-import { apiError, configMap, ctx, openStore, pod, type StoreFixture } from './fixture';
+import { apiError, configMap, ctx, pod, type StoreFixture, withStore } from './fixture';
 
 const NS = 'default';
-
-async function withStore(body: (f: StoreFixture) => Promise<void>): Promise<void> {
-  const f = await openStore();
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
 
 const cms = (f: StoreFixture) => f.type('configmaps');
 
