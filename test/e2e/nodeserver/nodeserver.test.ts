@@ -164,7 +164,7 @@ test('NODE_PATH_RULES says what svc-node serves: a row with `serves` reaches a h
   const admin = adminDispatcher(api);
   t.teardown(() => admin.close());
   const routerMiss = (a: { status: number; body: Record<string, unknown> }) =>
-    a.status === 404 && /the server could not find the requested resource \(\//.test(String(a.body['message'] ?? a.body['raw'] ?? ''));
+    a.status === 404 && /the server could not find the requested resource \(\//.test(JSON.stringify(a.body));
   for (const rule of NODE_PATH_RULES) {
     const exact = await callAgent(node.port, rule.path, admin, {}, 'GET');
     const below = await callAgent(node.port, `${rule.path}/default/web/c`, admin, {}, 'GET');
