@@ -7,12 +7,15 @@
  * (never their labels or annotations). Bounded: one server, a fixed list of requests.
  */
 import test from 'ava';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
+import { kubeconfig } from '../../../apiserver/pki/bootstrap';
 import { issue } from '../../../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { call } from '../../helpers/http';
+import { startAgent } from '../agent/agent-process';
 
 const NS = 'victim';
 const merge = { 'content-type': 'application/merge-patch+json' };
@@ -20,9 +23,13 @@ let s: RunningApiServer;
 let n1: Agent;
 let nodeUid = '';
 
-async function nodeAgent(name: string): Promise<Agent> {
+async function nodeCert(name: string): Promise<{ certPem: string; keyPem: string }> {
   const ca = { certPem: readFileSync(join(s.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(s.dataDir, 'pki', 'ca.key'), 'utf8') };
-  const kp = await issue(ca, { commonName: `system:node:${name}`, organizations: ['system:nodes'], usage: 'client', validityMs: 3600_000 });
+  return issue(ca, { commonName: `system:node:${name}`, organizations: ['system:nodes'], usage: 'client', validityMs: 3600_000 });
+}
+
+async function nodeAgent(name: string): Promise<Agent> {
+  const kp = await nodeCert(name);
   return new Agent({ connect: { ca: s.caPem, cert: kp.certPem, key: kp.keyPem, servername: 'localhost' } });
 }
 
@@ -144,4 +151,26 @@ test.serial('through nodes/status a node writes its status, annotations and kube
   const restricted = await call(n1, 'PATCH', url, { metadata: { labels: { 'node-restriction.svc.io/trusted': 'yes' } } }, merge);
   t.is(restricted.status, 403, restricted.text);
   t.regex(restricted.body.message, /is not allowed to modify labels: node-restriction\.svc\.io\/trusted/);
+});
+
+test.serial('svc-node itself makes mirror pods NodeRestriction accepts: controlled by its Node with the uid, no account, status written', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-node-identity-'));
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  writeFileSync(join(manifests, 'static-web.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: static-web\nspec:\n  containers:\n  - name: c\n    image: svc.local/busybox:latest\n');
+  const kc = join(dir, 'node.kubeconfig');
+  writeFileSync(kc, kubeconfig({ server: s.url, caPem: s.caPem, user: 'system:node:n2', ...(await nodeCert('n2')) }), { mode: 0o600 });
+  const agent = startAgent({ dir, nodeName: 'n2', kubeconfig: kc, args: ['--node-ip=127.0.0.1'], configLines: [`staticPodPath: ${manifests}`, 'fileCheckFrequency: 1s'] });
+  t.teardown(async () => {
+    await agent.stop('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const mirror = await eventually(async () => {
+    const r = await call(s.admin, 'GET', `${s.url}/api/v1/namespaces/default/pods/static-web-n2`);
+    return r.status === 200 && r.body.status?.phase === 'Running' ? r.body : undefined;
+  }, 'the mirror pod of the static pod, Running', 400);
+  const node = await call(s.admin, 'GET', `${s.url}/api/v1/nodes/n2`);
+  t.deepEqual(mirror.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'n2', uid: node.body.metadata.uid, controller: true }]);
+  t.is(mirror.spec.serviceAccountName, undefined);
+  t.false(agent.output().includes('can not create pods'), 'no mirror pod was refused');
 });
