@@ -31,8 +31,11 @@ function key(p: Pod): string {
   return `${p.metadata.namespace ?? 'default'}/${p.metadata.name ?? ''}`;
 }
 
-/** The mirror pod object for a static pod (no uid, no status: the server assigns them). */
-export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string | undefined): Pod {
+/**
+ * The mirror pod object for a static pod (no uid, no status: the server assigns them), controlled
+ * by the Node: NodeRestriction refuses a mirror pod without that owner reference and the Node's uid.
+ */
+export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string): Pod {
   const annotations = { ...(pod.metadata.annotations ?? {}) };
   const hash = annotations[CONFIG_HASH] ?? pod.metadata.uid ?? '';
   delete annotations[CONFIG_HASH];
@@ -45,7 +48,7 @@ export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string | undef
     spec: structuredClone(pod.spec),
   };
   if (pod.metadata.labels) mirror.metadata.labels = { ...pod.metadata.labels };
-  if (nodeUid) mirror.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }];
+  mirror.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }];
   return mirror;
 }
 
@@ -74,10 +77,13 @@ export class MirrorPods {
       await this.deleteMirror(m, signal);
       changes++;
     }
+    // As the kubelet's mirror client: no mirror pod before the Node's uid is known (the Node is
+    // not registered yet); the next round creates them.
+    const nodeUid = this.o.nodeUid();
     for (const [k, s] of wanted) {
-      if (have.has(k)) continue;
+      if (have.has(k) || !nodeUid) continue;
       try {
-        await this.o.client.create(podsResource, mirrorPodFor(s, this.o.nodeName, this.o.nodeUid()), this.opts(s.metadata.namespace ?? 'default', signal));
+        await this.o.client.create(podsResource, mirrorPodFor(s, this.o.nodeName, nodeUid), this.opts(s.metadata.namespace ?? 'default', signal));
         this.o.log.info({ pod: k }, 'created mirror pod');
         changes++;
       } catch (e) {

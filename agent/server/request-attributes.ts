@@ -2,16 +2,9 @@
  * The authorization attributes of a request to the agent's server, as upstream's kubelet
  * (pkg/kubelet/server/auth.go, GetRequestAttributes with KubeletFineGrainedAuthz, GA in 1.36)
  * derives them: resource "nodes", the node's name, the sub-resource from the path and the verb
- * from the HTTP method. Checked against upstream: auth.go's GetRequestAttributes (stats, metrics,
- * log for /stats, /metrics, /logs, nodes/proxy for the rest) and, for the fine-grained additions,
- * the KubeletFineGrainedAuthz e2e test (test/e2e/node: /healthz via nodes/healthz or nodes/proxy)
- * and its documentation: /spec and /checkpoint have their own sub-resource (spec, checkpoint) and
- * nothing else grants them; /pods and /runningPods (pods), /healthz (healthz) and /configz (configz) are
- * checked first with their own sub-resource and, when that is denied, again as nodes/proxy, so
- * that roles written before fine-grained authorization keep working; everything else is
- * nodes/proxy. Our deliberate differences: /containerLogs is nodes/log (upstream leaves it to the
- * proxy default) so that a log reader needs no proxy rights, and /livez and /readyz, which the
- * kubelet does not serve, are treated like /healthz.
+ * from the HTTP method. NODE_PATH_RULES is the whole path → sub-resource mapping, one row per
+ * path; docs/reference/agent-authorization.md is generated from it (`npm run docs`), and a test
+ * fails when the two differ.
  */
 
 export interface NodeRequestAttributes {
@@ -24,19 +17,48 @@ export interface NodeRequestAttributes {
   fallback?: string;
 }
 
-const SUBRESOURCES: readonly (readonly [string, string, string?])[] = [
-  ['/stats', 'stats'],
-  ['/metrics', 'metrics'],
-  ['/logs', 'log'],
-  ['/containerLogs', 'log'],
-  ['/spec', 'spec'],
-  ['/checkpoint', 'checkpoint'],
-  ['/pods', 'pods', 'proxy'],
-  ['/runningPods', 'pods', 'proxy'],
-  ['/healthz', 'healthz', 'proxy'],
-  ['/livez', 'healthz', 'proxy'],
-  ['/readyz', 'healthz', 'proxy'],
-  ['/configz', 'configz', 'proxy'],
+/** One row of the mapping: a path prefix (the path itself or anything below it) and what it is authorized as. */
+export interface NodePathRule {
+  path: string;
+  /** nodes/<subresource> is asked first. */
+  subresource: string;
+  /** nodes/<fallback> is asked when the sub-resource is denied, so that roles written before fine-grained authorization keep working. */
+  fallback?: string;
+  /** What svc-node serves under the path ('' when nothing: the request is authorized, then answered 404). */
+  serves: string;
+  /** Where the row comes from upstream, or how it differs. */
+  note: string;
+}
+
+/** Sub-resource of every path no row names (upstream's default). */
+export const DEFAULT_SUBRESOURCE = 'proxy';
+
+/**
+ * Every path upstream's kubelet authorizes, and the two health paths svc-node adds, in the order
+ * they are matched (the first row whose path is the request path or a parent of it wins).
+ * Checked against upstream's auth.go: /stats, /metrics, /logs and /checkpoint have their own
+ * sub-resource and nothing else grants them; /pods, /runningPods, /healthz and /configz are
+ * fine-grained with nodes/proxy as the fallback; everything else is nodes/proxy, including
+ * /containerLogs (nodes/log is for /logs, the node's log files) and /spec (upstream dropped
+ * nodes/spec with the cAdvisor endpoint).
+ */
+export const NODE_PATH_RULES: readonly NodePathRule[] = [
+  { path: '/stats', subresource: 'stats', serves: '', note: 'upstream' },
+  { path: '/metrics', subresource: 'metrics', serves: 'the agent\'s Prometheus metrics', note: 'upstream' },
+  { path: '/logs', subresource: 'log', serves: '', note: 'upstream: the node\'s log files' },
+  { path: '/checkpoint', subresource: 'checkpoint', serves: 'POST: checkpoint a container (spec 4.11)', note: 'upstream' },
+  { path: '/pods', subresource: 'pods', fallback: 'proxy', serves: 'the pods the agent runs, with their status', note: 'upstream (fine-grained)' },
+  { path: '/runningPods', subresource: 'pods', fallback: 'proxy', serves: '', note: 'upstream (fine-grained)' },
+  { path: '/healthz', subresource: 'healthz', fallback: 'proxy', serves: 'health checks', note: 'upstream (fine-grained)' },
+  { path: '/livez', subresource: 'healthz', fallback: 'proxy', serves: 'health checks', note: 'svc-node: served like /healthz (the kubelet has no /livez)' },
+  { path: '/readyz', subresource: 'healthz', fallback: 'proxy', serves: 'readiness checks', note: 'svc-node: served like /healthz (the kubelet has no /readyz)' },
+  { path: '/configz', subresource: 'configz', fallback: 'proxy', serves: 'the merged configuration', note: 'upstream (fine-grained)' },
+  { path: '/containerLogs', subresource: 'proxy', serves: 'container logs (what pods/log proxies to)', note: 'upstream: the default; nodes/log does not grant it' },
+  { path: '/exec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/attach', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/run', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/portForward', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/spec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
 ];
 
 /** True when path is prefix itself or lies below it (so /checkpointx is not /checkpoint). */
@@ -51,8 +73,9 @@ export function subresourceFor(path: string): string {
 
 /** The sub-resource for a path and the one that may stand in for it when denied. */
 export function subresourcesFor(path: string): { subresource: string; fallback?: string } {
-  for (const [prefix, sub, fallback] of SUBRESOURCES) if (isSubpath(path, prefix)) return fallback ? { subresource: sub, fallback } : { subresource: sub };
-  return { subresource: 'proxy' };
+  const rule = NODE_PATH_RULES.find((r) => isSubpath(path, r.path));
+  if (!rule) return { subresource: DEFAULT_SUBRESOURCE };
+  return rule.fallback ? { subresource: rule.subresource, fallback: rule.fallback } : { subresource: rule.subresource };
 }
 
 /** The API verb for an HTTP method (A.1); unknown methods keep their lower-case name. */

@@ -2,13 +2,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { nodeName } from '../api/node-identity';
-import { KUBELET_LABEL_NAMESPACES, KUBELET_LABELS, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE, NODE_RESTRICTION_LABEL_NAMESPACE } from '../api/well-known';
+import { isMirrorPod, KUBELET_LABEL_NAMESPACES, KUBELET_LABELS, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE, NODE_RESTRICTION_LABEL_NAMESPACE } from '../api/well-known';
 import { podReferences } from '../registry/types/pod-references';
 import { get, rec, recs, strAt } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
+import { forbiddenStatusChange, NODE_STATUS_WRITES, type NodeStatusSubresource } from './node-status-writes';
 
 /** Reads a pod; null when absent. */
 export type PodGetter = (namespace: string, name: string) => Promise<KObject | null>;
+/** Reads a Node; null when absent. */
+export type NodeGetter = (name: string) => Promise<KObject | null>;
 
 function labelNamespace(key: string): string {
   const slash = key.indexOf('/');
@@ -36,14 +39,18 @@ export function forbiddenLabelChanges(labels: Record<string, string> | undefined
 /**
  * NodeRestriction (A.7, upstream admission plugin of that name): a node (system:node:<name> in
  * system:nodes) may write only its own Node (not its taints, pod CIDRs or restricted labels), its
- * own Lease in svc-node-lease, the status of pods bound to it, mirror pods bound to it, and delete
- * or evict pods bound to it, and ask for service account tokens only bound to a pod bound to it.
- * Other users are not affected.
+ * own Lease in svc-node-lease, the status of pods bound to it (the fields of NODE_STATUS_WRITES
+ * only), mirror pods bound to it that it controls and that reference no other object, and delete
+ * or evict pods bound to it, and ask for service account tokens only bound to a pod bound to it
+ * that is not a mirror pod. Other users are not affected.
  */
 export class NodeRestriction implements AdmissionPlugin {
   readonly name = 'NodeRestriction';
 
-  constructor(private readonly getPod: PodGetter) {}
+  constructor(
+    private readonly getPod: PodGetter,
+    private readonly getNode: NodeGetter,
+  ) {}
 
   /** Rejects a node's write outside its own objects with 403. */
   async validate(a: AdmissionAttributes): Promise<void> {
@@ -76,7 +83,7 @@ export class NodeRestriction implements AdmissionPlugin {
       case 'status':
         if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
         if (strAt(a.oldObject, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
-        return;
+        return this.statusWrite(node, 'pods/status', a);
       case 'eviction': {
         if (a.operation !== 'CREATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
         const pod = await this.getPod(a.namespace, a.name);
@@ -88,26 +95,34 @@ export class NodeRestriction implements AdmissionPlugin {
     throw this.forbidden(a, `unexpected subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
   }
 
-  private mirrorPodCreate(node: string, a: AdmissionAttributes): void {
+  /**
+   * Upstream admitPodCreate: a node creates only mirror pods, bound to itself, controlled by its
+   * own Node object (owner reference kind Node, apiVersion v1, its name and the Node's current
+   * uid, controller, not blocking deletion), referencing no service account, secret, config map,
+   * cluster trust bundle, claim or resource claim: a node may not widen what it can read (the
+   * Node authorizer follows a pod's references) nor obtain a service account's credentials.
+   */
+  private async mirrorPodCreate(node: string, a: AdmissionAttributes): Promise<void> {
     const pod = a.object!;
-    if (!pod.metadata.annotations?.[MIRROR_POD_ANNOTATION]) {
-      throw this.forbidden(a, `pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`);
-    }
+    if (!isMirrorPod(pod)) throw this.forbidden(a, `pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`);
     if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, `node "${node}" can only create pods with spec.nodeName set to itself`);
-    const owners = pod.metadata.ownerReferences ?? [];
+    await this.checkOwner(node, a);
+    const why = mirrorPodReference(pod);
+    if (why) throw this.forbidden(a, `node "${node}" can not create pods that reference ${why}`);
+  }
+
+  private async checkOwner(node: string, a: AdmissionAttributes): Promise<void> {
+    const owners = recs(a.object!.metadata.ownerReferences);
     if (owners.length > 1) throw this.forbidden(a, `node "${node}" can only create pods with a single owner reference set to itself`);
-    if (owners.length === 1) {
-      const o = owners[0];
-      if (o.apiVersion !== 'v1' || o.kind !== 'Node' || o.name !== node || o.controller !== true) {
-        throw this.forbidden(a, `node "${node}" can only create pods with an owner reference set to itself`);
-      }
-    }
-    const refs = podReferences(pod);
-    // The registry defaults serviceAccountName to "default" on every pod, so only another name is a reference here.
-    if (refs.serviceAccount && refs.serviceAccount !== 'default') throw this.forbidden(a, `node "${node}" can not create pods that reference a service account`);
-    if (refs.secrets.size) throw this.forbidden(a, `node "${node}" can not create pods that reference secrets`);
-    if (refs.configMaps.size) throw this.forbidden(a, `node "${node}" can not create pods that reference configmaps`);
-    if (refs.claims.size) throw this.forbidden(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
+    const o = owners[0];
+    if (!o || o.apiVersion !== 'v1' || o.kind !== 'Node' || o.name !== node) throw this.forbidden(a, `node "${node}" can only create pods with an owner reference set to itself`);
+    if (o.controller !== true) throw this.forbidden(a, `node "${node}" can only create pods with a controller owner reference set to itself`);
+    if (o.blockOwnerDeletion === true) throw this.forbidden(a, `node "${node}" must not set blockOwnerDeletion on an owner reference`);
+    const self = await this.getNode(node);
+    if (!self) throw errors.notFound('nodes', node);
+    const uid = self.metadata.uid ?? '';
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
+    if (o.uid !== uid) throw this.forbidden(a, `node ${node} UID mismatch: expected ${uid} (the Node's) got ${String(o.uid ?? '')} (the owner reference's)`);
   }
 
   private node(node: string, a: AdmissionAttributes): void {
@@ -129,13 +144,21 @@ export class NodeRestriction implements AdmissionPlugin {
     }
     const bad = forbiddenLabelChanges(a.object.metadata.labels, a.oldObject.metadata.labels);
     if (bad.length) throw this.forbidden(a, `node "${node}" is not allowed to modify labels: ${bad.join(', ')}`);
+    if (a.subresource === 'status') this.statusWrite(node, 'nodes/status', a);
   }
 
   private claim(node: string, a: AdmissionAttributes): void {
     if (a.subresource !== 'status') throw this.forbidden(a, `may only update PVC status`);
     if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
-    // Only the status may change; the status sub-resource already keeps the spec.
-    void node;
+    this.statusWrite(node, 'persistentvolumeclaims/status', a);
+  }
+
+  /** Refuses (403, naming the field) a status write that changes what NODE_STATUS_WRITES does not let a node change. */
+  private statusWrite(node: string, sub: NodeStatusSubresource, a: AdmissionAttributes): void {
+    if (!a.object || !a.oldObject) return;
+    const rule = NODE_STATUS_WRITES[sub];
+    const field = forbiddenStatusChange(rule, a.object, a.oldObject);
+    if (field !== undefined) throw this.forbidden(a, `node "${node}" cannot update ${field} through ${sub} (a node may change only ${rule.summary})`);
   }
 
   /**
@@ -157,6 +180,10 @@ export class NodeRestriction implements AdmissionPlugin {
       throw this.forbidden(a, `the UID in the bound object reference (${String(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
     }
     if (strAt(pod, 'spec', 'nodeName') !== node) throw this.forbidden(a, 'node requested token bound to a pod scheduled on a different node');
+    // Upstream reaches the same end another way: a mirror pod has no service account there, and
+    // the token handler refuses a binding to a pod of another account. Here a mirror pod stored
+    // before that rule may still name one, so the refusal is explicit.
+    if (isMirrorPod(pod)) throw this.forbidden(a, `node requested token bound to mirror pod "${pod.metadata.name ?? ''}"; mirror pods may not use service accounts`);
   }
 
   private lease(node: string, a: AdmissionAttributes): void {
@@ -164,4 +191,23 @@ export class NodeRestriction implements AdmissionPlugin {
     const name = a.operation === 'CREATE' ? (a.object?.metadata.name ?? '') : a.name;
     if (name !== node) throw this.forbidden(a, 'can only access node lease with the same name as the requesting node');
   }
+}
+
+/**
+ * What a mirror pod references that it may not (upstream admitPodCreate, in its order): a service
+ * account (any name, "default" too), secrets, config maps, cluster trust bundles, persistent
+ * volume claims, resource claims. Undefined when none. Stricter than upstream in one place: the
+ * claim of a generic ephemeral volume counts as a claim (the Node authorizer would let the node
+ * read it), where upstream looks only at persistentVolumeClaim volumes.
+ */
+export function mirrorPodReference(pod: KObject): string | undefined {
+  const refs = podReferences(pod);
+  if (refs.serviceAccount) return 'a service account';
+  if (refs.secrets.size) return 'secrets';
+  if (refs.configMaps.size) return 'configmaps';
+  const volumes = recs(get(pod, 'spec', 'volumes'));
+  if (volumes.some((v) => recs(get(v, 'projected', 'sources')).some((src) => src.clusterTrustBundle !== undefined && src.clusterTrustBundle !== null))) return 'clustertrustbundles';
+  if (refs.claims.size) return 'persistentvolumeclaims';
+  if (recs(get(pod, 'spec', 'resourceClaims')).length) return 'resourceclaims';
+  return undefined;
 }

@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
-import { recs, strAt, type JsonMap } from '../registry/obj-access';
+import { get, recs, strAt, type JsonMap } from '../registry/obj-access';
+import { podReferences } from '../registry/types/pod-references';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
-import { MIRROR_POD_ANNOTATION } from '../api/well-known';
+import { isMirrorPod } from '../api/well-known';
 
 /** Reads a service account; null when absent. */
 export type ServiceAccountGetter = (namespace: string, name: string) => Promise<KObject | null>;
@@ -62,8 +63,8 @@ function shouldAutomount(sa: KObject, pod: KObject): boolean {
  * ServiceAccount admission (upstream plugin of that name, Appendix B): a new pod runs as
  * spec.serviceAccountName (the registry already defaults it to `default`), and that account must
  * exist in the pod's namespace; `default` is looked up a few more times because it is created
- * asynchronously with the namespace. Mirror pods may not name another account and are never
- * changed. Unless the pod or its account opts out (automountServiceAccountToken false), the
+ * asynchronously with the namespace. Mirror pods are never changed (the registry gives them no
+ * account either) and may not name an account, reference secrets or project a token. Unless the pod or its account opts out (automountServiceAccountToken false), the
  * mutating phase adds the projected token volume `kube-api-access-<5 random>` and mounts it
  * read-only at TOKEN_MOUNT_PATH in every init container and container that does not already
  * mount something there (upstream mountServiceAccountToken; ephemeral containers are added later
@@ -84,7 +85,7 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
   async mutate(a: AdmissionAttributes): Promise<void> {
     if (!isPodCreate(a)) return;
     const pod = a.object!;
-    if (isMirror(pod)) return;
+    if (isMirrorPod(pod)) return;
     const name = strAt(pod, 'spec', 'serviceAccountName') || 'default';
     const sa = await this.lookup(a, name);
     this.found.set(pod, name);
@@ -100,8 +101,9 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
     if (!isPodCreate(a)) return;
     const pod = a.object!;
     const name = strAt(pod, 'spec', 'serviceAccountName') || 'default';
-    if (isMirror(pod)) {
-      if (name !== 'default') throw errors.forbidden(`pods "${pod.metadata.name ?? ''}" is forbidden: a mirror pod may not reference service accounts`);
+    if (isMirrorPod(pod)) {
+      const why = mirrorPodRefusal(pod);
+      if (why) throw errors.forbidden(`pods "${pod.metadata.name ?? ''}" is forbidden: ${why}`);
       return;
     }
     if (this.found.get(pod) === name) return;
@@ -152,6 +154,14 @@ function isPodCreate(a: AdmissionAttributes): boolean {
   return a.type.group === '' && a.type.resource === 'pods' && a.operation === 'CREATE' && !a.subresource && !!a.object;
 }
 
-function isMirror(pod: KObject): boolean {
-  return pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
+/**
+ * Upstream's limits on mirror pods, whoever creates them: no service account (not even
+ * "default": a mirror pod runs with none), no secrets, no projected service account token.
+ */
+function mirrorPodRefusal(pod: KObject): string | undefined {
+  if (strAt(pod, 'spec', 'serviceAccountName')) return 'a mirror pod may not reference service accounts';
+  if (podReferences(pod).secrets.size > 0) return 'a mirror pod may not reference secrets';
+  const projected = recs(get(pod, 'spec', 'volumes')).flatMap((v) => recs(get(v, 'projected', 'sources')));
+  if (projected.some((src) => src.serviceAccountToken !== undefined && src.serviceAccountToken !== null)) return 'a mirror pod may not use service account token volume projection';
+  return undefined;
 }

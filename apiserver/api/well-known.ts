@@ -16,6 +16,16 @@ export const NODE_USER_PREFIX = 'system:node:';
 /** The annotation that marks a mirror pod (upstream kubernetes.io/config.mirror). */
 export const MIRROR_POD_ANNOTATION = 'svc.io/config.mirror';
 
+/**
+ * Whether a pod is a mirror pod: it carries the annotation, whatever its value (upstream tests the
+ * key's presence). Every check of mirror pods (defaulting, ServiceAccount, NodeRestriction, the
+ * token handler) asks this one function, so that none can be told apart by an empty value.
+ */
+export function isMirrorPod(pod: { metadata?: { annotations?: Record<string, string> } }): boolean {
+  const annotations = pod.metadata?.annotations;
+  return annotations !== undefined && annotations !== null && Object.hasOwn(annotations, MIRROR_POD_ANNOTATION);
+}
+
 /** The node's host name label (upstream kubernetes.io/hostname). */
 export const HOSTNAME_LABEL = 'svc.io/hostname';
 

@@ -2,6 +2,7 @@ import { ApiError, errors, fieldError } from '../api/errors';
 import type { AdmissionAttributes } from '../admission/admission';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { isMirrorPod } from '../api/well-known';
 import type { BoundObjectGetter, ObjectRef, SaPrivateClaim, ServiceAccountTokenIssuer } from '../authn/service-account-token';
 import { decodeTokenRequestProto } from '../authn/token-request-proto';
 import { tokenRequestType } from '../registry/types/serviceaccount-token-request';
@@ -117,7 +118,10 @@ async function bind(objects: BoundObjectGetter, b: SaPrivateClaim, ref: Record<s
   const self: ObjectRef = { name, uid };
   if (kind === 'Pod') {
     const spec = isObject(o.spec) ? o.spec : {};
-    const podSa = typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : 'default';
+    // Exact, as upstream: a pod without an account (a mirror pod) matches no account, not "default";
+    // a mirror pod stored before mirror pods lost their account is refused by name.
+    if (isMirrorPod(o)) throw errors.badRequest(`cannot bind token for serviceaccount "${saName}" to mirror pod "${name}": mirror pods run without a service account`);
+    const podSa = typeof spec.serviceAccountName === 'string' ? spec.serviceAccountName : '';
     if (podSa !== saName) throw errors.badRequest(`cannot bind token for serviceaccount "${saName}" to pod running with different serviceaccount name.`);
     b.pod = self;
     // As upstream (ServiceAccountTokenPodNodeInfo): a pod-bound token also names the pod's node.

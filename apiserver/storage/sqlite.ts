@@ -35,6 +35,7 @@ export class SqliteStorage implements Storage {
   private readonly compactTx: (from: number, to: number) => void;
   private pending: PendingWrite[] = [];
   private flushScheduled = false;
+  private probeStmt: Database.Statement<[number]> | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -181,6 +182,19 @@ export class SqliteStorage implements Storage {
   oldestRevisionAfter(timeMs: number): number {
     if (this.closed) throw closedError();
     return this.st.firstWrittenSince.get({ after: this.compacted, t: timeMs })?.revision ?? this.rev + 1;
+  }
+
+  /**
+   * A durable write of one meta row (write_probe, the time) outside the revision log: no revision,
+   * no watch event. It needs a WAL frame like any write, so it fails (Unavailable) when the file
+   * cannot grow (disk full) or be written. The store-write readiness check uses it to see the
+   * store recover (storage/write-health.ts).
+   */
+  probeWrite(): Promise<void> {
+    return this.guard(() => {
+      this.probeStmt ??= this.db.prepare<[number]>(`INSERT INTO meta (name, value) VALUES ('write_probe', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`);
+      this.probeStmt.run(this.now());
+    });
   }
 
   /** Commits writes already issued, ends watchers (they throw Unavailable) and closes the file; later calls fail with Unavailable. */

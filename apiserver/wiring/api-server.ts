@@ -43,6 +43,8 @@ export interface ApiServerOptions {
   now: () => Date;
   /** Checks beyond ping, e.g. the store's. */
   checks: readonly HealthCheck[];
+  /** Checks of /readyz only (a failing one must not make the process look dead), e.g. store-write. */
+  readyChecks?: readonly HealthCheck[];
   /** --livez-grace-period: livez ignores failing checks (other than ping) this long after start. */
   livezGraceMs: number;
   /** --shutdown-delay-duration: readyz fails this long before the listener closes. */
@@ -261,6 +263,7 @@ export class ApiServer {
       return [
         ping,
         ...base,
+        ...(this.o.readyChecks ?? []),
         { name: 'informer-sync', check: () => (this.o.cache.isReady() ? undefined : 'watch cache not started') },
         { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
       ];

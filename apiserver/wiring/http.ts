@@ -8,7 +8,7 @@ import { podLogHandler } from '../handlers/pod-log';
 import type { ApiMetrics } from '../metrics/registry';
 import { ApiServer, type ApiServerOptions } from './api-server';
 import type { AuthnLayer } from './authn';
-import { storageCheck, type StorageLayer } from './storage';
+import { storageCheck, storeWriteCheck, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
 import { kubeletClientTls, type ServingTls } from './tls';
 
@@ -26,7 +26,8 @@ export interface HttpParts {
 /**
  * The API server with every route: the generic handlers (inside ApiServer), the virtual review
  * resources of authentication and authorization, the sub-resources with their own handler, and
- * the health checks of the store, authorization and authentication. Nothing listens yet.
+ * the health checks of the store (and, for readyz, of its writes), authorization and
+ * authentication. Nothing listens yet.
  */
 export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const { registry, cache, storage } = p.storage;
@@ -56,6 +57,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     log: p.log,
     now: () => new Date(),
     checks: [storageCheck(storage), ...authz.checks, ...auth.checks],
+    readyChecks: [storeWriteCheck(p.storage.writeHealth)],
     gates: flags.featureGates,
     livezGraceMs: flags.livezGracePeriodMs,
     shutdownDelayMs: flags.shutdownDelayMs,

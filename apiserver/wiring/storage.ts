@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ApiServerFlags } from '../config/flags';
@@ -5,19 +6,28 @@ import type { ApiMetrics } from '../metrics/registry';
 import { makeBuiltinTypes, ResourceRegistry } from '../registry/builtin';
 import type { HealthCheck } from '../server/health';
 import type { EtcdStorage as EtcdStorageType } from '../storage/etcd';
+import { MAX_BODY_BYTES } from '../server/decode';
 import { InstrumentedStorage } from '../storage/instrumented';
 import { SqliteStorage } from '../storage/sqlite';
 import type { Storage } from '../storage/storage';
+import { StoreWriteHealth, WriteTrackingStorage } from '../storage/write-health';
 import { WatchCache } from '../store/watch-cache';
 
 /** Section 8: watch history and continue tokens, 5 minutes. */
 export const HISTORY_MS = 5 * 60_000;
+
+/** A store whose writes failed is ready again only with room for the largest request body and its log overhead. */
+export const STORE_WRITE_MIN_FREE_BYTES = MAX_BODY_BYTES + (1 << 20);
+/** While the store's writes fail, /readyz probes it at most this often. */
+export const STORE_WRITE_PROBE_INTERVAL_MS = 1000;
 
 /** The storage phase's result: the backend (timed), the resource types, and the watch cache over the backend. */
 export interface StorageLayer {
   storage: Storage;
   registry: ResourceRegistry;
   cache: WatchCache;
+  /** Whether the store accepts writes (the readyz check store-write). */
+  writeHealth: StoreWriteHealth;
 }
 
 /** Opens the store backend the flags select and builds the registry and the watch cache over it (nothing runs yet). */
@@ -37,8 +47,19 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
             log.error({ endpoint, clusterId, expected }, 'etcd endpoint belongs to another cluster than the other --etcd-servers; it is not used'),
         })
       : SqliteStorage.open(join(flags.dataDir, 'store', 'state.db'));
+  const sqlite = backend instanceof SqliteStorage;
+  const writeHealth = new StoreWriteHealth({
+    now: Date.now,
+    ...(sqlite ? { probe: backend, freeBytes: () => freeBytes(join(flags.dataDir, 'store')) } : {}),
+    minFreeBytes: STORE_WRITE_MIN_FREE_BYTES,
+    probeIntervalMs: STORE_WRITE_PROBE_INTERVAL_MS,
+    onChange: (failure) => {
+      if (failure) log.error({ reason: failure }, 'store writes fail: /readyz fails its store-write check until the store writes again');
+      else log.info('store writes work again: /readyz store-write ok');
+    },
+  });
   // Every store call is timed into etcd_request_duration_seconds (whichever backend, as /metrics documents).
-  const storage: Storage = new InstrumentedStorage(backend, metrics, () => performance.now());
+  const storage: Storage = new InstrumentedStorage(new WriteTrackingStorage(backend, writeHealth), metrics, () => performance.now());
   const registry = new ResourceRegistry();
   for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
   const cache = new WatchCache(storage, {
@@ -46,7 +67,22 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
     now: Date.now,
     onCorrupt: (key, revision, err) => log.error({ key, revision, err: err.message }, 'stored object cannot be decoded; watchers do not get this write'),
   });
-  return { storage, registry, cache };
+  return { storage, registry, cache, writeHealth };
+}
+
+/** Bytes this process may still write in dir's file system (root may use the reserved blocks); undefined when it cannot be read. */
+async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const st = await statfs(dir);
+    return (process.getuid?.() === 0 ? st.bfree : st.bavail) * st.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The readiness check of store writes (readyz only: a full disk is no reason to restart the server). */
+export function storeWriteCheck(health: StoreWriteHealth): HealthCheck {
+  return { name: 'store-write', check: () => health.check() };
 }
 
 /** The readiness and liveness check of the store backend. */

@@ -33,12 +33,16 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger):
   const nsType = registry.lookup('', 'v1', 'namespaces')!;
   const podType = registry.lookup('', 'v1', 'pods')!;
   const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
+  const nodeType = registry.lookup('', 'v1', 'nodes')!;
   let store: ObjectStore | undefined;
   let authz: Authorization | undefined;
   const admission = new AdmissionChain([
     new NamespaceLifecycle((name) => getOrNull(store!.get(nsType, '', name))),
     new CsrRequestor(),
-    new NodeRestriction((ns, name) => getOrNull(store!.get(podType, ns, name))),
+    new NodeRestriction(
+      (ns, name) => getOrNull(store!.get(podType, ns, name)),
+      (name) => getOrNull(store!.get(nodeType, '', name)),
+    ),
     new ServiceAccountAdmission((ns, name) => getOrNull(store!.get(saType, ns, name))),
     new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
     // RBAC escalation prevention needs the authorizer chain, built just below from the same store.

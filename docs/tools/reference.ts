@@ -1,7 +1,8 @@
 /**
  * Renders the generated references under docs/reference/ from the definitions the programs
  * themselves use: the NodeAgentConfiguration schema (agent/config/schema.ts), the agent's flag
- * table (agent/config/flags.ts) and svc-apiserver's (apiserver/config/flags.ts). Pure: returns
+ * table (agent/config/flags.ts), svc-apiserver's (apiserver/config/flags.ts) and the agent's path →
+ * sub-resource table (agent/server/request-attributes.ts). Pure: returns
  * the text; gen-reference.ts writes it and the docs test compares it with the committed files.
  */
 import { formatDuration } from '../../apiserver/api/duration';
@@ -12,6 +13,7 @@ import { flagDefs } from '../../agent/config/flags';
 import { nodeAgentConfigSchema, pathRefFields } from '../../agent/config/schema';
 import { configAPIVersion, configKind } from '../../agent/config/types';
 import { fieldDescriptions, notActedOn } from './agent-config-descriptions';
+import { agentAuthorizationReference } from './agent-authorization';
 
 export interface GeneratedFile {
   /** Path relative to the repository root. */
@@ -220,6 +222,7 @@ export function apiserverFlagsReference(): string {
 /** Every generated file, in a stable order. */
 export function generatedReferences(): GeneratedFile[] {
   return [
+    { path: 'docs/reference/agent-authorization.md', content: agentAuthorizationReference(banner('agent/server/request-attributes.ts (NODE_PATH_RULES)')) },
     { path: 'docs/reference/agent-config.md', content: agentConfigReference() },
     { path: 'docs/reference/agent-flags.md', content: agentFlagsReference() },
     { path: 'docs/reference/apiserver-flags.md', content: apiserverFlagsReference() },

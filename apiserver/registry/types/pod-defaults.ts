@@ -1,4 +1,5 @@
 import type { KObject } from '../../api/types';
+import { isMirrorPod } from '../../api/well-known';
 import { ensureRec, get, rec, recs, setDefault, str } from '../obj-access';
 import { compareQuantities, parseQuantity } from '../quantity';
 import { canonicalizeQuantities } from '../canonical-quantities';
@@ -7,7 +8,7 @@ import { podSchema, VOLUME_SOURCES } from './pod-schema';
 /**
  * Pod defaulting as upstream's v1 SetDefaults_Pod / PodSpec / Container / Probe / Volume, plus the
  * values admission plugins add upstream that clients expect on every pod (serviceAccountName
- * "default" from the ServiceAccount plugin, priority 0 and preemptionPolicy from the Priority plugin).
+ * "default" from the ServiceAccount plugin except on mirror pods, priority 0 and preemptionPolicy from the Priority plugin).
  */
 
 export const DEFAULT_SCHEDULER = 'default-scheduler';
@@ -112,10 +113,11 @@ export function defaultPod(o: KObject): void {
   setDefault(spec, 'securityContext', {}, false);
   setDefault(spec, 'enableServiceLinks', true, false);
   // The deprecated serviceAccount alias and serviceAccountName mirror each other (v1 conversion);
-  // "default" is what the ServiceAccount admission plugin assigns upstream.
+  // "default" is what the ServiceAccount admission plugin assigns upstream. That plugin skips
+  // mirror pods, which run with no account at all (and NodeRestriction refuses one that names any).
   if (!spec.serviceAccountName && str(spec.serviceAccount)) spec.serviceAccountName = spec.serviceAccount;
-  setDefault(spec, 'serviceAccountName', 'default');
-  spec.serviceAccount = spec.serviceAccountName;
+  if (!isMirrorPod(o)) setDefault(spec, 'serviceAccountName', 'default');
+  if (spec.serviceAccountName !== undefined) spec.serviceAccount = spec.serviceAccountName;
   if (!spec.priorityClassName) {
     setDefault(spec, 'priority', 0, false);
     setDefault(spec, 'preemptionPolicy', 'PreemptLowerPriority');

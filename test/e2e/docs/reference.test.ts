@@ -15,7 +15,7 @@ test('the committed docs/reference files equal what the code generates (else run
   const files = generatedReferences();
   t.deepEqual(
     files.map((f) => f.path),
-    ['docs/reference/agent-config.md', 'docs/reference/agent-flags.md', 'docs/reference/apiserver-flags.md'],
+    ['docs/reference/agent-authorization.md', 'docs/reference/agent-config.md', 'docs/reference/agent-flags.md', 'docs/reference/apiserver-flags.md'],
   );
   for (const f of files) {
     let committed: string;

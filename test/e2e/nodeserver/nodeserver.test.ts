@@ -14,11 +14,12 @@ import { request, type Agent } from 'undici';
 import { verifyTarArchive } from '../../../agent/checkpoint/verify-archive';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { agentMain, eventually } from '../agent/agent-process';
+import { NODE_PATH_RULES } from '../../../agent/server/request-attributes';
 import { adminDispatcher, callAgent, noCertDispatcher, runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
 import { execFile } from 'node:child_process';
 
 const NODE = 'e2e-nodeserver';
-const TOKENS = { prober: 'prober-token-0123456789', proxier: 'proxier-token-0123456789', nobody: 'nobody-token-0123456789' } as const;
+const TOKENS = { prober: 'prober-token-0123456789', proxier: 'proxier-token-0123456789', nobody: 'nobody-token-0123456789', logreader: 'logreader-token-0123456789' } as const;
 
 interface Env {
   api: RunningApiServer;
@@ -86,6 +87,7 @@ test.before(async () => {
   try {
     await grant(api, 'prober', [{ resources: ['nodes/healthz', 'nodes/metrics', 'nodes/pods'], verbs: ['get'] }]);
     await grant(api, 'proxier', [{ resources: ['nodes/proxy'], verbs: ['get', 'create'] }]);
+    await grant(api, 'logreader', [{ resources: ['nodes/log'], verbs: ['get'] }]);
     // Retention every 2 s keeping one archive per container, so the wiring can be watched at work.
     node = await startNode(api, path.join(dir, 'node'), NODE, ['checkpointRetention:', '  schedule: "*/2 * * * * *"', '  maxPerContainer: 1']);
     await runPod(api, NODE, 'web', 'svc.local/busybox:latest', {});
@@ -144,6 +146,30 @@ test('/healthz and /pods fall back to nodes/proxy (upstream fine-grained authori
   const m = await callAgent(node.port, '/metrics', bare, bearer(TOKENS.proxier), 'GET');
   t.is(m.status, 403);
   t.regex(String(m.body['message']), /subresource=metrics/);
+});
+
+test('/containerLogs is nodes/proxy as upstream maps it (issue 16, defect 8): nodes/log does not grant it, nodes/proxy does', async (t) => {
+  const { node, bare } = e();
+  const logs = '/containerLogs/default/web/c';
+  const denied = await callAgent(node.port, logs, bare, bearer(TOKENS.logreader), 'GET');
+  t.is(denied.status, 403, JSON.stringify(denied.body));
+  t.regex(String(denied.body['message']), /user=logreader, verb=get, resource=nodes, subresource=proxy/);
+  const allowed = await callAgent(node.port, logs, bare, bearer(TOKENS.proxier), 'GET');
+  t.not(allowed.status, 403, JSON.stringify(allowed.body));
+  t.not(allowed.status, 401);
+});
+
+test('NODE_PATH_RULES says what svc-node serves: a row with `serves` reaches a handler, one without is the router\'s 404', async (t) => {
+  const { api, node } = e();
+  const admin = adminDispatcher(api);
+  t.teardown(() => admin.close());
+  const routerMiss = (a: { status: number; body: Record<string, unknown> }) =>
+    a.status === 404 && /the server could not find the requested resource \(\//.test(JSON.stringify(a.body));
+  for (const rule of NODE_PATH_RULES) {
+    const exact = await callAgent(node.port, rule.path, admin, {}, 'GET');
+    const below = await callAgent(node.port, `${rule.path}/default/web/c`, admin, {}, 'GET');
+    t.is(!(routerMiss(exact) && routerMiss(below)), rule.serves !== '', `${rule.path}: ${exact.status} ${below.status}`);
+  }
 });
 
 test('/configz answers the running configuration to a user with nodes/proxy (the configz fallback), 403 without', async (t) => {

@@ -11,14 +11,54 @@ const nodes = T('', 'nodes', false);
 const leases = T('coordination.svc.io', 'leases');
 
 const pod = (node: string, extra: Partial<KObject> = {}): KObject => ({ metadata: { name: 'p', namespace: 'ns', ...(extra.metadata ?? {}) }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'c' }], ...((extra.spec) ?? {}) } });
-const mirror = (node: string, spec: Record<string, unknown> = {}): KObject => pod(node, { metadata: { name: 'p', namespace: 'ns', annotations: { 'svc.io/config.mirror': 'x' } }, spec });
+const N1_UID = 'uid-n1';
+const owner = (o: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: N1_UID, controller: true, ...o });
+/** A mirror pod as the agent makes it: the annotation, no service account, controlled by its Node. */
+const mirror = (node: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): KObject => ({
+  metadata: { name: 'p', namespace: 'ns', annotations: { 'svc.io/config.mirror': 'x' }, ownerReferences: [owner()], ...meta },
+  spec: { nodeName: node, containers: [{ name: 'c' }], ...spec },
+});
 const node = (labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): KObject => ({ metadata: { name: 'n1', labels }, spec });
 
 function attrs(op: Operation, type: ResourceType, o: Partial<AdmissionAttributes>): AdmissionAttributes {
   return { operation: op, type, namespace: '', name: '', subresource: '', user: n1, dryRun: false, ...o };
 }
 
-const plugin = new NodeRestriction((_ns, name) => Promise.resolve(name === 'mine' ? pod('n1') : name === 'theirs' ? pod('n2') : null));
+const getNode = (name: string) => Promise.resolve(name === 'n1' ? { metadata: { name, uid: N1_UID } } : null);
+const plugin = new NodeRestriction((_ns, name) => Promise.resolve(name === 'mine' ? pod('n1') : name === 'theirs' ? pod('n2') : null), getNode);
+
+/** Status writes of a node to its own pod, node and claim: what NODE_STATUS_WRITES allows passes, the rest names the field. */
+function statusCases(): [string, AdmissionAttributes, string | null][] {
+  const mine = (meta: Record<string, unknown> = {}, status: Record<string, unknown> = { phase: 'Pending' }): KObject => ({
+    metadata: { name: 'p', namespace: 'ns', labels: { app: 'web' }, annotations: { a: '1' }, ...meta },
+    spec: { nodeName: 'n1', containers: [{ name: 'c' }] },
+    status,
+  });
+  const podStatus = (object: KObject) => attrs('UPDATE', pods, { namespace: 'ns', name: 'p', subresource: 'status', object, oldObject: mine() });
+  const selfNode = (meta: Record<string, unknown> = {}, status: Record<string, unknown> = {}): KObject => ({ metadata: { name: 'n1', labels: { 'svc.io/os': 'linux' }, ...meta }, spec: {}, status });
+  const nodeStatus = (object: KObject) => attrs('UPDATE', nodes, { name: 'n1', subresource: 'status', object, oldObject: selfNode() });
+  const claims = T('', 'persistentvolumeclaims');
+  const claim = (meta: Record<string, unknown> = {}, status: Record<string, unknown> = { phase: 'Bound' }): KObject => ({ metadata: { name: 'c', namespace: 'ns', ...meta }, spec: { volumeName: 'pv' }, status });
+  const claimStatus = (object: KObject) => attrs('UPDATE', claims, { namespace: 'ns', name: 'c', subresource: 'status', object, oldObject: claim() });
+  return [
+    ['pods/status: the status changes', podStatus(mine({}, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] })), null],
+    ['pods/status: managedFields and generation are the store\'s', podStatus(mine({ managedFields: [{ manager: 'x' }], generation: 9 })), null],
+    ['pods/status: a label added', podStatus(mine({ labels: { app: 'web', 'team': 'other' } })), 'node "n1" cannot update metadata.labels through pods/status (a node may change only status, except status.resourceClaimStatuses)'],
+    ['pods/status: labels removed', podStatus(mine({ labels: undefined })), 'cannot update metadata.labels through pods/status'],
+    ['pods/status: an annotation changed', podStatus(mine({ annotations: { a: '2' } })), 'cannot update metadata.annotations through pods/status'],
+    ['pods/status: finalizers', podStatus(mine({ finalizers: ['x/y'] })), 'cannot update metadata.finalizers through pods/status'],
+    ['pods/status: owner references', podStatus(mine({ ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'u' }] })), 'cannot update metadata.ownerReferences through pods/status'],
+    ['pods/status: resource claim statuses', podStatus(mine({}, { phase: 'Pending', resourceClaimStatuses: [{ name: 'gpu', resourceClaimName: 'other' }] })), 'cannot update status.resourceClaimStatuses through pods/status'],
+    ['pods/status: the spec', podStatus({ ...mine(), spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'evil' }] } }), 'cannot update spec through pods/status'],
+    ['nodes/status: status, annotations and kubelet labels change', nodeStatus(selfNode({ labels: { 'svc.io/os': 'linux', 'svc.io/arch': 'arm64' }, annotations: { x: 'y' } }, { conditions: [] })), null],
+    ['nodes/status: a restricted label', nodeStatus(selfNode({ labels: { 'node-restriction.svc.io/x': 'y' } })), 'is not allowed to modify labels: node-restriction.svc.io/x'],
+    ['nodes/status: finalizers', nodeStatus(selfNode({ finalizers: ['x/y'] })), 'cannot update metadata.finalizers through nodes/status'],
+    ['nodes/status: the spec', nodeStatus({ ...selfNode(), spec: { unschedulable: true } }), 'cannot update spec through nodes/status'],
+    ['persistentvolumeclaims/status: capacity and conditions', claimStatus(claim({}, { phase: 'Bound', capacity: { storage: '2Gi' }, conditions: [{ type: 'Resizing', status: 'True' }] })), null],
+    ['persistentvolumeclaims/status: the phase', claimStatus(claim({}, { phase: 'Lost' })), 'cannot update status.phase through persistentvolumeclaims/status'],
+    ['persistentvolumeclaims/status: a label', claimStatus(claim({ labels: { a: 'b' } })), 'cannot update metadata.labels through persistentvolumeclaims/status'],
+  ];
+}
 
 const cases: [string, AdmissionAttributes, string | null][] = [
   ['mirror pod bound to itself', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1') }), null],
@@ -27,11 +67,35 @@ const cases: [string, AdmissionAttributes, string | null][] = [
   ['mirror pod with a secret', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', secret: { secretName: 's' } }] }) }), 'reference secrets'],
   ['mirror pod with a service account', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { serviceAccountName: 'builder' }) }), 'reference a service account'],
   ['mirror pod owned by another node', attrs('CREATE', pods, { namespace: 'ns', object: { ...mirror('n1'), metadata: { name: 'p', annotations: { 'svc.io/config.mirror': 'x' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n2', uid: 'u', controller: true }] } } }), 'owner reference'],
+  // Issue 16, defect 4: a mirror pod may not give the node a service account or anything else to read.
+  ['mirror pod with the default service account', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { serviceAccountName: 'default' }) }), 'can not create pods that reference a service account'],
+  ['mirror pod with an empty mirror annotation is a mirror pod', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { annotations: { 'svc.io/config.mirror': '' } }) }), null],
+  ['mirror pod without an owner reference', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [] }) }), 'can only create pods with an owner reference set to itself'],
+  ['mirror pod with two owner references', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner(), owner()] }) }), 'a single owner reference'],
+  ['mirror pod owned by a Node of another apiVersion', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ apiVersion: 'v2' })] }) }), 'an owner reference set to itself'],
+  ['mirror pod owned by another kind', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ kind: 'Pod' })] }) }), 'an owner reference set to itself'],
+  ['mirror pod with a wrong Node uid', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ uid: 'wrong-uid' })] }) }), `node n1 UID mismatch: expected ${N1_UID} (the Node's) got wrong-uid`],
+  ['mirror pod with no Node uid', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ uid: undefined })] }) }), 'UID mismatch'],
+  ['mirror pod with a non-controller owner reference', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ controller: false })] }) }), 'a controller owner reference'],
+  ['mirror pod blocking owner deletion', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', {}, { ownerReferences: [owner({ blockOwnerDeletion: true })] }) }), 'must not set blockOwnerDeletion'],
+  ['mirror pod with image pull secrets', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { imagePullSecrets: [{ name: 's' }] }) }), 'reference secrets'],
+  ['mirror pod with a secret in envFrom', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { containers: [{ name: 'c', envFrom: [{ secretRef: { name: 's' } }] }] }) }), 'reference secrets'],
+  ['mirror pod with a projected secret', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', projected: { sources: [{ secret: { name: 's' } }] } }] }) }), 'reference secrets'],
+  ['mirror pod with a config map env', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { containers: [{ name: 'c', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }] }] }) }), 'reference configmaps'],
+  ['mirror pod with a config map in an init container', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { initContainers: [{ name: 'i', envFrom: [{ configMapRef: { name: 'cm' } }] }] }) }), 'reference configmaps'],
+  ['mirror pod with a projected config map', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'cm' } }] } }] }) }), 'reference configmaps'],
+  ['mirror pod with a cluster trust bundle', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', projected: { sources: [{ clusterTrustBundle: { name: 'b', path: 'p' } }] } }] }) }), 'reference clustertrustbundles'],
+  ['mirror pod with a claim', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'c' } }] }) }), 'reference persistentvolumeclaims'],
+  ['mirror pod with a generic ephemeral volume', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'v', ephemeral: { volumeClaimTemplate: {} } }] }) }), 'reference persistentvolumeclaims'],
+  ['mirror pod with a resource claim', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { resourceClaims: [{ name: 'gpu' }] }) }), 'reference resourceclaims'],
+  ['mirror pod with host paths and empty dirs only', attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1', { volumes: [{ name: 'a', hostPath: { path: '/x' } }, { name: 'b', emptyDir: {} }, { name: 'd', projected: { sources: [{ downwardAPI: { items: [] } }] } }] }) }), null],
   ['delete own pod', attrs('DELETE', pods, { namespace: 'ns', name: 'p', oldObject: pod('n1') }), null],
   ["delete another node's pod", attrs('DELETE', pods, { namespace: 'ns', name: 'p', oldObject: pod('n2') }), 'can only delete pods'],
   ['update a pod', attrs('UPDATE', pods, { namespace: 'ns', name: 'p', object: pod('n1'), oldObject: pod('n1') }), 'unexpected operation'],
   ['status of own pod', attrs('UPDATE', pods, { namespace: 'ns', name: 'p', subresource: 'status', object: pod('n1'), oldObject: pod('n1') }), null],
   ["status of another node's pod", attrs('UPDATE', pods, { namespace: 'ns', name: 'p', subresource: 'status', object: pod('n2'), oldObject: pod('n2') }), 'can only update pod status'],
+  // Issue 16, defect 5: through pods/status a node changes the status only (NODE_STATUS_WRITES).
+  ...statusCases(),
   ['evict own pod', attrs('CREATE', pods, { namespace: 'ns', name: 'mine', subresource: 'eviction', object: { metadata: {} } }), null],
   ["evict another node's pod", attrs('CREATE', pods, { namespace: 'ns', name: 'theirs', subresource: 'eviction', object: { metadata: {} } }), 'can only evict'],
   ['other pod sub-resource', attrs('CREATE', pods, { namespace: 'ns', name: 'p', subresource: 'exec' }), 'unexpected subresource'],
@@ -81,10 +145,19 @@ test('label rule mirrors upstream', (t) => {
   t.deepEqual(forbiddenLabelChanges({ 'svc.io/a': '1', 'svc.io/os': 'linux' }, { 'svc.io/a': '1', 'svc.io/b': '2' }), ['svc.io/b']);
 });
 
+test('a mirror pod of a node that is not registered: 404 for the Node (upstream returns the lookup\'s NotFound)', async (t) => {
+  const unregistered = new NodeRestriction(() => Promise.resolve(null), () => Promise.resolve(null));
+  const err = await t.throwsAsync(unregistered.validate(attrs('CREATE', pods, { namespace: 'ns', object: mirror('n1') })));
+  t.is((err as { code?: number }).code, 404);
+  t.regex(err.message, /nodes "n1" not found/);
+});
+
 test('a node asks for service account tokens only bound to a pod on it, by name and uid (upstream admitServiceAccount)', async (t) => {
   const sas = T('', 'serviceaccounts');
   const withUid = (nodeName: string, uid: string): KObject => ({ ...pod(nodeName), metadata: { name: 'x', namespace: 'ns', uid } });
-  const np = new NodeRestriction((_ns, name) => Promise.resolve(name === 'mine' ? withUid('n1', 'u-mine') : name === 'theirs' ? withUid('n2', 'u-theirs') : null));
+  const mirrored: KObject = { ...mirror('n1'), metadata: { ...mirror('n1').metadata, name: 'static-web', uid: 'u-mirror' } };
+  const byName: Record<string, KObject> = { mine: withUid('n1', 'u-mine'), theirs: withUid('n2', 'u-theirs'), 'static-web': mirrored };
+  const np = new NodeRestriction((_ns, name) => Promise.resolve(byName[name] ?? null), getNode);
   const tr = (ref?: Record<string, unknown>): AdmissionAttributes =>
     attrs('CREATE', sas, { namespace: 'ns', name: 'default', subresource: 'token', object: { metadata: { name: 'default' }, spec: { audiences: [], ...(ref ? { boundObjectRef: ref } : {}) } } });
   await t.notThrowsAsync(np.validate(tr({ apiVersion: 'v1', kind: 'Pod', name: 'mine', uid: 'u-mine' })));
@@ -95,6 +168,8 @@ test('a node asks for service account tokens only bound to a pod on it, by name 
     [tr({ kind: 'Pod', name: 'mine' }), /pod binding without a uid/],
     [tr({ kind: 'Pod', name: 'mine', uid: 'u-old' }), /does not match the UID in record/],
     [tr({ kind: 'Pod', name: 'theirs', uid: 'u-theirs' }), /bound to a pod scheduled on a different node/],
+    // Issue 16, defect 4: never a token bound to a mirror pod (whatever account it names).
+    [tr({ apiVersion: 'v1', kind: 'Pod', name: 'static-web', uid: 'u-mirror' }), /node requested token bound to mirror pod "static-web"/],
   ];
   for (const [a, re] of refused) {
     const err = await t.throwsAsync(np.validate(a));

@@ -29,10 +29,19 @@ test('the default account is looked up again while the controller creates it', a
   t.is(n, 4);
 });
 
-test('mirror pods may not name a service account; updates and other kinds are not checked', async (t) => {
+test('mirror pods may not name a service account (not even default), reference secrets or project a token; updates and other kinds are not checked', async (t) => {
   const plugin = new ServiceAccountAdmission(() => Promise.resolve(null), { defaultRetries: 1, retryDelayMs: 0 });
-  await t.notThrowsAsync(plugin.validate(attrs(pod('default', { 'svc.io/config.mirror': 'x' }))));
+  await t.notThrowsAsync(plugin.validate(attrs(pod('', { 'svc.io/config.mirror': 'x' }))));
+  await t.throwsAsync(plugin.validate(attrs(pod('default', { 'svc.io/config.mirror': 'x' }))), { message: /mirror pod may not reference service accounts/ });
   await t.throwsAsync(plugin.validate(attrs(pod('builder', { 'svc.io/config.mirror': 'x' }))), { message: /mirror pod may not reference service accounts/ });
+  // The annotation's presence makes a mirror pod, whatever its value (upstream).
+  await t.throwsAsync(plugin.validate(attrs(pod('default', { 'svc.io/config.mirror': '' }))), { message: /mirror pod may not reference service accounts/ });
+  const withSpec = (spec: Record<string, unknown>) => ({ ...pod('', { 'svc.io/config.mirror': 'x' }), spec: { containers: [], ...spec } });
+  const secretEnv = withSpec({ containers: [{ name: 'c', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] });
+  await t.throwsAsync(plugin.validate(attrs(secretEnv)), { message: /mirror pod may not reference secrets/ });
+  const projectedToken = withSpec({ volumes: [{ name: 'v', projected: { sources: [{ serviceAccountToken: { path: 't' } }] } }] });
+  const err = await t.throwsAsync(plugin.validate(attrs(projectedToken)), { message: /mirror pod may not use service account token volume projection/ });
+  t.is((err as { code?: number }).code, 403);
   await t.notThrowsAsync(plugin.validate(attrs(pod('ghost'), 'UPDATE')));
   await t.notThrowsAsync(plugin.validate({ ...attrs(pod('ghost')), type: { group: '', resource: 'configmaps' } as ResourceType }));
 });

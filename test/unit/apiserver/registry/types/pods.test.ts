@@ -77,6 +77,15 @@ test('defaults keep explicit values and the deprecated serviceAccount alias', (t
   t.is(spec.enableServiceLinks, false);
 });
 
+test('a mirror pod gets no service account (upstream: the ServiceAccount plugin skips mirror pods); one it names is kept for admission to refuse', (t) => {
+  const mirror = (extra: Record<string, unknown> = {}): KObject => ({ ...pod(extra), metadata: { name: 'web', namespace: 'default', annotations: { 'svc.io/config.mirror': '' } } });
+  const spec = defaulted(mirror()).spec as Record<string, unknown>;
+  t.false('serviceAccountName' in spec);
+  t.false('serviceAccount' in spec);
+  t.is((defaulted(mirror({ serviceAccount: 'builder' })).spec as Record<string, unknown>).serviceAccountName, 'builder');
+  t.is((defaulted(mirror({ serviceAccountName: 'default' })).spec as Record<string, unknown>).serviceAccountName, 'default');
+});
+
 test('host networking copies container ports to host ports', (t) => {
   const o = defaulted(pod({ hostNetwork: true, containers: [{ name: 'a', image: 'x', ports: [{ containerPort: 9100 }] }] }));
   t.deepEqual((o.spec as any).containers[0].ports, [{ containerPort: 9100, protocol: 'TCP', hostPort: 9100 }]);
