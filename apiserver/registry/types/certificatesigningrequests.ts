@@ -5,7 +5,7 @@ import { decodeBase64 } from '../base64';
 import { withMeta } from '../common-schemas';
 import { CONDITION_STATUSES } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required, tooLong } from '../field-errors';
-import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../name-validation';
+import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, num, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, int, map, mapList, obj, str as s, time } from '../schema-builders';

@@ -3,7 +3,7 @@ import type { KObject } from '../../api/types';
 import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { ip, messages, nonSpecialIp, portNum, protocol, qualifiedName } from '../common-validation';
 import { child, index, required } from '../field-errors';
-import { dns1123LabelErrors, dns1123SubdomainErrors } from '../name-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, int, obj, str as s, strEnum } from '../schema-builders';

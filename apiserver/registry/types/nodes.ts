@@ -3,7 +3,7 @@ import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import { messages, resourceList } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
-import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../name-validation';
+import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../../api/name-validation';
 import { get, rec, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { canonicalizeQuantities } from '../canonical-quantities';

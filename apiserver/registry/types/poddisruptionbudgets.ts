@@ -3,7 +3,7 @@ import type { KObject } from '../../api/types';
 import { labelSelectorSchema, metaConditionSchema, withMeta } from '../common-schemas';
 import { messages, nonNegative, oneOf, validateLabelSelector } from '../common-validation';
 import { invalid } from '../field-errors';
-import { percentErrors } from '../name-validation';
+import { percentErrors } from '../../api/name-validation';
 import { num, rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { int, intOrStr, map, mapList, obj, strEnum, time } from '../schema-builders';

@@ -4,7 +4,7 @@ import { metaConditionSchema, withMeta } from '../common-schemas';
 import { messages, oneOf, portNum, portNumOrName, protocol, qualifiedName } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
 import { validateLabels } from '../meta-validation';
-import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../name-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { any, atomicList, bool, int, intOrStr, mapList, obj, str as s, strEnum, strMap } from '../schema-builders';
