@@ -152,3 +152,9 @@ test('field selectors follow fields.ParseSelector: no trimming, escapes checked,
     t.regex(err?.message ?? '', want, text);
   }
 });
+
+test('an even run of commas before ")" is refused, as upstream parseIdentifiersList does', (t) => {
+  t.deepEqual(parseLabelSelector('a in (x,,,)')[0].values, ['', 'x']);
+  t.deepEqual(parseLabelSelector('a in (,)')[0].values, ['']);
+  for (const text of ['a in (x,,)', 'a in (,,)']) t.regex(parse400(text) ?? '', /found '\)', expected: ',', or identifier/, text);
+});
