@@ -1,7 +1,7 @@
 /**
  * Structural validation of a decoded object against its kind's schema: JSON types, required
- * fields, enums, and the int-or-string, quantity and date-time formats, plus duplicate keys in
- * listType map lists. Unknown fields are not reported here (see unknown-fields.ts). Field paths
+ * fields, enums, integer ranges (int32, int64), the int-or-string, quantity and date-time
+ * formats, plus duplicate keys in listType map lists. Unknown fields are not reported here (see unknown-fields.ts). Field paths
  * and messages follow upstream's field.Error and kube-openapi wording, e.g.
  * `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`.
  *
