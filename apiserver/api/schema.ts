@@ -13,6 +13,11 @@ export type Schema =
 
 export interface ScalarSchema {
   type: 'string' | 'integer' | 'number' | 'boolean' | 'int-or-string' | 'quantity' | 'date-time';
+  /**
+   * For integers, the Go type upstream decodes into: int32 bounds the value to ±2^31; int64 (and
+   * an integer without a format) to what a double holds exactly, ±(2^53 - 1).
+   */
+  format?: 'int32' | 'int64';
   enum?: readonly string[];
   description?: string;
 }

@@ -1,4 +1,4 @@
-import { parseLabelSelector } from '../api/selectors';
+import { parseFieldTerms, parseLabelSelector } from '../api/selectors';
 import type { UserInfo } from '../api/user';
 import type { RequestInfo } from '../server/request-info';
 import type { Attributes } from './authorizer';
@@ -54,38 +54,36 @@ export function requestAttributes(user: UserInfo, info: RequestInfo, query: URLS
   return a;
 }
 
-/** `a=b,c!=d` (with `\,` escapes) → requirements; undefined when absent or malformed. */
+/**
+ * `a=b,c!=d` (with `\,` escapes) → requirements; undefined when absent or malformed. The same
+ * parser as the list handler's (api/selectors), so what is authorized is what is selected: a
+ * looser parse here (trimming, say) could authorize `spec.nodeName= n1` for a node that the handler
+ * then reads differently.
+ */
 export function parseFieldRequirements(text: string | null): SelectorRequirement[] | undefined {
-  if (!text || !text.trim()) return undefined;
-  const parts: string[] = [];
-  let cur = '';
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '\\' && i + 1 < text.length) cur += text[++i];
-    else if (text[i] === ',') {
-      parts.push(cur);
-      cur = '';
-    } else cur += text[i];
+  if (!text) return undefined;
+  try {
+    return parseFieldTerms(text).map((r) => ({ key: r.key, operator: r.operator === '!=' ? 'NotIn' : 'In', values: [...r.values] }));
+  } catch {
+    return undefined;
   }
-  parts.push(cur);
-  const out: SelectorRequirement[] = [];
-  for (const p of parts) {
-    if (!p.trim()) continue;
-    const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/s.exec(p);
-    if (!m) return undefined;
-    out.push({ key: m[1].trim(), operator: m[2] === '!=' ? 'NotIn' : 'In', values: [m[3].trim()] });
-  }
-  return out;
 }
 
-/** `a=b,c in (x,y),!d,e` → requirements (the labelSelector grammar of api/selectors); undefined when absent or malformed. */
+/**
+ * `a=b,c in (x,y),!d,e` → requirements (the labelSelector grammar of api/selectors); undefined when
+ * absent or malformed. `>` and `<` have no SubjectAccessReview operator and are left out: the
+ * attributes then describe a wider selection than the request's, never a narrower one.
+ */
 export function parseLabelRequirements(text: string | null): SelectorRequirement[] | undefined {
   if (!text || !text.trim()) return undefined;
   try {
-    return parseLabelSelector(text).map((r) => ({
-      key: r.key,
-      operator: r.operator === '=' ? 'In' : r.operator === '!=' ? 'NotIn' : r.operator,
-      values: [...r.values],
-    }));
+    return parseLabelSelector(text)
+      .filter((r) => r.operator !== 'Gt' && r.operator !== 'Lt')
+      .map((r) => ({
+        key: r.key,
+        operator: r.operator === '=' ? 'In' : r.operator === '!=' ? 'NotIn' : r.operator,
+        values: [...r.values],
+      }));
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
+import { clampToSafeInteger, INT64_MAX, INT64_MIN, int64TextError, parseInt64 } from '../api/integers';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
@@ -36,20 +37,29 @@ export function reply(r: ResourceRequest, status: number, body: unknown, extra: 
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {
-  const limitText = r.query.get('limit');
-  let limit: number | undefined;
-  if (limitText !== null && limitText !== '') {
-    if (!/^-?\d+$/.test(limitText)) throw new ApiError('BadRequest', `invalid limit "${limitText}": must be an integer`);
-    limit = Number(limitText);
-  }
   return {
     labelSelector: parseLabelSelector(r.query.get('labelSelector')),
     fieldSelector: parseFieldSelector(r.query.get('fieldSelector'), selectableFields(r.type)),
     resourceVersion: r.query.get('resourceVersion') ?? undefined,
     resourceVersionMatch: r.query.get('resourceVersionMatch') ?? undefined,
-    limit,
+    limit: parseLimit(r.query.get('limit')),
     continue: r.query.get('continue') ?? undefined,
   };
+}
+
+/**
+ * limit is an int64, as upstream's ListOptions.Limit (strconv.ParseInt: optional sign, decimal
+ * digits): anything else, or a value beyond int64, is a 400. A valid limit beyond what a double
+ * holds exactly still means "all", so it is clamped to Number.MAX_SAFE_INTEGER: storage binds it
+ * as an integer (SQLite refused 1e20 with "datatype mismatch", a 503 clients retried). Zero and
+ * negative limits mean no limit, as upstream.
+ */
+function parseLimit(text: string | null): number | undefined {
+  if (text === null || text === '') return undefined;
+  const n = parseInt64(text);
+  if (n !== undefined) return clampToSafeInteger(n);
+  const why = int64TextError(text) === 'value out of range' ? `value out of range: must be between ${INT64_MIN} and ${INT64_MAX}` : 'must be an integer';
+  throw new ApiError('BadRequest', `invalid limit "${text}": ${why}`);
 }
 
 /** dryRun accepts only All (4.4); anything else is a 400 as upstream. */

@@ -1,4 +1,5 @@
 import { ApiError } from '../api/errors';
+import { clampToSafeInteger, INT64_MAX, INT64_MIN, int64TextError, MAX_DURATION_SECONDS, parseInt64 } from '../api/integers';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { parseDocument, readBody } from '../server/decode';
@@ -74,10 +75,7 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
   const out: DeleteOptions = {};
   // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
   const grace = q.get('gracePeriodSeconds') ?? (o.gracePeriodSeconds !== undefined ? String(o.gracePeriodSeconds) : null);
-  if (grace !== null) {
-    if (!/^-?\d+$/.test(grace)) throw new ApiError('BadRequest', `gracePeriodSeconds: Invalid value: "${grace}": must be an integer`);
-    out.gracePeriodSeconds = Number(grace);
-  }
+  if (grace !== null) out.gracePeriodSeconds = parseGracePeriod(grace);
   const policy = q.get('propagationPolicy') ?? (o.propagationPolicy as string | undefined);
   if (policy !== undefined && policy !== null) {
     if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
@@ -116,4 +114,23 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
     out.unsafeIgnoreReadError = true;
   }
   return out;
+}
+
+/**
+ * gracePeriodSeconds is an int64 (upstream's DeleteOptions): text that is not one is a 400. The
+ * deletion deadline is now plus that many seconds, which upstream computes as a time.Duration
+ * and which overflows past MAX_DURATION_SECONDS (about 292 years); a longer grace period is
+ * refused here rather than wrapped or turned into an invalid date. Negative values stay (the
+ * deleter treats them as 0).
+ */
+function parseGracePeriod(text: string): number {
+  const n = parseInt64(text);
+  if (n === undefined) {
+    const why = int64TextError(text) === 'value out of range' ? `must be between ${INT64_MIN} and ${INT64_MAX}` : 'must be an integer';
+    throw new ApiError('BadRequest', `gracePeriodSeconds: Invalid value: "${text}": ${why}`);
+  }
+  if (n > BigInt(MAX_DURATION_SECONDS)) {
+    throw new ApiError('BadRequest', `gracePeriodSeconds: Invalid value: "${text}": must be at most ${MAX_DURATION_SECONDS} (about 292 years)`);
+  }
+  return clampToSafeInteger(n);
 }

@@ -1,5 +1,5 @@
 import type { ObjectSchema } from '../api/schema';
-import { any, atomicList, bool, int, mapList, obj, setList, str, strMap, time, kindSchema } from './schema-builders';
+import { any, atomicList, bool, int64, kindSchema, mapList, obj, setList, str, strMap, time } from './schema-builders';
 
 /**
  * Schemas shared by several kinds: ObjectMeta and the small reference/selector/condition types.
@@ -40,10 +40,10 @@ export const objectMetaSchema: ObjectSchema = obj({
   selfLink: str('Deprecated; not set by the server.'),
   uid: str('UID is the unique in time and space value for this object.'),
   resourceVersion: str('An opaque value that represents the internal version of this object.'),
-  generation: int('A sequence number representing a specific generation of the desired state.'),
+  generation: int64('A sequence number representing a specific generation of the desired state.'),
   creationTimestamp: time('CreationTimestamp is a timestamp representing the server time when this object was created.'),
   deletionTimestamp: time('The time after which this resource will be deleted.'),
-  deletionGracePeriodSeconds: int('Number of seconds allowed for this object to gracefully terminate.'),
+  deletionGracePeriodSeconds: int64('Number of seconds allowed for this object to gracefully terminate.'),
   labels: strMap('Map of string keys and values that can be used to organize and categorize objects.'),
   annotations: strMap('Unstructured key value map stored with a resource.'),
   ownerReferences: mapList(ownerReferenceSchema, ['uid'], 'List of objects depended by this object.'),
@@ -83,7 +83,7 @@ export const metaConditionSchema = obj(
   {
     type: str(),
     status: str(undefined, ['True', 'False', 'Unknown']),
-    observedGeneration: int(),
+    observedGeneration: int64(),
     lastTransitionTime: time(),
     reason: str(),
     message: str(),

@@ -2,7 +2,7 @@ import type { Cause } from '../api/errors';
 import { isObject } from '../api/types';
 import { child, forbidden, index, invalid, key, notSupported, required } from './field-errors';
 import { validateLabels } from './meta-validation';
-import { ipErrors, labelValueErrors, portNameErrors, portNumErrors, qualifiedNameErrors } from './name-validation';
+import { ipErrors, labelValueErrors, portNameErrors, portNumErrors, qualifiedNameErrors } from '../api/name-validation';
 import { parseQuantity } from './quantity';
 
 /** Validation pieces several kinds share, each as upstream's helper of the same purpose. */

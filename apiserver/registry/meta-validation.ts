@@ -9,7 +9,7 @@ import {
   labelValueErrors,
   pathSegmentErrors,
   qualifiedNameErrors,
-} from './name-validation';
+} from '../api/name-validation';
 
 /**
  * Generic object metadata validation, as upstream's apimachinery ValidateObjectMetaAccessor and

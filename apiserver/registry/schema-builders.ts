@@ -5,7 +5,10 @@ import type { ArraySchema, MapSchema, ObjectSchema, ScalarSchema, Schema } from 
 export const str = (description?: string, enumValues?: readonly string[]): ScalarSchema =>
   enumValues ? { type: 'string', enum: enumValues, description } : { type: 'string', description };
 export const strEnum = (values: readonly string[], description?: string): ScalarSchema => ({ type: 'string', enum: values, description });
-export const int = (description?: string): ScalarSchema => ({ type: 'integer', description });
+/** An int32 field of the upstream type (ports, counts, most seconds fields). */
+export const int32 = (description?: string): ScalarSchema => ({ type: 'integer', format: 'int32', description });
+/** An int64 field of the upstream type (generations, grace periods, sizes in bytes). */
+export const int64 = (description?: string): ScalarSchema => ({ type: 'integer', format: 'int64', description });
 export const bool = (description?: string): ScalarSchema => ({ type: 'boolean', description });
 export const intOrStr = (description?: string): ScalarSchema => ({ type: 'int-or-string', description });
 export const quantity = (description?: string): ScalarSchema => ({ type: 'quantity', description });

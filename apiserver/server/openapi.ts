@@ -47,7 +47,7 @@ function toOpenApi(s: Schema): Json {
     case 'any':
       return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     default:
-      return { type: s.type, ...(s.enum ? { enum: [...s.enum] } : {}) };
+      return { type: s.type, ...(s.format ? { format: s.format } : {}), ...(s.enum ? { enum: [...s.enum] } : {}) };
   }
 }
 

@@ -116,7 +116,8 @@ export class SqliteStorage implements Storage {
   list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     return this.guard(() => {
       const rev = opts.revision ? this.checkReadable(opts.revision) : this.rev;
-      const limit = opts.limit && opts.limit > 0 ? Math.floor(opts.limit) : -1;
+      // SQLite binds a JS number as a double and refuses a LIMIT it cannot convert to an integer exactly.
+      const limit = opts.limit && opts.limit > 0 ? Math.min(Math.floor(opts.limit), Number.MAX_SAFE_INTEGER) : -1;
       const hi = prefixEnd(prefix);
       const after = opts.startAfter !== undefined && compareKeys(opts.startAfter, prefix) >= 0;
       const stmt = after ? this.st.listAfter : this.st.listFrom;

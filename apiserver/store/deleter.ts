@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, errors, fieldError, isNotFound } from '../api/errors';
+import { MAX_DURATION_SECONDS } from '../api/integers';
 import type { KList, KObject, ObjectMeta } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import { StorageError, type Storage } from '../storage/storage';
@@ -172,10 +173,14 @@ function finalizersAfterDelete(meta: ObjectMeta, options: DeleteOptions): Set<st
   return finalizers;
 }
 
-/** The request's grace period, else the type's default (DeletionStrategy), else 0. */
+/**
+ * The request's grace period, else the type's default (DeletionStrategy), else 0; within
+ * ±MAX_DURATION_SECONDS, so the deadline stays a valid date (a pod's terminationGracePeriodSeconds
+ * may be any int64 we store; upstream's Duration arithmetic would overflow past the same bound).
+ */
 function gracePeriod(t: ResourceType, obj: KObject, options: DeleteOptions): number {
-  if (options.gracePeriodSeconds !== undefined) return Math.max(0, options.gracePeriodSeconds);
-  return t.deletion?.defaultGracePeriodSeconds?.(obj) ?? 0;
+  const grace = options.gracePeriodSeconds !== undefined ? Math.max(0, options.gracePeriodSeconds) : (t.deletion?.defaultGracePeriodSeconds?.(obj) ?? 0);
+  return Math.min(Math.max(grace, -MAX_DURATION_SECONDS), MAX_DURATION_SECONDS);
 }
 
 /** The object as a delete that keeps it leaves it: deletionTimestamp and grace period set, finalizers updated, the type's mark. */

@@ -49,13 +49,19 @@ export class ListReader {
     let revision = 0;
     let startAfter: string | undefined;
     if (plan.mode === 'exact') revision = plan.revision;
+    const prefix = collectionPrefix(t, namespace);
     if (plan.mode === 'continue') {
       revision = plan.token.revision;
       startAfter = plan.token.startAfter;
+      // A token pages only the list it came from (or one that contains it: all namespaces). Upstream
+      // keeps the key relative to the prefix, so a foreign token pages this list from an arbitrary
+      // point; ours are absolute, so a foreign one is refused rather than read as "from the start"
+      // or "nothing left".
+      if (!startAfter.startsWith(prefix)) throw new ApiError('BadRequest', 'continue key is not valid: it was issued for another list');
     }
     if (plan.mode === 'notOlderThan') await this.revisions.waitForRevision(plan.revision, this.rvWaitMs);
     const filtering = q.labelSelector.length > 0 || q.fieldSelector.length > 0;
-    const got = await this.collect(t, collectionPrefix(t, namespace), q, plan, revision, startAfter);
+    const got = await this.collect(t, prefix, q, plan, revision, startAfter);
     const list: KList = {
       apiVersion: apiVersionOf(t),
       kind: t.listKind,
@@ -133,6 +139,9 @@ export class ListReader {
         throw tooOld(opts.revision);
       }
       if (err instanceof StorageError && err.code === 'FutureRevision') {
+        // A token's revision is one the store had when it issued it; a later one is forged, and a
+        // 504 would have the client retry it.
+        if (plan.mode === 'continue') throw new ApiError('BadRequest', 'continue key is not valid: its resourceVersion is newer than the store');
         throw new ApiError('Timeout', `Too large resource version: ${opts.revision}`, { retryAfterSeconds: 1 });
       }
       throw err;

@@ -52,8 +52,18 @@ export function planList(p: ListParams): ReadPlan {
   return hasLimit ? { mode: 'exact', revision: n } : { mode: 'notOlderThan', revision: n };
 }
 
-/** resourceVersion values are opaque to clients but ours are decimal revisions; anything else is a 400. */
+/**
+ * resourceVersion values are opaque to clients but ours are decimal revisions; anything else is a
+ * 400. Upstream parses a uint64 and answers a value beyond its current revision with 504 "Too
+ * large resource version"; ours never exceed Number.MAX_SAFE_INTEGER, so a larger one cannot be
+ * a version we issued and is refused at once (as text upstream cannot parse is), instead of being
+ * rounded to a neighbouring revision.
+ */
 export function parseRv(rv: string): number {
-  if (!/^\d{1,15}$/.test(rv)) throw new ApiError('BadRequest', `invalid resource version "${rv}": must be a non-negative integer`);
-  return Number(rv);
+  if (!/^\d+$/.test(rv)) throw new ApiError('BadRequest', `invalid resource version "${rv}": must be a non-negative integer`);
+  const n = Number(rv);
+  if (!Number.isSafeInteger(n)) {
+    throw new ApiError('BadRequest', `invalid resource version "${rv}": must be a non-negative integer no larger than ${Number.MAX_SAFE_INTEGER}`);
+  }
+  return n;
 }

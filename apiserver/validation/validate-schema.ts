@@ -1,7 +1,7 @@
 /**
  * Structural validation of a decoded object against its kind's schema: JSON types, required
- * fields, enums, and the int-or-string, quantity and date-time formats, plus duplicate keys in
- * listType map lists. Unknown fields are not reported here (see unknown-fields.ts). Field paths
+ * fields, enums, integer ranges (int32, int64), the int-or-string, quantity and date-time
+ * formats, plus duplicate keys in listType map lists. Unknown fields are not reported here (see unknown-fields.ts). Field paths
  * and messages follow upstream's field.Error and kube-openapi wording, e.g.
  * `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`.
  *
@@ -9,6 +9,7 @@
  * every type check and only fails a required check.
  */
 import type { Cause } from '../api/errors';
+import { INT32_MAX, INT32_MIN } from '../api/integers';
 import type { ArraySchema, Schema, ScalarSchema } from '../api/schema';
 import { canonicalJson, hasOwn, isJsonObject, jsonTypeName } from '../patch/json-value';
 
@@ -92,6 +93,7 @@ function checkScalar(v: unknown, s: ScalarSchema, path: string, out: Cause[]): v
       break;
     case 'integer':
       if (t !== 'integer') return void out.push(typeError(path, v, 'integer'));
+      if (!fitsInteger(v as number, s.format ?? 'int64')) return void out.push(rangeError(path, v as number, s.format ?? 'int64'));
       break;
     case 'number':
       if (t !== 'integer' && t !== 'number') return void out.push(typeError(path, v, 'number'));
@@ -101,6 +103,8 @@ function checkScalar(v: unknown, s: ScalarSchema, path: string, out: Cause[]): v
       break;
     case 'int-or-string':
       if (t !== 'integer' && t !== 'string') return void out.push(typeError(path, v, 'integer or string'));
+      // Upstream's IntOrString holds its integer as an int32.
+      if (t === 'integer' && !fitsInteger(v as number, 'int32')) return void out.push(rangeError(path, v as number, 'int32'));
       break;
     case 'quantity':
       // Upstream's Quantity unmarshals JSON numbers as well as strings.
@@ -134,6 +138,27 @@ function checkScalar(v: unknown, s: ScalarSchema, path: string, out: Cause[]): v
       field: path,
     });
   }
+}
+
+/**
+ * Whether an integral number is one the field's Go type holds and we store exactly. int32 is
+ * upstream's own bound (a larger JSON number fails its decoding). For int64 ours is narrower:
+ * JSON.parse has already rounded anything past 2^53 (9007199254740993 arrives as
+ * 9007199254740992), and 1e20 is integral but no int64, so every value beyond
+ * Number.MAX_SAFE_INTEGER is refused rather than stored as a number the client did not send.
+ */
+function fitsInteger(v: number, format: 'int32' | 'int64'): boolean {
+  return format === 'int32' ? v >= INT32_MIN && v <= INT32_MAX : Number.isSafeInteger(v);
+}
+
+function rangeError(path: string, v: number, format: 'int32' | 'int64'): Cause {
+  const bound =
+    format === 'int32'
+      ? `must be an int32, between ${INT32_MIN} and ${INT32_MAX}`
+      : `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}: a larger int64 cannot be stored exactly`;
+  const cause: Cause = { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${inBody(path)} ${bound}` };
+  if (path) cause.field = path;
+  return cause;
 }
 
 /** Elements of a listType map list must be unique by their map keys (upstream: Duplicate value). */

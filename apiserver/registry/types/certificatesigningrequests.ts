@@ -5,10 +5,10 @@ import { decodeBase64 } from '../base64';
 import { withMeta } from '../common-schemas';
 import { CONDITION_STATUSES } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required, tooLong } from '../field-errors';
-import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../name-validation';
+import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, num, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, int, map, mapList, obj, str as s, time } from '../schema-builders';
+import { atomicList, int32, map, mapList, obj, str as s, time } from '../schema-builders';
 import { ageColumn, column, humanDuration, type Now } from '../table';
 import { certificateBundleError, parseCertificateRequest } from './csr-request';
 
@@ -37,7 +37,7 @@ export const csrSchema = withMeta(
       {
         request: s('Base64 of a PEM-encoded "CERTIFICATE REQUEST" block.'),
         signerName: s('The requested signer, a qualified name.'),
-        expirationSeconds: int('The requested duration of validity of the issued certificate (at least 600).'),
+        expirationSeconds: int32('The requested duration of validity of the issued certificate (at least 600).'),
         usages: atomicList(s(), 'Requested key usages and extended key usages.'),
         username: s('Set by the server: the user that created the request.'),
         uid: s('Set by the server.'),

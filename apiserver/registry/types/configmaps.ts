@@ -4,7 +4,7 @@ import { base64DecodedLength } from '../base64';
 import { withMeta } from '../common-schemas';
 import { messages } from '../common-validation';
 import { forbidden, invalid, key, tooLong } from '../field-errors';
-import { byteLen, configMapKeyErrors } from '../name-validation';
+import { byteLen, configMapKeyErrors } from '../../api/name-validation';
 import { rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { bool, str, strMap, map } from '../schema-builders';

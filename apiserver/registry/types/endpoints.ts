@@ -3,10 +3,10 @@ import type { KObject } from '../../api/types';
 import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { ip, messages, nonSpecialIp, portNum, protocol, qualifiedName } from '../common-validation';
 import { child, index, required } from '../field-errors';
-import { dns1123LabelErrors, dns1123SubdomainErrors } from '../name-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, int, obj, str as s, strEnum } from '../schema-builders';
+import { atomicList, int32, obj, str as s, strEnum } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Endpoints. */
@@ -18,7 +18,7 @@ export const endpointsSchema = withMeta({
     obj({
       addresses: atomicList(addressSchema),
       notReadyAddresses: atomicList(addressSchema),
-      ports: atomicList(obj({ name: s(), port: int(), protocol: strEnum(['TCP', 'UDP', 'SCTP']), appProtocol: s() }, { required: ['port'] })),
+      ports: atomicList(obj({ name: s(), port: int32(), protocol: strEnum(['TCP', 'UDP', 'SCTP']), appProtocol: s() }, { required: ['port'] })),
     }),
   ),
 });

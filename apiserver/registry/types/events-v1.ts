@@ -4,7 +4,7 @@ import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { immutable, invalid, required } from '../field-errors';
 import { num, rec, strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int, obj, str, time } from '../schema-builders';
+import { int32, obj, str, time } from '../schema-builders';
 import { semanticEqual } from '../semantic-equal';
 import type { Now } from '../table';
 import { eventColumns, isSetTime, v1EventView } from './event-table';
@@ -32,7 +32,7 @@ const IMMUTABLE_FIELDS = [
 export const eventV1Schema = withMeta(
   {
     eventTime: time('Time when this Event was first observed (MicroTime).'),
-    series: obj({ count: int(), lastObservedTime: time() }, { required: ['count', 'lastObservedTime'] }),
+    series: obj({ count: int32(), lastObservedTime: time() }, { required: ['count', 'lastObservedTime'] }),
     reportingController: str('Name of the controller that emitted this Event, e.g. svc.io/kubelet.'),
     reportingInstance: str('ID of the controller instance.'),
     action: str('What action was taken/failed regarding the regarding object.'),
@@ -44,7 +44,7 @@ export const eventV1Schema = withMeta(
     deprecatedSource: obj({ component: str(), host: str() }),
     deprecatedFirstTimestamp: time(),
     deprecatedLastTimestamp: time(),
-    deprecatedCount: int(),
+    deprecatedCount: int32(),
   },
   { required: ['eventTime'] },
 );

@@ -5,7 +5,7 @@ import { oneOf, qualifiedName } from '../common-validation';
 import { invalid, required } from '../field-errors';
 import { strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int, obj, str, time } from '../schema-builders';
+import { int32, obj, str, time } from '../schema-builders';
 import type { Now } from '../table';
 import { coreEventView, EVENT_LIMITS, eventColumns, isSetTime } from './event-table';
 
@@ -23,10 +23,10 @@ export const coreEventSchema = withMeta(
     source: obj({ component: str(), host: str() }),
     firstTimestamp: time(),
     lastTimestamp: time(),
-    count: int(),
+    count: int32(),
     type: str('Type of this event (Normal, Warning).'),
     eventTime: time('Time when this Event was first observed (MicroTime).'),
-    series: obj({ count: int(), lastObservedTime: time() }),
+    series: obj({ count: int32(), lastObservedTime: time() }),
     action: str(),
     related: objectReferenceSchema,
     reportingComponent: str(),

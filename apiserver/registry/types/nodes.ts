@@ -3,11 +3,11 @@ import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import { messages, resourceList } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
-import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../name-validation';
+import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../../api/name-validation';
 import { get, rec, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { canonicalizeQuantities } from '../canonical-quantities';
-import { any, atomicList, bool, int, mapList, obj, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
+import { any, atomicList, bool, int32, int64, mapList, obj, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Node. */
@@ -51,7 +51,7 @@ export const nodeSchema = withMeta({
     phase: s('Deprecated.'),
     conditions: mapList(nodeConditionSchema, ['type'], 'Conditions is an array of current observed node conditions.'),
     addresses: mapList(obj({ type: s(), address: s() }, { required: ['type'] }), ['type'], 'List of addresses reachable to the node.'),
-    daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int() }) }),
+    daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int32() }) }),
     nodeInfo: obj({
       machineID: s(),
       systemUUID: s(),
@@ -63,9 +63,9 @@ export const nodeSchema = withMeta({
       kubeProxyVersion: s(),
       operatingSystem: s(),
       architecture: s(),
-      swap: obj({ capacity: int() }),
+      swap: obj({ capacity: int64() }),
     }),
-    images: atomicList(obj({ names: atomicList(s()), sizeBytes: int() })),
+    images: atomicList(obj({ names: atomicList(s()), sizeBytes: int64() })),
     volumesInUse: atomicList(s()),
     volumesAttached: atomicList(obj({ name: s(), devicePath: s() })),
     config: any(),

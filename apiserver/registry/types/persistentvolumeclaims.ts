@@ -4,7 +4,7 @@ import { canonicalizeQuantities } from '../canonical-quantities';
 import { labelSelectorSchema, withMeta } from '../common-schemas';
 import { messages, oneOf, resourceList, validateLabelSelector } from '../common-validation';
 import { forbidden, key, required } from '../field-errors';
-import { dns1123SubdomainErrors } from '../name-validation';
+import { dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, str, strAt } from '../obj-access';
 import { compareQuantities, parseQuantity } from '../quantity';
 import type { ResourceType, TableColumn } from '../resource-type';

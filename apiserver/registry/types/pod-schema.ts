@@ -4,7 +4,8 @@ import {
   any,
   atomicList,
   bool,
-  int,
+  int32,
+  int64,
   intOrStr,
   mapList,
   obj,
@@ -39,19 +40,19 @@ const probeSchema = obj({
   httpGet: obj({ path: str(), port: intOrStr(), host: str(), scheme: str(), httpHeaders: atomicList(any()) }, { required: ['port'] }),
   tcpSocket: obj({ port: intOrStr(), host: str() }, { required: ['port'] }),
   grpc: any(),
-  initialDelaySeconds: int(),
-  timeoutSeconds: int(),
-  periodSeconds: int(),
-  successThreshold: int(),
-  failureThreshold: int(),
-  terminationGracePeriodSeconds: int(),
+  initialDelaySeconds: int32(),
+  timeoutSeconds: int32(),
+  periodSeconds: int32(),
+  successThreshold: int32(),
+  failureThreshold: int32(),
+  terminationGracePeriodSeconds: int64(),
 });
 
 const containerPortSchema = obj(
   {
     name: str(),
-    hostPort: int(),
-    containerPort: int(),
+    hostPort: int32(),
+    containerPort: int32(),
     protocol: strEnum(['TCP', 'UDP', 'SCTP']),
     hostIP: str(),
   },
@@ -118,15 +119,15 @@ const volumeSchema = obj(
   { required: ['name'] },
 );
 
-const tolerationSchema = obj({ key: str(), operator: str(), value: str(), effect: str(), tolerationSeconds: int() });
+const tolerationSchema = obj({ key: str(), operator: str(), value: str(), effect: str(), tolerationSeconds: int64() });
 
 const containerStateSchema = obj({
   waiting: obj({ reason: str(), message: str() }),
   running: obj({ startedAt: time() }),
   terminated: obj(
     {
-      exitCode: int(),
-      signal: int(),
+      exitCode: int32(),
+      signal: int32(),
       reason: str(),
       message: str(),
       startedAt: time(),
@@ -142,7 +143,7 @@ const containerStatusSchema = obj(
     state: containerStateSchema,
     lastState: containerStateSchema,
     ready: bool(),
-    restartCount: int(),
+    restartCount: int32(),
     image: str(),
     imageID: str(),
     containerID: str(),
@@ -162,7 +163,7 @@ const containerStatusSchema = obj(
 const podConditionSchema = obj(
   {
     type: str(),
-    observedGeneration: int(),
+    observedGeneration: int64(),
     status: str(),
     lastProbeTime: time(),
     lastTransitionTime: time(),
@@ -181,8 +182,8 @@ export const podSpecSchema: ObjectSchema = obj(
     containers: mapList(containerSchema, ['name']),
     ephemeralContainers: mapList(ephemeralContainerSchema, ['name']),
     restartPolicy: strEnum(RESTART_POLICIES),
-    terminationGracePeriodSeconds: int(),
-    activeDeadlineSeconds: int(),
+    terminationGracePeriodSeconds: int64(),
+    activeDeadlineSeconds: int64(),
     dnsPolicy: strEnum(DNS_POLICIES),
     nodeSelector: strMap(),
     serviceAccountName: str(),
@@ -202,7 +203,7 @@ export const podSpecSchema: ObjectSchema = obj(
     tolerations: atomicList(tolerationSchema),
     hostAliases: mapList(obj({ ip: str(), hostnames: atomicList(str()) }, { required: ['ip'] }), ['ip']),
     priorityClassName: str(),
-    priority: int(),
+    priority: int32(),
     dnsConfig: any(),
     readinessGates: atomicList(obj({ conditionType: str() }, { required: ['conditionType'] })),
     runtimeClassName: str(),
@@ -222,7 +223,7 @@ export const podSpecSchema: ObjectSchema = obj(
 );
 
 export const podStatusSchema: ObjectSchema = obj({
-  observedGeneration: int(),
+  observedGeneration: int64(),
   phase: strEnum(POD_PHASES),
   conditions: mapList(podConditionSchema, ['type']),
   message: str(),

@@ -13,7 +13,7 @@ import {
   portNameErrors,
   portNumErrors,
   qualifiedNameErrors,
-} from '../name-validation';
+} from '../../api/name-validation';
 import { get, rec, recs, str, strAt, type JsonMap } from '../obj-access';
 import { compareQuantities, parseQuantity } from '../quantity';
 import { TAINT_EFFECTS } from './nodes';

@@ -3,10 +3,10 @@ import type { KObject } from '../../api/types';
 import { labelSelectorSchema, metaConditionSchema, withMeta } from '../common-schemas';
 import { messages, nonNegative, oneOf, validateLabelSelector } from '../common-validation';
 import { invalid } from '../field-errors';
-import { percentErrors } from '../name-validation';
+import { percentErrors } from '../../api/name-validation';
 import { num, rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { int, intOrStr, map, mapList, obj, strEnum, time } from '../schema-builders';
+import { int32, int64, intOrStr, map, mapList, obj, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** policy/v1 PodDisruptionBudget. An empty selector selects every pod of the namespace; an absent one none (spec 2.7). */
@@ -21,12 +21,12 @@ export const podDisruptionBudgetSchema = withMeta({
     unhealthyPodEvictionPolicy: strEnum(EVICTION_POLICIES),
   }),
   status: obj({
-    observedGeneration: int(),
+    observedGeneration: int64(),
     disruptedPods: map(time()),
-    disruptionsAllowed: int(),
-    currentHealthy: int(),
-    desiredHealthy: int(),
-    expectedPods: int(),
+    disruptionsAllowed: int32(),
+    currentHealthy: int32(),
+    desiredHealthy: int32(),
+    expectedPods: int32(),
     conditions: mapList(metaConditionSchema, ['type']),
   }),
 });

@@ -3,7 +3,7 @@ import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import { messages } from '../common-validation';
 import { child, index, invalid, notSupported, required } from '../field-errors';
-import { dns1123SubdomainErrors, pathSegmentErrors } from '../name-validation';
+import { dns1123SubdomainErrors, pathSegmentErrors } from '../../api/name-validation';
 import { rec, recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, obj, str as s } from '../schema-builders';

@@ -4,7 +4,7 @@ import { base64DecodedLength, decodeBase64 } from '../base64';
 import { withMeta } from '../common-schemas';
 import { messages } from '../common-validation';
 import { immutable, invalid, key, required, tooLong } from '../field-errors';
-import { configMapKeyErrors } from '../name-validation';
+import { configMapKeyErrors } from '../../api/name-validation';
 import { rec, str } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { bool, map, str as s, strMap } from '../schema-builders';

@@ -1,6 +1,6 @@
 import { withMeta } from '../common-schemas';
 import type { ResourceType } from '../resource-type';
-import { atomicList, int, obj, str, time } from '../schema-builders';
+import { atomicList, int64, obj, str, time } from '../schema-builders';
 
 /**
  * authentication.svc.io/v1 TokenRequest, the body of POST serviceaccounts/{name}/token. It is
@@ -10,7 +10,7 @@ import { atomicList, int, obj, str, time } from '../schema-builders';
 export const tokenRequestSchema = withMeta({
   spec: obj({
     audiences: atomicList(str(), 'Intended audiences of the token; empty means the API server audiences.'),
-    expirationSeconds: int('Requested duration of validity of the token (default 3600, at least 600).'),
+    expirationSeconds: int64('Requested duration of validity of the token (default 3600, at least 600).'),
     boundObjectRef: obj({
       kind: str('Kind of the referent: Pod, Secret or Node.'),
       apiVersion: str('API version of the referent (v1).'),

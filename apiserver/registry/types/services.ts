@@ -4,10 +4,10 @@ import { metaConditionSchema, withMeta } from '../common-schemas';
 import { messages, oneOf, portNum, portNumOrName, protocol, qualifiedName } from '../common-validation';
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
 import { validateLabels } from '../meta-validation';
-import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../name-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { any, atomicList, bool, int, intOrStr, mapList, obj, str as s, strEnum, strMap } from '../schema-builders';
+import { any, atomicList, bool, int32, intOrStr, mapList, obj, str as s, strEnum, strMap } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 
 /** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
@@ -21,9 +21,9 @@ const servicePortSchema = obj(
     name: s(),
     protocol: strEnum(['TCP', 'UDP', 'SCTP']),
     appProtocol: s(),
-    port: int(),
+    port: int32(),
     targetPort: intOrStr(),
-    nodePort: int(),
+    nodePort: int32(),
   },
   { required: ['port'] },
 );
@@ -42,9 +42,9 @@ export const serviceSchema = withMeta({
     loadBalancerSourceRanges: atomicList(s()),
     externalName: s(),
     externalTrafficPolicy: strEnum(TRAFFIC_POLICIES),
-    healthCheckNodePort: int(),
+    healthCheckNodePort: int32(),
     publishNotReadyAddresses: bool(),
-    sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int() }) }),
+    sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int32() }) }),
     ipFamilies: atomicList(strEnum(['IPv4', 'IPv6'])),
     ipFamilyPolicy: strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack']),
     allocateLoadBalancerNodePorts: bool(),

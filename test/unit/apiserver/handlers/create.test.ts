@@ -73,3 +73,29 @@ test('fieldValidation=Strict refuses unknown fields; Warn stores and warns', (t)
     t.is(String(warn.headers.warning), '299 - "unknown field \\"bogus\\""');
     t.is(warn.body.bogus, undefined);
   }));
+
+test('integer fields refuse what their Go type cannot hold, or we cannot store exactly, with 422 naming the field', (t) =>
+  withStore(async (f) => {
+    const pod = (container: string) => `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"${container}}]}}`;
+    const cases: Array<[string, string, RegExp]> = [
+      [pod(',"ports":[{"containerPort":2147483648}]'), 'spec.containers[0].ports[0].containerPort', /must be an int32/],
+      // Not exactly representable: JSON.parse would round it to 9007199254740992 and we would store that.
+      [`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"terminationGracePeriodSeconds":9007199254740993,"containers":[{"name":"c","image":"i"}]}}`, 'spec.terminationGracePeriodSeconds', /cannot be stored exactly/],
+      [`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"activeDeadlineSeconds":1e20,"containers":[{"name":"c","image":"i"}]}}`, 'spec.activeDeadlineSeconds', /cannot be stored exactly/],
+      [`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"priority":1.5,"containers":[{"name":"c","image":"i"}]}}`, 'spec.priority', /must be of type integer/],
+    ];
+    for (const [raw, field, message] of cases) {
+      const res = await call(f, handleCreate, 'POST', '/api/v1/namespaces/default/pods', { raw, headers: { 'content-type': 'application/json' } });
+      t.is(res.statusCode, 422, field);
+      const cause = (res.body.details.causes as Array<{ field: string; message: string }>).find((c) => c.field === field);
+      t.truthy(cause, `${field} among ${JSON.stringify(res.body.details.causes)}`);
+      t.regex(cause?.message ?? '', message);
+    }
+    // The largest exactly representable value is accepted and stored as sent.
+    const ok = await call(f, handleCreate, 'POST', '/api/v1/namespaces/default/pods', {
+      raw: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"terminationGracePeriodSeconds":9007199254740991,"containers":[{"name":"c","image":"i"}]}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    t.is(ok.statusCode, 201, ok.text);
+    t.is(ok.body.spec.terminationGracePeriodSeconds, 9007199254740991);
+  }));

@@ -99,3 +99,25 @@ test('DELETE collection deletes what the selector matches and answers the list o
     t.is(dry.body.items.length, 1);
     t.false(await gone(f, 'b'));
   }));
+
+test('gracePeriodSeconds is an int64 whose deadline must be a date: beyond it a 400, never a 500', (t) =>
+  withStore(async (f) => {
+    await f.store.create(f.type('configmaps'), 'default', configMap('a', { finalizers: ['example.com/hold'] }), admin);
+    const cases: Array<[string, unknown, RegExp]> = [
+      [`${CMS}/a?gracePeriodSeconds=99999999999999999999`, undefined, /^gracePeriodSeconds: Invalid value: "99999999999999999999": must be between -9223372036854775808 and 9223372036854775807$/],
+      [`${CMS}/a?gracePeriodSeconds=9223372036854775807`, undefined, /^gracePeriodSeconds: Invalid value: "9223372036854775807": must be at most 9223372036 /],
+      [`${CMS}/a?gracePeriodSeconds=1.5`, undefined, /^gracePeriodSeconds: Invalid value: "1.5": must be an integer$/],
+      [`${CMS}/a`, { gracePeriodSeconds: 1e20 }, /^gracePeriodSeconds: Invalid value: "100000000000000000000"/],
+      [`${CMS}/a`, { gracePeriodSeconds: 1e300 }, /^gracePeriodSeconds: Invalid value: "1e\+300": must be an integer$/],
+    ];
+    for (const [path, body, message] of cases) {
+      const res = await call(f, handleDelete, 'DELETE', path, { body });
+      t.is(res.statusCode, 400, path);
+      t.regex(res.body.message, message, path);
+    }
+    // The longest grace period upstream's time.Duration holds is still a valid deadline.
+    const longest = await call(f, handleDelete, 'DELETE', `${CMS}/a?gracePeriodSeconds=9223372036`);
+    t.is(longest.statusCode, 200);
+    t.is(longest.body.metadata.deletionGracePeriodSeconds, 9223372036);
+    t.is(longest.body.metadata.deletionTimestamp, '2317-06-11T11:47:16Z');
+  }));

@@ -219,3 +219,19 @@ test('remove ignores a missing object and refuses a stale resourceVersion with 4
   t.is(await s.read(w, 'a'), null, 'remove ignores finalizers');
   await s.close();
 });
+
+test('a default grace period beyond what a deadline can hold is bounded, not an invalid date (500)', async (t) => {
+  const s = setup();
+  // A pod may store any safe-integer terminationGracePeriodSeconds; its deadline must still be a date.
+  const w = widgets({ defaultGracePeriodSeconds: (o) => (o.metadata.name === 'long' ? Number.MAX_SAFE_INTEGER : -Number.MAX_SAFE_INTEGER) });
+  await s.put(w, 'long');
+  const long = await s.deleter.delete(w, 'ns', 'long', {}, ctx());
+  t.false(long.gone);
+  t.is(long.object.metadata.deletionGracePeriodSeconds, 9_223_372_036);
+  t.is(long.object.metadata.deletionTimestamp, new Date(NOW + 9_223_372_036_000).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  await s.put(w, 'past', { finalizers: ['example.com/hold'] });
+  const past = await s.deleter.delete(w, 'ns', 'past', {}, ctx());
+  t.false(past.gone, 'held by its finalizer');
+  t.is(past.object.metadata.deletionGracePeriodSeconds, -9_223_372_036);
+  await s.close();
+});

@@ -43,3 +43,13 @@ test('continue carries the token revision and position', (t) => {
   const p = planList({ continue: token });
   t.deepEqual(p, { mode: 'continue', token: { revision: 7, startAfter: '/core/pods/a/b' } });
 });
+
+test('resourceVersion: any safe integer parses; larger, negative or non-decimal values are 400 without rounding', (t) => {
+  t.deepEqual(planList({ resourceVersion: '9007199254740991', resourceVersionMatch: 'Exact' }), { mode: 'exact', revision: 9007199254740991 });
+  t.deepEqual(planList({ resourceVersion: '0000000000000000007', limit: 1 }), { mode: 'exact', revision: 7 });
+  for (const rv of ['9007199254740993', '99999999999999999999', '-1', '+1', '1.0', '1e3', ' 1', '0x1']) {
+    const err = t.throws(() => planList({ resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' }), { instanceOf: ApiError });
+    t.is(err?.code, 400, rv);
+    t.regex(err?.message ?? '', /^invalid resource version "/, rv);
+  }
+});

@@ -230,3 +230,37 @@ test('several problems are all reported', (t) => {
     ['spec.replicas', 'spec.paused', 'spec.containers[0].image'],
   );
 });
+
+test('integers must fit their Go type: int32 to ±2^31, int64 to what a double holds exactly', (t) => {
+  const s: ObjectSchema = {
+    type: 'object',
+    properties: {
+      port: { type: 'integer', format: 'int32' },
+      size: { type: 'integer', format: 'int64' },
+      plain: { type: 'integer' },
+      target: { type: 'int-or-string' },
+    },
+  };
+  const ok = [
+    { port: 2147483647, size: 9007199254740991, plain: -9007199254740991, target: -2147483648 },
+    { port: -2147483648, size: -9007199254740991, plain: 0, target: 'http' },
+  ];
+  for (const v of ok) t.deepEqual(validateAgainstSchema(v, s), [], JSON.stringify(v));
+  const refused: Array<[Record<string, unknown>, string, RegExp]> = [
+    [{ port: 2147483648 }, 'port', /^Invalid value: 2147483648: port in body must be an int32, between -2147483648 and 2147483647$/],
+    [{ port: -2147483649 }, 'port', /must be an int32/],
+    // JSON.parse turns 9007199254740993 into 9007199254740992: refused, not stored rounded.
+    [{ size: JSON.parse('9007199254740993') as number }, 'size', /^Invalid value: 9007199254740992: size in body must be between -9007199254740991 and 9007199254740991: a larger int64 cannot be stored exactly$/],
+    [{ size: 1e20 }, 'size', /^Invalid value: 100000000000000000000: size in body must be between/],
+    [{ size: -1e300 }, 'size', /^Invalid value: -1e\+300: /],
+    [{ plain: 2 ** 63 }, 'plain', /cannot be stored exactly/],
+    [{ size: 1.5 }, 'size', /must be of type integer/],
+    [{ target: 2 ** 31 }, 'target', /must be an int32/],
+  ];
+  for (const [v, field, message] of refused) {
+    const causes = validateAgainstSchema(v, s);
+    t.is(causes.length, 1, JSON.stringify(v));
+    t.is(causes[0].field, field);
+    t.regex(causes[0].message, message, JSON.stringify(v));
+  }
+});

@@ -1,0 +1,14 @@
+import test from 'ava';
+import { makeBuiltinTypes } from '../../../../apiserver/registry/builtin';
+import { openApiV2 } from '../../../../apiserver/server/openapi';
+
+test('integer properties carry their Go format (int32, int64), as upstream publishes them', (t) => {
+  const doc = openApiV2(makeBuiltinTypes(() => Date.now()), 'test') as { definitions: Record<string, any> };
+  const pod = Object.entries(doc.definitions).find(([, d]) => d['x-kubernetes-group-version-kind']?.[0]?.kind === 'Pod')?.[1];
+  t.truthy(pod);
+  const spec = pod.properties.spec.properties;
+  t.deepEqual(spec.priority, { type: 'integer', format: 'int32' });
+  t.deepEqual(spec.terminationGracePeriodSeconds, { type: 'integer', format: 'int64' });
+  t.deepEqual(pod.properties.metadata.properties.generation, { type: 'integer', format: 'int64' });
+  t.deepEqual(spec.containers.items.properties.ports.items.properties.containerPort, { type: 'integer', format: 'int32' });
+});
