@@ -104,6 +104,7 @@ export class WatchCache {
           // resume replays the gap from the store.
           const lost = this.latest;
           for (const s of [...this.subscribers]) s.end(compacted ? tooOld(lost) : undefined);
+          this.subscribers.clear();
           this.latest = start;
         }
         this.markReady();
@@ -277,12 +278,23 @@ export class WatchCache {
     }
   }
 
-  /** Ages and bounds history; ends the watchers whose position it trimmed away. */
+  /**
+   * Ages and bounds history. A watcher behind the new start of history that had not been given
+   * one of the dropped events of its prefix has fallen behind and is ended; one that only had
+   * other prefixes' events ahead of it just moves on.
+   */
   private trim(now: number): void {
-    if (!this.history.trim(now)) return;
+    const dropped = this.history.trim(now);
+    if (dropped.length === 0) return;
     const covered = this.history.coveredFrom;
     for (const s of [...this.subscribers]) {
       if (s.cursor >= covered) continue;
+      if (!dropped.some((e) => e.revision > s.cursor && e.key.startsWith(s.prefix))) {
+        s.cursor = covered;
+        continue;
+      }
+      // Forgotten at once: its generator may stay suspended (its peer stalled) until its connection ends.
+      this.subscribers.delete(s);
       s.end();
       const resource = watchedResource(s.prefix);
       if (resource) this.opts.onWatcherTerminated?.(resource);

@@ -67,22 +67,23 @@ export class WatchHistory {
 
   /**
    * Drops events older than retainMs, then the oldest while over maxBytes or maxEvents, never the
-   * newest (a watcher waiting at the head must always find the next event). Returns whether any
-   * were dropped.
+   * newest (a watcher waiting at the head must always find the next event). Returns the events
+   * dropped (empty when none were).
    */
-  trim(now: number): boolean {
+  trim(now: number): CachedEvent[] {
     const { retainMs, maxBytes, maxEvents } = this.limits;
     const ev = this.events;
     let n = 0;
     let bytes = this.heldBytes;
     while (n < ev.length && now - ev[n].time > retainMs) bytes -= ev[n++].size;
     while (n < ev.length - 1 && (bytes > maxBytes || ev.length - n > maxEvents)) bytes -= ev[n++].size;
-    if (n === 0) return false;
+    if (n === 0) return [];
     this.covered = ev[n - 1].revision;
-    // A new array rather than splice: the old one (and every event only it held) becomes garbage at once.
+    // New arrays rather than splice: the old one (and every event only it held) becomes garbage at once.
+    const dropped = ev.slice(0, n);
     this.events = ev.slice(n);
     this.heldBytes = bytes;
-    return true;
+    return dropped;
   }
 
   /** Sets an event's rendering, adding its bytes to the event's cost and, while the history holds the event, to the total. */
