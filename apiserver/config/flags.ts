@@ -114,7 +114,11 @@ const defs: Record<string, Def> = {
   'etcd-keyfile': { kind: 'string', usage: 'Key of --etcd-certfile' },
   'etcd-prefix': { kind: 'string', usage: 'Prefix of every key this server stores in etcd', def: '/registry-svc' },
   'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
-  'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
+  'shutdown-delay-duration': {
+    kind: 'duration',
+    usage: 'On SIGTERM, time readyz fails before the listener closes; watches then end, and requests still in flight get 5s before every open connection is cut',
+    def: '0s',
+  },
   'watch-cache-max-bytes': {
     kind: 'int',
     usage:
