@@ -8,6 +8,7 @@
  * container ... not found", 404 for unknown pods and containers, 500 for anything else.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamWriter, type After } from '../../common/stream-writer';
 import { AgentError, InternalError, Kinds, MethodNotAllowedError, NotFoundError } from '../errors';
 import type { Clock } from '../platform/clock';
 import { parseLogOptions, type LogOptions } from './log-options';
@@ -45,6 +46,10 @@ export interface ContainerLogHandlerOptions {
   locator: LogLocator;
   clock: Clock;
   pollMs?: number;
+  /** How long a write may wait for the peer before the stream is cut (default WRITE_DEADLINE_MS, 60 s). */
+  writeDeadlineMs?: number;
+  /** One-shot timers for that deadline (default real timers). */
+  after?: After;
 }
 
 /** Splits /containerLogs/{ns}/{pod}/{container}; undefined when the path is not of that shape. */
@@ -60,23 +65,27 @@ export function parseContainerLogPath(pathname: string): { namespace: string; po
   }
 }
 
-/** Writes the log (following it while the container runs, when asked) and ends the answer. */
+/**
+ * Writes the log (following it while the container runs, when asked) and ends the answer. It
+ * stops as soon as the connection ends (close, error, reset) or the peer takes nothing for the
+ * write deadline (the socket is cut then): a reader that stops reading holds one chunk, not the
+ * open file and the request forever.
+ */
 async function streamLog(o: ContainerLogHandlerOptions, loc: LogLocation, opts: LogOptions, res: ServerResponse, signal: AbortSignal): Promise<void> {
-  const write = (chunk: Buffer) =>
-    new Promise<void>((resolve) => {
-      if (res.write(chunk)) resolve();
-      else res.once('drain', () => resolve());
-    });
+  const out = new StreamWriter(res, { signal, ...(o.after ? { after: o.after } : {}), ...(o.writeDeadlineMs !== undefined ? { writeDeadlineMs: o.writeDeadlineMs } : {}) });
   const follow = opts.follow && !opts.previous && loc.running;
   const containerId = loc.containerId;
-  await readContainerLogs(
-    loc.path,
-    { ...opts, follow },
-    write,
-    { clock: o.clock, isRunning: () => o.locator.containerRunning(containerId, signal), ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}) },
-    signal,
-  );
-  res.end();
+  try {
+    await readContainerLogs(
+      loc.path,
+      { ...opts, follow },
+      async (chunk) => void (await out.write(chunk)),
+      { clock: o.clock, isRunning: () => o.locator.containerRunning(containerId, out.signal), ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}) },
+      out.signal,
+    );
+  } finally {
+    out.end();
+  }
 }
 
 /**

@@ -24,6 +24,8 @@ export interface ApiServerFlags {
   etcdPrefix: string;
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
+  /** --watch-cache-max-bytes: bound of the watch cache's in-memory history (besides its 5 minutes). */
+  watchCacheMaxBytes: number;
   nodeMonitorGracePeriodMs: number;
   /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
   controllerWatchTimeoutMs: number;
@@ -112,7 +114,17 @@ const defs: Record<string, Def> = {
   'etcd-keyfile': { kind: 'string', usage: 'Key of --etcd-certfile' },
   'etcd-prefix': { kind: 'string', usage: 'Prefix of every key this server stores in etcd', def: '/registry-svc' },
   'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
-  'shutdown-delay-duration': { kind: 'duration', usage: 'On SIGTERM, time readyz fails before the listener closes', def: '0s' },
+  'shutdown-delay-duration': {
+    kind: 'duration',
+    usage: 'On SIGTERM, time readyz fails before the listener closes; watches then end, and requests still in flight get 5s before every open connection is cut',
+    def: '0s',
+  },
+  'watch-cache-max-bytes': {
+    kind: 'int',
+    usage:
+      'Most bytes of events the watch cache keeps in memory besides its 5-minute window (older resumes replay from the store): the stored size of each object and its previous version, plus its rendering once sent',
+    def: String(32 * 1024 * 1024),
+  },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
   'controller-watch-timeout': {
     kind: 'duration',
@@ -276,6 +288,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     etcdPrefix: get('etcd-prefix')!,
     livezGracePeriodMs: dur('livez-grace-period'),
     shutdownDelayMs: dur('shutdown-delay-duration'),
+    watchCacheMaxBytes: int('watch-cache-max-bytes'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),

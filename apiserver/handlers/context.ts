@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../../common/informer/clock';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import { clampToSafeInteger, INT64_MAX, INT64_MIN, int64TextError, parseInt64 } from '../api/integers';
@@ -28,6 +29,8 @@ export interface ResourceRequest {
   now: () => Date;
   /** Feature gates switched on (--feature-gates); absent means none. */
   gates?: ReadonlySet<string>;
+  /** One-shot timers (watch timeouts, write deadlines); default real timers. */
+  after?: Clock['after'];
   /** Authorizes this request's user for the same attributes with another verb; rejects with 403. */
   authorizeVerb?: (verb: string) => Promise<void>;
 }

@@ -1,3 +1,5 @@
+import { realClock } from '../../common/informer/clock';
+import { StreamWriter } from '../../common/stream-writer';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isTrue } from '../server/request-info';
@@ -10,6 +12,8 @@ import { listQuery, type ResourceRequest } from './context';
 
 /** Upstream picks a watch's lifetime at random in [minRequestTimeout, 2×minRequestTimeout) so watches do not all reconnect at once. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
+/** The longest watch: the end of the server's own range (timeoutSeconds beyond it is clamped). */
+export const MAX_WATCH_TIMEOUT_S = 2 * MIN_REQUEST_TIMEOUT_S;
 const BOOKMARK_EVERY_MS = 60_000;
 /** The annotation on the BOOKMARK that ends the initial events of a streaming list (4.7). */
 export const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
@@ -40,13 +44,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   if (sendInitialText !== null && isTrue(sendInitialText) && !bookmarks) {
     throw new ApiError('BadRequest', 'allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true');
   }
-  const timeoutText = r.query.get('timeoutSeconds');
-  let timeoutS = MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
-  if (timeoutText !== null && timeoutText !== '') {
-    if (!/^\d+$/.test(timeoutText)) throw new ApiError('BadRequest', `timeoutSeconds: Invalid value: "${timeoutText}"`);
-    timeoutS = Number(timeoutText);
-  }
-
+  const timeoutS = watchTimeoutSeconds(r.query.get('timeoutSeconds'));
   const ns = r.info.namespace;
   const prefix = r.info.name && !r.type.namespaced ? objectKey(r.type, ns, r.info.name) : collectionPrefix(r.type, ns);
   // The start: a consistent list for synthetic ADDED events, else the given version.
@@ -69,37 +67,53 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const res = r.res;
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
+  // The watch ends with the server (shutdown), its timeout, or its connection (close, error, reset,
+  // or a peer that takes nothing for the write deadline): the writer aborts then.
   const ac = new AbortController();
   const stop = () => ac.abort();
   r.signal.addEventListener('abort', stop, { once: true });
-  r.req.on('close', stop);
-  res.on('close', stop);
-  const timer = setTimeout(stop, timeoutS * 1000);
+  const cancelTimeout = (r.after ?? realClock.after)(timeoutS * 1000, stop);
+  const out = new StreamWriter(res, { signal: ac.signal, ...(r.after ? { after: r.after } : {}) });
+  out.signal.addEventListener('abort', stop, { once: true });
   let lastRv = from;
-  const bookmarkTimer = bookmarks
-    ? setInterval(() => write(res, bookmark(r, lastRv)), BOOKMARK_EVERY_MS)
-    : undefined;
+  let last: string | undefined;
+  const bookmarkTimer = bookmarks ? setInterval(() => out.offer(bookmark(r, lastRv)), BOOKMARK_EVERY_MS) : undefined;
   try {
-    for (const obj of initial) write(res, encode(r, rendering, 'ADDED', obj));
+    for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj)))) return;
+    initial = []; // sent: not held for the life of the watch
     if (sendInitialText !== null && sendInitial) {
-      write(res, bookmark(r, from, { [INITIAL_EVENTS_END]: 'true' }));
+      if (!(await out.write(bookmark(r, from, { [INITIAL_EVENTS_END]: 'true' })))) return;
     }
     for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
       lastRv = ev.revision;
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      const ok = write(res, type === ev.type && rendering.kind === 'json' ? plainEvent(ev) : encode(r, rendering, type, ev.object));
-      if (!ok) await new Promise((resolve) => res.once('drain', resolve));
+      const chunk = type === ev.type && rendering.kind === 'json' ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
+      if (!(await out.write(chunk))) break;
     }
   } catch (err) {
-    if (err instanceof ApiError) write(res, JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
+    if (err instanceof ApiError) last = JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n';
     else r.log.error({ err }, 'watch failed');
   } finally {
-    clearTimeout(timer);
+    cancelTimeout();
     if (bookmarkTimer) clearInterval(bookmarkTimer);
     r.signal.removeEventListener('abort', stop);
-    res.end();
+    out.end(last);
   }
+}
+
+/**
+ * The watch's lifetime from timeoutSeconds (seconds, a non-negative integer). Unset or 0: the
+ * server's own, random in [minRequestTimeout, 2×minRequestTimeout) as upstream's. Longer than that
+ * range's end is clamped to it (upstream takes any int64; a timer cannot, and a watch that long
+ * only delays its client's next resume).
+ */
+export function watchTimeoutSeconds(text: string | null): number {
+  if (text === null || text === '') return MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
+  if (!/^\d+$/.test(text)) throw new ApiError('BadRequest', `timeoutSeconds: Invalid value: "${text}": must be a non-negative integer`);
+  const s = Number(text);
+  if (s === 0) return MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
+  return Math.min(s, MAX_WATCH_TIMEOUT_S);
 }
 
 /** With selectors, an object that stops matching is DELETED for this watcher, one that starts matching ADDED (as upstream's cacher). */
@@ -113,9 +127,8 @@ function visibleType(r: ResourceRequest, ev: CachedEvent, q: Parameters<Resource
   return undefined;
 }
 
-function plainEvent(ev: CachedEvent): string {
-  ev.json ??= JSON.stringify(ev.object);
-  return `{"type":"${ev.type}","object":${ev.json}}\n`;
+function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
+  return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
 function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string {
@@ -128,9 +141,4 @@ function bookmark(r: ResourceRequest, rv: number, annotations?: Record<string, s
   if (annotations) metadata.annotations = annotations;
   const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
   return JSON.stringify({ type: 'BOOKMARK', object: { kind: r.type.kind, apiVersion, metadata } }) + '\n';
-}
-
-function write(res: ResourceRequest['res'], chunk: string): boolean {
-  if (res.destroyed || res.writableEnded) return true;
-  return res.write(chunk);
 }

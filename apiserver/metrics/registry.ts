@@ -1,7 +1,15 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Latency buckets upstream uses for apiserver_request_duration_seconds and etcd_request_duration_seconds (seconds). */
 export const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+/** What the watch cache gauges read at each scrape (WatchCache.stats satisfies it). */
+export interface WatchCacheStats {
+  historyBytes: number;
+  historyEvents: number;
+  /** Open watches per "group/resource" (group '' for core). */
+  watchers: ReadonlyMap<string, number>;
+}
 
 export interface ApiMetricsOptions {
   /** Also export process_* and nodejs_* metrics (memory, CPU, event-loop lag, GC), as upstream exports process_*. Default false. */
@@ -17,6 +25,11 @@ export interface ApiMetricsOptions {
  *   as upstream does, since their duration is a lifetime, not a latency.
  * - etcd_request_duration_seconds{operation, type}: latency of each store call (whichever backend),
  *   recorded by InstrumentedStorage; etcd_request_errors_total{operation, type} counts failed ones.
+ * - apiserver_registered_watchers{group, resource}: watches open on the watch cache (API clients'
+ *   and the in-process informers'); apiserver_terminated_watchers_total{group, resource}: watchers
+ *   ended because they fell behind (upstream: closed for unresponsiveness).
+ * - apiserver_watch_cache_history_bytes / _events (svc's own): what the watch cache's history holds,
+ *   bounded by --watch-cache-max-bytes.
  */
 export class ApiMetrics {
   /** The registry; GET /metrics renders it with metricsText(). */
@@ -26,6 +39,7 @@ export class ApiMetrics {
   private readonly storeLatency: Histogram<'operation' | 'type'>;
   private readonly storeErrors: Counter<'operation' | 'type'>;
   private readonly sources: Array<() => string> = [];
+  private readonly terminatedWatchers: Counter<'group' | 'resource'>;
 
   constructor(o: ApiMetricsOptions = {}) {
     const registers = [this.registry];
@@ -55,7 +69,52 @@ export class ApiMetrics {
       labelNames: ['operation', 'type'],
       registers,
     });
+    this.terminatedWatchers = new Counter({
+      name: 'apiserver_terminated_watchers_total',
+      help: 'Counter of watchers closed due to unresponsiveness (they fell behind the watch cache history).',
+      labelNames: ['group', 'resource'],
+      registers,
+    });
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Exposes the watch cache's gauges, read from stats() at each scrape. */
+  watchCache(stats: () => WatchCacheStats): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'apiserver_registered_watchers',
+      help: 'Number of currently registered watchers for a given resource.',
+      labelNames: ['group', 'resource'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, n] of stats().watchers) {
+          const slash = key.indexOf('/');
+          this.set({ group: key.slice(0, slash), resource: key.slice(slash + 1) }, n);
+        }
+      },
+    });
+    new Gauge({
+      name: 'apiserver_watch_cache_history_bytes',
+      help: 'Bytes of events the watch cache holds in memory (the stored encodings of objects and previous objects, and their renderings).',
+      registers,
+      collect() {
+        this.set(stats().historyBytes);
+      },
+    });
+    new Gauge({
+      name: 'apiserver_watch_cache_history_events',
+      help: 'Events the watch cache holds in memory.',
+      registers,
+      collect() {
+        this.set(stats().historyEvents);
+      },
+    });
+  }
+
+  /** Counts one watcher ended for falling behind. */
+  watcherTerminated(group: string, resource: string): void {
+    this.terminatedWatchers.inc({ group, resource });
   }
 
   /**

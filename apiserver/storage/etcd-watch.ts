@@ -19,6 +19,11 @@ interface WatchDuplex extends IDuplexStream<IWatchRequest, IWatchResponse> {
 
 /** Events a stream may hold unread before it stops reading from the connection. */
 const HIGH_WATER = 1024;
+/**
+ * Bytes of events (values and previous values) a stream may hold unread before it stops reading:
+ * with objects near etcd's 1.5 MiB request limit, 1024 events alone could be 3 GiB.
+ */
+const HIGH_WATER_BYTES = 16 * 1024 * 1024;
 
 /**
  * One etcd watcher on its own gRPC Watch stream (grpc-js multiplexes all of them on the member's
@@ -32,6 +37,7 @@ export class EtcdWatchStream {
   /** True once etcd confirmed the watcher (the stream reached a live member). */
   established = false;
   private queue: IEvent[] = [];
+  private queueBytes = 0;
   private end: WatchEnd | null = null;
   private paused = false;
   private wake: (() => void) | null = null;
@@ -59,6 +65,7 @@ export class EtcdWatchStream {
     if (this.queue.length === 0) return this.end as WatchEnd;
     const batch = this.queue;
     this.queue = [];
+    this.queueBytes = 0;
     if (this.paused) {
       this.paused = false;
       this.stream.resume();
@@ -70,6 +77,7 @@ export class EtcdWatchStream {
   close(): void {
     if (this.end?.kind === 'closed') return;
     this.queue = [];
+    this.queueBytes = 0;
     this.finish({ kind: 'closed' }, true);
     // Half-close first: etcd3 listens for errors on writable streams and would count the
     // cancellation below as a failed host, dropping every channel to it.
@@ -91,8 +99,11 @@ export class EtcdWatchStream {
       return;
     }
     if (res.events.length === 0) return; // the "created" reply or a progress notification
-    for (const ev of res.events) this.queue.push(ev);
-    if (!this.paused && this.queue.length >= HIGH_WATER) {
+    for (const ev of res.events) {
+      this.queue.push(ev);
+      this.queueBytes += (ev.kv?.value?.length ?? 0) + (ev.prev_kv?.value?.length ?? 0);
+    }
+    if (!this.paused && (this.queue.length >= HIGH_WATER || this.queueBytes >= HIGH_WATER_BYTES)) {
       this.paused = true;
       this.stream.pause();
     }

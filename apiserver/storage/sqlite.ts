@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { prefixEnd, compareKeys } from './key-range';
 import { configure, migrate, prepare, type HistoryRow, type LogRow, type Statements } from './sqlite-schema';
 import { StorageError, type KeyValue, type ListOptions, type ListResult, type Storage, type StorageEvent } from './storage';
-import { WatchHub } from './watch-hub';
+import { DEFAULT_BUFFER_BYTES, eventBytes, WatchHub } from './watch-hub';
 
 export interface SqliteOpenOptions {
   /** FULL (default): every acknowledged write is fsynced. NORMAL: faster, may lose the last writes on power loss. */
@@ -13,6 +13,8 @@ export interface SqliteOpenOptions {
   now?: () => number;
   /** Live events a watcher may have queued before it falls back to re-reading the log (default 1000). */
   watchBufferLimit?: number;
+  /** Bytes of events a watcher may have queued, or read in one page of the log (default DEFAULT_BUFFER_BYTES, 16 MiB). */
+  watchBufferBytes?: number;
 }
 
 /**
@@ -42,12 +44,14 @@ export class SqliteStorage implements Storage {
     private readonly st: Statements,
     private readonly now: () => number,
     watchBufferLimit: number,
+    watchBufferBytes: number,
   ) {
     this.rev = st.sequence.get()?.seq ?? 0;
     this.compacted = st.metaGet.get('compact_revision')?.value ?? 0;
     this.hub = new WatchHub(
-      { readAfter: (p, after, limit) => this.readAfter(p, after, limit), compactedRevision: () => this.compacted },
+      { readAfter: (p, after, limit, maxBytes) => this.readAfter(p, after, limit, maxBytes), compactedRevision: () => this.compacted },
       watchBufferLimit,
+      watchBufferBytes,
     );
     this.applyBatch = db.transaction((batch: PendingWrite[]) => {
       let next = this.rev + 1;
@@ -94,7 +98,7 @@ export class SqliteStorage implements Storage {
       db = new Database(path, { timeout: 0 });
       configure(db, opts.synchronous ?? 'FULL');
       migrate(db);
-      return new SqliteStorage(db, prepare(db), opts.now ?? Date.now, opts.watchBufferLimit ?? 1000);
+      return new SqliteStorage(db, prepare(db), opts.now ?? Date.now, opts.watchBufferLimit ?? 1000, opts.watchBufferBytes ?? DEFAULT_BUFFER_BYTES);
     } catch (e) {
       db?.close();
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') {
@@ -278,8 +282,17 @@ export class SqliteStorage implements Storage {
     return { type: 'delete', key, value: live.value, prevValue: live.value, revision, createRevision: live.create_revision };
   }
 
-  private readAfter(prefix: string, after: number, limit: number): StorageEvent[] {
-    return this.st.history.all({ after, lo: prefix, hi: prefixEnd(prefix), limit }).map(toEvent);
+  /** A page of the log for the watch hub: at most limit events, and beyond the first at most maxBytes of them. */
+  private readAfter(prefix: string, after: number, limit: number, maxBytes: number): { events: StorageEvent[]; complete: boolean } {
+    const events: StorageEvent[] = [];
+    let bytes = 0;
+    for (const row of this.st.history.iterate({ after, lo: prefix, hi: prefixEnd(prefix), limit })) {
+      const ev = toEvent(row);
+      bytes += eventBytes(ev);
+      if (events.length > 0 && bytes > maxBytes) return { events, complete: false };
+      events.push(ev);
+    }
+    return { events, complete: events.length < limit };
   }
 
   /** Validates a requested read revision against the retained window and returns it. */

@@ -1,46 +1,66 @@
 import { ApiError } from '../api/errors';
 import { isObject, type KObject } from '../api/types';
+import { realClock, type Clock } from '../../common/informer/clock';
 import { StorageError, type Storage, type StorageEvent } from '../storage/storage';
+import { WatchHistory, type CachedEvent } from './watch-history';
 
-export interface CachedEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  key: string;
-  revision: number;
-  object: KObject;
-  prevObject?: KObject;
-  /** Receipt time, for the 5-minute history window. */
-  time: number;
-  /** The object's JSON, rendered once and shared by every watcher that sends it unchanged. */
-  json?: string;
-}
+export type { CachedEvent } from './watch-history';
+
+/**
+ * Upstream's largest watch cache holds 100 × 1024 events (defaultUpperBoundCapacity, per
+ * resource); one store-wide history here holds at most as many.
+ */
+export const MAX_HISTORY_EVENTS = 100 * 1024;
+/** How often history is aged out when no write comes to do it. */
+const TRIM_EVERY_MS = 10_000;
 
 interface Subscriber {
   prefix: string;
-  push(ev: CachedEvent): void;
-  /** The cache lost events this watcher needed: it ends (with the error, else normally). */
+  /** Revision up to which this watcher has been given (or passed over) the history. */
+  cursor: number;
+  /** Told about each appended event (after it is in history). */
+  notify(ev: CachedEvent): void;
+  /** The watcher ends: with the error, else normally (it fell behind, or the cache lost events it needed). */
   end(err?: ApiError): void;
 }
 
 export interface WatchCacheOptions {
   /** How long events stay in memory (section 8: 5 minutes). */
   retainMs: number;
+  /** At most this many bytes of history in memory (--watch-cache-max-bytes; CachedEvent.size); default unbounded. */
+  maxBytes?: number;
+  /** At most this many events of history (default MAX_HISTORY_EVENTS). */
+  maxEvents?: number;
   now: () => number;
+  /** One-shot timers for ageing history out between writes (default real timers). */
+  after?: Clock['after'];
   /** Told about each stored value that cannot be decoded (the event is skipped, or a delete carries a stub object). */
   onCorrupt?: (key: string, revision: number, err: CorruptObjectError) => void;
+  /** Told each time a watcher is ended because it fell behind the history (upstream's apiserver_terminated_watchers_total). */
+  onWatcherTerminated?: (resource: WatchedResource) => void;
+}
+
+/** The API resource a watch prefix is under (/<group or core>/<resource>/...); group '' is core. */
+export interface WatchedResource {
+  group: string;
+  resource: string;
 }
 
 /**
  * One watch on the whole store fanned out to every API watcher (6.1: many watchers, one store read).
- * Keeps the last retainMs of events in memory so watches resuming from a recent resourceVersion
- * replay from memory; older starts fall back to the store's own history, which answers Compacted
- * (→ 410) once that is gone too.
+ * Keeps recent events in memory (WatchHistory: retainMs, maxBytes, maxEvents) so watches resuming
+ * from a recent resourceVersion replay from memory; older starts fall back to the store's own
+ * history, which answers Compacted (→ 410) once that is gone too. Watchers read the shared history
+ * by position and hold no events of their own; a watcher that falls so far behind that its
+ * position is trimmed away is ended (normally), as upstream's cacher terminates a watcher whose
+ * buffer is full, and its client resumes from the last resourceVersion it got (from the store).
  */
 export class WatchCache {
-  private readonly events: CachedEvent[] = [];
-  /** Every event with revision > coveredFrom is in `events`. */
-  private coveredFrom = 0;
+  private readonly history: WatchHistory;
   private latest = 0;
   private readonly subscribers = new Set<Subscriber>();
+  /** Open watches (from memory or replaying the store), per "group/resource" of their prefix. */
+  private readonly watching = new Map<string, number>();
   private readonly revisionWaiters: Array<{ rev: number; resolve: () => void }> = [];
   private ready: Promise<void>;
   private markReady!: () => void;
@@ -50,11 +70,26 @@ export class WatchCache {
     private readonly storage: Storage,
     private readonly opts: WatchCacheOptions,
   ) {
+    this.history = new WatchHistory({ retainMs: opts.retainMs, maxBytes: opts.maxBytes ?? Infinity, maxEvents: opts.maxEvents ?? MAX_HISTORY_EVENTS });
     this.ready = new Promise((r) => (this.markReady = () => ((this.following = true), r())));
   }
 
-  /** Follows the store until the signal aborts; restarts from the current revision if the store watch breaks. */
+  /** Follows the store until the signal aborts; restarts from the current revision if the store watch breaks. Ages history out meanwhile. */
   async run(signal: AbortSignal): Promise<void> {
+    const stopTrimming = this.trimEvery(TRIM_EVERY_MS, signal);
+    try {
+      await this.follow(signal);
+    } finally {
+      stopTrimming();
+    }
+  }
+
+  /** Bytes and events of history held now, and open watches per resource (the /metrics gauges). */
+  stats(): { historyBytes: number; historyEvents: number; watchers: ReadonlyMap<string, number> } {
+    return { historyBytes: this.history.bytes, historyEvents: this.history.length, watchers: this.watching };
+  }
+
+  private async follow(signal: AbortSignal): Promise<void> {
     let compacted = false;
     while (!signal.aborted) {
       try {
@@ -62,14 +97,14 @@ export class WatchCache {
         const start = await this.storage.currentRevision();
         if (start > this.latest) {
           // Anything between the old position and `start` was missed: older resumes must go to the store.
-          this.events.length = 0;
-          this.coveredFrom = start;
+          this.history.reset(start);
           // Watchers following from memory would silently miss those events: end them, as
           // upstream's cacher terminates its watchers when it re-lists. With the history compacted
           // away they get 410 (a resume would get it anyway); otherwise they end normally and a
           // resume replays the gap from the store.
           const lost = this.latest;
           for (const s of [...this.subscribers]) s.end(compacted ? tooOld(lost) : undefined);
+          this.subscribers.clear();
           this.latest = start;
         }
         this.markReady();
@@ -83,6 +118,19 @@ export class WatchCache {
         await new Promise((r) => setTimeout(r, 500));
       }
     }
+  }
+
+  /** Trims history every `ms` until the signal aborts (writes trim too, but without writes nothing would age out); returns a stopper. */
+  private trimEvery(ms: number, signal: AbortSignal): () => void {
+    const after = (delay: number, fn: () => void) => (this.opts.after ? this.opts.after(delay, fn) : realClock.after(delay, fn));
+    let cancel = (): void => undefined;
+    const tick = (): void => {
+      if (signal.aborted) return;
+      this.trim(this.opts.now());
+      cancel = after(ms, tick);
+    };
+    cancel = after(ms, tick);
+    return () => cancel();
   }
 
   /** True once the cache has followed the store at least once (readyz informer-sync). */
@@ -120,7 +168,31 @@ export class WatchCache {
    * Throws 410 Gone (as an ApiError) when that history no longer exists.
    */
   async *watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
-    if (fromRevision < this.coveredFrom) {
+    const resource = watchedResource(prefix);
+    const counted = resource ? `${resource.group}/${resource.resource}` : undefined;
+    if (counted) this.watching.set(counted, (this.watching.get(counted) ?? 0) + 1);
+    try {
+      yield* this.replayThenFollow(prefix, fromRevision, signal);
+    } finally {
+      if (counted) {
+        const n = (this.watching.get(counted) ?? 1) - 1;
+        if (n > 0) this.watching.set(counted, n);
+        else this.watching.delete(counted);
+      }
+    }
+  }
+
+  /**
+   * The object's JSON for a watch event, rendered once per event and kept with it (its bytes count
+   * against the history's bound while the history holds it).
+   */
+  render(ev: CachedEvent): string {
+    if (ev.json === undefined) this.history.rendered(ev, JSON.stringify(ev.object));
+    return ev.json!;
+  }
+
+  private async *replayThenFollow(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
+    if (fromRevision < this.history.coveredFrom) {
       // Older than memory: replay the store's history, then continue from memory without a gap.
       let last = fromRevision;
       const inner = new AbortController();
@@ -131,7 +203,7 @@ export class WatchCache {
           const ce = this.decode(ev, this.opts.now());
           if (ce) yield ce;
           last = ev.revision;
-          if (last >= this.coveredFrom) break;
+          if (last >= this.history.coveredFrom) break;
         }
       } catch (err) {
         if (err instanceof StorageError && err.code === 'Compacted') throw tooOld(fromRevision);
@@ -141,52 +213,51 @@ export class WatchCache {
         signal.removeEventListener('abort', stop);
       }
       if (signal.aborted) return;
-      fromRevision = Math.max(last, this.coveredFrom);
+      fromRevision = Math.max(last, this.history.coveredFrom);
     }
     yield* this.fromMemory(prefix, fromRevision, signal);
   }
 
+  /** Follows the shared history from fromRevision (which it covers) by position; see the class comment. */
   private async *fromMemory(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
-    const queue: CachedEvent[] = [];
     let wake: (() => void) | undefined;
     let ended: { err?: ApiError } | undefined;
     const sub: Subscriber = {
       prefix,
-      push(ev) {
-        if (ended) return; // after the gap: not for this watcher
-        queue.push(ev);
-        wake?.();
+      cursor: fromRevision,
+      notify(ev) {
+        if (!wake) return; // busy: it reads on from its cursor when done
+        // Idle and not for this watcher: it has seen everything up to here.
+        if (!ev.key.startsWith(prefix)) sub.cursor = ev.revision;
+        else wakeUp();
       },
       end(err) {
-        ended = { err };
-        wake?.();
+        ended ??= { err };
+        wakeUp();
       },
     };
-    // Subscribe first, then copy history, so no event falls between the two.
+    const wakeUp = (): void => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
     this.subscribers.add(sub);
-    const onAbort = () => wake?.();
+    const onAbort = wakeUp;
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const history = this.events.filter((e) => e.revision > fromRevision && e.key.startsWith(prefix));
-      let last = fromRevision;
-      for (const e of history) {
-        last = e.revision;
-        yield e;
-      }
       while (!signal.aborted) {
-        while (queue.length > 0) {
-          const e = queue.shift()!;
-          if (e.revision <= last) continue;
-          last = e.revision;
-          yield e;
-          if (signal.aborted) return;
-        }
         if (ended) {
           if (ended.err) throw ended.err;
           return;
         }
+        if (sub.cursor < this.history.coveredFrom) return; // fell behind (trim ends it too; this is the guard)
+        const { event, scanned } = this.history.next(prefix, sub.cursor);
+        sub.cursor = scanned;
+        if (event) {
+          yield event;
+          continue;
+        }
         await new Promise<void>((r) => (wake = r));
-        wake = undefined;
       }
     } finally {
       this.subscribers.delete(sub);
@@ -198,21 +269,35 @@ export class WatchCache {
     const now = this.opts.now();
     const ce = this.decode(ev, now);
     // An undecodable write is skipped, but its revision still counts: readers waiting for it go on.
-    if (ce) this.events.push(ce);
+    if (ce) this.history.push(ce);
     this.latest = ev.revision;
     this.trim(now);
-    if (ce) for (const s of this.subscribers) if (ce.key.startsWith(s.prefix)) s.push(ce);
+    if (ce) for (const s of this.subscribers) s.notify(ce);
     for (let i = this.revisionWaiters.length - 1; i >= 0; i--) {
       if (this.revisionWaiters[i].rev <= this.latest) this.revisionWaiters.splice(i, 1)[0].resolve();
     }
   }
 
+  /**
+   * Ages and bounds history. A watcher behind the new start of history that had not been given
+   * one of the dropped events of its prefix has fallen behind and is ended; one that only had
+   * other prefixes' events ahead of it just moves on.
+   */
   private trim(now: number): void {
-    let n = 0;
-    while (n < this.events.length && now - this.events[n].time > this.opts.retainMs) n++;
-    if (n > 0) {
-      this.coveredFrom = this.events[n - 1].revision;
-      this.events.splice(0, n);
+    const dropped = this.history.trim(now);
+    if (dropped.length === 0) return;
+    const covered = this.history.coveredFrom;
+    for (const s of [...this.subscribers]) {
+      if (s.cursor >= covered) continue;
+      if (!dropped.some((e) => e.revision > s.cursor && e.key.startsWith(s.prefix))) {
+        s.cursor = covered;
+        continue;
+      }
+      // Forgotten at once: its generator may stay suspended (its peer stalled) until its connection ends.
+      this.subscribers.delete(s);
+      s.end();
+      const resource = watchedResource(s.prefix);
+      if (resource) this.opts.onWatcherTerminated?.(resource);
     }
   }
 
@@ -234,7 +319,7 @@ export class WatchCache {
     };
     if (ev.type === 'delete') {
       const object = safe(ev.prevValue ?? ev.value) ?? stubObject(ev.key, ev.revision);
-      return { type: 'DELETED', key: ev.key, revision: ev.revision, object, time: now };
+      return { type: 'DELETED', key: ev.key, revision: ev.revision, object, time: now, size: (ev.prevValue ?? ev.value).length };
     }
     const object = safe(ev.value);
     if (!object) return null;
@@ -246,6 +331,7 @@ export class WatchCache {
       object,
       prevObject: ev.prevValue ? safe(ev.prevValue) : undefined,
       time: now,
+      size: ev.value.length + (ev.prevValue?.length ?? 0),
     };
   }
 }
@@ -273,6 +359,13 @@ export function decodeObject(value: Buffer, revision: number): KObject {
   const o = obj as unknown as KObject;
   o.metadata.resourceVersion = String(revision);
   return o;
+}
+
+/** The resource of a watch prefix (/<group or core>/<resource>/...), or undefined for the whole store. */
+function watchedResource(prefix: string): WatchedResource | undefined {
+  const [group, resource] = prefix.split('/', 3).slice(1);
+  if (!group || !resource) return undefined;
+  return { group: group === 'core' ? '' : group, resource };
 }
 
 export function tooOld(rev: number): ApiError {

@@ -49,6 +49,8 @@ export interface ApiServerOptions {
   livezGraceMs: number;
   /** --shutdown-delay-duration: readyz fails this long before the listener closes. */
   shutdownDelayMs: number;
+  /** How long in-flight requests and open responses get to finish after that (default SHUTDOWN_DRAIN_MS). */
+  shutdownDrainMs?: number;
   version: { gitVersion: string; major: string; minor: string };
   /** Feature gates switched on (--feature-gates), e.g. AllowUnsafeMalformedObjectDeletion. */
   gates?: ReadonlySet<string>;
@@ -57,6 +59,15 @@ export interface ApiServerOptions {
   /** Types that are created, never stored (the authorization reviews), keyed "group/version/resource": every verb goes to the handler. */
   virtual?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
 }
+
+/**
+ * After the shutdown delay, how long requests in flight and responses still being sent get before
+ * their connections are cut: 5 s. Watches end at once (the server's signal), so this bounds only
+ * ordinary requests and peers that stopped reading. Upstream bounds the same phase by its
+ * --request-timeout (60 s) for requests and --shutdown-watch-termination-grace-period (default 0)
+ * for watches; ordinary requests here take well under a second, and a cut one is retried.
+ */
+export const SHUTDOWN_DRAIN_MS = 5_000;
 
 /**
  * The HTTPS API server: TLS, then for every request authentication → authorization → (for
@@ -113,14 +124,26 @@ export class ApiServer {
       else signal.addEventListener('abort', () => resolve(), { once: true });
     });
     // Graceful shutdown: readyz fails first so load balancers drain, then stop accepting,
-    // end long-running watches, and let in-flight requests finish.
+    // end long-running watches, and let in-flight requests finish, for at most SHUTDOWN_DRAIN_MS:
+    // then every connection still open is cut (a peer that stopped reading would otherwise hold
+    // its connection, and the server's close, forever).
     this.shuttingDown = true;
     o.log.info({ delayMs: o.shutdownDelayMs }, 'shutting down: readyz now fails');
     if (o.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, o.shutdownDelayMs));
     const closed = new Promise<void>((r) => server.close(() => r()));
     this.requests.abort();
-    if (this.inFlight > 0) await new Promise<void>((r) => (this.idle = r));
-    server.closeIdleConnections();
+    const drainMs = o.shutdownDrainMs ?? SHUTDOWN_DRAIN_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), drainMs)));
+    const idle = this.inFlight > 0 ? new Promise<boolean>((r) => (this.idle = () => r(true))) : Promise.resolve(true);
+    let inTime = await Promise.race([idle, late]);
+    if (inTime) {
+      server.closeIdleConnections();
+      inTime = await Promise.race([closed.then(() => true), late]);
+    }
+    clearTimeout(timer);
+    if (!inTime) o.log.warn({ inFlight: this.inFlight, drainMs }, 'shutdown: cutting the connections still open');
+    server.closeAllConnections();
     await closed;
     o.log.info('server stopped');
   }

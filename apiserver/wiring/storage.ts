@@ -64,9 +64,12 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
   for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
   const cache = new WatchCache(storage, {
     retainMs: HISTORY_MS,
+    maxBytes: flags.watchCacheMaxBytes,
     now: Date.now,
+    onWatcherTerminated: (r) => metrics.watcherTerminated(r.group, r.resource),
     onCorrupt: (key, revision, err) => log.error({ key, revision, err: err.message }, 'stored object cannot be decoded; watchers do not get this write'),
   });
+  metrics.watchCache(() => cache.stats());
   return { storage, registry, cache, writeHealth };
 }
 

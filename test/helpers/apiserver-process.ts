@@ -28,6 +28,8 @@ export interface StartOptions {
   port?: number;
   /** --log-level (default warn: the tests' logs stay short); info shows why requests were refused. */
   logLevel?: string;
+  /** Extra environment of the process (e.g. NODE_OPTIONS), added to the test's own. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Starts ./bin/svc-apiserver as a real process on a free port with a temp data dir; resolves when /readyz answers 200. */
@@ -36,6 +38,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<RunningApiSe
   const port = o.port ?? (await freePort());
   const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), ['--bind-address=127.0.0.1', `--secure-port=${port}`, `--data-dir=${dataDir}`, `--log-level=${o.logLevel ?? 'warn'}`, ...(o.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(o.env ? { env: { ...process.env, ...o.env } } : {}),
   });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));

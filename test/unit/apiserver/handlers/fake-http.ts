@@ -81,6 +81,10 @@ export interface CallOptions {
   /** The authenticated caller; an administrator by default. */
   user?: ResourceRequest['user'];
   authorizeVerb?: (verb: string) => Promise<void>;
+  /** The response to write to (e.g. one whose peer stops reading); a fresh FakeResponse by default. */
+  res?: FakeResponse;
+  /** One-shot timers of the handler (watch timeouts, write deadlines). */
+  after?: ResourceRequest['after'];
 }
 
 export interface Call {
@@ -97,7 +101,7 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
   const text = o.raw ?? (o.body === undefined ? '' : JSON.stringify(o.body));
   const headers: Record<string, string> = { ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers };
   const req = Object.assign(Readable.from(text ? [Buffer.from(text)] : []), { method, url: path, headers }) as unknown as IncomingMessage;
-  const res = new FakeResponse();
+  const res = o.res ?? new FakeResponse();
   let info = parseRequestInfo(method, url.pathname, query);
   const type = f.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
   if (!type) throw new Error(`no type for ${path}`);
@@ -117,6 +121,7 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
     now: () => new Date(f.clock.now()),
     gates: o.gates,
     authorizeVerb: o.authorizeVerb,
+    ...(o.after ? { after: o.after } : {}),
   };
   const done = handler(r).catch((err: unknown) => sendError(req, r.res, err));
   return { res, req, done };

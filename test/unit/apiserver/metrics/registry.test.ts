@@ -59,3 +59,21 @@ test('include appends other registries to the exposition', async (t) => {
   t.regex(text, /^# TYPE apiserver_request_total counter$/m);
   t.regex(text, /\nauthentication_config_controller_automatic_reload_last_timestamp_seconds 5\n$/);
 });
+
+test('watch cache gauges are read at each scrape; terminated watchers are counted per resource', async (t) => {
+  const m = new ApiMetrics();
+  let stats = { historyBytes: 1234, historyEvents: 5, watchers: new Map([['/configmaps', 3], ['apps/deployments', 1]]) };
+  m.watchCache(() => stats);
+  m.watcherTerminated('', 'configmaps');
+  let text = await m.metricsText();
+  t.regex(text, /^apiserver_registered_watchers\{group="",resource="configmaps"\} 3$/m);
+  t.regex(text, /^apiserver_registered_watchers\{group="apps",resource="deployments"\} 1$/m);
+  t.regex(text, /^apiserver_watch_cache_history_bytes 1234$/m);
+  t.regex(text, /^apiserver_watch_cache_history_events 5$/m);
+  t.regex(text, /^apiserver_terminated_watchers_total\{group="",resource="configmaps"\} 1$/m);
+  stats = { historyBytes: 0, historyEvents: 0, watchers: new Map([['/configmaps', 1]]) };
+  text = await m.metricsText();
+  t.regex(text, /^apiserver_registered_watchers\{group="",resource="configmaps"\} 1$/m);
+  t.notRegex(text, /resource="deployments"/, 'a resource no longer watched leaves the gauge');
+  t.regex(text, /^apiserver_watch_cache_history_bytes 0$/m);
+});

@@ -193,6 +193,25 @@ test('sqlite: a watcher that overflows its buffer catches up from the log withou
   t.is((await next).value?.type, 'delete');
 });
 
+test('sqlite: a watcher past its byte bound catches up from the log in pages bounded by bytes, without gaps', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // 100 bytes: every live event past the first overflows, and every page of the log holds one event.
+  const s = SqliteStorage.open(join(dir, 'state.db'), { watchBufferBytes: 100, synchronous: 'NORMAL' });
+  t.teardown(() => s.close());
+  const ac = new AbortController();
+  t.teardown(() => ac.abort());
+  const it = s.watch('/p/', 0, ac.signal)[Symbol.asyncIterator]();
+  const first = it.next();
+  for (let i = 0; i < 20; i++) await s.create(`/p/${String(i).padStart(2, '0')}`, Buffer.alloc(80, 'v'));
+  const got: number[] = [((await first).value as StorageEvent).revision];
+  while (got.length < 20) got.push(((await it.next()).value as StorageEvent).revision);
+  t.deepEqual(got, Array.from({ length: 20 }, (_, i) => i + 1));
+  const next = it.next();
+  await s.delete('/p/00');
+  t.is((await next).value?.type, 'delete', 'live again afterwards');
+});
+
 test('sqlite: an overflowed watcher whose history was compacted away gets Compacted', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
