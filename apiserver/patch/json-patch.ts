@@ -14,9 +14,21 @@
  * Indices are the RFC's: digits without leading zeros, or "-" (one past the end) for add.
  * evanphx's negative-index extension is not supported, and a test of a missing path fails (evanphx
  * lets a missing path pass a test against null).
+ *
+ * Bounds (issue 16: an add and 21 copies of a subtree into itself doubled a 2 KB patch into a
+ * GiB-sized object). As upstream, the values copied by one patch may add up to at most
+ * maxCopyBytes (evanphx's AccumulatedCopySizeLimit, which kube-apiserver sets to its 3 MiB body
+ * limit), 422 past it; each copy's source is measured, with the measure stopping at what is left
+ * of the limit, before it is cloned, so a refused copy is never paid for. add and replace insert
+ * values of the patch itself, so while a patch applies the object stays below
+ * (object + patch + maxCopyBytes). Unlike upstream, the work of shifting array elements (an add
+ * or remove inside a long array) and of comparing values (test) is also bounded (maxWork, 422),
+ * since 10,000 inserts at the head of a million-element array cost seconds. The size and depth
+ * of the result are checked by the caller (patch-by-format.ts), as for the other patch types.
  */
 import { ApiError, errors } from '../api/errors';
-import { deepClone, deepEqual, goTypeName, hasOwn, isJsonObject, setOwn, type JsonObject } from './json-value';
+import { bodyLimitBytes, measureJson } from './json-bounds';
+import { deepClone, deepEqual, goTypeName, hasOwn, isJsonObject, setOwn, type JsonObject, type WorkMeter } from './json-value';
 
 /** Upstream's cap on operations in one JSON patch (maxJSONPatchOperations); more is 413. */
 export const maxJsonPatchOperations = 10000;
@@ -34,16 +46,57 @@ interface Operation {
 
 const opNames: readonly string[] = ['add', 'remove', 'replace', 'move', 'copy', 'test'];
 
+/** What one JSON patch may cost. */
+export interface JsonPatchBounds {
+  /** Upstream's AccumulatedCopySizeLimit: the sizes (json-bounds.ts measureJson) of all values one patch copies, summed. */
+  maxCopyBytes: number;
+  /** Array elements shifted by inserts and removals plus elements and keys compared by tests, summed over the patch. */
+  maxWork: number;
+}
+
+/** The server's bounds: upstream's copy limit; work a few times the body limit (milliseconds of shifting). */
+export const defaultJsonPatchBounds: JsonPatchBounds = { maxCopyBytes: bodyLimitBytes, maxWork: 4 * bodyLimitBytes };
+
 /**
  * Applies an RFC 6902 patch to doc and returns the result; doc and patch are never mutated.
- * Throws ApiError BadRequest for a malformed patch, Invalid when an operation does not apply,
- * RequestEntityTooLarge over maxJsonPatchOperations. All operations apply or none do.
+ * Throws ApiError BadRequest for a malformed patch, Invalid when an operation does not apply or a
+ * bound is passed, RequestEntityTooLarge over maxJsonPatchOperations. All operations apply or
+ * none do.
  */
-export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
+export function applyJsonPatch(doc: unknown, patch: unknown, bounds: JsonPatchBounds = defaultJsonPatchBounds): unknown {
   const ops = decodePatch(patch);
+  const cost = new PatchCost(bounds);
   let root = deepClone(doc);
-  for (const op of ops) root = applyOperation(root, op);
+  for (const op of ops) root = applyOperation(root, op, cost);
   return root;
+}
+
+/** The cost of one patch so far, refusing it (422) once a bound is passed. */
+class PatchCost implements WorkMeter {
+  private copied = 0;
+  private work = 0;
+
+  constructor(private readonly bounds: JsonPatchBounds) {}
+
+  /** Measures a value about to be copied to path and counts it; throws before it is cloned if the copies pass the limit. */
+  copy(value: unknown, path: string): void {
+    const limit = this.bounds.maxCopyBytes;
+    this.copied += measureJson(value, limit - this.copied).size;
+    if (this.copied > limit) {
+      // evanphx's AccumulatedCopySizeError text; the figure is a lower bound, as measuring stopped at the limit.
+      throw notApplicable(`Unable to complete the copy, the accumulated size increase of copy is ${this.copied}, exceeding the limit ${limit}`, path);
+    }
+  }
+
+  charge(units: number): void {
+    this.work += units;
+    if (this.work > this.bounds.maxWork) {
+      throw new ApiError(
+        'Invalid',
+        `the JSON patch is too costly to apply: its operations shift or compare more than ${this.bounds.maxWork} array elements and object keys`,
+      );
+    }
+  }
 }
 
 /** Parses and checks the whole patch document up front so that no operation runs on a bad patch. */
@@ -98,12 +151,12 @@ export function parsePointer(pointer: string): string[] | undefined {
 }
 
 /** Applies one operation to root (which this module owns) and returns the new root. */
-function applyOperation(root: unknown, op: Operation): unknown {
+function applyOperation(root: unknown, op: Operation, cost: PatchCost): unknown {
   switch (op.op) {
     case 'add':
-      return add(root, op.tokens, deepClone(op.value), op.path, 'add');
+      return add(root, op.tokens, deepClone(op.value), op.path, 'add', cost);
     case 'remove':
-      remove(root, op.tokens, op.path, 'remove');
+      remove(root, op.tokens, op.path, 'remove', cost);
       return root;
     case 'replace': {
       if (op.tokens.length === 0) return deepClone(op.value);
@@ -123,16 +176,17 @@ function applyOperation(root: unknown, op: Operation): unknown {
         throw notApplicable(`move operation does not apply: from ${op.from} is a prefix of path ${op.path}`, op.path);
       }
       // from is not "" here: "" is a prefix of every other path.
-      remove(root, from, op.from!, 'move');
-      return add(root, op.tokens, value, op.path, 'move');
+      remove(root, from, op.from!, 'move', cost);
+      return add(root, op.tokens, value, op.path, 'move', cost);
     }
     case 'copy': {
-      const value = deepClone(get(root, op.fromTokens!, op.from!, 'copy'));
-      return add(root, op.tokens, value, op.path, 'copy');
+      const source = get(root, op.fromTokens!, op.from!, 'copy');
+      cost.copy(source, op.path);
+      return add(root, op.tokens, deepClone(source), op.path, 'copy', cost);
     }
     case 'test': {
       const actual = get(root, op.tokens, op.path, 'test');
-      if (!deepEqual(actual, op.value)) throw notApplicable(`testing value ${op.path} failed: test failed`, op.path);
+      if (!deepEqual(actual, op.value, cost)) throw notApplicable(`testing value ${op.path} failed: test failed`, op.path);
       return root;
     }
   }
@@ -167,7 +221,7 @@ function get(root: unknown, tokens: string[], path: string, opName: string): unk
   return parent[token];
 }
 
-function add(root: unknown, tokens: string[], value: unknown, path: string, opName: string): unknown {
+function add(root: unknown, tokens: string[], value: unknown, path: string, opName: string, cost: PatchCost): unknown {
   if (tokens.length === 0) return value;
   const { parent, token } = locate(root, tokens, path, opName);
   if (Array.isArray(parent)) {
@@ -177,6 +231,7 @@ function add(root: unknown, tokens: string[], value: unknown, path: string, opNa
       const idx = parseIndex(token);
       // add may insert at length (append); anything beyond is out of range.
       if (idx === undefined || idx > parent.length) throw invalidIndex(token, path);
+      cost.charge(parent.length - idx);
       parent.splice(idx, 0, value);
     }
   } else {
@@ -185,11 +240,13 @@ function add(root: unknown, tokens: string[], value: unknown, path: string, opNa
   return root;
 }
 
-function remove(root: unknown, tokens: string[], path: string, opName: string): void {
+function remove(root: unknown, tokens: string[], path: string, opName: string, cost: PatchCost): void {
   if (tokens.length === 0) throw missingPath(opName, path);
   const { parent, token } = locate(root, tokens, path, opName);
   if (Array.isArray(parent)) {
-    parent.splice(existingIndex(parent, token, path, opName), 1);
+    const idx = existingIndex(parent, token, path, opName);
+    cost.charge(parent.length - idx - 1);
+    parent.splice(idx, 1);
   } else {
     if (!hasOwn(parent, token)) throw notApplicable(`Unable to remove nonexistent key: ${token}: missing value`, path);
     delete parent[token];

@@ -22,33 +22,98 @@ export function setOwn(o: JsonObject, k: string, v: unknown): void {
   else o[k] = v;
 }
 
-/** A deep copy of a JSON value; the result shares nothing with the input. */
+/**
+ * A deep copy of a JSON value; the result shares nothing with the input. Iterative, so that a
+ * value of any depth (a JSON Patch can build one deeper than a body may be) copies without
+ * overflowing the stack.
+ */
 export function deepClone<T>(v: T): T {
-  if (Array.isArray(v)) return (v as unknown[]).map((x) => deepClone(x)) as T;
-  if (isJsonObject(v)) {
-    const out: JsonObject = {};
-    for (const k of Object.keys(v)) setOwn(out, k, deepClone(v[k]));
-    return out as T;
+  if (!isContainer(v)) return v;
+  const root = emptyLike(v);
+  const from: Container[] = [v];
+  const to: Container[] = [root];
+  while (from.length > 0) {
+    const src = from.pop()!;
+    const dst = to.pop()!;
+    if (Array.isArray(src)) {
+      const out = dst as unknown[];
+      for (const x of src) {
+        if (isContainer(x)) {
+          const c = emptyLike(x);
+          out.push(c);
+          from.push(x);
+          to.push(c);
+        } else {
+          out.push(x);
+        }
+      }
+    } else {
+      const out = dst as JsonObject;
+      for (const k of Object.keys(src)) {
+        const x = src[k];
+        if (isContainer(x)) {
+          const c = emptyLike(x);
+          setOwn(out, k, c);
+          from.push(x);
+          to.push(c);
+        } else {
+          setOwn(out, k, x);
+        }
+      }
+    }
   }
-  return v;
+  return root as T;
 }
 
-/** JSON equality: objects compare as unordered key sets, arrays element-wise, numbers by value. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
+type Container = unknown[] | JsonObject;
+
+function isContainer(v: unknown): v is Container {
+  return typeof v === 'object' && v !== null;
+}
+
+function emptyLike(v: Container): Container {
+  return Array.isArray(v) ? [] : {};
+}
+
+/** Where a caller bounding its work is told how much a walk cost (in elements and keys visited). */
+export interface WorkMeter {
+  charge(units: number): void;
+}
+
+/**
+ * JSON equality: objects compare as unordered key sets, arrays element-wise, numbers by value.
+ * Iterative like deepClone; work (elements and keys visited) is charged to meter when given.
+ */
+export function deepEqual(a: unknown, b: unknown, meter?: WorkMeter): boolean {
+  const left: unknown[] = [a];
+  const right: unknown[] = [b];
+  while (left.length > 0) {
+    const x = left.pop();
+    const y = right.pop();
+    if (x === y) continue;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      meter?.charge(x.length);
+      for (let i = 0; i < x.length; i++) {
+        left.push(x[i]);
+        right.push(y[i]);
+      }
+    } else if (isJsonObject(x)) {
+      if (!isJsonObject(y)) return false;
+      const kx = Object.keys(x);
+      const ky = Object.keys(y);
+      meter?.charge(kx.length + ky.length);
+      if (kx.length !== ky.length) return false;
+      for (const k of kx) {
+        if (!hasOwn(y, k)) return false;
+        left.push(x[k]);
+        right.push(y[k]);
+      }
+    } else {
+      return false;
+    }
   }
-  if (isJsonObject(a)) {
-    if (!isJsonObject(b)) return false;
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!hasOwn(b, k) || !deepEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return false;
+  return true;
 }
 
 /** A canonical string for a JSON value (object keys sorted), usable as a Map key for identity. */

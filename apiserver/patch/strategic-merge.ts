@@ -220,6 +220,8 @@ function mergeList(orig: unknown[], patch: unknown[], schema: ArraySchema, path:
   const serverIds = orig.map(id);
   let current = orig;
   const regular: JsonObject[] = [];
+  // Deleted keys are collected and filtered out once: filtering per directive was quadratic.
+  const deleted = new Set<string>();
   let replace = false;
   for (const el of patch) {
     if (!isJsonObject(el)) {
@@ -232,8 +234,7 @@ function mergeList(orig: unknown[], patch: unknown[], schema: ArraySchema, path:
     const d = el[directiveMarker];
     if (d === 'delete') {
       if (!hasOwn(el, key)) throw noMergeKey(el, key);
-      const target = id(el);
-      current = current.filter((o) => id(o) !== target);
+      deleted.add(id(el));
     } else if (d === 'replace') {
       // Upstream: the list becomes the patch's other elements; keep scanning for other directives.
       replace = true;
@@ -244,6 +245,7 @@ function mergeList(orig: unknown[], patch: unknown[], schema: ArraySchema, path:
     }
   }
   if (replace) current = [];
+  else if (deleted.size > 0) current = current.filter((o) => !deleted.has(id(o)));
 
   const positions = new Map<string, number>();
   current.forEach((o, i) => {

@@ -2,8 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { bodyLimitBytes, maxNestingDepth } from '../patch/json-bounds';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
-import { parseJsonWithDuplicates, parseYamlWithDuplicates } from '../validation/duplicate-fields';
+import { parseJsonWithDuplicates, parseYamlWithDuplicates, type ParseLimits } from '../validation/duplicate-fields';
 import { checkFields, type FieldValidation } from '../validation/field-validation';
 import { findUnknownFields, pruneUnknownFields } from '../validation/unknown-fields';
 
@@ -11,7 +12,14 @@ import { findUnknownFields, pruneUnknownFields } from '../validation/unknown-fie
  * Largest request body accepted. Upstream kube-apiserver's limit is 3 MiB for most writes
  * (the etcd value limit is 1.5 MiB); we state the same figure.
  */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+export const MAX_BODY_BYTES = bodyLimitBytes;
+
+/**
+ * Every body is decoded within these (issue 16): nesting at most maxNestingDepth, so that the
+ * recursive walks after decoding stay within the stack, and a YAML document's aliases expand to
+ * at most the body limit.
+ */
+const bodyLimits: ParseLimits = { maxDepth: maxNestingDepth, maxExpandedBytes: MAX_BODY_BYTES };
 
 /** Reads the whole body, answering 413 once it passes the limit (the rest is not buffered). */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
@@ -48,7 +56,7 @@ export function parseDocument(body: Buffer, format: 'json' | 'yaml'): { value: u
   const text = body.toString('utf8');
   if (text.trim() === '') throw new ApiError('BadRequest', 'the request body is empty');
   try {
-    return format === 'yaml' ? parseYamlWithDuplicates(text) : parseJsonWithDuplicates(text);
+    return format === 'yaml' ? parseYamlWithDuplicates(text, bodyLimits) : parseJsonWithDuplicates(text, bodyLimits);
   } catch (err) {
     if (err instanceof ApiError) throw err;
     throw new ApiError('BadRequest', `the body of the request could not be decoded as ${format === 'yaml' ? 'YAML' : 'JSON'}: ${(err as Error).message}`);

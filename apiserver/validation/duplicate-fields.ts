@@ -4,8 +4,10 @@
  * last of several values for one key wins. Duplicate paths use the strict decoder's form:
  * `.metadata.name`, `.spec.containers[0].image`; each path is reported once.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Node as YamlNode } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode } from 'yaml';
+import { bodyLimitBytes } from '../patch/json-bounds';
 import { hasOwn, setOwn, type JsonObject } from '../patch/json-value';
+import { checkYamlExpansion, parseYamlDocuments, YamlTooDeep } from './yaml-bounds';
 
 /** A decoded body and the paths of keys that appeared more than once in one object. */
 export interface ParsedBody {
@@ -27,16 +29,27 @@ export class BodySyntaxError extends SyntaxError {
   }
 }
 
-/** Same nesting limit as Go's encoding/json; deeper input is rejected rather than risked. */
-const maxDepth = 10000;
+/** Bounds a parser enforces before handing out a value. */
+export interface ParseLimits {
+  /** Deepest nesting of objects and arrays (mappings and sequences); deeper input is refused rather than risked. */
+  maxDepth: number;
+  /** YAML: largest size of the document once its aliases are expanded (yaml-expansion.ts). */
+  maxExpandedBytes: number;
+}
+
+/**
+ * Go's encoding/json nesting limit and the body limit. The server decodes with its own, lower
+ * depth (server/decode.ts passes patch/json-bounds.ts maxNestingDepth).
+ */
+const defaultLimits: ParseLimits = { maxDepth: 10000, maxExpandedBytes: bodyLimitBytes };
 
 /**
  * Parses RFC 8259 JSON text, reporting duplicate keys. Throws BodySyntaxError for malformed
  * input, with Go-like wording ("invalid character '}' looking for beginning of value") plus the
  * position.
  */
-export function parseJsonWithDuplicates(text: string): ParsedBody {
-  return new JsonParser(text).parse();
+export function parseJsonWithDuplicates(text: string, limits: ParseLimits = defaultLimits): ParsedBody {
+  return new JsonParser(text, limits.maxDepth).parse();
 }
 
 interface ObjectFrame {
@@ -57,7 +70,10 @@ class JsonParser {
   private readonly stack: (ObjectFrame | ArrayFrame)[] = [];
   private readonly duplicates = new Set<string>();
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly maxDepth: number,
+  ) {}
 
   parse(): ParsedBody {
     const value = this.parseDocument();
@@ -132,7 +148,7 @@ class JsonParser {
 
   /** Called on an opening bracket: it would be nesting level stack.length + 1. */
   private checkDepth(): void {
-    if (this.stack.length + 1 > maxDepth) throw this.error(`exceeded max depth of ${maxDepth}`, this.pos);
+    if (this.stack.length + 1 > this.maxDepth) throw this.error(`exceeded max depth of ${this.maxDepth}`, this.pos);
   }
 
   /**
@@ -252,7 +268,16 @@ class JsonParser {
           for (let j = i + 2; j < i + 6; j++) {
             if (!/[0-9a-fA-F]/.test(t[j] ?? '')) return this.failAt(j, 'in \\u hexadecimal character escape');
           }
-          out += String.fromCharCode(parseInt(t.slice(i + 2, i + 6), 16));
+          const unit = parseInt(t.slice(i + 2, i + 6), 16);
+          const low = unit >= 0xd800 && unit < 0xdc00 ? lowSurrogateAt(t, i + 6) : undefined;
+          if (low !== undefined) {
+            out += String.fromCharCode(unit, low);
+            i += 6;
+          } else {
+            // A surrogate escape that is not half of a pair becomes U+FFFD, as Go's decoder makes
+            // it: a lone surrogate stored would be re-emitted as "\ud800", which strict parsers refuse.
+            out += unit >= 0xd800 && unit < 0xe000 ? '\uFFFD' : String.fromCharCode(unit);
+          }
           i += 4;
           break;
         }
@@ -292,6 +317,15 @@ class JsonParser {
   }
 }
 
+/** The low surrogate escaped as \uXXXX at pos in t, if there is one there. */
+function lowSurrogateAt(t: string, pos: number): number | undefined {
+  if (t[pos] !== '\\' || t[pos + 1] !== 'u') return undefined;
+  const hex = t.slice(pos + 2, pos + 6);
+  if (!/^[0-9a-fA-F]{4}$/.test(hex)) return undefined;
+  const unit = parseInt(hex, 16);
+  return unit >= 0xdc00 && unit < 0xe000 ? unit : undefined;
+}
+
 function quoteChar(cp: number): string {
   if (cp === 0x27) return "'\\''";
   if (cp < 0x20 || cp === 0x7f) return `'\\x${cp.toString(16).padStart(2, '0')}'`;
@@ -315,9 +349,16 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
  * duplicate mapping keys. Throws BodySyntaxError for malformed YAML or more than one document;
  * an empty document is null.
  */
-export function parseYamlWithDuplicates(text: string): ParsedBody {
-  const docs = parseAllDocuments(text, { uniqueKeys: false, merge: true });
-  if (!Array.isArray(docs) || docs.length === 0) return { value: null, duplicates: [] };
+export function parseYamlWithDuplicates(text: string, limits: ParseLimits = defaultLimits): ParsedBody {
+  let docs: Document.Parsed[];
+  try {
+    docs = parseYamlDocuments(text, limits.maxDepth);
+  } catch (e) {
+    if (!(e instanceof YamlTooDeep)) throw e;
+    const { line, column } = lineColumn(text, e.offset);
+    throw new BodySyntaxError(`yaml: ${e.message} at line ${line}, column ${column}`, e.offset, line, column);
+  }
+  if (docs.length === 0) return { value: null, duplicates: [] };
   // A trailing "---" with nothing after it is not a second object.
   const extra = docs.slice(1).find((d) => !isEmptyYamlNode(d.contents) || d.errors.length > 0);
   if (extra) {
@@ -335,7 +376,16 @@ export function parseYamlWithDuplicates(text: string): ParsedBody {
   if (err) {
     const offset = err.pos[0];
     const { line, column } = lineColumn(text, offset);
-    throw new BodySyntaxError(`yaml: ${err.message.split('\n')[0]}`, offset, line, column);
+    // The yaml library composes nodes recursively and reports its own stack overflow (near 800
+    // levels, beyond the server's limit: only a caller with a higher one sees it) as an error.
+    const why = /Maximum call stack size exceeded/.test(err.message) ? `exceeded max depth of ${limits.maxDepth}` : err.message.split('\n')[0];
+    throw new BodySyntaxError(`yaml: ${why} at line ${line}, column ${column}`, offset, line, column);
+  }
+  // Before anything walks the nodes recursively or expands an alias.
+  const problem = checkYamlExpansion(doc, limits.maxExpandedBytes, limits.maxDepth);
+  if (problem) {
+    const { line, column } = lineColumn(text, problem.offset);
+    throw new BodySyntaxError(`yaml: ${problem.message} at line ${line}, column ${column}`, problem.offset, line, column);
   }
   const duplicates = new Set<string>();
   collectYamlDuplicates(text, doc.contents, '', duplicates);
