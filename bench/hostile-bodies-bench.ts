@@ -39,6 +39,17 @@ function aliasBomb(aliases: number): string {
   return lines.join('\n');
 }
 
+/**
+ * A pod whose schemaless field (affinity, 'any' in our pod schema) holds `leaves` fields at the
+ * bottom of a `depth`-deep chain, about 2.9 MB: every leaf is a field the write's manager owns.
+ */
+function deepPod(depth: number, leaves: number): string {
+  let inner: Record<string, unknown> = {};
+  for (let i = 0; i < leaves; i++) inner[`k${i}`] = 1;
+  for (let d = 0; d < depth; d++) inner = { [`n${d}`]: inner };
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `deep${depth}` }, spec: { containers: [{ name: 'c', image: 'i' }], affinity: inner } });
+}
+
 const CASES: Case[] = [
   {
     name: 'json_patch_baseline',
@@ -83,6 +94,22 @@ const CASES: Case[] = [
     path: `${cm}?dryRun=All`,
     contentType: 'application/yaml',
     body: () => '['.repeat(1_500_000) + ']'.repeat(1_500_000),
+  },
+  {
+    name: 'managed_fields_shallow',
+    describe: 'a 2.9 MB pod create whose schemaless affinity holds 240,000 fields one level down',
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/pods`,
+    contentType: 'application/json',
+    body: () => deepPod(1, 240_000),
+  },
+  {
+    name: 'managed_fields_deep',
+    describe: 'the same 240,000 fields at the bottom of a 500-level chain (each owned field path is 500 segments long)',
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/pods`,
+    contentType: 'application/json',
+    body: () => deepPod(500, 240_000),
   },
 ];
 

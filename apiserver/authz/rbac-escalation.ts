@@ -1,5 +1,5 @@
-import { isDeepStrictEqual } from 'node:util';
 import { errors } from '../api/errors';
+import { jsonEqual } from '../api/json-equal';
 import type { KObject } from '../api/types';
 import type { AdmissionAttributes } from '../store/write-admission';
 import type { UserInfo } from '../api/user';
@@ -91,5 +91,5 @@ function onlyGcFieldsChanged(obj: KObject, old: KObject): boolean {
     const { ownerReferences: _o, finalizers: _f, managedFields: _m, resourceVersion: _r, generation: _g, ...meta } = o.metadata;
     return { ...o, metadata: meta };
   };
-  return isDeepStrictEqual(JSON.parse(JSON.stringify(strip(obj))), JSON.parse(JSON.stringify(strip(old))));
+  return jsonEqual(strip(obj), strip(old));
 }

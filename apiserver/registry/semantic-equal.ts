@@ -7,16 +7,19 @@ import { isObject } from '../api/types';
  * have equal spellings by the time objects are compared.
  */
 export function semanticEqual(a: unknown, b: unknown): boolean {
-  if (isZero(a) && isZero(b)) return true;
+  if (a === b) return true;
+  if (isObject(a) && isObject(b)) {
+    for (const k of Object.keys(a)) if (!semanticEqual(a[k], b[k])) return false;
+    for (const k of Object.keys(b)) if (!(k in a) && !isZero(b[k])) return false;
+    return true;
+  }
   if (Array.isArray(a) && Array.isArray(b)) {
     return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
   }
-  if (isObject(a) && isObject(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return a === b;
+  // Different shapes (or scalars that differ) are equal only as two zero values. Asked here, at the
+  // first difference, rather than at every level on the way down: a zero-check of each level would
+  // walk the subtree below it again, quadratic in the depth of a hostile object.
+  return isZero(a) && isZero(b);
 }
 
 /** True for Go zero values as they appear in decoded JSON. */
@@ -29,11 +32,11 @@ export function isZero(v: unknown): boolean {
 
 /** Paths (dotted, [i] for items) where two values differ semantically; a compact stand-in for upstream's cmp.Diff. */
 export function diffPaths(a: unknown, b: unknown, path = '', out: string[] = []): string[] {
-  if (semanticEqual(a, b)) return out;
+  if (a === b) return out;
   if (isObject(a) && isObject(b)) {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffPaths(a[k], b[k], path ? `${path}.${k}` : k, out);
   } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
     a.forEach((x, i) => diffPaths(x, b[i], `${path}[${i}]`, out));
-  } else out.push(path);
+  } else if (!semanticEqual(a, b)) out.push(path);
   return out;
 }

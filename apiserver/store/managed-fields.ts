@@ -12,10 +12,32 @@ import { isObject } from '../api/types';
 /** Metadata fields a manager can own (the rest are system-set). */
 const OWNED_META = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences']);
 
-type Flat = Map<string, string>;
+/**
+ * The fields of an object as a tree of FieldsV1 keys. A node with `value` is a field (a leaf: a
+ * scalar, an atomic value, an empty object, an element marker "."), holding its value's JSON for
+ * comparison; other nodes only lead to fields. A tree, not a set of path strings: each path is
+ * stored once per segment, so the work and memory of a write stay proportional to the object
+ * (with path strings, a deep object with many leaves costs leaves × depth: a 3 MB body could take
+ * seconds and a gigabyte).
+ */
+interface FieldNode {
+  value?: string;
+  children?: Map<string, FieldNode>;
+}
 
-export function flatten(obj: KObject, schema: Schema | undefined, subresource: string): Flat {
-  const out: Flat = new Map();
+/** FieldsV1 as stored: nested objects whose empty leaves are the owned fields. */
+type FieldsV1 = Record<string, unknown>;
+
+function child(node: FieldNode, key: string): FieldNode {
+  node.children ??= new Map();
+  let c = node.children.get(key);
+  if (!c) node.children.set(key, (c = {}));
+  return c;
+}
+
+/** The fields a write of `obj` through `subresource` can own. */
+function fieldsOf(obj: KObject, schema: Schema | undefined, subresource: string): FieldNode {
+  const root: FieldNode = {};
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'apiVersion' || k === 'kind') continue;
     // A status write owns status only; a main-resource write owns everything else.
@@ -23,13 +45,13 @@ export function flatten(obj: KObject, schema: Schema | undefined, subresource: s
     if (k === 'metadata') {
       if (!isObject(v)) continue;
       for (const [mk, mv] of Object.entries(v)) {
-        if (OWNED_META.has(mk)) walk(mv, sub(schema, 'metadata', mk), ['f:metadata', `f:${mk}`], out);
+        if (OWNED_META.has(mk)) walk(mv, sub(schema, 'metadata', mk), child(child(root, 'f:metadata'), `f:${mk}`));
       }
       continue;
     }
-    walk(v, sub(schema, k), [`f:${k}`], out);
+    walk(v, sub(schema, k), child(root, `f:${k}`));
   }
-  return out;
+  return root;
 }
 
 function sub(schema: Schema | undefined, ...path: string[]): Schema | undefined {
@@ -43,9 +65,9 @@ function sub(schema: Schema | undefined, ...path: string[]): Schema | undefined 
   return s;
 }
 
-function walk(v: unknown, schema: Schema | undefined, path: string[], out: Flat): void {
+function walk(v: unknown, schema: Schema | undefined, node: FieldNode): void {
   if (isObject(v) && Object.keys(v).length > 0 && !(schema?.type === 'object' && schema.atomic)) {
-    for (const [k, child] of Object.entries(v)) walk(child, sub(schema, k), [...path, `f:${k}`], out);
+    for (const [k, c] of Object.entries(v)) walk(c, sub(schema, k), child(node, `f:${k}`));
     return;
   }
   if (Array.isArray(v) && schema?.type === 'array' && schema.listType === 'map' && schema.mapKeys?.length) {
@@ -54,38 +76,53 @@ function walk(v: unknown, schema: Schema | undefined, path: string[], out: Flat)
       if (!isObject(el)) continue;
       const id: Record<string, unknown> = {};
       for (const k of keys) if (el[k] !== undefined) id[k] = el[k];
-      const elPath = [...path, `k:${JSON.stringify(id)}`];
-      out.set(JSON.stringify([...elPath, '.']), '');
-      for (const [k, child] of Object.entries(el)) walk(child, sub(schema.items, k), [...elPath, `f:${k}`], out);
+      const elNode = child(node, `k:${JSON.stringify(id)}`);
+      child(elNode, '.').value = '';
+      for (const [k, c] of Object.entries(el)) walk(c, sub(schema.items, k), child(elNode, `f:${k}`));
     }
     return;
   }
   if (Array.isArray(v) && schema?.type === 'array' && schema.listType === 'set') {
-    for (const el of v) out.set(JSON.stringify([...path, `v:${JSON.stringify(el)}`]), '');
+    for (const el of v) child(node, `v:${JSON.stringify(el)}`).value = '';
     return;
   }
-  out.set(JSON.stringify(path), JSON.stringify(v));
+  node.value = JSON.stringify(v);
 }
 
-/** Nested FieldsV1 form of a set of flattened paths. */
-export function toFieldsV1(paths: Iterable<string>): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const p of paths) {
-    let node = root;
-    for (const el of JSON.parse(p) as string[]) {
-      node[el] ??= {};
-      node = node[el] as Record<string, unknown>;
-    }
+/** The fields of `after` whose value differs from (or is absent in) `before`, as a tree of markers. */
+function changedFields(after: FieldNode, before: FieldNode | undefined): FieldNode | undefined {
+  const out: FieldNode = {};
+  if (after.value !== undefined && before?.value !== after.value) out.value = '';
+  for (const [k, c] of after.children ?? []) {
+    const d = changedFields(c, before?.children?.get(k));
+    if (d) (out.children ??= new Map()).set(k, d);
   }
-  return root;
+  return out.value !== undefined || out.children ? out : undefined;
 }
 
-export function fromFieldsV1(f: unknown, prefix: string[] = [], out: Set<string> = new Set()): Set<string> {
-  if (!isObject(f)) return out;
+/**
+ * The owned fields `f` (FieldsV1) without those that `lost` says lost their owner; undefined when
+ * none is left. `lost` is asked at each owned field with the nodes of the trees at its path.
+ */
+function keepOwned(f: unknown, at: { changed?: FieldNode; before?: FieldNode; after?: FieldNode }, lost: (n: typeof at) => boolean): FieldsV1 | undefined {
+  if (!isObject(f)) return undefined;
   const keys = Object.keys(f);
-  if (keys.length === 0 && prefix.length > 0) out.add(JSON.stringify(prefix));
-  for (const k of keys) fromFieldsV1(f[k], [...prefix, k], out);
-  return out;
+  if (keys.length === 0) return lost(at) ? undefined : {};
+  const out: FieldsV1 = {};
+  for (const k of keys) {
+    const kept = keepOwned(f[k], { changed: at.changed?.children?.get(k), before: at.before?.children?.get(k), after: at.after?.children?.get(k) }, lost);
+    if (kept) out[k] = kept;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** FieldsV1 `f` with every field of the marker tree added. */
+function addFields(f: FieldsV1, add: FieldNode): FieldsV1 {
+  for (const [k, c] of add.children ?? []) {
+    const existing = isObject(f[k]) ? f[k] : {};
+    f[k] = addFields(existing, c);
+  }
+  return f;
 }
 
 export interface ManagerWrite {
@@ -99,39 +136,39 @@ export interface ManagerWrite {
 
 /** The managedFields of `next` after `w` wrote it over `prev` (null on create). */
 export function updateManagedFields(prev: KObject | null, next: KObject, w: ManagerWrite): ManagedFieldsEntry[] {
-  const before = prev ? flatten(prev, w.schema, w.subresource) : new Map<string, string>();
-  const after = flatten(next, w.schema, w.subresource);
-  const changed = new Set<string>();
-  for (const [k, v] of after) if (before.get(k) !== v) changed.add(k);
+  const before = prev ? fieldsOf(prev, w.schema, w.subresource) : undefined;
+  const after = fieldsOf(next, w.schema, w.subresource);
+  const changed = changedFields(after, before);
+  // Fields another write changed pass to that writer; fields that no longer exist go away.
+  const lost = (n: { changed?: FieldNode; before?: FieldNode; after?: FieldNode }) =>
+    n.changed?.value !== undefined || (n.after?.value === undefined && n.before?.value !== undefined);
 
   const entries: ManagedFieldsEntry[] = [];
   let mine: ManagedFieldsEntry | undefined;
+  let mineOwned: FieldsV1 | undefined;
   for (const e of prev?.metadata.managedFields ?? []) {
     const sameSub = (e.subresource ?? '') === w.subresource;
-    const owned = fromFieldsV1(e.fieldsV1);
-    // Fields another write changed pass to that writer; fields that no longer exist go away.
-    for (const p of [...owned]) {
-      if (sameSub && (changed.has(p) || (!after.has(p) && before.has(p)))) owned.delete(p);
-    }
+    const kept = sameSub ? keepOwned(e.fieldsV1, { changed, before, after }, lost) : keepOwned(e.fieldsV1, {}, () => false);
+    const owned = kept && Object.keys(kept).length > 0 ? kept : undefined;
     if (sameSub && e.manager === w.manager && e.operation === w.operation) {
-      mine = { ...e, fieldsV1: toFieldsV1(owned) };
+      mine = e;
+      mineOwned = owned;
       continue;
     }
-    if (owned.size > 0) entries.push({ ...e, fieldsV1: toFieldsV1(owned) });
+    if (owned) entries.push({ ...e, fieldsV1: owned });
   }
-  const ownedByMe = mine ? fromFieldsV1(mine.fieldsV1) : new Set<string>();
-  for (const p of changed) ownedByMe.add(p);
-  if (ownedByMe.size > 0 || !prev) {
+  const ownedByMe = changed ? addFields(mineOwned ?? {}, changed) : mineOwned;
+  if (ownedByMe && Object.keys(ownedByMe).length > 0) {
     const e: ManagedFieldsEntry = {
       manager: w.manager,
       operation: w.operation,
       apiVersion: w.apiVersion,
-      time: changed.size > 0 || !mine ? w.time : (mine.time ?? w.time),
+      time: changed || !mine ? w.time : (mine.time ?? w.time),
       fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1(ownedByMe),
+      fieldsV1: ownedByMe,
     };
     if (w.subresource) e.subresource = w.subresource;
-    if (ownedByMe.size > 0) entries.push(e);
+    entries.push(e);
   }
   return entries;
 }

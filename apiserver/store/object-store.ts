@@ -1,5 +1,6 @@
 import { randomUUID, randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../api/json-equal';
 import { ApiError, errors, fieldError, type Cause } from '../api/errors';
 import type { KList, KObject } from '../api/types';
 import { validateMetaUpdate, validateObjectMeta } from '../registry/meta-validation';
@@ -287,7 +288,7 @@ function equalIgnoringTimes(a: KObject, b: KObject): boolean {
     ...o,
     metadata: { ...o.metadata, resourceVersion: undefined, managedFields: (o.metadata.managedFields ?? []).map((m) => ({ ...m, time: undefined })) },
   });
-  return isDeepStrictEqual(JSON.parse(JSON.stringify(strip(a))), JSON.parse(JSON.stringify(strip(b))));
+  return jsonEqual(strip(a), strip(b));
 }
 
 function generateName(prefix: string): string {
