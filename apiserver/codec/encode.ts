@@ -7,8 +7,8 @@ import { WIRE_BYTES, WIRE_FIXED64, WIRE_VARINT, Writer } from './writer';
 /**
  * JSON-shaped objects to protobuf messages, walking the schema. Fields are written in ascending
  * number order, as Go's generated marshallers write them; absent and null fields are not written
- * (a Go reader sees its zero value either way). Maps are repeated {key 1, value 2} entries,
- * repeated scalars are unpacked (proto2).
+ * (a Go reader sees its zero value either way). Maps are repeated {key 1, value 2} entries in
+ * key order, repeated scalars are unpacked (proto2).
  */
 
 type Json = Record<string, unknown>;
@@ -53,7 +53,8 @@ function encodeField(w: Writer, no: number, c: ValueCodec, v: unknown, plan: Mes
     }
     case 'map': {
       if (!isObject(v)) throw unencodable(plan, key, 'an object');
-      for (const k of Object.keys(v)) {
+      // Sorted by key, as Go's generated marshallers write maps (deterministic bytes).
+      for (const k of Object.keys(v).sort()) {
         w.tag(no, WIRE_BYTES);
         const mark = w.fork();
         w.tag(1, WIRE_BYTES);
