@@ -2,10 +2,11 @@
  * The codec against an independent implementation: protoc compiles the committed proto/ files to
  * Python, and Debian's python3-protobuf (at /usr/bin/python3, not a pyenv one) builds every
  * fixture from its JSON form, parses our bytes and compares message by message; we decode the
- * bytes Python wrote. A mistake shared by the schemas and the codec (a wrong field number or
- * type) shows up here because the Python side only knows the .proto files and upstream's JSON
- * conventions. The .proto files themselves are compared with upstream's by field number and type
- * in proto-files.test.ts' sibling check (the generator's output is what Python compiles).
+ * bytes Python wrote. A codec mistake (a wrong wire type, a lost field, a bad length) shows up
+ * here because the Python side only knows the committed .proto files and upstream's JSON
+ * conventions, and a schema changed without regenerating proto/ fails here as well as in
+ * proto-files.test.ts. Beyond equal messages, our bytes must be Python's deterministic
+ * serialization byte for byte (map entries in key order, as Go writes them).
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
