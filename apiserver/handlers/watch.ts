@@ -1,5 +1,7 @@
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
+import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { statusSchema } from '../registry/meta-schemas';
 import { isTrue } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
@@ -20,7 +22,7 @@ export const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
  * lists (sendInitialEvents), timeoutSeconds, and 410 as an ERROR event when history is gone.
  */
 export async function handleWatch(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined });
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
   const q = listQuery(r);
   if (r.info.name) {
     // Watch of one object through its path: the same as a metadata.name field selector.
@@ -67,7 +69,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   }
 
   const res = r.res;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // Upstream marks a protobuf watch ;stream=watch (length-prefixed frames); JSON stays application/json.
+  const contentType = rendering.kind === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json';
+  res.writeHead(200, { 'Content-Type': contentType, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
   const ac = new AbortController();
   const stop = () => ac.abort();
@@ -77,12 +81,12 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const timer = setTimeout(stop, timeoutS * 1000);
   let lastRv = from;
   const bookmarkTimer = bookmarks
-    ? setInterval(() => write(res, bookmark(r, lastRv)), BOOKMARK_EVERY_MS)
+    ? setInterval(() => write(res, bookmark(r, rendering, lastRv)), BOOKMARK_EVERY_MS)
     : undefined;
   try {
     for (const obj of initial) write(res, encode(r, rendering, 'ADDED', obj));
     if (sendInitialText !== null && sendInitial) {
-      write(res, bookmark(r, from, { [INITIAL_EVENTS_END]: 'true' }));
+      write(res, bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true' }));
     }
     for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
       lastRv = ev.revision;
@@ -92,7 +96,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       if (!ok) await new Promise((resolve) => res.once('drain', resolve));
     }
   } catch (err) {
-    if (err instanceof ApiError) write(res, JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
+    if (err instanceof ApiError) write(res, rendering.kind === 'protobuf' ? encodeWatchFrame('ERROR', statusSchema, err.toStatus()) : JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
     else r.log.error({ err }, 'watch failed');
   } finally {
     clearTimeout(timer);
@@ -118,19 +122,23 @@ function plainEvent(ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${ev.json}}\n`;
 }
 
-function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string {
+/** One event in the negotiated form: a JSON line (the object or its Table), or a protobuf frame. */
+function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string | Buffer {
+  if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';
 }
 
-function bookmark(r: ResourceRequest, rv: number, annotations?: Record<string, string>): string {
+function bookmark(r: ResourceRequest, rendering: Rendering, rv: number, annotations?: Record<string, string>): string | Buffer {
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (annotations) metadata.annotations = annotations;
   const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
-  return JSON.stringify({ type: 'BOOKMARK', object: { kind: r.type.kind, apiVersion, metadata } }) + '\n';
+  const object = { kind: r.type.kind, apiVersion, metadata };
+  if (rendering.kind === 'protobuf') return encodeWatchFrame('BOOKMARK', r.type.schema, object);
+  return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
 }
 
-function write(res: ResourceRequest['res'], chunk: string): boolean {
+function write(res: ResourceRequest['res'], chunk: string | Buffer): boolean {
   if (res.destroyed || res.writableEnded) return true;
   return res.write(chunk);
 }
