@@ -40,22 +40,29 @@ function decodeMessage(r: Reader, plan: MessagePlan, out: Json, depth: number): 
     }
     if (f.inline) {
       expectWire(wire, WIRE_BYTES, plan, String(no));
-      within(r, () => decodeMessage(r, f.inline!, out, depth + 1));
+      const saved = enter(r);
+      decodeMessage(r, f.inline, out, depth + 1);
+      leave(r, saved);
       continue;
     }
     decodeField(r, f.codec!, wire, out, f.key, plan, depth);
   }
 }
 
-/** Runs read over the next length-delimited value, bounded by its length. */
-function within<T>(r: Reader, read: () => T): T {
+/**
+ * Bounds the reader to the next length-delimited value; returns the end to restore with leave().
+ * (A pair of calls rather than a callback: no closure per message on the hot path.)
+ */
+function enter(r: Reader): number {
   const n = r.length();
   const saved = r.end;
   r.end = r.pos + n;
-  const v = read();
+  return saved;
+}
+
+function leave(r: Reader, saved: number): void {
   r.pos = r.end;
   r.end = saved;
-  return v;
 }
 
 function decodeField(r: Reader, c: ValueCodec, wire: number, out: Json, key: string, plan: MessagePlan, depth: number): void {
@@ -63,9 +70,9 @@ function decodeField(r: Reader, c: ValueCodec, wire: number, out: Json, key: str
     case 'array': {
       const list = (Array.isArray(out[key]) ? out[key] : (out[key] = [])) as unknown[];
       if (wire === WIRE_BYTES && packable(c.item)) {
-        within(r, () => {
-          while (r.pos < r.end) list.push(decodeValue(r, c.item, packedWire(c.item), plan, key, depth));
-        });
+        const saved = enter(r);
+        while (r.pos < r.end) list.push(decodeValue(r, c.item, packedWire(c.item), plan, key, depth));
+        leave(r, saved);
         return;
       }
       const v = decodeValue(r, c.item, wire, plan, key, depth);
@@ -75,31 +82,34 @@ function decodeField(r: Reader, c: ValueCodec, wire: number, out: Json, key: str
     case 'map': {
       expectWire(wire, WIRE_BYTES, plan, key);
       const map = isObject(out[key]) ? out[key] : (out[key] = {});
-      within(r, () => {
-        let k = '';
-        let v: unknown;
-        while (r.pos < r.end) {
-          const tag = r.uint32();
-          if (tag >>> 3 === 1 && (tag & 7) === WIRE_BYTES) k = r.string();
-          else if (tag >>> 3 === 2) v = decodeValue(r, c.value, tag & 7, plan, key, depth);
-          else r.skip(tag & 7);
-        }
-        map[k] = v ?? zeroOf(c.value);
-      });
+      const saved = enter(r);
+      let k = '';
+      let v: unknown;
+      while (r.pos < r.end) {
+        const tag = r.uint32();
+        if (tag >>> 3 === 1 && (tag & 7) === WIRE_BYTES) k = r.string();
+        else if (tag >>> 3 === 2) v = decodeValue(r, c.value, tag & 7, plan, key, depth);
+        else r.skip(tag & 7);
+      }
+      leave(r, saved);
+      map[k] = v ?? zeroOf(c.value);
       return;
     }
     case 'message': {
       expectWire(wire, WIRE_BYTES, plan, key);
       // A repeated occurrence merges into the first, as protobuf merges messages.
       const into = isObject(out[key]) ? out[key] : (out[key] = {});
-      within(r, () => decodeMessage(r, c.plan, into, depth + 1));
+      const saved = enter(r);
+      decodeMessage(r, c.plan, into, depth + 1);
+      leave(r, saved);
       return;
     }
     default: {
       const v = decodeValue(r, c, wire, plan, key, depth);
       const keep = c.k !== 'raw' && c.keepZero;
-      if (v === undefined || (!keep && (v === '' || v === 0 || v === false))) delete out[key];
-      else out[key] = v;
+      if (v !== undefined && (keep || (v !== '' && v !== 0 && v !== false))) out[key] = v;
+      // A later zero overrides an earlier value (last one wins); deleting only then keeps objects fast.
+      else if (out[key] !== undefined) delete out[key];
     }
   }
 }
@@ -109,27 +119,29 @@ function decodeValue(r: Reader, c: ValueCodec, wire: number, plan: MessagePlan, 
     case 'message': {
       expectWire(wire, WIRE_BYTES, plan, key);
       const o: Json = {};
-      within(r, () => decodeMessage(r, c.plan, o, depth + 1));
+      const saved = enter(r);
+      decodeMessage(r, c.plan, o, depth + 1);
+      leave(r, saved);
       return o;
     }
     case 'array': {
       // A wrapped list (ExtraValue): its items in field 1 of a message of its own.
       expectWire(wire, WIRE_BYTES, plan, key);
       const holder: Json = {};
-      within(r, () => {
-        while (r.pos < r.end) {
-          const tag = r.uint32();
-          if (tag >>> 3 === 1) decodeField(r, { k: 'array', item: c.item, wrapped: false }, tag & 7, holder, 'items', plan, depth);
-          else r.skip(tag & 7);
-        }
-      });
+      const saved = enter(r);
+      while (r.pos < r.end) {
+        const tag = r.uint32();
+        if (tag >>> 3 === 1) decodeField(r, { k: 'array', item: c.item, wrapped: false }, tag & 7, holder, 'items', plan, depth);
+        else r.skip(tag & 7);
+      }
+      leave(r, saved);
       return holder.items ?? [];
     }
     case 'map':
       throw protobufError(`${plan.name}.${key}: a map inside a list`);
     case 'raw':
       expectWire(wire, WIRE_BYTES, plan, key);
-      return within(r, () => readRaw(r, plan, key));
+      return readBounded(r, plan, key, 'raw');
     default:
       return decodeScalar(r, c.k, wire, plan, key);
   }
@@ -157,8 +169,16 @@ function decodeScalar(r: Reader, k: ScalarKind, wire: number, plan: MessagePlan,
       return r.double();
     default:
       expectWire(wire, WIRE_BYTES, plan, key);
-      return within(r, () => readWrapped(r, k));
+      return readBounded(r, plan, key, k);
   }
+}
+
+/** A small message that is one value in JSON (see readWrapped and readRaw), read within its length. */
+function readBounded(r: Reader, plan: MessagePlan, key: string, k: ScalarKind | 'raw'): unknown {
+  const saved = enter(r);
+  const v = k === 'raw' ? readRaw(r, plan, key) : readWrapped(r, k);
+  leave(r, saved);
+  return v;
 }
 
 /** IntOrString, Quantity, Time and MicroTime: small messages that are scalars in JSON. */

@@ -5,6 +5,7 @@ import { decodeProto } from '../../../../apiserver/codec/decode';
 import { encodeProto } from '../../../../apiserver/codec/encode';
 import { decodeEnvelope, decodeObject, decodeWatchFrames, encodeObject, encodeWatchFrame } from '../../../../apiserver/codec/envelope';
 import { hasProtobuf, planOf } from '../../../../apiserver/codec/plan';
+import { parseTime } from '../../../../apiserver/codec/time';
 import { listSchemaOf } from '../../../../apiserver/registry/meta-schemas';
 import { any, bool, int32, int64, intOrStr, microTime, obj, ptr, quantity, str, time } from '../../../../apiserver/registry/schema-builders';
 import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
@@ -77,6 +78,22 @@ test('Time keeps whole seconds, MicroTime microseconds, both written as UTC', (t
   const back = decodeProto(s, encodeProto(s, { t: '2025-03-01T14:00:00.9+02:00', mt: '2025-03-01T12:00:00.1234567Z' }));
   t.deepEqual(back, { t: '2025-03-01T12:00:00Z', mt: '2025-03-01T12:00:00.123456Z' });
   t.deepEqual(decodeProto(s, encodeProto(s, { t: '0099-01-01T00:00:00Z' })), { t: '0099-01-01T00:00:00Z' }, 'years below 100 are not read as 19xx');
+});
+
+test('the fast path for canonical times agrees with the general parser', (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: -62135596800, max: 253402300799 }), (seconds) => {
+      const canonical = new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/^\+0*(\d{4})/, '$1');
+      const viaOffset = canonical.replace('Z', '+00:00');
+      return parseTime(canonical, false)?.seconds === seconds && parseTime(viaOffset, false)?.seconds === seconds;
+    }),
+    { numRuns: 2000 },
+  );
+  t.is(parseTime('2025-03-01T12:00:0xZ', false), undefined);
+  for (const bad of ['2025-13-01T12:00:00Z', '2025-02-29T12:00:00Z', '2025-02-29T12:00:00+01:00', '2025-04-31T00:00:00.5Z', '2025-01-01T24:00:00Z']) {
+    t.is(parseTime(bad, true), undefined, bad);
+  }
+  t.is(parseTime('2024-02-29T12:00:00+01:00', false)?.seconds, Date.parse('2024-02-29T11:00:00Z') / 1000);
 });
 
 test('long strings and large messages get multi-byte lengths', (t) => {
