@@ -25,7 +25,7 @@ const apiserver = [
   ['store'], // ObjectStore, watch cache, the informer adapter
   ['registry', 'validation'],
   ['patch'], // field validation checks patch bodies with the patchers' own JSON reader
-  ['storage', 'cel', 'pki', 'metrics', 'config'],
+  ['storage', 'cel', 'pki', 'metrics', 'config', 'codec'], // codec: protobuf wire form, driven by api/schema
   ['api'], // wire types, errors, the user identity, well-known names
 ];
 

@@ -15,7 +15,7 @@
 /** What StreamWriter uses of a response; Node's ServerResponse satisfies it. */
 export interface StreamResponse {
   write(chunk: string | Buffer): boolean;
-  end(chunk?: string): void;
+  end(chunk?: string | Buffer): void;
   destroy(error?: Error): void;
   readonly destroyed: boolean;
   readonly writableEnded: boolean;
@@ -111,7 +111,7 @@ export class StreamWriter {
    * listening. What the peer has not taken yet still gets the write deadline: a peer that never
    * reads does not keep the socket.
    */
-  end(last?: string): void {
+  end(last?: string | Buffer): void {
     const res = this.res;
     if (!res.destroyed && !res.writableEnded) {
       if (last !== undefined && !this.why) res.end(last);

@@ -8,6 +8,8 @@ import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
 import { isTrue } from '../server/request-info';
+import { prefersProtobuf } from '../server/negotiation';
+import { protobufSchemaFor } from '../server/protobuf';
 import { send, type SendOptions } from '../server/respond';
 import type { ListQuery, ObjectStore, WriteContext } from '../store/object-store';
 import { selectableFields } from '../store/object-store';
@@ -35,8 +37,10 @@ export interface ResourceRequest {
   authorizeVerb?: (verb: string) => Promise<void>;
 }
 
+/** Sends body, as protobuf when the client prefers it and the body has a protobuf form (else JSON, or YAML when asked). */
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
-  send(r.req, r.res, status, body, { pretty: isTrue(r.query.get('pretty')), ...extra });
+  const protobuf = !extra.yaml && prefersProtobuf(r.req.headers.accept) ? protobufSchemaFor(r.type, body) : undefined;
+  send(r.req, r.res, status, body, { pretty: isTrue(r.query.get('pretty')), protobuf, ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {

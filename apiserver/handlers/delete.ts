@@ -2,6 +2,8 @@ import { ApiError } from '../api/errors';
 import { clampToSafeInteger, INT64_MAX, INT64_MIN, int64TextError, MAX_DURATION_SECONDS, parseInt64 } from '../api/integers';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { decodeObject as decodeProtobuf, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { deleteOptionsSchema } from '../registry/meta-schemas';
 import { parseDocument, readBody } from '../server/decode';
 import type { DeleteOptions } from '../store/object-store';
 import { listQuery, reply, writeContext, type ResourceRequest } from './context';
@@ -63,7 +65,9 @@ async function deleteOptions(r: ResourceRequest): Promise<DeleteOptions> {
   const body = await readBody(r.req);
   let o: Record<string, unknown> = {};
   if (body.length > 0 && body.toString('utf8').trim() !== '') {
-    const { value } = parseDocument(body, /yaml/.test(r.req.headers['content-type'] ?? '') ? 'yaml' : 'json');
+    const ct = r.req.headers['content-type'] ?? '';
+    // kubectl (drain, debug --copy-to) sends its DeleteOptions as protobuf.
+    const value = ct.split(';')[0].trim().toLowerCase() === PROTOBUF_MEDIA_TYPE ? decodeProtobuf(deleteOptionsSchema, body) : parseDocument(body, /yaml/.test(ct) ? 'yaml' : 'json').value;
     if (!isObject(value)) throw new ApiError('BadRequest', 'DeleteOptions must be an object');
     if (value.kind !== undefined && value.kind !== 'DeleteOptions') {
       // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it

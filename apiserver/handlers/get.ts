@@ -4,7 +4,7 @@ import { reply, type ResourceRequest } from './context';
 
 /** GET item (4.2 get; 4.6 get semantics). */
 export async function handleGet(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined });
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
   const obj = await r.store.get(r.type, r.info.namespace, r.info.name, r.query.get('resourceVersion') ?? undefined);
   if (rendering.kind === 'table') {
     reply(r, 200, toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering), { compress: true });

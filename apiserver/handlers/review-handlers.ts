@@ -5,12 +5,12 @@ import type { UserInfo } from '../api/user';
 import type { SelectorAttributes, SelectorRequirement } from '../authz/attributes';
 import type { ChainDecision } from '../authz/authorization-chain';
 import type { RulesReviewStatus } from '../authz/rule-lister';
+import { decodeObject as decodeProtobuf, isProtobufEnvelope, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { rec, recs, str, strs } from '../registry/obj-access';
 import { AUTHZ_GROUP, reviewGroups, UPSTREAM_AUTHZ_GROUP, validateAccessSpec } from '../registry/types/authorization-reviews';
 import { parseDocument, readBody } from '../server/decode';
 import type { RequestInfo } from '../server/request-info';
 import { reply, type ResourceRequest } from './context';
-import { decodeReviewProtobuf, isProtobufEnvelope } from './review-protobuf';
 
 /** What the review handlers need from authorization. */
 export interface ReviewDeps {
@@ -47,10 +47,10 @@ async function readReview(r: ResourceRequest, kind: string): Promise<{ obj: KObj
   const body = await readBody(r.req);
   const ct = (r.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   let value: unknown;
-  if (ct === 'application/vnd.kubernetes.protobuf' || (ct === '' && isProtobufEnvelope(body))) value = decodeReviewProtobuf(body);
+  if (ct === PROTOBUF_MEDIA_TYPE || (ct === '' && isProtobufEnvelope(body))) value = decodeProtobuf(r.type.schema, body);
   else if (ct === '' || ct === 'application/json') value = parseDocument(body, 'json').value;
   else if (ct === 'application/yaml') value = parseDocument(body, 'yaml').value;
-  else throw new ApiError('UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+  else throw new ApiError('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}`);
   if (!isObject(value)) throw new ApiError('BadRequest', 'the request body must be a JSON or YAML object');
   const version = r.type.version;
   const allowed = [`${AUTHZ_GROUP}/${version}`, `${UPSTREAM_AUTHZ_GROUP}/${version}`];

@@ -12,13 +12,13 @@ import { reply, type ResourceRequest } from './context';
  */
 export async function handleSelfSubjectReview(r: ResourceRequest): Promise<void> {
   if (r.info.verb !== 'create' || r.info.name) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
-  const format = bodyFormat(r.req.headers['content-type'], 'POST');
+  const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true });
   const body = await readBody(r.req);
   // kubectl auth whoami sends only kind and apiVersion; an empty body is accepted as that.
   const { object, warnings } =
     body.toString('utf8').trim() === ''
       ? { object: { metadata: {} } as KObject, warnings: [] as string[] }
-      : decodeObject(body, format === 'yaml' ? 'yaml' : 'json', r.type, parseFieldValidation(r.query.get('fieldValidation')));
+      : decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, parseFieldValidation(r.query.get('fieldValidation')));
   const u = r.user;
   const out: KObject = {
     apiVersion: r.type.group + '/' + r.type.version,

@@ -4,8 +4,8 @@ import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import { isMirrorPod } from '../api/well-known';
 import type { BoundObjectGetter, ObjectRef, SaPrivateClaim, ServiceAccountTokenIssuer } from '../authn/service-account-token';
-import { decodeTokenRequestProto } from '../authn/token-request-proto';
-import { tokenRequestType } from '../registry/types/serviceaccount-token-request';
+import { decodeObject as decodeProtobuf } from '../codec/envelope';
+import { tokenRequestSchema, tokenRequestType } from '../registry/types/serviceaccount-token-request';
 import { checkObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { rfc3339 } from '../api/time';
@@ -45,12 +45,8 @@ export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: 
     let value: unknown;
     let duplicates: string[] = [];
     if (/^application\/vnd\.kubernetes\.protobuf\b/.test(r.req.headers['content-type'] ?? '')) {
-      // kubectl create token sends protobuf; the answer goes back as JSON, which client-go also accepts.
-      try {
-        value = { metadata: {}, ...decodeTokenRequestProto(body) };
-      } catch (err) {
-        throw errors.badRequest(`the TokenRequest body could not be decoded as protobuf: ${(err as Error).message}`);
-      }
+      // kubectl create token sends protobuf; a malformed body is a 400 from the decoder.
+      value = { metadata: {}, ...decodeProtobuf(tokenRequestSchema, body) };
     } else {
       const format = bodyFormat(r.req.headers['content-type'], 'POST');
       ({ value, duplicates } = parseDocument(body, format === 'yaml' ? 'yaml' : 'json'));

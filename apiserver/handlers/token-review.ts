@@ -15,9 +15,9 @@ import { reply, type ResourceRequest } from './context';
 export function makeTokenReviewHandler(reviewer: TokenReviewer): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.info.verb !== 'create' || r.info.name) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
-    const format = bodyFormat(r.req.headers['content-type'], 'POST');
+    const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true });
     const body = await readBody(r.req);
-    const { object, warnings } = decodeObject(body, format === 'yaml' ? 'yaml' : 'json', r.type, parseFieldValidation(r.query.get('fieldValidation')));
+    const { object, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, parseFieldValidation(r.query.get('fieldValidation')));
     const spec = isObject(object.spec) ? object.spec : {};
     const token = typeof spec.token === 'string' ? spec.token : '';
     // Upstream's wording for an empty token.

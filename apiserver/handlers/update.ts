@@ -11,11 +11,11 @@ const CREATE_ON_UPDATE = new Set(['events', 'endpoints', 'leases']);
 
 /** PUT item: whole-object replace with optimistic concurrency (409 on a stale resourceVersion). */
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const format = bodyFormat(r.req.headers['content-type'], 'PUT');
+  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true });
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = writeContext(r);
   const body = await readBody(r.req);
-  const { object, warnings } = decodeObject(body, format === 'yaml' ? 'yaml' : 'json', r.type, fv);
+  const { object, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, fv);
   const allowCreate = !r.info.subresource && CREATE_ON_UPDATE.has(r.type.resource);
   const { object: out, created } = await r.store.update(r.type, r.info.namespace, r.info.name, () => object, ctx, allowCreate);
   reply(r, created ? 201 : 200, out, { warnings });

@@ -2,6 +2,8 @@ import { realClock } from '../../common/informer/clock';
 import { StreamWriter } from '../../common/stream-writer';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
+import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { statusSchema } from '../registry/meta-schemas';
 import { isTrue } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
@@ -24,7 +26,7 @@ export const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
  * lists (sendInitialEvents), timeoutSeconds, and 410 as an ERROR event when history is gone.
  */
 export async function handleWatch(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined });
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
   const q = listQuery(r);
   if (r.info.name) {
     // Watch of one object through its path: the same as a metadata.name field selector.
@@ -65,7 +67,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   }
 
   const res = r.res;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // Upstream marks a protobuf watch ;stream=watch (length-prefixed frames); JSON stays application/json.
+  const contentType = rendering.kind === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json';
+  res.writeHead(200, { 'Content-Type': contentType, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
   // The watch ends with the server (shutdown), its timeout, or its connection (close, error, reset,
   // or a peer that takes nothing for the write deadline): the writer aborts then.
@@ -76,13 +80,13 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const out = new StreamWriter(res, { signal: ac.signal, ...(r.after ? { after: r.after } : {}) });
   out.signal.addEventListener('abort', stop, { once: true });
   let lastRv = from;
-  let last: string | undefined;
-  const bookmarkTimer = bookmarks ? setInterval(() => out.offer(bookmark(r, lastRv)), BOOKMARK_EVERY_MS) : undefined;
+  let last: string | Buffer | undefined;
+  const bookmarkTimer = bookmarks ? setInterval(() => out.offer(bookmark(r, rendering, lastRv)), BOOKMARK_EVERY_MS) : undefined;
   try {
     for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj)))) return;
     initial = []; // sent: not held for the life of the watch
     if (sendInitialText !== null && sendInitial) {
-      if (!(await out.write(bookmark(r, from, { [INITIAL_EVENTS_END]: 'true' })))) return;
+      if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true' })))) return;
     }
     for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
       lastRv = ev.revision;
@@ -92,7 +96,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {
-    if (err instanceof ApiError) last = JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n';
+    if (err instanceof ApiError) last = rendering.kind === 'protobuf' ? encodeWatchFrame('ERROR', statusSchema, err.toStatus()) : JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n';
     else r.log.error({ err }, 'watch failed');
   } finally {
     cancelTimeout();
@@ -131,14 +135,18 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
-function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string {
+/** One event in the negotiated form: a JSON line (the object or its Table), or a protobuf frame. */
+function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string | Buffer {
+  if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';
 }
 
-function bookmark(r: ResourceRequest, rv: number, annotations?: Record<string, string>): string {
+function bookmark(r: ResourceRequest, rendering: Rendering, rv: number, annotations?: Record<string, string>): string | Buffer {
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (annotations) metadata.annotations = annotations;
   const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
-  return JSON.stringify({ type: 'BOOKMARK', object: { kind: r.type.kind, apiVersion, metadata } }) + '\n';
+  const object = { kind: r.type.kind, apiVersion, metadata };
+  if (rendering.kind === 'protobuf') return encodeWatchFrame('BOOKMARK', r.type.schema, object);
+  return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
 }

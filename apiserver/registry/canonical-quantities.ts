@@ -10,6 +10,8 @@ import { canonicalQuantity } from './quantity';
 export function canonicalizeQuantities(schema: Schema, value: unknown): void {
   if (schema.type === 'object' && isObject(value)) {
     for (const [k, sub] of Object.entries(schema.properties)) {
+      // Absent fields stay absent (a quantity property set to undefined would show up in deep comparisons).
+      if (!(k in value)) continue;
       if (sub.type === 'quantity') value[k] = canonical(value[k]);
       else canonicalizeQuantities(sub, value[k]);
     }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { decodeObject as decodeProtobuf } from '../codec/envelope';
 import { bodyLimitBytes, maxNestingDepth } from '../patch/json-bounds';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import { parseJsonWithDuplicates, parseYamlWithDuplicates, type ParseLimits } from '../validation/duplicate-fields';
@@ -65,15 +66,16 @@ export function parseDocument(body: Buffer, format: 'json' | 'yaml'): { value: u
 
 /**
  * Decodes a whole object for create or update: checks its kind and apiVersion against the URL,
- * applies fieldValidation (Ignore / Warn / Strict, 4.4) and drops unknown fields.
+ * applies fieldValidation (Ignore / Warn / Strict, 4.4) and drops unknown fields. A protobuf body
+ * is decoded by the kind's schema (it cannot carry unknown or duplicate fields).
  */
 export function decodeObject(
   body: Buffer,
-  format: 'json' | 'yaml',
+  format: 'json' | 'yaml' | 'protobuf',
   t: ResourceType,
   fieldValidation: FieldValidation,
 ): { object: KObject; warnings: string[] } {
-  const { value, duplicates } = parseDocument(body, format);
+  const { value, duplicates } = format === 'protobuf' ? { value: decodeProtobuf(t.schema, body), duplicates: [] } : parseDocument(body, format);
   return checkObject(value, duplicates, t, fieldValidation);
 }
 

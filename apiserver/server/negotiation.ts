@@ -1,9 +1,12 @@
 import { ApiError } from '../api/errors';
+import { PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 
 /** What a response is rendered as (4.5). */
 export type Rendering =
   | { kind: 'json' }
   | { kind: 'yaml' }
+  /** Kubernetes protobuf (the k8s\0 envelope); watches stream length-prefixed frames. */
+  | { kind: 'protobuf' }
   /** Server-side Table; group is the one the client asked for (meta.svc.io, or meta.k8s.io from stock kubectl). */
   | { kind: 'table'; group: string; version: string; includeObject: 'None' | 'Metadata' | 'Object' };
 
@@ -31,13 +34,19 @@ function parseAccept(header: string): MediaRange[] {
 
 /**
  * Picks the first acceptable rendering from the Accept list in client order (the fallback lists of
- * 4.5: "Table then json", "protobuf then json"). Protobuf and CBOR are not served yet, so they are
- * skipped, and a list of only those is a 406.
+ * 4.5: "Table then json", "protobuf then json"). Protobuf is offered where the caller says the
+ * response has a protobuf form (opts.protobuf; `;stream=watch` is accepted for watches, a Table
+ * is JSON only as kubectl asks for it); CBOR is not served, and a list of only what is not
+ * offered is a 406.
  */
-export function negotiate(accept: string | undefined, opts: { tableAllowed: boolean; includeObject?: string }): Rendering {
+export function negotiate(accept: string | undefined, opts: { tableAllowed: boolean; includeObject?: string; protobuf?: boolean }): Rendering {
   if (!accept || accept.trim() === '') return { kind: 'json' };
   const ranges = parseAccept(accept).sort((a, b) => b.q - a.q);
   for (const m of ranges) {
+    if (m.type === PROTOBUF_MEDIA_TYPE) {
+      if (opts.protobuf && !m.params.as && (m.params.stream === undefined || m.params.stream === 'watch')) return { kind: 'protobuf' };
+      continue;
+    }
     if (m.type === 'application/json' || m.type === 'application/*' || m.type === '*/*') {
       if (m.params.as === 'Table') {
         if (!opts.tableAllowed) continue;
@@ -54,13 +63,27 @@ export function negotiate(accept: string | undefined, opts: { tableAllowed: bool
     }
     if (m.type === 'application/yaml') return { kind: 'yaml' };
   }
-  throw new ApiError('NotAcceptable', `only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.svc.io`);
+  const types = ['application/json', 'application/yaml', ...(opts.protobuf ? [PROTOBUF_MEDIA_TYPE] : []), 'application/json;as=Table;v=v1;g=meta.svc.io'];
+  throw new ApiError('NotAcceptable', `only the following media types are accepted: ${types.join(', ')}`);
 }
 
-export type BodyFormat = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+/** Whether a response with a protobuf form goes out as protobuf for this Accept header (writes, errors). */
+export function prefersProtobuf(accept: string | undefined): boolean {
+  try {
+    return negotiate(accept, { tableAllowed: false, protobuf: true }).kind === 'protobuf';
+  } catch {
+    return false;
+  }
+}
 
-/** The body type of a write from its Content-Type; 415 for anything not served. */
-export function bodyFormat(contentType: string | undefined, method: string): BodyFormat {
+export type BodyFormat = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+
+/**
+ * The body type of a write from its Content-Type; 415 for anything not served. Protobuf whole
+ * objects (POST, PUT) only where the caller decodes them (opts.protobuf); patches are never
+ * protobuf, as upstream.
+ */
+export function bodyFormat(contentType: string | undefined, method: string, opts: { protobuf?: boolean } = {}): BodyFormat {
   const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (method === 'PATCH') {
     switch (ct) {
@@ -80,8 +103,9 @@ export function bodyFormat(contentType: string | undefined, method: string): Bod
   }
   if (ct === '' || ct === 'application/json') return 'json';
   if (ct === 'application/yaml') return 'yaml';
+  if (ct === PROTOBUF_MEDIA_TYPE && opts.protobuf) return 'protobuf';
   throw new ApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml${opts.protobuf ? `, ${PROTOBUF_MEDIA_TYPE}` : ''}`,
   );
 }

@@ -47,6 +47,7 @@ function toOpenApi(s: Schema): Json {
     case 'any':
       return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     default:
+      // int32/int64/byte/double, as upstream's OpenAPI writes them (byte: base64 in JSON).
       return { type: s.type, ...(s.format ? { format: s.format } : {}), ...(s.enum ? { enum: [...s.enum] } : {}) };
   }
 }

@@ -2,10 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { ApiError } from '../api/errors';
+import type { ObjectSchema } from '../api/schema';
+import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
+import { prefersProtobuf } from './negotiation';
 
 export interface SendOptions {
   yaml?: boolean;
+  /** Write the body as Kubernetes protobuf with this schema (the caller negotiated it). */
+  protobuf?: ObjectSchema;
   pretty?: boolean;
   /** Responses to reads are compressed when the client accepts gzip (4.5, APIResponseCompression). */
   compress?: boolean;
@@ -17,9 +23,12 @@ export interface SendOptions {
 const GZIP_MIN_BYTES = 1024;
 
 export function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, opts: SendOptions = {}): void {
-  let text: string;
+  let text: string | Buffer;
   let type: string;
-  if (opts.yaml) {
+  if (opts.protobuf) {
+    text = encodeObject(opts.protobuf, body as Record<string, unknown>);
+    type = PROTOBUF_MEDIA_TYPE;
+  } else if (opts.yaml) {
     text = toYaml(body, { lineWidth: 0 });
     type = 'application/yaml';
   } else {
@@ -70,5 +79,6 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
   const retry = status.details?.retryAfterSeconds;
   if (retry) headers['Retry-After'] = String(retry);
   if (status.code === 401) headers['WWW-Authenticate'] = 'Bearer realm="svc"';
-  send(req, res, status.code, status.toStatus(), { headers });
+  // A client that asked for protobuf gets its Status as protobuf, as upstream answers errors.
+  send(req, res, status.code, status.toStatus(), { headers, protobuf: prefersProtobuf(req.headers.accept) ? statusSchema : undefined });
 }

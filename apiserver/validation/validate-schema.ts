@@ -91,10 +91,12 @@ function checkScalar(v: unknown, s: ScalarSchema, path: string, out: Cause[]): v
     case 'string':
       if (t !== 'string') return void out.push(typeError(path, v, 'string'));
       break;
-    case 'integer':
+    case 'integer': {
       if (t !== 'integer') return void out.push(typeError(path, v, 'integer'));
-      if (!fitsInteger(v as number, s.format ?? 'int64')) return void out.push(rangeError(path, v as number, s.format ?? 'int64'));
+      const width = s.format === 'int32' ? 'int32' : 'int64';
+      if (!fitsInteger(v as number, width)) return void out.push(rangeError(path, v as number, width));
       break;
+    }
     case 'number':
       if (t !== 'integer' && t !== 'number') return void out.push(typeError(path, v, 'number'));
       break;

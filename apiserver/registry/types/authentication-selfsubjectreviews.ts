@@ -8,8 +8,8 @@ import { userInfoSchema } from './authentication-userinfo';
  * answers with the caller's own user info (handlers/self-subject-review.ts). v1 plus the older
  * v1beta1 and v1alpha1, which kubectl auth whoami falls back to.
  */
-export const selfSubjectReviewSchema = withMeta({
-  status: obj({ userInfo: userInfoSchema }),
+export const selfSubjectReviewSchema = withMeta('k8s.io.api.authentication.v1.SelfSubjectReview', {
+  status: [2, obj('k8s.io.api.authentication.v1.SelfSubjectReviewStatus', { userInfo: [1, userInfoSchema] })],
 });
 
 export function makeSelfSubjectReviewType(version: 'v1' | 'v1beta1' | 'v1alpha1'): ResourceType {

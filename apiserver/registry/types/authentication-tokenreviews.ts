@@ -8,17 +8,25 @@ import { userInfoSchema } from './authentication-userinfo';
  * runs the token authenticators on spec.token (handlers/token-review.ts); nothing is stored, so
  * create is its only verb.
  */
-export const tokenReviewSchema = withMeta({
-  spec: obj({
-    token: str('The opaque bearer token.'),
-    audiences: atomicList(str(), 'Audiences the token should be valid for; empty means the API server audiences.'),
-  }),
-  status: obj({
-    authenticated: bool('Whether the token is associated with a known user.'),
-    user: userInfoSchema,
-    audiences: atomicList(str(), 'Audiences the token is valid for, a subset of the requested ones.'),
-    error: str('Why the token could not be checked.'),
-  }),
+const AUTHN = 'k8s.io.api.authentication.v1';
+
+export const tokenReviewSchema = withMeta(`${AUTHN}.TokenReview`, {
+  spec: [
+    2,
+    obj(`${AUTHN}.TokenReviewSpec`, {
+      token: [1, str('The opaque bearer token.')],
+      audiences: [2, atomicList(str(), 'Audiences the token should be valid for; empty means the API server audiences.')],
+    }),
+  ],
+  status: [
+    3,
+    obj(`${AUTHN}.TokenReviewStatus`, {
+      authenticated: [1, bool('Whether the token is associated with a known user.')],
+      user: [2, userInfoSchema],
+      audiences: [4, atomicList(str(), 'Audiences the token is valid for, a subset of the requested ones.')],
+      error: [3, str('Why the token could not be checked.')],
+    }),
+  ],
 });
 
 export function makeTokenReviewType(version: 'v1' | 'v1beta1'): ResourceType {

@@ -4,7 +4,7 @@ import { withMeta } from '../common-schemas';
 import { child, invalid, required } from '../field-errors';
 import { get, rec, recs, str, strs } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { atomicList, bool, map, obj, str as s } from '../schema-builders';
+import { atomicList, bool, map, obj, ptr, str as s, wrappedList } from '../schema-builders';
 
 /**
  * authorization.svc.io review types (2.7, 4.9): SubjectAccessReview (v1 and v1beta1, whose wire
@@ -17,56 +17,85 @@ export const AUTHZ_GROUP = 'authorization.svc.io';
 /** The group kubectl's compiled-in typed client uses for the review APIs; served as an alias of AUTHZ_GROUP. */
 export const UPSTREAM_AUTHZ_GROUP = 'authorization.k8s.io';
 
-const selectorRequirementSchema = obj({ key: s(), operator: s(), values: atomicList(s()) }, { required: ['key', 'operator'] });
-const selectorAttributesSchema = obj({ rawSelector: s(), requirements: atomicList(selectorRequirementSchema) });
+const AUTHZ = 'k8s.io.api.authorization.v1';
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
-export const resourceAttributesSchema = obj({
-  namespace: s('Namespace of the action; "" means all namespaces for namespaced resources.'),
-  verb: s('A kubernetes resource API verb, or * for all.'),
-  group: s('API group of the resource; * means all.'),
-  version: s('API version of the resource; * means all.'),
-  resource: s('Resource type; * means all.'),
-  subresource: s('Sub-resource; "" means none.'),
-  name: s('Name of the resource being requested for a get or deleted for a delete; "" means all.'),
-  fieldSelector: selectorAttributesSchema,
-  labelSelector: selectorAttributesSchema,
+const requirement = (message: string) =>
+  obj(message, { key: [1, ptr(s())], operator: [2, ptr(s())], values: [3, atomicList(s())] }, { required: ['key', 'operator'] });
+
+export const resourceAttributesSchema = obj(`${AUTHZ}.ResourceAttributes`, {
+  namespace: [1, s('Namespace of the action; "" means all namespaces for namespaced resources.')],
+  verb: [2, s('A kubernetes resource API verb, or * for all.')],
+  group: [3, s('API group of the resource; * means all.')],
+  version: [4, s('API version of the resource; * means all.')],
+  resource: [5, s('Resource type; * means all.')],
+  subresource: [6, s('Sub-resource; "" means none.')],
+  name: [7, s('Name of the resource being requested for a get or deleted for a delete; "" means all.')],
+  fieldSelector: [
+    8,
+    obj(`${AUTHZ}.FieldSelectorAttributes`, { rawSelector: [1, s()], requirements: [2, atomicList(requirement(`${META}.FieldSelectorRequirement`))] }),
+  ],
+  labelSelector: [
+    9,
+    obj(`${AUTHZ}.LabelSelectorAttributes`, { rawSelector: [1, s()], requirements: [2, atomicList(requirement(`${META}.LabelSelectorRequirement`))] }),
+  ],
 });
 
-export const nonResourceAttributesSchema = obj({ path: s('URL path of the request.'), verb: s('Standard HTTP verb.') });
+export const nonResourceAttributesSchema = obj(`${AUTHZ}.NonResourceAttributes`, { path: [1, s('URL path of the request.')], verb: [2, s('Standard HTTP verb.')] });
 
-const accessStatusSchema = obj({
-  allowed: bool('True when the action would be allowed.'),
-  denied: bool('True when the action would be denied (an authorizer said no, not only no opinion).'),
-  reason: s('Why the action was allowed or denied.'),
-  evaluationError: s('An error that occurred while checking.'),
+const accessStatusSchema = obj(`${AUTHZ}.SubjectAccessReviewStatus`, {
+  allowed: [1, ptr(bool('True when the action would be allowed.'))],
+  denied: [4, bool('True when the action would be denied (an authorizer said no, not only no opinion).')],
+  reason: [2, s('Why the action was allowed or denied.')],
+  evaluationError: [3, s('An error that occurred while checking.')],
 });
 
+/** SubjectAccessReviewSpec; v1beta1 names the groups field `group` (same number, same wire form). */
 function sarSpec(groupsField: 'groups' | 'group') {
-  return obj({
-    resourceAttributes: resourceAttributesSchema,
-    nonResourceAttributes: nonResourceAttributesSchema,
-    user: s('The user to test for.'),
-    [groupsField]: atomicList(s(), 'The groups to test for.'),
-    extra: map(atomicList(s()), 'Extra user information.'),
-    uid: s('UID of the user to test for.'),
+  const pkg = groupsField === 'groups' ? AUTHZ : 'k8s.io.api.authorization.v1beta1';
+  return obj(`${pkg}.SubjectAccessReviewSpec`, {
+    resourceAttributes: [1, resourceAttributesSchema],
+    nonResourceAttributes: [2, nonResourceAttributesSchema],
+    user: [3, s('The user to test for.')],
+    [groupsField]: [4, atomicList(s(), 'The groups to test for.')],
+    extra: [5, map(wrappedList(`${pkg}.ExtraValue`, s()), 'Extra user information.')],
+    uid: [6, s('UID of the user to test for.')],
   });
 }
 
-export const subjectAccessReviewSchema = withMeta({ spec: sarSpec('groups'), status: accessStatusSchema }, { required: ['spec'] });
-export const subjectAccessReviewV1beta1Schema = withMeta({ spec: sarSpec('group'), status: accessStatusSchema }, { required: ['spec'] });
+export const subjectAccessReviewSchema = withMeta(`${AUTHZ}.SubjectAccessReview`, { spec: [2, sarSpec('groups')], status: [3, accessStatusSchema] }, { required: ['spec'] });
+export const subjectAccessReviewV1beta1Schema = withMeta(
+  'k8s.io.api.authorization.v1beta1.SubjectAccessReview',
+  { spec: [2, sarSpec('group')], status: [3, accessStatusSchema] },
+  { required: ['spec'] },
+);
+export const localSubjectAccessReviewSchema = withMeta(`${AUTHZ}.LocalSubjectAccessReview`, { spec: [2, sarSpec('groups')], status: [3, accessStatusSchema] }, { required: ['spec'] });
 export const selfSubjectAccessReviewSchema = withMeta(
-  { spec: obj({ resourceAttributes: resourceAttributesSchema, nonResourceAttributes: nonResourceAttributesSchema }), status: accessStatusSchema },
+  `${AUTHZ}.SelfSubjectAccessReview`,
+  {
+    spec: [2, obj(`${AUTHZ}.SelfSubjectAccessReviewSpec`, { resourceAttributes: [1, resourceAttributesSchema], nonResourceAttributes: [2, nonResourceAttributesSchema] })],
+    status: [3, accessStatusSchema],
+  },
   { required: ['spec'] },
 );
 export const selfSubjectRulesReviewSchema = withMeta(
+  `${AUTHZ}.SelfSubjectRulesReview`,
   {
-    spec: obj({ namespace: s('Namespace to evaluate rules for.') }),
-    status: obj({
-      resourceRules: atomicList(obj({ verbs: atomicList(s()), apiGroups: atomicList(s()), resources: atomicList(s()), resourceNames: atomicList(s()) })),
-      nonResourceRules: atomicList(obj({ verbs: atomicList(s()), nonResourceURLs: atomicList(s()) })),
-      incomplete: bool('True when the rules are incomplete (an authorizer cannot list its rules).'),
-      evaluationError: s('Errors while listing rules.'),
-    }),
+    spec: [2, obj(`${AUTHZ}.SelfSubjectRulesReviewSpec`, { namespace: [1, s('Namespace to evaluate rules for.')] })],
+    status: [
+      3,
+      obj(`${AUTHZ}.SubjectRulesReviewStatus`, {
+        resourceRules: [
+          1,
+          atomicList(
+            obj(`${AUTHZ}.ResourceRule`, { verbs: [1, atomicList(s())], apiGroups: [2, atomicList(s())], resources: [3, atomicList(s())], resourceNames: [4, atomicList(s())] }),
+          ),
+        ],
+        nonResourceRules: [2, atomicList(obj(`${AUTHZ}.NonResourceRule`, { verbs: [1, atomicList(s())], nonResourceURLs: [2, atomicList(s())] }))],
+        incomplete: [3, ptr(bool('True when the rules are incomplete (an authorizer cannot list its rules).'))],
+        evaluationError: [4, s('Errors while listing rules.')],
+      }),
+    ],
   },
   { required: ['spec'] },
 );
@@ -141,7 +170,7 @@ export function makeAuthorizationReviewTypes(): ResourceType[] {
     reviewType('v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, selfSubjectAccessReviewSchema),
     reviewType('v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, selfSubjectRulesReviewSchema),
     reviewType('v1', 'subjectaccessreviews', 'SubjectAccessReview', false, subjectAccessReviewSchema),
-    reviewType('v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, subjectAccessReviewSchema),
+    reviewType('v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, localSubjectAccessReviewSchema),
     reviewType('v1beta1', 'subjectaccessreviews', 'SubjectAccessReview', false, subjectAccessReviewV1beta1Schema),
   ];
 }

@@ -8,7 +8,7 @@ import { child, duplicate, forbidden, index, invalid, notSupported, required, to
 import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, num, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, int32, map, mapList, obj, str as s, time } from '../schema-builders';
+import { atomicList, bytes, int32, map, mapList, obj, ptr, str as s, time, wrappedList } from '../schema-builders';
 import { ageColumn, column, humanDuration, type Now } from '../table';
 import { certificateBundleError, parseCertificateRequest } from './csr-request';
 
@@ -31,31 +31,52 @@ export const KEY_USAGES: readonly string[] = [
 
 const CONDITION_TYPES = ['Approved', 'Denied', 'Failed'] as const;
 
+const CERTS = 'k8s.io.api.certificates.v1';
+
 export const csrSchema = withMeta(
+  `${CERTS}.CertificateSigningRequest`,
   {
-    spec: obj(
-      {
-        request: s('Base64 of a PEM-encoded "CERTIFICATE REQUEST" block.'),
-        signerName: s('The requested signer, a qualified name.'),
-        expirationSeconds: int32('The requested duration of validity of the issued certificate (at least 600).'),
-        usages: atomicList(s(), 'Requested key usages and extended key usages.'),
-        username: s('Set by the server: the user that created the request.'),
-        uid: s('Set by the server.'),
-        groups: atomicList(s(), 'Set by the server.'),
-        extra: map(atomicList(s()), 'Set by the server.'),
-      },
-      { required: ['request', 'signerName'] },
-    ),
-    status: obj({
-      conditions: mapList(
-        obj(
-          { type: s(), status: s(), reason: s(), message: s(), lastUpdateTime: time(), lastTransitionTime: time() },
-          { required: ['type', 'status'] },
-        ),
-        ['type'],
+    spec: [
+      2,
+      obj(
+        `${CERTS}.CertificateSigningRequestSpec`,
+        {
+          request: [1, ptr(bytes('A PEM-encoded "CERTIFICATE REQUEST" block (base64 in JSON).'))],
+          signerName: [7, ptr(s('The requested signer, a qualified name.'))],
+          expirationSeconds: [8, ptr(int32('The requested duration of validity of the issued certificate (at least 600).'))],
+          usages: [5, atomicList(s(), 'Requested key usages and extended key usages.')],
+          username: [2, s('Set by the server: the user that created the request.')],
+          uid: [3, s('Set by the server.')],
+          groups: [4, atomicList(s(), 'Set by the server.')],
+          extra: [6, map(wrappedList(`${CERTS}.ExtraValue`, s()), 'Set by the server.')],
+        },
+        { required: ['request', 'signerName'] },
       ),
-      certificate: s('Base64 of the issued PEM certificate chain.'),
-    }),
+    ],
+    status: [
+      3,
+      obj(`${CERTS}.CertificateSigningRequestStatus`, {
+        conditions: [
+          1,
+          mapList(
+            obj(
+              `${CERTS}.CertificateSigningRequestCondition`,
+              {
+                type: [1, ptr(s())],
+                status: [6, ptr(s())],
+                reason: [2, s()],
+                message: [3, s()],
+                lastUpdateTime: [4, time()],
+                lastTransitionTime: [5, time()],
+              },
+              { required: ['type', 'status'] },
+            ),
+            ['type'],
+          ),
+        ],
+        certificate: [2, bytes('The issued PEM certificate chain (base64 in JSON).')],
+      }),
+    ],
   },
   { required: ['spec'] },
 );

@@ -7,7 +7,7 @@ import { forbidden, invalid, key, tooLong } from '../field-errors';
 import { byteLen, configMapKeyErrors } from '../../api/name-validation';
 import { rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { bool, str, strMap, map } from '../schema-builders';
+import { bool, bytes, map, ptr, strMap } from '../schema-builders';
 import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
 
@@ -16,10 +16,10 @@ import { ageColumn, column, type Now } from '../table';
 /** Upstream MaxSecretSize, also the ConfigMap limit: 1 MiB of data. */
 export const MAX_DATA_SIZE = 1024 * 1024;
 
-export const configMapSchema = withMeta({
-  immutable: bool('If set to true, ensures that data stored in the ConfigMap cannot be updated.'),
-  data: strMap('Data contains the configuration data.'),
-  binaryData: map(str(), 'BinaryData contains the binary data (base64 on the wire).'),
+export const configMapSchema = withMeta('k8s.io.api.core.v1.ConfigMap', {
+  immutable: [4, ptr(bool('If set to true, ensures that data stored in the ConfigMap cannot be updated.'))],
+  data: [2, strMap('Data contains the configuration data.')],
+  binaryData: [3, map(bytes(), 'BinaryData contains the binary data (base64 in JSON, bytes in protobuf).')],
 });
 
 /** Upstream ValidateConfigMap: config keys, no key in both maps, base64 binaryData, total ≤ 1 MiB. */

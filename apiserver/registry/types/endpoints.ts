@@ -6,21 +6,36 @@ import { child, index, required } from '../field-errors';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, int32, obj, str as s, strEnum } from '../schema-builders';
+import { atomicList, int32, obj, ptr, str as s, strEnum } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Endpoints. */
 
-const addressSchema = obj({ ip: s(), hostname: s(), nodeName: s(), targetRef: objectReferenceSchema }, { required: ['ip'] });
+const V1 = 'k8s.io.api.core.v1';
 
-export const endpointsSchema = withMeta({
-  subsets: atomicList(
-    obj({
-      addresses: atomicList(addressSchema),
-      notReadyAddresses: atomicList(addressSchema),
-      ports: atomicList(obj({ name: s(), port: int32(), protocol: strEnum(['TCP', 'UDP', 'SCTP']), appProtocol: s() }, { required: ['port'] })),
-    }),
-  ),
+const addressSchema = obj(
+  `${V1}.EndpointAddress`,
+  { ip: [1, ptr(s())], hostname: [3, s()], nodeName: [4, ptr(s())], targetRef: [2, objectReferenceSchema] },
+  { required: ['ip'], atomic: true },
+);
+
+const portSchema = obj(
+  `${V1}.EndpointPort`,
+  { name: [1, s()], port: [2, ptr(int32())], protocol: [3, strEnum(['TCP', 'UDP', 'SCTP'])], appProtocol: [4, ptr(s())] },
+  { required: ['port'], atomic: true },
+);
+
+export const endpointsSchema = withMeta(`${V1}.Endpoints`, {
+  subsets: [
+    2,
+    atomicList(
+      obj(`${V1}.EndpointSubset`, {
+        addresses: [1, atomicList(addressSchema)],
+        notReadyAddresses: [2, atomicList(addressSchema)],
+        ports: [3, atomicList(portSchema)],
+      }),
+    ),
+  ],
 });
 
 /** Upstream SetDefaults_EndpointPort: protocol TCP. */

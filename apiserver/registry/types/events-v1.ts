@@ -4,11 +4,11 @@ import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { immutable, invalid, required } from '../field-errors';
 import { num, rec, strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int32, obj, str, time } from '../schema-builders';
+import { int32, microTime, obj, ptr, str, time } from '../schema-builders';
 import { semanticEqual } from '../semantic-equal';
 import type { Now } from '../table';
 import { eventColumns, isSetTime, v1EventView } from './event-table';
-import { EVENT_TYPES, legacyEventCauses } from './events';
+import { EVENT_TYPES, eventSourceSchema, legacyEventCauses } from './events';
 
 /** events.svc.io/v1 Event (spec 2.7): the structured events API. */
 
@@ -30,21 +30,25 @@ const IMMUTABLE_FIELDS = [
 ] as const;
 
 export const eventV1Schema = withMeta(
+  'k8s.io.api.events.v1.Event',
   {
-    eventTime: time('Time when this Event was first observed (MicroTime).'),
-    series: obj({ count: int32(), lastObservedTime: time() }, { required: ['count', 'lastObservedTime'] }),
-    reportingController: str('Name of the controller that emitted this Event, e.g. svc.io/kubelet.'),
-    reportingInstance: str('ID of the controller instance.'),
-    action: str('What action was taken/failed regarding the regarding object.'),
-    reason: str('Why the action was taken.'),
-    regarding: objectReferenceSchema,
-    related: objectReferenceSchema,
-    note: str('A human-readable description of the status of this operation.'),
-    type: str('Normal or Warning.'),
-    deprecatedSource: obj({ component: str(), host: str() }),
-    deprecatedFirstTimestamp: time(),
-    deprecatedLastTimestamp: time(),
-    deprecatedCount: int32(),
+    eventTime: [2, microTime('Time when this Event was first observed.')],
+    series: [
+      3,
+      obj('k8s.io.api.events.v1.EventSeries', { count: [1, ptr(int32())], lastObservedTime: [2, microTime()] }, { required: ['count', 'lastObservedTime'] }),
+    ],
+    reportingController: [4, str('Name of the controller that emitted this Event, e.g. svc.io/kubelet.')],
+    reportingInstance: [5, str('ID of the controller instance.')],
+    action: [6, str('What action was taken/failed regarding the regarding object.')],
+    reason: [7, str('Why the action was taken.')],
+    regarding: [8, objectReferenceSchema],
+    related: [9, objectReferenceSchema],
+    note: [10, str('A human-readable description of the status of this operation.')],
+    type: [11, str('Normal or Warning.')],
+    deprecatedSource: [12, eventSourceSchema],
+    deprecatedFirstTimestamp: [13, time()],
+    deprecatedLastTimestamp: [14, time()],
+    deprecatedCount: [15, int32()],
   },
   { required: ['eventTime'] },
 );

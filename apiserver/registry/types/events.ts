@@ -5,7 +5,7 @@ import { oneOf, qualifiedName } from '../common-validation';
 import { invalid, required } from '../field-errors';
 import { strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int32, obj, str, time } from '../schema-builders';
+import { int32, microTime, obj, ptr, str, time } from '../schema-builders';
 import type { Now } from '../table';
 import { coreEventView, EVENT_LIMITS, eventColumns, isSetTime } from './event-table';
 
@@ -15,22 +15,26 @@ export const EVENT_TYPES: readonly string[] = ['Normal', 'Warning'];
 /** Namespaces that may hold events about cluster-scoped objects (upstream default and kube-system). */
 const CLUSTER_EVENT_NAMESPACES = ['default', 'svc-system'];
 
+/** core/v1 EventSource, also events/v1's deprecatedSource. */
+export const eventSourceSchema = obj('k8s.io.api.core.v1.EventSource', { component: [1, str()], host: [2, str()] });
+
 export const coreEventSchema = withMeta(
+  'k8s.io.api.core.v1.Event',
   {
-    involvedObject: objectReferenceSchema,
-    reason: str('This should be a short, machine understandable string that gives the reason for the transition.'),
-    message: str('A human-readable description of the status of this operation.'),
-    source: obj({ component: str(), host: str() }),
-    firstTimestamp: time(),
-    lastTimestamp: time(),
-    count: int32(),
-    type: str('Type of this event (Normal, Warning).'),
-    eventTime: time('Time when this Event was first observed (MicroTime).'),
-    series: obj({ count: int32(), lastObservedTime: time() }),
-    action: str(),
-    related: objectReferenceSchema,
-    reportingComponent: str(),
-    reportingInstance: str(),
+    involvedObject: [2, objectReferenceSchema],
+    reason: [3, str('This should be a short, machine understandable string that gives the reason for the transition.')],
+    message: [4, str('A human-readable description of the status of this operation.')],
+    source: [5, eventSourceSchema],
+    firstTimestamp: [6, time()],
+    lastTimestamp: [7, time()],
+    count: [8, int32()],
+    type: [9, str('Type of this event (Normal, Warning).')],
+    eventTime: [10, microTime('Time when this Event was first observed.')],
+    series: [11, obj('k8s.io.api.core.v1.EventSeries', { count: [1, int32()], lastObservedTime: [2, microTime()] })],
+    action: [12, str()],
+    related: [13, objectReferenceSchema],
+    reportingComponent: [14, ptr(str())],
+    reportingInstance: [15, ptr(str())],
   },
   { required: ['metadata', 'involvedObject'] },
 );

@@ -5,23 +5,26 @@ import { qualifiedName } from '../common-validation';
 import { forbidden, invalid, notSupported } from '../field-errors';
 import { rec, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { int32, obj, str as s, time } from '../schema-builders';
+import { int32, microTime, obj, ptr, str as s } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** coordination.svc.io/v1 Lease: node heartbeats and leader election. */
 
 const STRATEGIES: readonly string[] = ['OldestEmulationVersion'];
 
-export const leaseSchema = withMeta({
-  spec: obj({
-    holderIdentity: s('The identity of the holder of a current lease.'),
-    leaseDurationSeconds: int32('Duration that candidates for a lease need to wait to force acquire it.'),
-    acquireTime: time('When the current lease was acquired (MicroTime).'),
-    renewTime: time('When the current holder last updated the lease (MicroTime).'),
-    leaseTransitions: int32('The number of transitions of a lease between holders.'),
-    strategy: s('The strategy for picking the leader for coordinated leader election.'),
-    preferredHolder: s('Signals to a lease holder that the lease has a more optimal holder.'),
-  }),
+export const leaseSchema = withMeta('k8s.io.api.coordination.v1.Lease', {
+  spec: [
+    2,
+    obj('k8s.io.api.coordination.v1.LeaseSpec', {
+      holderIdentity: [1, ptr(s('The identity of the holder of a current lease.'))],
+      leaseDurationSeconds: [2, ptr(int32('Duration that candidates for a lease need to wait to force acquire it.'))],
+      acquireTime: [3, microTime('When the current lease was acquired.')],
+      renewTime: [4, microTime('When the current holder last updated the lease.')],
+      leaseTransitions: [5, ptr(int32('The number of transitions of a lease between holders.'))],
+      strategy: [6, ptr(s('The strategy for picking the leader for coordinated leader election.'))],
+      preferredHolder: [7, ptr(s('Signals to a lease holder that the lease has a more optimal holder.'))],
+    }),
+  ],
 });
 
 /** Upstream ValidateLeaseSpec. */

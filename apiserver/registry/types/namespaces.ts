@@ -5,7 +5,7 @@ import { invalid } from '../field-errors';
 import { NAMESPACE_FINALIZER, validateFinalizers } from '../meta-validation';
 import { ensureRec, get, rec, setDefault, strAt } from '../obj-access';
 import type { DeletionStrategy, ResourceType, TableColumn } from '../resource-type';
-import { atomicList, mapList, obj, str, strEnum, time } from '../schema-builders';
+import { atomicList, mapList, obj, ptr, str, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Namespace. */
@@ -13,17 +13,30 @@ import { ageColumn, column, type Now } from '../table';
 /** Upstream kubernetes.io/metadata.name, set on every namespace so selectors can match by name. */
 export const LABEL_METADATA_NAME = 'svc.io/metadata.name';
 
-export const namespaceSchema = withMeta({
-  spec: obj({
-    finalizers: atomicList(str(), 'An opaque list of values that must be empty to permanently remove the object from storage.'),
-  }),
-  status: obj({
-    phase: strEnum(['Active', 'Terminating'], 'Phase is the current lifecycle phase of the namespace.'),
-    conditions: mapList(
-      obj({ type: str(), status: str(), lastTransitionTime: time(), reason: str(), message: str() }, { required: ['type'] }),
-      ['type'],
-    ),
-  }),
+export const namespaceSchema = withMeta('k8s.io.api.core.v1.Namespace', {
+  spec: [
+    2,
+    obj('k8s.io.api.core.v1.NamespaceSpec', {
+      finalizers: [1, atomicList(str(), 'An opaque list of values that must be empty to permanently remove the object from storage.')],
+    }),
+  ],
+  status: [
+    3,
+    obj('k8s.io.api.core.v1.NamespaceStatus', {
+      phase: [1, strEnum(['Active', 'Terminating'], 'Phase is the current lifecycle phase of the namespace.')],
+      conditions: [
+        2,
+        mapList(
+          obj(
+            'k8s.io.api.core.v1.NamespaceCondition',
+            { type: [1, ptr(str())], status: [2, ptr(str())], lastTransitionTime: [4, time()], reason: [5, str()], message: [6, str()] },
+            { required: ['type'] },
+          ),
+          ['type'],
+        ),
+      ],
+    }),
+  ],
 });
 
 /**

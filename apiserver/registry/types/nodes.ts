@@ -7,7 +7,7 @@ import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../../api/nam
 import { get, rec, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { canonicalizeQuantities } from '../canonical-quantities';
-import { any, atomicList, bool, int32, int64, mapList, obj, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
+import { atomicList, bool, int32, int64, mapList, obj, ptr, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Node. */
@@ -17,62 +17,111 @@ export const TAINT_EFFECTS: readonly string[] = ['NoSchedule', 'PreferNoSchedule
 export const NODE_ROLE_PREFIX = 'node-role.svc.io/';
 export const NODE_ROLE_LABEL = 'svc.io/role';
 
+const V1 = 'k8s.io.api.core.v1';
+
 const taintSchema = obj(
-  { key: s(), value: s(), effect: strEnum(TAINT_EFFECTS), timeAdded: time() },
+  `${V1}.Taint`,
+  { key: [1, ptr(s())], value: [2, s()], effect: [3, ptr(strEnum(TAINT_EFFECTS))], timeAdded: [4, time()] },
   { required: ['key', 'effect'] },
 );
 
 const nodeConditionSchema = obj(
+  `${V1}.NodeCondition`,
   {
-    type: s(),
-    status: s(),
-    lastHeartbeatTime: time(),
-    lastTransitionTime: time(),
-    reason: s(),
-    message: s(),
+    type: [1, ptr(s())],
+    status: [2, ptr(s())],
+    lastHeartbeatTime: [3, time()],
+    lastTransitionTime: [4, time()],
+    reason: [5, s()],
+    message: [6, s()],
   },
   { required: ['type'] },
 );
 
-export const nodeSchema = withMeta({
-  spec: obj({
-    podCIDR: s('PodCIDR represents the pod IP range assigned to the node.'),
-    podCIDRs: setList(s(), 'The IP ranges assigned to the node for usage by Pods on that node.'),
-    providerID: s(),
-    unschedulable: bool('Unschedulable controls node schedulability of new pods.'),
-    // Upstream taints have no patchMergeKey (listType atomic): a patch replaces the whole list.
-    taints: atomicList(taintSchema, "If specified, the node's taints."),
-    configSource: any('Deprecated.'),
-    externalID: s('Deprecated.'),
-  }),
-  status: obj({
-    capacity: quantityMap('Capacity represents the total resources of a node.'),
-    allocatable: quantityMap('Allocatable represents the resources of a node that are available for scheduling.'),
-    phase: s('Deprecated.'),
-    conditions: mapList(nodeConditionSchema, ['type'], 'Conditions is an array of current observed node conditions.'),
-    addresses: mapList(obj({ type: s(), address: s() }, { required: ['type'] }), ['type'], 'List of addresses reachable to the node.'),
-    daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int32() }) }),
-    nodeInfo: obj({
-      machineID: s(),
-      systemUUID: s(),
-      bootID: s(),
-      kernelVersion: s(),
-      osImage: s(),
-      containerRuntimeVersion: s(),
-      kubeletVersion: s(),
-      kubeProxyVersion: s(),
-      operatingSystem: s(),
-      architecture: s(),
-      swap: obj({ capacity: int64() }),
+/** Deprecated dynamic kubelet configuration (upstream keeps the type; nothing reads it). */
+const nodeConfigSourceSchema = obj(`${V1}.NodeConfigSource`, {
+  configMap: [
+    2,
+    obj(`${V1}.ConfigMapNodeConfigSource`, {
+      namespace: [1, ptr(s())],
+      name: [2, ptr(s())],
+      uid: [3, s()],
+      resourceVersion: [4, s()],
+      kubeletConfigKey: [5, ptr(s())],
     }),
-    images: atomicList(obj({ names: atomicList(s()), sizeBytes: int64() })),
-    volumesInUse: atomicList(s()),
-    volumesAttached: atomicList(obj({ name: s(), devicePath: s() })),
-    config: any(),
-    runtimeHandlers: atomicList(any()),
-    features: obj({ supplementalGroupsPolicy: bool() }),
-    declaredFeatures: atomicList(s(), 'Alpha: features the node declares it supports.'),
-  }),
+  ],
+});
+
+const nodeSystemInfoSchema = obj(`${V1}.NodeSystemInfo`, {
+  machineID: [1, ptr(s())],
+  systemUUID: [2, ptr(s())],
+  bootID: [3, ptr(s())],
+  kernelVersion: [4, ptr(s())],
+  osImage: [5, ptr(s())],
+  containerRuntimeVersion: [6, ptr(s())],
+  kubeletVersion: [7, ptr(s())],
+  kubeProxyVersion: [8, ptr(s('Deprecated: always empty.'))],
+  operatingSystem: [9, ptr(s())],
+  architecture: [10, ptr(s())],
+  swap: [11, obj(`${V1}.NodeSwapStatus`, { capacity: [1, ptr(int64())] })],
+});
+
+export const nodeSchema = withMeta(`${V1}.Node`, {
+  spec: [
+    2,
+    obj(`${V1}.NodeSpec`, {
+      podCIDR: [1, s('PodCIDR represents the pod IP range assigned to the node.')],
+      podCIDRs: [7, setList(s(), 'The IP ranges assigned to the node for usage by Pods on that node.')],
+      providerID: [3, s()],
+      unschedulable: [4, bool('Unschedulable controls node schedulability of new pods.')],
+      // Upstream taints have no patchMergeKey (listType atomic): a patch replaces the whole list.
+      taints: [5, atomicList(taintSchema, "If specified, the node's taints.")],
+      configSource: [6, nodeConfigSourceSchema],
+      externalID: [2, s('Deprecated.')],
+      podPreemptionPolicy: [8, obj(`${V1}.NodePodPreemptionPolicy`, { disableResizePreemption: [1, setList(s())] })],
+    }),
+  ],
+  status: [
+    3,
+    obj(`${V1}.NodeStatus`, {
+      capacity: [1, quantityMap('Capacity represents the total resources of a node.')],
+      allocatable: [2, quantityMap('Allocatable represents the resources of a node that are available for scheduling.')],
+      phase: [3, s('Deprecated.')],
+      conditions: [4, mapList(nodeConditionSchema, ['type'], 'Conditions is an array of current observed node conditions.')],
+      addresses: [
+        5,
+        mapList(obj(`${V1}.NodeAddress`, { type: [1, ptr(s())], address: [2, ptr(s())] }, { required: ['type'] }), ['type'], 'List of addresses reachable to the node.'),
+      ],
+      daemonEndpoints: [
+        6,
+        obj(`${V1}.NodeDaemonEndpoints`, { kubeletEndpoint: [1, obj(`${V1}.DaemonEndpoint`, { Port: [1, ptr(int32('Port number of the endpoint.'))] })] }),
+      ],
+      nodeInfo: [7, nodeSystemInfoSchema],
+      images: [8, atomicList(obj(`${V1}.ContainerImage`, { names: [1, atomicList(s())], sizeBytes: [2, int64()] }))],
+      volumesInUse: [9, atomicList(s())],
+      volumesAttached: [10, atomicList(obj(`${V1}.AttachedVolume`, { name: [1, ptr(s())], devicePath: [2, ptr(s())] }))],
+      config: [
+        11,
+        obj(`${V1}.NodeConfigStatus`, {
+          assigned: [1, nodeConfigSourceSchema],
+          active: [2, nodeConfigSourceSchema],
+          lastKnownGood: [3, nodeConfigSourceSchema],
+          error: [4, s()],
+        }),
+      ],
+      runtimeHandlers: [
+        12,
+        atomicList(
+          obj(`${V1}.NodeRuntimeHandler`, {
+            name: [1, ptr(s())],
+            features: [2, obj(`${V1}.NodeRuntimeHandlerFeatures`, { recursiveReadOnlyMounts: [1, ptr(bool())], userNamespaces: [2, ptr(bool())] })],
+          }),
+        ),
+      ],
+      features: [13, obj(`${V1}.NodeFeatures`, { supplementalGroupsPolicy: [1, ptr(bool())] })],
+      declaredFeatures: [14, atomicList(s(), 'Alpha: features the node declares it supports.')],
+    }),
+  ],
 });
 
 /**

@@ -1,45 +1,60 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { canonicalizeQuantities } from '../canonical-quantities';
-import { labelSelectorSchema, withMeta } from '../common-schemas';
+import { withMeta } from '../common-schemas';
 import { messages, oneOf, resourceList, validateLabelSelector } from '../common-validation';
 import { forbidden, key, required } from '../field-errors';
 import { dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, str, strAt } from '../obj-access';
 import { compareQuantities, parseQuantity } from '../quantity';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { any, atomicList, mapList, obj, quantityMap, str as s, strEnum, time } from '../schema-builders';
+import { atomicList, mapList, obj, ptr, quantityMap, str as s, strEnum, strMap, time } from '../schema-builders';
 import { diffPaths } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
 import { accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { persistentVolumeClaimSpecSchema } from './pvc-spec-schema';
 
 /** core/v1 PersistentVolumeClaim. */
 
-export const persistentVolumeClaimSchema = withMeta({
-  spec: obj({
-    accessModes: atomicList(strEnum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'])),
-    selector: labelSelectorSchema,
-    resources: obj({ limits: quantityMap(), requests: quantityMap() }),
-    volumeName: s(),
-    storageClassName: s(),
-    volumeMode: strEnum(VOLUME_MODES),
-    dataSource: any(),
-    dataSourceRef: any(),
-    volumeAttributesClassName: s(),
-  }),
-  status: obj({
-    phase: strEnum(['Pending', 'Bound', 'Lost']),
-    accessModes: atomicList(s()),
-    capacity: quantityMap(),
-    conditions: mapList(
-      obj({ type: s(), status: s(), lastProbeTime: time(), lastTransitionTime: time(), reason: s(), message: s() }, { required: ['type'] }),
-      ['type'],
-    ),
-    allocatedResources: quantityMap(),
-    allocatedResourceStatuses: any(),
-    currentVolumeAttributesClassName: s(),
-    modifyVolumeStatus: any(),
-  }),
+const V1 = 'k8s.io.api.core.v1';
+
+const claimConditionSchema = obj(
+  `${V1}.PersistentVolumeClaimCondition`,
+  {
+    type: [1, ptr(s())],
+    status: [2, ptr(s())],
+    lastProbeTime: [3, time()],
+    lastTransitionTime: [4, time()],
+    reason: [5, s()],
+    message: [6, s()],
+  },
+  { required: ['type'] },
+);
+
+const volumeHealthConditionSchema = obj(`${V1}.VolumeHealthCondition`, { status: [1, ptr(s())], reason: [2, ptr(s())], message: [3, s()] }, { required: ['status', 'reason'] });
+
+export const persistentVolumeClaimSchema = withMeta(`${V1}.PersistentVolumeClaim`, {
+  spec: [2, persistentVolumeClaimSpecSchema],
+  status: [
+    3,
+    obj(`${V1}.PersistentVolumeClaimStatus`, {
+      phase: [1, strEnum(['Pending', 'Bound', 'Lost'])],
+      accessModes: [2, atomicList(s())],
+      capacity: [3, quantityMap()],
+      conditions: [4, mapList(claimConditionSchema, ['type'])],
+      allocatedResources: [5, quantityMap()],
+      allocatedResourceStatuses: [7, strMap()],
+      currentVolumeAttributesClassName: [8, ptr(s())],
+      modifyVolumeStatus: [9, obj(`${V1}.ModifyVolumeStatus`, { targetVolumeAttributesClassName: [1, s()], status: [2, ptr(s())] })],
+      healthStatus: [
+        10,
+        obj(`${V1}.VolumeHealthStatus`, {
+          healthConditions: [1, mapList(volumeHealthConditionSchema, ['status', 'reason'])],
+          lastTransitionTime: [2, time()],
+        }),
+      ],
+    }),
+  ],
 });
 
 /** Upstream SetDefaults_PersistentVolumeClaim(Spec): phase Pending, volumeMode Filesystem. */

@@ -6,10 +6,12 @@ import { oneOf, resourceList } from '../common-validation';
 import { child, forbidden, immutable, notSupported, required } from '../field-errors';
 import { ensureRec, get, rec, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { any, atomicList, obj, quantityMap, str as s, strEnum, time } from '../schema-builders';
+import { atomicList, obj, ptr, quantityMap, str as s, strEnum, time } from '../schema-builders';
+import { nodeSelectorSchema } from './affinity-schema';
+import { persistentVolumeSourceSchema } from './pv-source-schema';
 import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { ACCESS_MODES, accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
 
 /** core/v1 PersistentVolume. */
 
@@ -21,25 +23,37 @@ export const PV_SOURCES: readonly string[] = [
 const RECLAIM_POLICIES: readonly string[] = ['Delete', 'Recycle', 'Retain'];
 export const PV_PHASES: readonly string[] = ['Pending', 'Available', 'Bound', 'Released', 'Failed'];
 
-export const persistentVolumeSchema = withMeta({
-  spec: obj({
-    capacity: quantityMap('The persistent volume resources and capacity.'),
-    ...Object.fromEntries(PV_SOURCES.map((k) => [k, any()])),
-    accessModes: atomicList(strEnum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'])),
-    claimRef: objectReferenceSchema,
-    persistentVolumeReclaimPolicy: strEnum(RECLAIM_POLICIES),
-    storageClassName: s(),
-    mountOptions: atomicList(s()),
-    volumeMode: strEnum(VOLUME_MODES),
-    nodeAffinity: any(),
-    volumeAttributesClassName: s(),
-  }),
-  status: obj({
-    phase: strEnum(PV_PHASES),
-    message: s(),
-    reason: s(),
-    lastPhaseTransitionTime: time(),
-  }),
+const V1 = 'k8s.io.api.core.v1';
+
+export const persistentVolumeSchema = withMeta(`${V1}.PersistentVolume`, {
+  spec: [
+    2,
+    obj(
+      `${V1}.PersistentVolumeSpec`,
+      {
+        capacity: [1, quantityMap('The persistent volume resources and capacity.')],
+        accessModes: [3, atomicList(strEnum(ACCESS_MODES))],
+        claimRef: [4, objectReferenceSchema],
+        persistentVolumeReclaimPolicy: [5, strEnum(RECLAIM_POLICIES)],
+        storageClassName: [6, s()],
+        mountOptions: [7, atomicList(s())],
+        volumeMode: [8, ptr(strEnum(VOLUME_MODES))],
+        nodeAffinity: [9, obj(`${V1}.VolumeNodeAffinity`, { required: [1, nodeSelectorSchema] })],
+        volumeAttributesClassName: [10, ptr(s())],
+      },
+      // PersistentVolumeSource (field 2): exactly one of PV_SOURCES.
+      { inline: [[2, persistentVolumeSourceSchema]] },
+    ),
+  ],
+  status: [
+    3,
+    obj(`${V1}.PersistentVolumeStatus`, {
+      phase: [1, strEnum(PV_PHASES)],
+      message: [2, s()],
+      reason: [3, s()],
+      lastPhaseTransitionTime: [4, time()],
+    }),
+  ],
 });
 
 /** Upstream SetDefaults_PersistentVolume: phase Pending, reclaim policy Retain, volumeMode Filesystem. */

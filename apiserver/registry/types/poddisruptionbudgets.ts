@@ -6,30 +6,45 @@ import { invalid } from '../field-errors';
 import { percentErrors } from '../../api/name-validation';
 import { num, rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { int32, int64, intOrStr, map, mapList, obj, strEnum, time } from '../schema-builders';
+import { int32, int64, intOrStr, map, mapList, obj, ptr, strEnum, time } from '../schema-builders';
+import { deleteOptionsSchema } from '../meta-schemas';
 import { ageColumn, column, type Now } from '../table';
 
 /** policy/v1 PodDisruptionBudget. An empty selector selects every pod of the namespace; an absent one none (spec 2.7). */
 
 const EVICTION_POLICIES: readonly string[] = ['AlwaysAllow', 'IfHealthyBudget'];
 
-export const podDisruptionBudgetSchema = withMeta({
-  spec: obj({
-    minAvailable: intOrStr('An eviction is allowed if at least this many pods remain available.'),
-    selector: labelSelectorSchema,
-    maxUnavailable: intOrStr('An eviction is allowed if at most this many pods are unavailable after it.'),
-    unhealthyPodEvictionPolicy: strEnum(EVICTION_POLICIES),
-  }),
-  status: obj({
-    observedGeneration: int64(),
-    disruptedPods: map(time()),
-    disruptionsAllowed: int32(),
-    currentHealthy: int32(),
-    desiredHealthy: int32(),
-    expectedPods: int32(),
-    conditions: mapList(metaConditionSchema, ['type']),
-  }),
+const POLICY = 'k8s.io.api.policy.v1';
+
+export const podDisruptionBudgetSchema = withMeta(`${POLICY}.PodDisruptionBudget`, {
+  spec: [
+    2,
+    obj(`${POLICY}.PodDisruptionBudgetSpec`, {
+      minAvailable: [1, ptr(intOrStr('An eviction is allowed if at least this many pods remain available.'))],
+      selector: [2, labelSelectorSchema],
+      maxUnavailable: [3, ptr(intOrStr('An eviction is allowed if at most this many pods are unavailable after it.'))],
+      unhealthyPodEvictionPolicy: [4, ptr(strEnum(EVICTION_POLICIES))],
+    }),
+  ],
+  status: [
+    3,
+    obj(`${POLICY}.PodDisruptionBudgetStatus`, {
+      observedGeneration: [1, int64()],
+      disruptedPods: [2, map(time())],
+      disruptionsAllowed: [3, ptr(int32())],
+      currentHealthy: [4, ptr(int32())],
+      desiredHealthy: [5, ptr(int32())],
+      expectedPods: [6, ptr(int32())],
+      conditions: [7, mapList(metaConditionSchema, ['type'])],
+    }),
+  ],
 });
+
+/**
+ * policy/v1 Eviction, the body of POST pods/{name}/eviction (kubectl drain). The sub-resource is
+ * not served yet; the message is here so its protobuf form is known.
+ */
+export const evictionSchema = withMeta(`${POLICY}.Eviction`, { deleteOptions: [2, deleteOptionsSchema] });
 
 /** Upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent. */
 function intOrPercent(path: string, v: unknown): Cause[] {

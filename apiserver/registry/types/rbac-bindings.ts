@@ -6,38 +6,48 @@ import { child, index, invalid, notSupported, required } from '../field-errors';
 import { dns1123SubdomainErrors, pathSegmentErrors } from '../../api/name-validation';
 import { rec, recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, obj, str as s } from '../schema-builders';
+import { atomicList, obj, ptr, str as s } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 import { RBAC_GROUP } from './rbac-roles';
 
 /** rbac.authorization.svc.io/v1 RoleBinding and ClusterRoleBinding (A.6, 2.7; roleRef immutable, section 3). */
 
+const RBAC = 'k8s.io.api.rbac.v1';
+
 export const subjectSchema = obj(
+  `${RBAC}.Subject`,
   {
-    kind: s('User, Group or ServiceAccount.'),
-    apiGroup: s('rbac.authorization.svc.io for User and Group, empty for ServiceAccount.'),
-    name: s('Name of the subject.'),
-    namespace: s('Namespace of a ServiceAccount subject.'),
+    kind: [1, ptr(s('User, Group or ServiceAccount.'))],
+    apiGroup: [2, s('rbac.authorization.svc.io for User and Group, empty for ServiceAccount.')],
+    name: [3, ptr(s('Name of the subject.'))],
+    namespace: [4, s('Namespace of a ServiceAccount subject.')],
   },
   { required: ['kind', 'name'], atomic: true },
 );
 
 export const roleRefSchema = obj(
+  `${RBAC}.RoleRef`,
   {
-    apiGroup: s('Group of the referenced role: rbac.authorization.svc.io.'),
-    kind: s('Role or ClusterRole.'),
-    name: s('Name of the referenced role.'),
+    apiGroup: [1, ptr(s('Group of the referenced role: rbac.authorization.svc.io.'))],
+    kind: [2, ptr(s('Role or ClusterRole.'))],
+    name: [3, ptr(s('Name of the referenced role.'))],
   },
   { required: ['apiGroup', 'kind', 'name'], atomic: true },
 );
 
-export const bindingSchema = withMeta(
-  {
-    subjects: atomicList(subjectSchema, 'Who the role is granted to.'),
-    roleRef: roleRefSchema,
-  },
-  { required: ['roleRef'] },
-);
+function bindingSchemaOf(message: string) {
+  return withMeta(
+    message,
+    {
+      subjects: [2, atomicList(subjectSchema, 'Who the role is granted to.')],
+      roleRef: [3, roleRefSchema],
+    },
+    { required: ['roleRef'] },
+  );
+}
+
+export const roleBindingSchema = bindingSchemaOf(`${RBAC}.RoleBinding`);
+export const clusterRoleBindingSchema = bindingSchemaOf(`${RBAC}.ClusterRoleBinding`);
 
 const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'] as const;
 
@@ -122,7 +132,7 @@ export function makeRoleBindingType(now: Now = Date.now): ResourceType {
     kind: 'RoleBinding',
     listKind: 'RoleBindingList',
     namespaced: true,
-    schema: bindingSchema,
+    schema: roleBindingSchema,
     hasStatus: false,
     specFields: [],
     tableColumns: bindingColumns(now),
@@ -141,7 +151,7 @@ export function makeClusterRoleBindingType(now: Now = Date.now): ResourceType {
     kind: 'ClusterRoleBinding',
     listKind: 'ClusterRoleBindingList',
     namespaced: false,
-    schema: bindingSchema,
+    schema: clusterRoleBindingSchema,
     hasStatus: false,
     specFields: [],
     tableColumns: bindingColumns(now),

@@ -12,26 +12,32 @@ import { column, type Now } from '../table';
 
 export const RBAC_GROUP = 'rbac.authorization.svc.io';
 
+const RBAC = 'k8s.io.api.rbac.v1';
+
 export const policyRuleSchema = obj(
+  `${RBAC}.PolicyRule`,
   {
-    verbs: atomicList(str(), 'Verbs this rule applies to; * means all.'),
-    apiGroups: atomicList(str(), 'API groups of the resources; "" is the core group, * all groups.'),
-    resources: atomicList(str(), 'Resources this rule applies to; resource/subresource for sub-resources, * all.'),
-    resourceNames: atomicList(str(), 'Optional white list of names; empty means every name.'),
-    nonResourceURLs: atomicList(str(), 'Non-resource paths (ClusterRole only); a trailing * matches any suffix.'),
+    verbs: [1, atomicList(str(), 'Verbs this rule applies to; * means all.')],
+    apiGroups: [2, atomicList(str(), 'API groups of the resources; "" is the core group, * all groups.')],
+    resources: [3, atomicList(str(), 'Resources this rule applies to; resource/subresource for sub-resources, * all.')],
+    resourceNames: [4, atomicList(str(), 'Optional white list of names; empty means every name.')],
+    nonResourceURLs: [5, atomicList(str(), 'Non-resource paths (ClusterRole only); a trailing * matches any suffix.')],
   },
   { required: ['verbs'] },
 );
 
-export const roleSchema = withMeta({
-  rules: atomicList(policyRuleSchema, 'Rules of this role.'),
+export const roleSchema = withMeta(`${RBAC}.Role`, {
+  rules: [2, atomicList(policyRuleSchema, 'Rules of this role.')],
 });
 
-export const clusterRoleSchema = withMeta({
-  rules: atomicList(policyRuleSchema, 'Rules of this role; filled by the controller when aggregationRule is set.'),
-  aggregationRule: obj({
-    clusterRoleSelectors: atomicList(labelSelectorSchema, 'ClusterRoles whose rules are aggregated into this one.'),
-  }),
+export const clusterRoleSchema = withMeta(`${RBAC}.ClusterRole`, {
+  rules: [2, atomicList(policyRuleSchema, 'Rules of this role; filled by the controller when aggregationRule is set.')],
+  aggregationRule: [
+    3,
+    obj(`${RBAC}.AggregationRule`, {
+      clusterRoleSelectors: [1, atomicList(labelSelectorSchema, 'ClusterRoles whose rules are aggregated into this one.')],
+    }),
+  ],
 });
 
 /** Upstream ValidatePolicyRule. */

@@ -7,7 +7,7 @@ import { immutable, invalid, key, required, tooLong } from '../field-errors';
 import { configMapKeyErrors } from '../../api/name-validation';
 import { rec, str } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { bool, map, str as s, strMap } from '../schema-builders';
+import { bool, bytes, map, ptr, str as s, strMap } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 import { immutableDataCauses, MAX_DATA_SIZE } from './configmaps';
 
@@ -27,11 +27,11 @@ export const SECRET_TYPES = {
 /** Annotation naming the ServiceAccount a token secret belongs to (upstream kubernetes.io/service-account.name). */
 export const SERVICE_ACCOUNT_NAME_ANNOTATION = 'svc.io/service-account.name';
 
-export const secretSchema = withMeta({
-  immutable: bool('If set to true, ensures that data stored in the Secret cannot be updated.'),
-  data: map(s(), 'Data contains the secret data, base64 encoded on the wire.'),
-  stringData: strMap('Write-only convenience: merged into data on write, never stored or returned.'),
-  type: s('Used to facilitate programmatic handling of secret data.'),
+export const secretSchema = withMeta('k8s.io.api.core.v1.Secret', {
+  immutable: [5, ptr(bool('If set to true, ensures that data stored in the Secret cannot be updated.'))],
+  data: [2, map(bytes(), 'Data contains the secret data (base64 in JSON, bytes in protobuf).')],
+  stringData: [4, strMap('Write-only convenience: merged into data on write, never stored or returned.')],
+  type: [3, s('Used to facilitate programmatic handling of secret data.')],
 });
 
 /**

@@ -7,7 +7,7 @@ import { validateLabels } from '../meta-validation';
 import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { any, atomicList, bool, int32, intOrStr, mapList, obj, str as s, strEnum, strMap } from '../schema-builders';
+import { atomicList, bool, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, strMap } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 
 /** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
@@ -16,48 +16,70 @@ export const SERVICE_TYPES: readonly string[] = ['ClusterIP', 'ExternalName', 'L
 const AFFINITIES: readonly string[] = ['ClientIP', 'None'];
 const TRAFFIC_POLICIES: readonly string[] = ['Cluster', 'Local'];
 
+const V1 = 'k8s.io.api.core.v1';
+
 const servicePortSchema = obj(
+  `${V1}.ServicePort`,
   {
-    name: s(),
-    protocol: strEnum(['TCP', 'UDP', 'SCTP']),
-    appProtocol: s(),
-    port: int32(),
-    targetPort: intOrStr(),
-    nodePort: int32(),
+    name: [1, s()],
+    protocol: [2, strEnum(['TCP', 'UDP', 'SCTP'])],
+    appProtocol: [6, ptr(s())],
+    port: [3, ptr(int32('The port this service exposes.'))],
+    targetPort: [4, intOrStr('Number or name of the port on the pods; defaults to port.')],
+    nodePort: [5, int32()],
   },
   { required: ['port'] },
 );
 
-export const serviceSchema = withMeta({
-  spec: obj({
-    // Upstream: patchMergeKey port, listMapKeys port + protocol.
-    ports: mapList(servicePortSchema, ['port', 'protocol']),
-    selector: strMap(),
-    clusterIP: s(),
-    clusterIPs: atomicList(s()),
-    type: strEnum(SERVICE_TYPES),
-    externalIPs: atomicList(s()),
-    sessionAffinity: strEnum(AFFINITIES),
-    loadBalancerIP: s(),
-    loadBalancerSourceRanges: atomicList(s()),
-    externalName: s(),
-    externalTrafficPolicy: strEnum(TRAFFIC_POLICIES),
-    healthCheckNodePort: int32(),
-    publishNotReadyAddresses: bool(),
-    sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int32() }) }),
-    ipFamilies: atomicList(strEnum(['IPv4', 'IPv6'])),
-    ipFamilyPolicy: strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack']),
-    allocateLoadBalancerNodePorts: bool(),
-    loadBalancerClass: s(),
-    internalTrafficPolicy: strEnum(TRAFFIC_POLICIES),
-    trafficDistribution: s(),
-  }),
-  status: obj({
-    loadBalancer: obj({
-      ingress: atomicList(obj({ ip: s(), hostname: s(), ipMode: s(), ports: atomicList(any()) })),
+export const serviceSchema = withMeta(`${V1}.Service`, {
+  spec: [
+    2,
+    obj(`${V1}.ServiceSpec`, {
+      // Upstream: patchMergeKey port, listMapKeys port + protocol.
+      ports: [1, mapList(servicePortSchema, ['port', 'protocol'])],
+      selector: [2, strMap()],
+      clusterIP: [3, s()],
+      clusterIPs: [18, atomicList(s())],
+      type: [4, strEnum(SERVICE_TYPES)],
+      externalIPs: [5, atomicList(s())],
+      sessionAffinity: [7, strEnum(AFFINITIES)],
+      loadBalancerIP: [8, s()],
+      loadBalancerSourceRanges: [9, atomicList(s())],
+      externalName: [10, s()],
+      externalTrafficPolicy: [11, strEnum(TRAFFIC_POLICIES)],
+      healthCheckNodePort: [12, int32()],
+      publishNotReadyAddresses: [13, bool()],
+      sessionAffinityConfig: [14, obj(`${V1}.SessionAffinityConfig`, { clientIP: [1, obj(`${V1}.ClientIPConfig`, { timeoutSeconds: [1, ptr(int32())] })] })],
+      ipFamilies: [19, atomicList(strEnum(['IPv4', 'IPv6']))],
+      ipFamilyPolicy: [17, ptr(strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack']))],
+      allocateLoadBalancerNodePorts: [20, ptr(bool())],
+      loadBalancerClass: [21, ptr(s())],
+      internalTrafficPolicy: [22, ptr(strEnum(TRAFFIC_POLICIES))],
+      trafficDistribution: [23, ptr(s())],
     }),
-    conditions: mapList(metaConditionSchema, ['type']),
-  }),
+  ],
+  status: [
+    3,
+    obj(`${V1}.ServiceStatus`, {
+      loadBalancer: [
+        1,
+        obj(`${V1}.LoadBalancerStatus`, {
+          ingress: [
+            1,
+            atomicList(
+              obj(`${V1}.LoadBalancerIngress`, {
+                ip: [1, s()],
+                hostname: [2, s()],
+                ipMode: [3, ptr(s())],
+                ports: [4, atomicList(obj(`${V1}.PortStatus`, { port: [1, ptr(int32())], protocol: [2, ptr(s())], error: [3, ptr(s())] }))],
+              }),
+            ),
+          ],
+        }),
+      ],
+      conditions: [2, mapList(metaConditionSchema, ['type'])],
+    }),
+  ],
 });
 
 function externallyAccessible(spec: JsonMap): boolean {

@@ -52,8 +52,8 @@ spec:
 `;
 
 test.serial('create -f, get, get -o yaml, list', async (t) => {
-  // Imperative generators (kubectl create namespace/configmap) send protobuf bodies for core
-  // types, which this server does not decode yet (it answers 415); manifests go as JSON.
+  // Manifests go as JSON; the imperative generators (kubectl create namespace/configmap), which
+  // send protobuf, are tested in protobuf.test.ts.
   const nsFile = join(dir, 'ns.yaml');
   writeFileSync(nsFile, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kc\n');
   t.regex(await kubectl('create', '-f', nsFile), /namespace\/kc created/);

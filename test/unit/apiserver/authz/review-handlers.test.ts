@@ -5,7 +5,6 @@ import pino from 'pino';
 import { request } from 'undici';
 import type { UserInfo } from '../../../../apiserver/api/user';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
-import { decodeReviewProtobuf } from '../../../../apiserver/handlers/review-protobuf';
 import { parseRequestInfo, reviewAlias } from '../../../../apiserver/server/request-info';
 import { sendError } from '../../../../apiserver/server/respond';
 import { admin, openAuthzFixture, type AuthzFixture } from './fixture';
@@ -55,16 +54,7 @@ async function post(path: string, body: unknown, who: string, headers: Record<st
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, any> };
 }
 
-test('the captured kubectl protobuf body decodes', (t) => {
-  t.deepEqual(decodeReviewProtobuf(Buffer.from(KUBECTL_SSAR, 'base64')), {
-    apiVersion: 'authorization.k8s.io/v1',
-    kind: 'SelfSubjectAccessReview',
-    metadata: {},
-    spec: { resourceAttributes: { namespace: 'foo', verb: 'get', resource: 'pods' } },
-  });
-  t.deepEqual(decodeReviewProtobuf(Buffer.from(KUBECTL_SSRR, 'base64')).spec, { namespace: 'foo' });
-  t.throws(() => decodeReviewProtobuf(Buffer.from('{}')), { message: /envelope/ });
-});
+// The decoding of these captured bodies is asserted in test/unit/apiserver/codec/kubectl-bodies.test.ts.
 
 test('SelfSubjectAccessReview over kubectl protobuf at the authorization.k8s.io alias answers in that group', async (t) => {
   const body = Buffer.from(KUBECTL_SSAR, 'base64');

@@ -34,10 +34,31 @@ export class FakeResponse extends Writable {
     cb();
   }
 
+  /** The body bytes (gunzipped when the handler compressed them). */
+  get bytes(): Buffer {
+    const raw = Buffer.concat(this.chunks);
+    return this.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+  }
+
   /** The body as text (gunzipped when the handler compressed it). */
   get text(): string {
-    const raw = Buffer.concat(this.chunks);
-    return (this.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
+    return this.bytes.toString('utf8');
+  }
+
+  /** Resolves once the body holds at least n bytes (a protobuf watch stream). */
+  async waitForBytes(n: number): Promise<void> {
+    while (Buffer.concat(this.chunks).length < n) {
+      if (this.writableFinished) throw new Error(`the stream ended after ${Buffer.concat(this.chunks).length} of ${n} bytes`);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.off('chunk', done);
+          this.off('finish', done);
+          resolve();
+        };
+        this.on('chunk', done);
+        this.on('finish', done);
+      });
+    }
   }
 
   /** The body parsed as JSON (any: tests read arbitrary documents, which eslint.config.mjs allows in test/). */
@@ -73,7 +94,7 @@ export class FakeResponse extends Writable {
 export interface CallOptions {
   body?: unknown;
   /** Raw body text (sent as is); body is JSON-encoded otherwise. */
-  raw?: string;
+  raw?: string | Buffer;
   headers?: Record<string, string>;
   /** Ends with the "server" (a watch stops). */
   signal?: AbortSignal;
@@ -99,8 +120,9 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
   const url = new URL(path, 'https://apiserver.test');
   const query = url.searchParams;
   const text = o.raw ?? (o.body === undefined ? '' : JSON.stringify(o.body));
+  const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const headers: Record<string, string> = { ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers };
-  const req = Object.assign(Readable.from(text ? [Buffer.from(text)] : []), { method, url: path, headers }) as unknown as IncomingMessage;
+  const req = Object.assign(Readable.from(bytes.length ? [bytes] : []), { method, url: path, headers }) as unknown as IncomingMessage;
   const res = o.res ?? new FakeResponse();
   let info = parseRequestInfo(method, url.pathname, query);
   const type = f.registry.lookup(info.apiGroup, info.apiVersion, info.resource);

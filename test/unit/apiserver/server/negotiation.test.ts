@@ -1,6 +1,6 @@
 import test from 'ava';
 import { ApiError } from '../../../../apiserver/api/errors';
-import { bodyFormat, negotiate } from '../../../../apiserver/server/negotiation';
+import { bodyFormat, negotiate, prefersProtobuf } from '../../../../apiserver/server/negotiation';
 
 test('Accept fallback lists pick the first servable type', (t) => {
   t.deepEqual(negotiate(undefined, { tableAllowed: true }), { kind: 'json' });
@@ -25,4 +25,29 @@ test('body types and 415', (t) => {
   t.is(bodyFormat('application/strategic-merge-patch+json', 'PATCH'), 'strategic-merge-patch');
   t.is(t.throws(() => bodyFormat('application/json', 'PATCH'), { instanceOf: ApiError })?.code, 415);
   t.is(t.throws(() => bodyFormat('application/cbor', 'POST'), { instanceOf: ApiError })?.code, 415);
+});
+
+test('Kubernetes protobuf where the response has a protobuf form, in client order', (t) => {
+  const pb = 'application/vnd.kubernetes.protobuf';
+  t.deepEqual(negotiate(`${pb}, application/json`, { tableAllowed: true, protobuf: true }), { kind: 'protobuf' });
+  t.deepEqual(negotiate(`${pb};stream=watch`, { tableAllowed: true, protobuf: true }), { kind: 'protobuf' });
+  t.deepEqual(negotiate(`application/json, ${pb}`, { tableAllowed: true, protobuf: true }), { kind: 'json' });
+  t.deepEqual(negotiate(`${pb};q=0.5, application/json`, { tableAllowed: true, protobuf: true }), { kind: 'json' });
+  t.deepEqual(negotiate(`${pb}, application/json`, { tableAllowed: true }), { kind: 'json' }, 'not offered: the next type');
+  // A Table is JSON only (kubectl asks for it as JSON); protobuf Table falls through.
+  t.deepEqual(negotiate(`${pb};as=Table;v=v1;g=meta.k8s.io, application/json`, { tableAllowed: true, protobuf: true }), { kind: 'json' });
+  const e = t.throws(() => negotiate(`${pb};as=Table;v=v1;g=meta.k8s.io`, { tableAllowed: true, protobuf: true }), { instanceOf: ApiError });
+  t.is(e?.code, 406);
+  t.regex(e.message, /application\/vnd\.kubernetes\.protobuf/);
+  t.true(prefersProtobuf(`${pb}, application/json`));
+  t.false(prefersProtobuf('application/json'));
+  t.false(prefersProtobuf(undefined));
+});
+
+test('protobuf bodies only where the caller decodes them; never for patches', (t) => {
+  const pb = 'application/vnd.kubernetes.protobuf';
+  t.is(bodyFormat(pb, 'POST', { protobuf: true }), 'protobuf');
+  t.is(bodyFormat(pb, 'PUT', { protobuf: true }), 'protobuf');
+  t.is(t.throws(() => bodyFormat(pb, 'POST'), { instanceOf: ApiError })?.code, 415);
+  t.is(t.throws(() => bodyFormat(pb, 'PATCH', { protobuf: true }), { instanceOf: ApiError })?.code, 415);
 });

@@ -1,0 +1,80 @@
+import type { ObjectSchema } from '../../../../apiserver/api/schema';
+import { makeBuiltinTypes } from '../../../../apiserver/registry/builtin';
+import { deleteOptionsSchema, statusSchema } from '../../../../apiserver/registry/meta-schemas';
+import type { ResourceType } from '../../../../apiserver/registry/resource-type';
+import { authenticationTypes } from '../../../../apiserver/registry/types/authentication-types';
+import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
+import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as core from './core-fixtures';
+import * as groups from './group-fixtures';
+import { podFixture } from './pod-fixture';
+
+/** One representative object per served kind (and per meta/v1 body), with the schema that encodes it. */
+export interface Fixture {
+  /** What it is, for messages: group/version kind. */
+  name: string;
+  schema: ObjectSchema;
+  object: Record<string, unknown>;
+}
+
+/** Every kind the server serves: the built-in types and the authentication virtual kinds. */
+export function servedTypes(): ResourceType[] {
+  return [...makeBuiltinTypes(), ...authenticationTypes];
+}
+
+const byKind: Record<string, Record<string, unknown>> = {
+  'v1/Namespace': core.namespaceFixture,
+  'v1/Node': core.nodeFixture,
+  'v1/Pod': podFixture,
+  'v1/ConfigMap': core.configMapFixture,
+  'v1/Secret': core.secretFixture,
+  'v1/ServiceAccount': core.serviceAccountFixture,
+  'v1/Service': core.serviceFixture,
+  'v1/Endpoints': core.endpointsFixture,
+  'v1/Event': core.coreEventFixture,
+  'v1/PersistentVolume': core.persistentVolumeFixture,
+  'v1/PersistentVolumeClaim': core.persistentVolumeClaimFixture,
+  'coordination.svc.io/v1/Lease': groups.leaseFixture,
+  'events.svc.io/v1/Event': groups.eventV1Fixture,
+  'policy/v1/PodDisruptionBudget': groups.pdbFixture,
+  'certificates.svc.io/v1/CertificateSigningRequest': groups.csrFixture,
+  'rbac.authorization.svc.io/v1/Role': groups.roleFixture,
+  'rbac.authorization.svc.io/v1/ClusterRole': groups.clusterRoleFixture,
+  'rbac.authorization.svc.io/v1/RoleBinding': groups.roleBindingFixture,
+  'rbac.authorization.svc.io/v1/ClusterRoleBinding': groups.clusterRoleBindingFixture,
+  'authorization.svc.io/v1/SubjectAccessReview': groups.subjectAccessReviewFixture,
+  'authorization.svc.io/v1/LocalSubjectAccessReview': groups.localSubjectAccessReviewFixture,
+  'authorization.svc.io/v1/SelfSubjectAccessReview': groups.selfSubjectAccessReviewFixture,
+  'authorization.svc.io/v1/SelfSubjectRulesReview': groups.selfSubjectRulesReviewFixture,
+  'authorization.svc.io/v1beta1/SubjectAccessReview': { ...groups.subjectAccessReviewFixture, apiVersion: 'authorization.svc.io/v1beta1', spec: { user: 'alice', group: ['dev'] } },
+  'authentication.svc.io/v1/TokenReview': groups.tokenReviewFixture,
+  'authentication.svc.io/v1beta1/TokenReview': { ...groups.tokenReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
+  'authentication.svc.io/v1/SelfSubjectReview': groups.selfSubjectReviewFixture,
+  'authentication.svc.io/v1beta1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
+  'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
+};
+
+function gvk(t: ResourceType): string {
+  return `${t.group ? `${t.group}/` : ''}${t.version}/${t.kind}`;
+}
+
+/** The served kinds that have no fixture here (a new kind must add one). */
+export function missingFixtures(): string[] {
+  return servedTypes()
+    .map(gvk)
+    .filter((k) => byKind[k] === undefined);
+}
+
+/** Every fixture: one per served kind, then the bodies that are not kinds of a resource. */
+export function fixtures(): Fixture[] {
+  const out: Fixture[] = servedTypes()
+    .filter((t) => byKind[gvk(t)] !== undefined)
+    .map((t) => ({ name: gvk(t), schema: t.schema, object: byKind[gvk(t)] }));
+  out.push(
+    { name: 'authentication.svc.io/v1/TokenRequest', schema: tokenRequestSchema, object: groups.tokenRequestFixture },
+    { name: 'policy/v1/Eviction', schema: evictionSchema, object: groups.evictionFixture },
+    { name: 'v1/Status', schema: statusSchema, object: groups.statusFixture },
+    { name: 'meta.k8s.io/v1/DeleteOptions', schema: deleteOptionsSchema, object: groups.deleteOptionsFixture },
+  );
+  return out;
+}

@@ -1,0 +1,221 @@
+/** Representative objects of the non-core groups and of meta/v1, for the protobuf tests. */
+
+const meta = (name: string, namespace?: string) => ({
+  name,
+  ...(namespace ? { namespace } : {}),
+  uid: `uid-${name}`,
+  resourceVersion: '42',
+  creationTimestamp: '2025-03-01T12:00:00Z',
+});
+
+export const leaseFixture = {
+  apiVersion: 'coordination.svc.io/v1',
+  kind: 'Lease',
+  metadata: meta('node-1', 'svc-node-lease'),
+  spec: {
+    holderIdentity: 'node-1',
+    leaseDurationSeconds: 40,
+    acquireTime: '2025-03-01T12:00:00.000000Z',
+    renewTime: '2025-03-01T12:05:30.999999Z',
+    leaseTransitions: 0,
+    strategy: 'OldestEmulationVersion',
+    preferredHolder: 'node-2',
+  },
+};
+
+export const eventV1Fixture = {
+  apiVersion: 'events.svc.io/v1',
+  kind: 'Event',
+  metadata: meta('web-0.2', 'shop'),
+  eventTime: '2025-03-01T12:00:10.500000Z',
+  series: { count: 5, lastObservedTime: '2025-03-01T12:09:00.250000Z' },
+  reportingController: 'svc.io/kubelet',
+  reportingInstance: 'node-1',
+  action: 'Pulling',
+  reason: 'Pulling',
+  regarding: { kind: 'Pod', namespace: 'shop', name: 'web-0' },
+  related: { kind: 'Node', name: 'node-1' },
+  note: 'Pulling image',
+  type: 'Normal',
+  deprecatedSource: { component: 'kubelet' },
+  deprecatedFirstTimestamp: '2025-03-01T12:00:10Z',
+  deprecatedCount: 5,
+};
+
+export const pdbFixture = {
+  apiVersion: 'policy/v1',
+  kind: 'PodDisruptionBudget',
+  metadata: { ...meta('web', 'shop'), generation: 3 },
+  spec: { minAvailable: '50%', selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+  status: {
+    observedGeneration: 3,
+    disruptedPods: { 'web-1': '2025-03-01T12:00:20Z' },
+    disruptionsAllowed: 0,
+    currentHealthy: 2,
+    desiredHealthy: 2,
+    expectedPods: 3,
+    conditions: [{ type: 'DisruptionAllowed', status: 'False', lastTransitionTime: '2025-03-01T12:00:20Z', reason: 'InsufficientPods', message: 'no' }],
+  },
+};
+
+export const evictionFixture = {
+  apiVersion: 'policy/v1',
+  kind: 'Eviction',
+  metadata: { name: 'web-0', namespace: 'shop' },
+  deleteOptions: { gracePeriodSeconds: 0, preconditions: { uid: 'u', resourceVersion: '9' }, propagationPolicy: 'Background', dryRun: ['All'] },
+};
+
+const pem = '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n';
+
+export const csrFixture = {
+  apiVersion: 'certificates.svc.io/v1',
+  kind: 'CertificateSigningRequest',
+  metadata: meta('node-csr-1'),
+  spec: {
+    request: Buffer.from(pem).toString('base64'),
+    signerName: 'svc.io/kube-apiserver-client-kubelet',
+    expirationSeconds: 86400,
+    usages: ['digital signature', 'client auth'],
+    username: 'system:node:node-1',
+    uid: 'u-1',
+    groups: ['system:nodes', 'system:authenticated'],
+    extra: { 'authentication.svc.io/credential-id': ['X509SHA256=abc'], scopes: ['a', 'b'], empty: [] },
+  },
+  status: {
+    conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'ok', lastUpdateTime: '2025-03-01T12:00:30Z', lastTransitionTime: '2025-03-01T12:00:30Z' }],
+    certificate: Buffer.from('-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n').toString('base64'),
+  },
+};
+
+const rules = [
+  { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'pods/log'], resourceNames: ['web-0'] },
+  { verbs: ['get'], nonResourceURLs: ['/healthz', '/api/*'] },
+];
+
+export const roleFixture = { apiVersion: 'rbac.authorization.svc.io/v1', kind: 'Role', metadata: meta('reader', 'shop'), rules: [rules[0]] };
+
+export const clusterRoleFixture = {
+  apiVersion: 'rbac.authorization.svc.io/v1',
+  kind: 'ClusterRole',
+  metadata: meta('aggregate'),
+  rules,
+  aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.example/aggregate': 'true' } }] },
+};
+
+const subjects = [
+  { kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' },
+  { kind: 'ServiceAccount', name: 'web', namespace: 'shop' },
+];
+
+export const roleBindingFixture = {
+  apiVersion: 'rbac.authorization.svc.io/v1',
+  kind: 'RoleBinding',
+  metadata: meta('read', 'shop'),
+  subjects,
+  roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'reader' },
+};
+
+export const clusterRoleBindingFixture = {
+  apiVersion: 'rbac.authorization.svc.io/v1',
+  kind: 'ClusterRoleBinding',
+  metadata: meta('read-all'),
+  subjects,
+  roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'aggregate' },
+};
+
+const resourceAttributes = {
+  namespace: 'shop',
+  verb: 'list',
+  group: 'apps',
+  version: 'v1',
+  resource: 'deployments',
+  subresource: 'scale',
+  name: 'web',
+  fieldSelector: { rawSelector: 'metadata.name=web', requirements: [{ key: 'metadata.name', operator: 'In', values: ['web'] }] },
+  labelSelector: { requirements: [{ key: 'app', operator: 'Exists' }] },
+};
+
+const accessStatus = { allowed: false, denied: true, reason: 'no rule', evaluationError: 'partial' };
+
+export const subjectAccessReviewFixture = {
+  apiVersion: 'authorization.svc.io/v1',
+  kind: 'SubjectAccessReview',
+  metadata: {},
+  spec: { resourceAttributes, user: 'alice', groups: ['dev'], extra: { scopes: ['x', 'y'] }, uid: 'u-a' },
+  status: accessStatus,
+};
+
+export const localSubjectAccessReviewFixture = {
+  apiVersion: 'authorization.svc.io/v1',
+  kind: 'LocalSubjectAccessReview',
+  metadata: { namespace: 'shop' },
+  spec: { nonResourceAttributes: { path: '/logs', verb: 'get' }, user: 'bob' },
+  status: { allowed: true },
+};
+
+export const selfSubjectAccessReviewFixture = {
+  apiVersion: 'authorization.svc.io/v1',
+  kind: 'SelfSubjectAccessReview',
+  metadata: {},
+  spec: { resourceAttributes: { verb: 'get', resource: 'pods' } },
+  status: accessStatus,
+};
+
+export const selfSubjectRulesReviewFixture = {
+  apiVersion: 'authorization.svc.io/v1',
+  kind: 'SelfSubjectRulesReview',
+  metadata: {},
+  spec: { namespace: 'shop' },
+  status: {
+    resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['a'] }],
+    nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/api'] }],
+    incomplete: false,
+    evaluationError: 'webhook unavailable',
+  },
+};
+
+const userInfo = { username: 'system:serviceaccount:shop:web', uid: 'u-sa', groups: ['system:serviceaccounts'], extra: { 'authentication.svc.io/pod-name': ['web-0'] } };
+
+export const tokenRequestFixture = {
+  apiVersion: 'authentication.svc.io/v1',
+  kind: 'TokenRequest',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { audiences: ['api', 'vault'], expirationSeconds: 3600, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web-0', uid: 'u-pod' } },
+  status: { token: 'eyJhbGciOi.x.y', expirationTimestamp: '2025-03-01T13:00:00Z' },
+};
+
+export const tokenReviewFixture = {
+  apiVersion: 'authentication.svc.io/v1',
+  kind: 'TokenReview',
+  metadata: {},
+  spec: { token: 'eyJ.x.y', audiences: ['api'] },
+  status: { authenticated: true, user: userInfo, audiences: ['api'], error: 'none' },
+};
+
+export const selfSubjectReviewFixture = {
+  apiVersion: 'authentication.svc.io/v1',
+  kind: 'SelfSubjectReview',
+  metadata: { creationTimestamp: '2025-03-01T12:00:00Z' },
+  status: { userInfo },
+};
+
+export const statusFixture = {
+  apiVersion: 'v1',
+  kind: 'Status',
+  metadata: { resourceVersion: '12', continue: 'token' },
+  status: 'Failure',
+  message: 'pods "x" is invalid: spec.containers[0].image: Required value',
+  reason: 'Invalid',
+  details: { name: 'x', group: 'svc.io', kind: 'Pod', uid: 'u', causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.containers[0].image' }], retryAfterSeconds: 3 },
+  code: 422,
+};
+
+export const deleteOptionsFixture = {
+  apiVersion: 'meta.k8s.io/v1',
+  kind: 'DeleteOptions',
+  gracePeriodSeconds: 0,
+  preconditions: { uid: 'u', resourceVersion: '' },
+  orphanDependents: false,
+  propagationPolicy: 'Foreground',
+  dryRun: ['All'],
+};

@@ -1,0 +1,213 @@
+/**
+ * A Pod that fills most of its schema: every container shape (ports, env with each valueFrom,
+ * envFrom, mounts, probes with each handler, lifecycle, security context), several volume sources
+ * (inline in Volume), affinity, tolerations, topology spread, an ephemeral container (inline
+ * EphemeralContainerCommon) and a status with container states. Zero scalars appear only where
+ * upstream's field is a pointer or not omitempty (the codec keeps those, drops the others).
+ */
+
+const meta = {
+  name: 'web-0',
+  generateName: 'web-',
+  namespace: 'shop',
+  uid: '5a3e6c1e-9a4b-4d2a-8f00-3c2b1a000001',
+  resourceVersion: '123456',
+  generation: 7,
+  creationTimestamp: '2025-03-01T12:00:00Z',
+  deletionTimestamp: '2025-03-01T12:30:00Z',
+  deletionGracePeriodSeconds: 0,
+  labels: { app: 'web', tier: 'front', 'svc.io/ünïcode': 'välue' },
+  annotations: { note: 'x'.repeat(200), empty: '' },
+  ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'owner-uid', controller: true, blockOwnerDeletion: false }],
+  finalizers: ['svc.io/protect', 'example.com/other'],
+  managedFields: [
+    {
+      manager: 'kubectl',
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2025-03-01T12:00:01Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {} } }, 'f:spec': { 'k:{"name":"c"}': { '.': {} } } },
+    },
+  ],
+};
+
+const container = {
+  name: 'app',
+  image: 'registry.example/app:1.2',
+  command: ['/bin/app', '--serve'],
+  args: ['--port=8080', '--ünïcode'],
+  workingDir: '/srv',
+  ports: [
+    { name: 'http', containerPort: 8080, protocol: 'TCP' },
+    { containerPort: 9090, hostPort: 19090, hostIP: '10.0.0.1', protocol: 'UDP' },
+  ],
+  envFrom: [{ prefix: 'CM_', configMapRef: { name: 'settings', optional: true } }, { secretRef: { name: 'creds', optional: false } }],
+  env: [
+    { name: 'PLAIN', value: 'v' },
+    { name: 'FROM_FIELD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    { name: 'FROM_RESOURCE', valueFrom: { resourceFieldRef: { containerName: 'app', resource: 'limits.memory', divisor: '1Mi' } } },
+    { name: 'FROM_CM', valueFrom: { configMapKeyRef: { name: 'settings', key: 'level', optional: true } } },
+    { name: 'FROM_SECRET', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+    { name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'scratch', path: 'env', key: 'K', optional: false } } },
+  ],
+  resources: {
+    limits: { cpu: '2', memory: '512Mi', 'svc.io/gpu': '1' },
+    requests: { cpu: '250m', memory: '128Mi' },
+    claims: [{ name: 'gpu', request: 'one' }],
+  },
+  resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+  volumeMounts: [
+    { name: 'config', mountPath: '/etc/app', readOnly: true, subPath: 'app.conf' },
+    { name: 'scratch', mountPath: '/tmp', mountPropagation: 'HostToContainer', recursiveReadOnly: 'Disabled' },
+  ],
+  volumeDevices: [{ name: 'block', devicePath: '/dev/xvda' }],
+  livenessProbe: { httpGet: { path: '/healthz', port: 'http', scheme: 'HTTPS', host: 'localhost', httpHeaders: [{ name: 'X-Probe', value: '1' }] }, initialDelaySeconds: 3, periodSeconds: 10, failureThreshold: 4 },
+  readinessProbe: { tcpSocket: { port: 8080 }, timeoutSeconds: 2, successThreshold: 1, terminationGracePeriodSeconds: 0 },
+  startupProbe: { exec: { command: ['cat', '/ready'] }, failureThreshold: 30 },
+  lifecycle: { postStart: { exec: { command: ['/bin/warm'] } }, preStop: { sleep: { seconds: 5 } }, stopSignal: 'SIGTERM' },
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'FallbackToLogsOnError',
+  imagePullPolicy: 'IfNotPresent',
+  securityContext: {
+    capabilities: { add: ['NET_ADMIN'], drop: ['ALL'] },
+    privileged: false,
+    seLinuxOptions: { level: 's0:c123,c456', type: 'spc_t' },
+    runAsUser: 1000,
+    runAsGroup: 0,
+    runAsNonRoot: true,
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/app.json' },
+    appArmorProfile: { type: 'RuntimeDefault' },
+  },
+  stdin: true,
+  tty: true,
+};
+
+export const podFixture = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: meta,
+  spec: {
+    volumes: [
+      { name: 'config', configMap: { name: 'settings', items: [{ key: 'app.conf', path: 'app.conf', mode: 0o400 }], defaultMode: 420, optional: false } },
+      { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+      { name: 'creds', secret: { secretName: 'creds', defaultMode: 256 } },
+      { name: 'host', hostPath: { path: '/var/log', type: 'Directory' } },
+      { name: 'claim', persistentVolumeClaim: { claimName: 'data', readOnly: true } },
+      {
+        name: 'projected',
+        projected: {
+          defaultMode: 420,
+          sources: [
+            { serviceAccountToken: { audience: 'vault', expirationSeconds: 3607, path: 'token' } },
+            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          ],
+        },
+      },
+      { name: 'nfs', nfs: { server: 'nfs.example', path: '/exports', readOnly: true } },
+      { name: 'csi', csi: { driver: 'csi.example', volumeAttributes: { size: 'big' }, nodePublishSecretRef: { name: 'csi-creds' } } },
+      {
+        name: 'eph',
+        ephemeral: {
+          volumeClaimTemplate: {
+            metadata: { labels: { eph: 'yes' } },
+            spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: '' },
+          },
+        },
+      },
+      { name: 'img', image: { reference: 'registry.example/data:1', pullPolicy: 'Always' } },
+    ],
+    initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'true'] }],
+    containers: [container],
+    ephemeralContainers: [{ name: 'debugger', image: 'busybox', targetContainerName: 'app', stdin: true, tty: true }],
+    restartPolicy: 'Always',
+    terminationGracePeriodSeconds: 30,
+    activeDeadlineSeconds: 2 ** 40,
+    dnsPolicy: 'ClusterFirst',
+    nodeSelector: { 'svc.io/os': 'linux' },
+    serviceAccountName: 'web',
+    serviceAccount: 'web',
+    automountServiceAccountToken: false,
+    nodeName: 'node-1',
+    hostNetwork: true,
+    shareProcessNamespace: true,
+    securityContext: {
+      runAsUser: 1000,
+      runAsNonRoot: true,
+      supplementalGroups: [5, 6, 2 ** 33],
+      fsGroup: 2000,
+      sysctls: [{ name: 'net.core.somaxconn', value: '1024' }],
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    imagePullSecrets: [{ name: 'regcred' }],
+    hostname: 'web-0',
+    subdomain: 'web',
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['bad'] }] }],
+        },
+        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
+      },
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'svc.io/hostname', namespaces: ['shop'] }],
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 50, podAffinityTerm: { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['front'] }] }, topologyKey: 'zone' } },
+        ],
+      },
+    },
+    schedulerName: 'default-scheduler',
+    tolerations: [
+      { key: 'svc.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' },
+    ],
+    hostAliases: [{ ip: '10.1.2.3', hostnames: ['db', 'db.local'] }],
+    priorityClassName: 'high',
+    priority: -5,
+    dnsConfig: { nameservers: ['1.1.1.1'], searches: ['shop.svc'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] },
+    readinessGates: [{ conditionType: 'example.com/ready' }],
+    runtimeClassName: 'runc',
+    enableServiceLinks: false,
+    preemptionPolicy: 'PreemptLowerPriority',
+    overhead: { cpu: '10m' },
+    topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, matchLabelKeys: ['pod-template-hash'] }],
+    os: { name: 'linux' },
+    hostUsers: false,
+    schedulingGates: [{ name: 'example.com/wait' }],
+    resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
+  },
+  status: {
+    observedGeneration: 7,
+    phase: 'Running',
+    conditions: [
+      { type: 'Ready', status: 'True', lastProbeTime: '2025-03-01T12:01:00Z', lastTransitionTime: '2025-03-01T12:01:00Z' },
+      { type: 'PodScheduled', status: 'True', reason: 'Scheduled', message: 'ok' },
+    ],
+    hostIP: '10.0.0.1',
+    hostIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }],
+    podIP: '10.244.0.5',
+    podIPs: [{ ip: '10.244.0.5' }],
+    startTime: '2025-03-01T12:00:05Z',
+    containerStatuses: [
+      {
+        name: 'app',
+        state: { running: { startedAt: '2025-03-01T12:00:10Z' } },
+        lastState: { terminated: { exitCode: 0, signal: 9, reason: 'OOMKilled', startedAt: '2025-03-01T11:00:00Z', finishedAt: '2025-03-01T11:59:59Z', containerID: 'containerd://abc' } },
+        ready: false,
+        restartCount: 0,
+        image: 'registry.example/app:1.2',
+        imageID: '',
+        containerID: 'containerd://def',
+        started: true,
+        allocatedResources: { cpu: '250m' },
+        user: { linux: { uid: 1000, gid: 0, supplementalGroups: [5, 6] } },
+      },
+    ],
+    initContainerStatuses: [{ name: 'init', state: { terminated: { exitCode: 0, reason: 'Completed' } }, ready: true, restartCount: 1, image: 'busybox', imageID: 'sha256:x' }],
+    qosClass: 'Burstable',
+  },
+};
