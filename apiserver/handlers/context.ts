@@ -8,6 +8,7 @@ import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
 import { isTrue } from '../server/request-info';
+import { servedBody } from '../server/group-alias';
 import { send, type SendOptions } from '../server/respond';
 import type { ListQuery, ObjectStore, WriteContext } from '../store/object-store';
 import { selectableFields } from '../store/object-store';
@@ -35,8 +36,9 @@ export interface ResourceRequest {
   authorizeVerb?: (verb: string) => Promise<void>;
 }
 
+/** Sends a body, spelled in the group the client asked for (servedBody). */
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
-  send(r.req, r.res, status, body, { pretty: isTrue(r.query.get('pretty')), ...extra });
+  send(r.req, r.res, status, servedBody(r.info, body), { pretty: isTrue(r.query.get('pretty')), ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {

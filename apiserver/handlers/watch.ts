@@ -2,6 +2,7 @@ import { realClock } from '../../common/informer/clock';
 import { StreamWriter } from '../../common/stream-writer';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
+import { servedError, servedEventObject } from '../server/group-alias';
 import { isTrue } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
@@ -88,11 +89,12 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       lastRv = ev.revision;
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      const chunk = type === ev.type && rendering.kind === 'json' ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
+      // The cached rendering is the canonical group's: a client of the k8s.io name gets its own.
+      const chunk = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {
-    if (err instanceof ApiError) last = JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n';
+    if (err instanceof ApiError) last = JSON.stringify({ type: 'ERROR', object: (servedError(r.info, err) as ApiError).toStatus() }) + '\n';
     else r.log.error({ err }, 'watch failed');
   } finally {
     cancelTimeout();
@@ -131,7 +133,8 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
-function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string {
+function encode(r: ResourceRequest, rendering: Rendering, type: string, stored: KObject): string {
+  const obj = servedEventObject(r.info, stored);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';
 }
@@ -139,6 +142,7 @@ function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KOb
 function bookmark(r: ResourceRequest, rv: number, annotations?: Record<string, string>): string {
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (annotations) metadata.annotations = annotations;
-  const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
+  const group = r.info.servedGroup ?? r.type.group;
+  const apiVersion = group ? `${group}/${r.type.version}` : r.type.version;
   return JSON.stringify({ type: 'BOOKMARK', object: { kind: r.type.kind, apiVersion, metadata } }) + '\n';
 }
