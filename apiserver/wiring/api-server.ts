@@ -20,6 +20,7 @@ import { handleList } from '../handlers/list';
 import { handlePatch } from '../handlers/patch';
 import { handleUpdate } from '../handlers/update';
 import { handleWatch } from '../handlers/watch';
+import { aggregatedDiscovery } from '../server/aggregated-discovery';
 import { Discovery } from '../server/discovery';
 import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
@@ -250,8 +251,13 @@ export class ApiServer {
       res.end(text);
       return;
     }
-    if (path === '/api') return json(this.discovery.versions());
-    if (path === '/apis') return json(this.discovery.groups());
+    if (path === '/api' || path === '/apis') {
+      // Aggregated discovery for the clients that ask for it; the same URL answers differently by Accept.
+      const aggregated = aggregatedDiscovery(req.headers.accept);
+      const headers = { Vary: 'Accept', ...(aggregated ? { 'Content-Type': aggregated.contentType } : {}) };
+      const body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
+      return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined });
+    }
     if (parts[0] === 'api' && parts.length === 2) {
       const doc = this.discovery.resources('', parts[1]);
       if (doc) return json(doc);
