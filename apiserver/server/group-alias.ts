@@ -47,16 +47,19 @@ export class GroupAliases {
   }
 
   /**
-   * The types as discovery and OpenAPI list them: every registered type, then each type of a
-   * served group once more under the group's upstream name (a view: the same schema, hooks and
-   * storage as the canonical type).
+   * The types as discovery and OpenAPI list them: every registered type, each type of a served
+   * group preceded by a view of it under the group's upstream name (the same schema, hooks and
+   * storage). Upstream's name comes first because kubectl resolves a bare resource name
+   * (`kubectl certificate approve`, `kubectl get roles`, short names) to the first group that
+   * serves it in discovery order, and its typed commands accept only the k8s.io group's objects.
    */
   documentTypes(types: readonly ResourceType[]): ResourceType[] {
     if (!this.enabled) return [...types];
-    const out = [...types];
+    const out: ResourceType[] = [];
     for (const t of types) {
       const up = upstreamGroup(t.group);
       if (up && this.toCanonical.get(up) === t.group) out.push({ ...t, group: up });
+      out.push(t);
     }
     return out;
   }
