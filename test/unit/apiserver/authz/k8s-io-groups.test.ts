@@ -7,7 +7,8 @@ import { RbacAuthorizer } from '../../../../apiserver/authz/rbac-authorizer';
 import { RbacPolicy } from '../../../../apiserver/authz/rbac-policy';
 import { ruleAllows } from '../../../../apiserver/authz/rbac-rules';
 import { attributesFromSpec } from '../../../../apiserver/handlers/review-handlers';
-import { res, user } from './helpers';
+import { admin, openAuthzFixture } from './fixture';
+import { eventually, res, user } from './helpers';
 
 // Issue 17, item 3: a group's svc.io and k8s.io names are one group for every authorizer.
 
@@ -74,5 +75,25 @@ test('ABAC: a policy line naming either spelling, in either apiVersion, matches 
     for (const apiGroup of ['coordination.svc.io', 'coordination.k8s.io']) {
       t.is((await z.authorize({ user: user(who), info: res('get', 'leases', { apiGroup, namespace: 'x', name: 'l' }) })).decision, 'allow', `${who} ${apiGroup}`);
     }
+  }
+});
+
+test('view, edit and admin aggregate ClusterRoles labelled rbac.authorization.k8s.io/aggregate-to-*, as upstream manifests label them', async (t) => {
+  const f = await openAuthzFixture();
+  try {
+    await f.ready();
+    const crs = f.type('rbac.authorization.svc.io', 'clusterroles');
+    const labels = { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' };
+    await f.store.create(crs, '', { metadata: { name: 'gadgets-view', labels }, rules: [{ verbs: ['get'], apiGroups: ['example.com'], resources: ['gadgets'] }] }, admin);
+    await f.store.create(f.type('rbac.authorization.svc.io', 'rolebindings'), 'default', { metadata: { name: 'v' }, roleRef: { kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'viewer' }] }, admin);
+    const gadget = { user: user('viewer'), info: res('get', 'gadgets', { namespace: 'default', apiGroup: 'example.com', name: 'g' }) };
+    await eventually(async () => (await f.authz.chain.decide(gadget)).allowed, 'view aggregated gadgets');
+    const view = await f.store.get(crs, '', 'view');
+    t.deepEqual((view.aggregationRule as { clusterRoleSelectors: unknown[] }).clusterRoleSelectors, [
+      { matchLabels: { 'rbac.authorization.svc.io/aggregate-to-view': 'true' } },
+      { matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
+    ]);
+  } finally {
+    await f.close();
   }
 });
