@@ -4,7 +4,7 @@
  * plugin's) rule, so an agent cannot give itself labels the control plane reserves. The allow-list
  * is the one the API server's NodeRestriction admission enforces (apiserver/api/well-known.ts).
  */
-import { KUBELET_LABEL_NAMESPACES, KUBELET_LABELS } from '../../apiserver/api/well-known';
+import { isKubeletLabel, isReservedLabel, KUBELET_LABEL_NAMESPACES, KUBELET_LABELS } from '../../apiserver/api/well-known';
 
 const nameRe = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const dnsLabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -34,10 +34,6 @@ export function checkLabelValue(value: string): string | undefined {
   return undefined;
 }
 
-function isSvcNamespace(prefix: string): boolean {
-  return prefix === 'svc.io' || prefix.endsWith('.svc.io');
-}
-
 /** Parses "k=v,k2=v2"; throws Error on a pair without '=' or with an empty key. */
 export function parseLabelsFlag(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -61,15 +57,13 @@ export function checkNodeLabels(labels: Record<string, string>): string[] {
       problems.push(why);
       continue;
     }
-    const slash = k.indexOf('/');
-    const prefix = slash >= 0 ? k.slice(0, slash) : '';
-    if (!isSvcNamespace(prefix) || KUBELET_LABELS.has(k)) continue;
-    if (KUBELET_LABEL_NAMESPACES.some((ns) => prefix === ns || prefix.endsWith('.' + ns))) continue;
+    // svc.io, and upstream's kubernetes.io and k8s.io spellings of it, are the platform's (as the kubelet's check).
+    if (!isReservedLabel(k) || isKubeletLabel(k)) continue;
     restricted.push(k);
   }
   if (restricted.length > 0) {
     problems.push(
-      `unknown 'svc.io' labels specified: [${restricted.join(' ')}]; labels in the 'svc.io' namespace must begin with an allowed prefix (${KUBELET_LABEL_NAMESPACES.join(', ')}) or be in the specifically allowed set (${[...KUBELET_LABELS].join(', ')})`,
+      `unknown 'svc.io' labels specified: [${restricted.join(' ')}]; labels in the 'svc.io' namespace must begin with an allowed prefix (${KUBELET_LABEL_NAMESPACES.join(', ')}) or be in the specifically allowed set (${[...KUBELET_LABELS].join(', ')}); the same holds for their kubernetes.io and k8s.io spellings`,
     );
   }
   return problems;

@@ -1,12 +1,12 @@
 /** The Node object the agent registers (metadata, spec and its first status). */
 import type { KObject } from '../../apiserver/api/types';
-import { HOSTNAME_LABEL } from '../../apiserver/api/well-known';
+import { ARCH_LABEL, OS_LABEL, wellKnownNodeLabels } from '../../apiserver/api/well-known';
 import type { Taint } from '../config/types';
 import type { MachineInfo } from '../platform/machine';
 import { initialStatus, type DesiredNodeStatus } from './node-status';
 
-export const archLabel = 'svc.io/arch';
-export const osLabel = 'svc.io/os';
+export const archLabel = ARCH_LABEL;
+export const osLabel = OS_LABEL;
 
 export interface NodeIdentity {
   name: string;
@@ -17,14 +17,13 @@ export interface NodeIdentity {
   providerID?: string;
 }
 
-/** The default labels (Appendix D) with --node-labels on top; a --node-labels key may not override a default. */
+/**
+ * The default labels (Appendix D) with --node-labels on top; a --node-labels key may not override
+ * a default. Each well-known label is set in both spellings, svc.io and upstream's kubernetes.io
+ * (svc.io/os and kubernetes.io/os, ...), so stock manifests' nodeSelectors match (issue 17).
+ */
 export function nodeLabels(nodeName: string, machine: Pick<MachineInfo, 'architecture' | 'operatingSystem'>, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    ...extra,
-    [archLabel]: machine.architecture,
-    [HOSTNAME_LABEL]: nodeName,
-    [osLabel]: machine.operatingSystem,
-  };
+  return { ...extra, ...wellKnownNodeLabels(nodeName, machine.operatingSystem, machine.architecture) };
 }
 
 /** A new Node with the given status (all condition times = now). */

@@ -15,6 +15,7 @@
  * containers' and the sum of its app containers' (upstream's effective request, without
  * pod overhead).
  */
+import { sameTaintKey } from '../../apiserver/api/well-known';
 import { containerRequests } from './resources';
 import type { NodeSelectorRequirement, Pod, Toleration } from '../api/core-v1';
 
@@ -91,10 +92,12 @@ export function nodeAffinityMatches(pod: Pod, node: AdmissionNode): boolean {
   });
 }
 
+/** Upstream ToleratesTaint; a key matches in either spelling (node.kubernetes.io/not-ready is node.svc.io/not-ready), as the API server's scheduler reads it. */
 function tolerates(t: Toleration, taint: AdmissionNode['taints'][number]): boolean {
   if (t.effect && t.effect !== taint.effect) return false;
-  if (t.operator === 'Exists') return !t.key || t.key === taint.key;
-  return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
+  const sameKey = !!t.key && sameTaintKey(t.key, taint.key);
+  if (t.operator === 'Exists') return !t.key || sameKey;
+  return sameKey && (t.value ?? '') === (taint.value ?? '');
 }
 
 /**

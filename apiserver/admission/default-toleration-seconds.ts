@@ -1,4 +1,4 @@
-import { TAINT_NOT_READY, TAINT_UNREACHABLE } from '../api/well-known';
+import { sameTaintKey, TAINT_NOT_READY, TAINT_UNREACHABLE } from '../api/well-known';
 import { recs } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
 
@@ -23,8 +23,9 @@ export class DefaultTolerationSeconds implements AdmissionPlugin {
     if (a.operation !== 'CREATE' || a.subresource || a.type.group !== '' || a.type.resource !== 'pods' || !a.object) return Promise.resolve();
     const spec = (a.object.spec ??= {}) as { tolerations?: unknown[] };
     const tolerations = recs(spec.tolerations);
-    // As upstream: a toleration with this key (or no key) and effect NoExecute (or none) counts.
-    const covers = (key: string) => tolerations.some((t) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect));
+    // As upstream: a toleration with this key (or no key) and effect NoExecute (or none) counts; the
+    // key in either spelling (node.kubernetes.io/not-ready, as upstream manifests write it, too).
+    const covers = (key: string) => tolerations.some((t) => (!t.key || (typeof t.key === 'string' && sameTaintKey(t.key, key))) && (t.effect === 'NoExecute' || !t.effect));
     const added: Array<Record<string, unknown>> = [];
     if (!covers(TAINT_NOT_READY)) added.push({ key: TAINT_NOT_READY, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.notReadySeconds });
     if (!covers(TAINT_UNREACHABLE)) added.push({ key: TAINT_UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.unreachableSeconds });

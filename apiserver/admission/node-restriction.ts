@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { nodeName } from '../api/node-identity';
-import { isMirrorPod, KUBELET_LABEL_NAMESPACES, KUBELET_LABELS, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE, NODE_RESTRICTION_LABEL_NAMESPACE } from '../api/well-known';
+import { canonicalGroup } from '../api/group-names';
+import { isKubeletLabel, isMirrorPod, isNodeRestrictionLabel, isReservedLabel, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE } from '../api/well-known';
 import { podReferences } from '../registry/types/pod-references';
 import { get, rec, recs, strAt } from '../registry/obj-access';
 import type { AdmissionAttributes, AdmissionPlugin } from './admission';
@@ -13,19 +14,14 @@ export type PodGetter = (namespace: string, name: string) => Promise<KObject | n
 /** Reads a Node; null when absent. */
 export type NodeGetter = (name: string) => Promise<KObject | null>;
 
-function labelNamespace(key: string): string {
-  const slash = key.indexOf('/');
-  return slash >= 0 ? key.slice(0, slash) : '';
-}
-
-const within = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
-
-/** Upstream isForbiddenLabel: node-restriction labels, and svc.io labels other than the kubelet's. */
+/**
+ * Upstream isForbiddenLabel: node-restriction labels, and labels under svc.io, kubernetes.io or
+ * k8s.io other than the kubelet's (both spellings of each: a node sets kubernetes.io/hostname as
+ * upstream's kubelet does, and may not set node-restriction.kubernetes.io labels).
+ */
 export function isForbiddenNodeLabel(key: string): boolean {
-  const ns = labelNamespace(key);
-  if (within(ns, NODE_RESTRICTION_LABEL_NAMESPACE)) return true;
-  if (within(ns, 'svc.io') && !(KUBELET_LABELS.has(key) || KUBELET_LABEL_NAMESPACES.some((d) => within(ns, d)))) return true;
-  return false;
+  if (isNodeRestrictionLabel(key)) return true;
+  return isReservedLabel(key) && !isKubeletLabel(key);
 }
 
 /** Forbidden labels added, changed or removed between old and new (upstream getModifiedLabels + filter). */
@@ -62,7 +58,7 @@ export class NodeRestriction implements AdmissionPlugin {
     if (g === '' && r === 'pods') return this.pod(node, a);
     if (g === '' && r === 'nodes') return this.node(node, a);
     if (g === '' && r === 'persistentvolumeclaims') return this.claim(node, a);
-    if (g === 'coordination.svc.io' && r === 'leases') return this.lease(node, a);
+    if (canonicalGroup(g) === 'coordination.svc.io' && r === 'leases') return this.lease(node, a);
     if (g === '' && r === 'serviceaccounts' && a.subresource === 'token' && a.operation === 'CREATE') return this.tokenRequest(node, a);
   }
 

@@ -1,3 +1,4 @@
+import { sameGroup } from '../api/group-names';
 import type { UserInfo } from '../api/user';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import { AuthorizationConfigError } from './config-error';
@@ -5,6 +6,8 @@ import type { PolicyRule } from './rbac-rules';
 import type { RuleList, RuleLister } from './rule-lister';
 
 export const ABAC_API_VERSION = 'abac.authorization.svc.io/v1beta1';
+/** Upstream's name of the same policy version (issue 17: policy files written for kube-apiserver load unchanged). */
+const UPSTREAM_ABAC_API_VERSION = 'abac.authorization.kubernetes.io/v1beta1';
 
 /** One policy line's spec (A.5). */
 export interface AbacPolicy {
@@ -39,7 +42,7 @@ export function parseAbacPolicies(text: string, file = 'policy file'): AbacPolic
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v)) throw fail('not a JSON object');
     const o = v as Record<string, unknown>;
-    if (o.apiVersion !== ABAC_API_VERSION) throw fail(`apiVersion: must be ${ABAC_API_VERSION}, got ${JSON.stringify(o.apiVersion ?? '')}`);
+    if (o.apiVersion !== ABAC_API_VERSION && o.apiVersion !== UPSTREAM_ABAC_API_VERSION) throw fail(`apiVersion: must be ${ABAC_API_VERSION}, got ${JSON.stringify(o.apiVersion ?? '')}`);
     if (o.kind !== 'Policy') throw fail(`kind: must be Policy, got ${JSON.stringify(o.kind ?? '')}`);
     for (const k of Object.keys(o)) if (!['apiVersion', 'kind', 'spec', 'metadata'].includes(k)) throw fail(`${k}: unknown field`);
     const spec = o.spec;
@@ -110,7 +113,7 @@ export function matches(p: AbacPolicy, a: Attributes): boolean {
   const i = a.info;
   if (p.readonly && !READ_VERBS.has(i.verb)) return false;
   if (i.isResourceRequest) {
-    return (p.namespace === '*' || p.namespace === i.namespace) && (p.resource === '*' || p.resource === i.resource) && (p.apiGroup === '*' || p.apiGroup === i.apiGroup);
+    return (p.namespace === '*' || p.namespace === i.namespace) && (p.resource === '*' || p.resource === i.resource) && (p.apiGroup === '*' || sameGroup(p.apiGroup, i.apiGroup));
   }
   if (p.nonResourcePath === '*' || p.nonResourcePath === i.path) return true;
   return p.nonResourcePath.endsWith('*') && i.path.startsWith(p.nonResourcePath.replace(/\*+$/, ''));

@@ -2,6 +2,7 @@ import type { UserInfo } from '../api/user';
 import { fieldSelectorPins } from './attributes';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { NodeGraph } from './node-graph';
+import { canonicalGroup } from '../api/group-names';
 import { nodeName } from '../api/node-identity';
 import { NODE_LEASE_NAMESPACE } from '../api/well-known';
 import { nodeRules } from './rbac-defaults';
@@ -57,7 +58,7 @@ export class NodeAuthorizer implements Authorizer, RuleLister {
           return this.podAccess(node, a);
       }
     }
-    if (i.isResourceRequest && i.apiGroup === 'coordination.svc.io' && i.resource === 'leases') return this.lease(node, a);
+    if (i.isResourceRequest && canonicalGroup(i.apiGroup) === 'coordination.svc.io' && i.resource === 'leases') return this.lease(node, a);
     return this.byRules(a);
   }
 

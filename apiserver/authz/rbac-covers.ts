@@ -1,3 +1,4 @@
+import { canonicalGroup } from '../api/group-names';
 import { ALL, type PolicyRule } from './rbac-rules';
 
 /**
@@ -38,7 +39,8 @@ export function breakdown(rule: PolicyRule): PolicyRule[] {
 /** Upstream ruleCovers: the owner rule grants everything the sub rule grants. */
 export function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
   const verbs = owner.verbs.includes(ALL) || hasAll(owner.verbs, sub.verbs);
-  const groups = (owner.apiGroups ?? []).includes(ALL) || hasAll(owner.apiGroups ?? [], sub.apiGroups ?? []);
+  // Either name of a group covers the other (issue 17): compared canonical.
+  const groups = (owner.apiGroups ?? []).includes(ALL) || hasAll((owner.apiGroups ?? []).map(canonicalGroup), (sub.apiGroups ?? []).map(canonicalGroup));
   const resources = resourceCoversAll(owner.resources ?? [], sub.resources ?? []);
   const urls = nonResourceURLsCoverAll(owner.nonResourceURLs ?? [], sub.nonResourceURLs ?? []);
   const ownerNames = owner.resourceNames ?? [];

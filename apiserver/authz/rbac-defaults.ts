@@ -25,6 +25,8 @@ export const BOOTSTRAP_LABEL = 'svc.io/bootstrapping';
 export const BOOTSTRAP_LABEL_VALUE = 'rbac-defaults';
 export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.svc.io/autoupdate';
 export const AGGREGATE_TO = (role: 'admin' | 'edit' | 'view') => `rbac.authorization.svc.io/aggregate-to-${role}`;
+/** Upstream's name of the same label (a group-named prefix: k8s.io, not kubernetes.io). */
+export const UPSTREAM_AGGREGATE_TO = (role: 'admin' | 'edit' | 'view') => `rbac.authorization.k8s.io/aggregate-to-${role}`;
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'update', 'patch', 'delete', 'deletecollection'];
@@ -306,7 +308,9 @@ function meta(name: string, namespace: string | undefined, labels: Record<string
 /** The default ClusterRole as an API object. */
 export function clusterRoleObject(r: DefaultClusterRole): KObject {
   const o: KObject = { apiVersion: `${RBAC_GROUP}/v1`, kind: 'ClusterRole', metadata: meta(r.name, undefined, r.labels), rules: r.rules };
-  if (r.aggregateFrom) o.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO(r.aggregateFrom)]: 'true' } }] };
+  // Either spelling of the aggregation label (issue 17): upstream manifests label their ClusterRoles
+  // rbac.authorization.k8s.io/aggregate-to-view and expect view, edit and admin to take them in.
+  if (r.aggregateFrom) o.aggregationRule = { clusterRoleSelectors: [AGGREGATE_TO(r.aggregateFrom), UPSTREAM_AGGREGATE_TO(r.aggregateFrom)].map((k) => ({ matchLabels: { [k]: 'true' } })) };
   return o;
 }
 

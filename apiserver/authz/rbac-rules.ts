@@ -1,3 +1,5 @@
+import { canonicalGroup } from '../api/group-names';
+
 /**
  * RBAC policy rules (A.6) and how one rule matches a request, as upstream's rbac/v1 helpers
  * (RuleAllows, VerbMatches, APIGroupMatches, ResourceMatches, ResourceNameMatches,
@@ -38,8 +40,14 @@ export function verbMatches(rule: PolicyRule, verb: string): boolean {
   return false;
 }
 
+/**
+ * A group's svc.io and k8s.io names are one group (issue 17): a rule naming either grants
+ * requests under either (the router hands authorization the canonical name; a review or a
+ * webhook may carry the other).
+ */
 export function apiGroupMatches(rule: PolicyRule, group: string): boolean {
-  for (const g of rule.apiGroups ?? []) if (g === ALL || g === group) return true;
+  const want = canonicalGroup(group);
+  for (const g of rule.apiGroups ?? []) if (g === ALL || g === group || canonicalGroup(g) === want) return true;
   return false;
 }
 

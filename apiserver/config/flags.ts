@@ -33,6 +33,8 @@ export interface ApiServerFlags {
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
   enableBootstrapTokenAuth: boolean;
+  /** --serve-k8s-io-groups: every svc.io group is also served under its k8s.io name (issue 17). */
+  serveK8sIoGroups: boolean;
   leaderElect: boolean;
   leaderElectLeaseDurationMs: number;
   leaderElectRenewDeadlineMs: number;
@@ -134,6 +136,12 @@ const defs: Record<string, Def> = {
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
+  'serve-k8s-io-groups': {
+    kind: 'bool',
+    usage:
+      'Also serve every svc.io API group under its k8s.io name (rbac.authorization.k8s.io, coordination.k8s.io, ...), as stock clients use them: the same objects, listed in discovery and OpenAPI under both names',
+    def: 'true',
+  },
   'cluster-signing-duration': { kind: 'duration', usage: 'Longest validity of certificates the CSR signer issues', def: '8760h' },
   'leader-elect': { kind: 'bool', usage: 'Run the control loops only on the replica holding the svc-system/svc-controller-manager Lease', def: 'true' },
   'leader-elect-lease-duration': { kind: 'duration', usage: 'How long followers wait after the last renewal before taking over', def: '15s' },
@@ -294,6 +302,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
+    serveK8sIoGroups: bool('serve-k8s-io-groups'),
     leaderElect: bool('leader-elect'),
     leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),
     leaderElectRenewDeadlineMs: dur('leader-elect-renew-deadline'),

@@ -5,6 +5,7 @@ import { isObject } from '../api/types';
 import { BOOTSTRAPPERS_GROUP } from '../authn/bootstrap-token';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { canonicalKey } from '../api/group-names';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import { followEach, StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
@@ -70,7 +71,8 @@ export class CsrApprover {
     const name = csr.metadata.name!;
     if (!undecided(csr)) return;
     const spec = csrSpec(csr);
-    if (spec.signerName !== SIGNERS.apiserverClientKubelet) return;
+    // Upstream's spelling (kubernetes.io/kube-apiserver-client-kubelet) names the same signer (issue 17).
+    if (canonicalKey(spec.signerName ?? '') !== SIGNERS.apiserverClientKubelet) return;
     let parsed: ParsedRequest;
     try {
       parsed = parseRequest(spec.request);

@@ -8,6 +8,7 @@ import { signPublicKey, type KeyPairPem } from '../pki/certs';
 import { x509 } from '../../common/x509';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import { canonicalKey } from '../api/group-names';
 import { SIGNERS } from '../registry/types/certificatesigningrequests';
 import { followEach, StoreInformers } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
@@ -155,7 +156,9 @@ export class CsrSigner {
     const name = csr.metadata.name!;
     if (!signable(csr)) return;
     const spec = csrSpec(csr);
-    if (spec.signerName !== SIGNERS.apiserverClientKubelet && spec.signerName !== SIGNERS.apiserverClient) return;
+    // Upstream's spelling (kubernetes.io/kube-apiserver-client) names the same signer (issue 17).
+    const signer = canonicalKey(spec.signerName ?? '');
+    if (signer !== SIGNERS.apiserverClientKubelet && signer !== SIGNERS.apiserverClient) return;
     let parsed: ParsedRequest;
     try {
       parsed = parseRequest(spec.request);
@@ -163,7 +166,7 @@ export class CsrSigner {
       return this.fail(t, csr, 'InvalidRequest', (err as Error).message);
     }
     if (!(await verifyRequest(parsed))) return this.fail(t, csr, 'InvalidRequest', 'the certificate request signature does not verify');
-    const problem = spec.signerName === SIGNERS.apiserverClientKubelet ? kubeletClientProblem(parsed, spec.usages) : clientUsagesProblem(spec.usages);
+    const problem = signer === SIGNERS.apiserverClientKubelet ? kubeletClientProblem(parsed, spec.usages) : clientUsagesProblem(spec.usages);
     if (problem) return this.fail(t, csr, 'SignerValidationFailure', problem);
     const max = this.opts.maxValidityMs ?? ONE_YEAR_MS;
     const requested = typeof spec.expirationSeconds === 'number' && spec.expirationSeconds > 0 ? spec.expirationSeconds * 1000 : max;

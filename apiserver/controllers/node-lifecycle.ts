@@ -5,6 +5,7 @@ import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { canonicalKey } from '../api/group-names';
 import { NODE_LEASE_NAMESPACE, TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE } from '../api/well-known';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -289,19 +290,19 @@ export function desiredTaints(node: KObject): Array<{ key: string; effect: strin
 /**
  * The node's taint list with the controller-owned ones made to match desiredTaints: others kept
  * in place, wanted ones kept as they are (with their timeAdded), missing ones appended (NoExecute
- * with timeAdded, as upstream), unwanted ones dropped.
+ * with timeAdded, as upstream), unwanted ones dropped. The controller sets the svc.io keys; a taint
+ * under upstream's spelling (node.kubernetes.io/not-ready, written by a tool or a manifest) is the
+ * same taint (issue 17): kept when wanted, instead of a second one, and dropped when not.
  */
 export function reconcileTaints(node: KObject, nowMs: number): Taint[] {
   const existing = ((node.spec as { taints?: unknown } | undefined)?.taints ?? []) as Taint[];
   const want = desiredTaints(node);
-  const wanted = new Set(want.map((t) => `${t.key}:${t.effect}`));
-  const kept = (Array.isArray(existing) ? existing : []).filter((t) => {
-    const id = `${t.key}:${t.effect}`;
-    return !MANAGED.has(id) || wanted.has(id);
-  });
-  const have = new Set(kept.map((t) => `${t.key}:${t.effect}`));
+  const id = (t: Taint) => `${typeof t.key === 'string' ? canonicalKey(t.key) : String(t.key)}:${t.effect}`;
+  const wanted = new Set(want.map(id));
+  const kept = (Array.isArray(existing) ? existing : []).filter((t) => !MANAGED.has(id(t)) || wanted.has(id(t)));
+  const have = new Set(kept.map(id));
   for (const t of want) {
-    if (have.has(`${t.key}:${t.effect}`)) continue;
+    if (have.has(id(t))) continue;
     kept.push(t.effect === 'NoExecute' ? { ...t, timeAdded: rfc3339(new Date(nowMs)) } : { ...t });
   }
   return kept;

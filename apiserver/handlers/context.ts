@@ -8,6 +8,7 @@ import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
 import { isTrue } from '../server/request-info';
+import { servedBody } from '../server/group-alias';
 import { prefersProtobuf } from '../server/negotiation';
 import { protobufSchemaFor } from '../server/protobuf';
 import { send, type SendOptions } from '../server/respond';
@@ -37,10 +38,14 @@ export interface ResourceRequest {
   authorizeVerb?: (verb: string) => Promise<void>;
 }
 
-/** Sends body, as protobuf when the client prefers it and the body has a protobuf form (else JSON, or YAML when asked). */
+/**
+ * Sends body, spelled in the group the client asked for (servedBody), as protobuf when the client
+ * prefers it and the body has a protobuf form (else JSON, or YAML when asked).
+ */
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
-  const protobuf = !extra.yaml && prefersProtobuf(r.req.headers.accept) ? protobufSchemaFor(r.type, body) : undefined;
-  send(r.req, r.res, status, body, { pretty: isTrue(r.query.get('pretty')), protobuf, ...extra });
+  const served = servedBody(r.info, body);
+  const protobuf = !extra.yaml && prefersProtobuf(r.req.headers.accept) ? protobufSchemaFor(r.type, served) : undefined;
+  send(r.req, r.res, status, served, { pretty: isTrue(r.query.get('pretty')), protobuf, ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {

@@ -1,4 +1,5 @@
 import { ApiError } from '../api/errors';
+import { canonicalGroup } from '../api/group-names';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import type { UserInfo } from '../api/user';
@@ -131,7 +132,8 @@ export function attributesFromSpec(user: UserInfo, spec: Record<string, unknown>
       path: '',
       verb: str(ra.verb) ?? '',
       apiPrefix: 'apis',
-      apiGroup: str(ra.group) ?? '',
+      // Either name of a group asks about the same group (issue 17): authorized as the canonical one.
+      apiGroup: canonicalGroup(str(ra.group) ?? ''),
       apiVersion: str(ra.version) ?? '',
       namespace: str(ra.namespace) ?? '',
       resource: str(ra.resource) ?? '',

@@ -4,6 +4,7 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
+import { servedError, servedEventObject } from '../server/group-alias';
 import { isTrue } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
@@ -92,11 +93,15 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       lastRv = ev.revision;
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      const chunk = type === ev.type && rendering.kind === 'json' ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
+      // The cached rendering is the canonical group's: a client of the k8s.io name gets its own.
+      const chunk = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {
-    if (err instanceof ApiError) last = rendering.kind === 'protobuf' ? encodeWatchFrame('ERROR', statusSchema, err.toStatus()) : JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n';
+    if (err instanceof ApiError) {
+      const status = (servedError(r.info, err) as ApiError).toStatus();
+      last = rendering.kind === 'protobuf' ? encodeWatchFrame('ERROR', statusSchema, status) : JSON.stringify({ type: 'ERROR', object: status }) + '\n';
+    }
     else r.log.error({ err }, 'watch failed');
   } finally {
     cancelTimeout();
@@ -135,8 +140,9 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
-/** One event in the negotiated form: a JSON line (the object or its Table), or a protobuf frame. */
-function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KObject): string | Buffer {
+/** One event in the negotiated form, spelled in the group the client asked for: a JSON line (the object or its Table), or a protobuf frame. */
+function encode(r: ResourceRequest, rendering: Rendering, type: string, stored: KObject): string | Buffer {
+  const obj = servedEventObject(r.info, stored);
   if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';
@@ -145,7 +151,8 @@ function encode(r: ResourceRequest, rendering: Rendering, type: string, obj: KOb
 function bookmark(r: ResourceRequest, rendering: Rendering, rv: number, annotations?: Record<string, string>): string | Buffer {
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (annotations) metadata.annotations = annotations;
-  const apiVersion = r.type.group ? `${r.type.group}/${r.type.version}` : r.type.version;
+  const group = r.info.servedGroup ?? r.type.group;
+  const apiVersion = group ? `${group}/${r.type.version}` : r.type.version;
   const object = { kind: r.type.kind, apiVersion, metadata };
   if (rendering.kind === 'protobuf') return encodeWatchFrame('BOOKMARK', r.type.schema, object);
   return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';

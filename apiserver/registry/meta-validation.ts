@@ -1,4 +1,5 @@
 import type { Cause } from '../api/errors';
+import { sameGroup } from '../api/group-names';
 import { isObject, type ObjectMeta } from '../api/types';
 import { child, forbidden, immutable, invalid, required, tooLong } from './field-errors';
 import {
@@ -189,8 +190,8 @@ export function validateOwnerReferences(refs: unknown, path: string): Cause[] {
     if (!kind) out.push(invalid(child(path, 'kind'), kind, 'must not be empty'));
     if (!name) out.push(invalid(child(path, 'name'), name, 'must not be empty'));
     if (!uid) out.push(invalid(child(path, 'uid'), uid, 'must not be empty'));
-    // Upstream BannedOwners: events.svc.io/v1 Events may not own anything.
-    if (group === 'events.svc.io' && version === 'v1' && kind === 'Event') {
+    // Upstream BannedOwners: events.svc.io/v1 Events (events.k8s.io/v1 too) may not own anything.
+    if (sameGroup(group, 'events.svc.io') && version === 'v1' && kind === 'Event') {
       out.push(invalid(path, r, `${group}/${version}, Kind=${kind} is disallowed from being an owner`));
     }
     if (r.controller === true) {

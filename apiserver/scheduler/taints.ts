@@ -1,4 +1,5 @@
 import type { KObject } from '../api/types';
+import { sameTaintKey } from '../api/well-known';
 import { get, num, recs, str } from '../registry/obj-access';
 
 /** core/v1 Taint as read from node.spec.taints. */
@@ -39,11 +40,14 @@ export function podTolerations(pod: KObject): Toleration[] {
 
 /**
  * Upstream Toleration.ToleratesTaint: an empty effect matches every effect, an empty key (with
- * Exists) every key; Exists ignores the value, Equal (or '') compares it.
+ * Exists) every key; Exists ignores the value, Equal (or '') compares it. A key matches in either
+ * spelling (issue 17): a toleration of node.kubernetes.io/not-ready, as upstream manifests write
+ * it, tolerates the node.svc.io/not-ready taint the node lifecycle controller sets, and the reverse.
+ * The scheduler's filters and scores and the taint eviction controller all ask this function.
  */
 export function tolerates(t: Toleration, taint: Taint): boolean {
   if (t.effect !== '' && t.effect !== taint.effect) return false;
-  if (t.key !== '' && t.key !== taint.key) return false;
+  if (t.key !== '' && !sameTaintKey(t.key, taint.key)) return false;
   if (t.operator === 'Exists') return true;
   if (t.operator === '' || t.operator === 'Equal') return t.value === taint.value;
   return false;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
+import { sameApiVersion } from '../api/group-names';
 import { isObject } from '../api/types';
 import { decodeObject as decodeProtobuf } from '../codec/envelope';
 import { bodyLimitBytes, maxNestingDepth } from '../patch/json-bounds';
@@ -87,7 +88,8 @@ export function checkObject(
 ): { object: KObject; warnings: string[] } {
   if (!isObject(value)) throw new ApiError('BadRequest', 'the request body must be a JSON or YAML object');
   const want = apiVersionOf(t);
-  if (value.apiVersion !== undefined && value.apiVersion !== want) {
+  // Either name of the group (X.svc.io or X.k8s.io) is the same API version; the store writes the canonical one.
+  if (value.apiVersion !== undefined && !sameApiVersion(value.apiVersion, want)) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it
     throw new ApiError('BadRequest', `the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${want})`);
   }

@@ -1,9 +1,17 @@
 import type { ResourceType } from '../registry/resource-type';
 
+/** Verbs of a stored type's collection and items, as upstream's discovery lists them. */
+const STORED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const STATUS_VERBS = ['get', 'patch', 'update'];
+
 /**
- * Legacy discovery documents (/api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1) that
- * kubectl and client libraries read to map kinds to URLs. Aggregated discovery (apidiscovery v2)
- * is not offered; clients fall back to these, as upstream clients do against older servers.
+ * Discovery documents that kubectl and client libraries read to map kinds to URLs:
+ * - legacy (/api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1): one request per group
+ *   version;
+ * - aggregated (apidiscovery v2 and v2beta1, answered on /api and /apis to clients that ask for it
+ *   in Accept; see aggregated-discovery.ts): every group, version and resource in one document
+ *   each, so kubectl 1.30+ discovers everything in two requests.
+ * Both are built from the same types, so they always list the same resources and verbs.
  */
 export class Discovery {
   constructor(
@@ -21,14 +29,14 @@ export class Discovery {
   }
 
   group(name: string): Record<string, unknown> | undefined {
-    const versions = [...new Set(this.types().filter((t) => t.group === name).map((t) => t.version))];
+    const versions = this.versionsOf(name);
     if (versions.length === 0 || name === '') return undefined;
     const gv = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
     return { kind: 'APIGroup', apiVersion: 'v1', name, versions: gv, preferredVersion: gv[0] };
   }
 
   resources(group: string, version: string): Record<string, unknown> | undefined {
-    const ts = this.types().filter((t) => t.group === group && t.version === version);
+    const ts = this.typesOf(group, version);
     if (ts.length === 0) return undefined;
     const resources: Record<string, unknown>[] = [];
     for (const t of ts) {
@@ -37,15 +45,65 @@ export class Discovery {
         singularName: t.singular,
         namespaced: t.namespaced,
         kind: t.kind,
-        verbs: this.createOnly(t) ? ['create'] : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        verbs: this.verbs(t),
         ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
         ...(t.categories?.length ? { categories: t.categories } : {}),
       });
-      if (t.hasStatus && !this.createOnly(t)) {
-        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+      if (this.hasStatus(t)) {
+        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
       }
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+  }
+
+  /**
+   * The aggregated document (upstream apidiscovery APIGroupDiscoveryList) of /api (legacy: the
+   * core group only, one item with an empty name) or /apis (every other group, in the order of
+   * the legacy /apis), in the group and version of the discovery API the client asked for
+   * (apidiscovery.k8s.io/v2, its v2beta1, or the apidiscovery.svc.io twin).
+   */
+  aggregated(legacy: boolean, apiVersion: string): Record<string, unknown> {
+    const names = legacy ? (this.versionsOf('').length > 0 ? [''] : []) : this.groupNames();
+    const items = names.map((name) => ({
+      metadata: { ...(name ? { name } : {}), creationTimestamp: null },
+      versions: this.versionsOf(name).map((version) => ({
+        version,
+        resources: this.typesOf(name, version).map((t) => this.aggregatedResource(t)),
+        freshness: 'Current',
+      })),
+    }));
+    return { kind: 'APIGroupDiscoveryList', apiVersion, metadata: {}, items };
+  }
+
+  private aggregatedResource(t: ResourceType): Record<string, unknown> {
+    const responseKind = { group: t.group, version: t.version, kind: t.kind };
+    return {
+      resource: t.resource,
+      responseKind,
+      scope: t.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: t.singular,
+      verbs: this.verbs(t),
+      ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
+      ...(t.categories?.length ? { categories: t.categories } : {}),
+      ...(this.hasStatus(t) ? { subresources: [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] } : {}),
+    };
+  }
+
+  private verbs(t: ResourceType): string[] {
+    return this.createOnly(t) ? ['create'] : STORED_VERBS;
+  }
+
+  private hasStatus(t: ResourceType): boolean {
+    return t.hasStatus && !this.createOnly(t);
+  }
+
+  private typesOf(group: string, version: string): ResourceType[] {
+    return this.types().filter((t) => t.group === group && t.version === version);
+  }
+
+  /** A group's versions in registration order (the first is the preferred one). */
+  private versionsOf(group: string): string[] {
+    return [...new Set(this.types().filter((t) => t.group === group).map((t) => t.version))];
   }
 
   private groupNames(): string[] {

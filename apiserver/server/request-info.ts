@@ -17,6 +17,12 @@ export interface RequestInfo {
   resource: string;
   subresource: string;
   name: string;
+  /**
+   * The group name the client used when it differs from apiGroup: a request under a group's
+   * k8s.io name is handled under the canonical svc.io name (server/group-alias.ts), and answered
+   * in this one.
+   */
+  servedGroup?: string;
 }
 
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {

@@ -41,7 +41,7 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   if (opts.compress && text.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
     payload = gzipSync(text);
     headers['Content-Encoding'] = 'gzip';
-    headers.Vary = 'Accept-Encoding';
+    headers.Vary = headers.Vary ? `${String(headers.Vary)}, Accept-Encoding` : 'Accept-Encoding';
   }
   headers['Content-Length'] = String(Buffer.byteLength(payload));
   res.writeHead(status, headers);

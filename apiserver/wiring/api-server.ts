@@ -9,6 +9,7 @@ import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
+import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { handleCreate } from '../handlers/create';
@@ -19,7 +20,9 @@ import { handleList } from '../handlers/list';
 import { handlePatch } from '../handlers/patch';
 import { handleUpdate } from '../handlers/update';
 import { handleWatch } from '../handlers/watch';
+import { aggregatedDiscovery } from '../server/aggregated-discovery';
 import { Discovery } from '../server/discovery';
+import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
 import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
 import { parseRequestInfo, reviewAlias, type RequestInfo } from '../server/request-info';
@@ -58,6 +61,8 @@ export interface ApiServerOptions {
   subresources?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
   /** Types that are created, never stored (the authorization reviews), keyed "group/version/resource": every verb goes to the handler. */
   virtual?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
+  /** --serve-k8s-io-groups: serve every svc.io group under its k8s.io name too (default true). */
+  serveK8sIoGroups?: boolean;
 }
 
 /**
@@ -77,6 +82,7 @@ export const SHUTDOWN_DRAIN_MS = 5_000;
 export class ApiServer {
   private server?: Server;
   private readonly discovery: Discovery;
+  private readonly aliases: GroupAliases;
   private startedAt = 0;
   private shuttingDown = false;
   private readonly requests = new AbortController();
@@ -84,10 +90,16 @@ export class ApiServer {
   private idle?: () => void;
 
   constructor(private readonly o: ApiServerOptions) {
+    this.aliases = new GroupAliases(o.registry.groups().map((g) => g.name), o.serveK8sIoGroups ?? true);
     this.discovery = new Discovery(
-      () => o.registry.all(),
-      (t) => o.virtual?.has(`${t.group}/${t.version}/${t.resource}`) ?? false,
+      () => this.documentTypes(),
+      (t) => o.virtual?.has(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? false,
     );
+  }
+
+  /** The types discovery and OpenAPI list: the registry's, plus their k8s.io views when served. */
+  private documentTypes(): readonly ResourceType[] {
+    return this.aliases.documentTypes(this.o.registry.all());
   }
 
   /** The bound port (after run has started listening). */
@@ -155,14 +167,15 @@ export class ApiServer {
     let info: RequestInfo | undefined;
     try {
       const url = new URL(req.url ?? '/', 'https://localhost');
-      // Stock kubectl posts the review APIs to authorization.k8s.io: served as authorization.svc.io.
-      info = reviewAlias(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams));
+      // k8s.io group names are handled as their svc.io group and answered in the client's
+      // (GroupAliases); without them, stock kubectl's review APIs under authorization.k8s.io still are.
+      info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
       const user = await o.authn.authenticate(req);
       await o.authz.authorize(requestAttributes(user, info, url.searchParams));
       if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
-      sendError(req, res, err, (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'));
+      sendError(req, res, servedError(info, err), (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'));
     } finally {
       // Upstream reports server-side apply as its own verb; res.statusCode is what was sent (a watch records on its end).
       const verb = info?.verb === 'patch' && /^application\/apply-patch/.test(req.headers['content-type'] ?? '') ? 'apply' : (info?.verb ?? (req.method ?? '').toLowerCase());
@@ -238,8 +251,13 @@ export class ApiServer {
       res.end(text);
       return;
     }
-    if (path === '/api') return json(this.discovery.versions());
-    if (path === '/apis') return json(this.discovery.groups());
+    if (path === '/api' || path === '/apis') {
+      // Aggregated discovery for the clients that ask for it; the same URL answers differently by Accept.
+      const aggregated = aggregatedDiscovery(req.headers.accept);
+      const headers = { Vary: 'Accept', ...(aggregated ? { 'Content-Type': aggregated.contentType } : {}) };
+      const body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
+      return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined });
+    }
     if (parts[0] === 'api' && parts.length === 2) {
       const doc = this.discovery.resources('', parts[1]);
       if (doc) return json(doc);
@@ -261,11 +279,11 @@ export class ApiServer {
       if (/protobuf/.test(req.headers.accept ?? '') && !/application\/json/.test(req.headers.accept ?? '')) {
         throw new ApiError('NotAcceptable', 'only application/json is served for /openapi/v2');
       }
-      return json(openApiV2(this.o.registry.all(), this.o.version.gitVersion));
+      return json(openApiV2(this.documentTypes(), this.o.version.gitVersion));
     }
-    if (path === '/openapi/v3') return json(openApiV3Index(this.o.registry.all()));
+    if (path === '/openapi/v3') return json(openApiV3Index(this.documentTypes()));
     if (parts[0] === 'openapi' && parts[1] === 'v3') {
-      const doc = openApiV3(this.o.registry.all(), parts.slice(2).join('/'), this.o.version.gitVersion);
+      const doc = openApiV3(this.documentTypes(), parts.slice(2).join('/'), this.o.version.gitVersion);
       if (doc) return json(doc);
     }
     if (parts[0] === 'livez' || parts[0] === 'readyz' || parts[0] === 'healthz') {

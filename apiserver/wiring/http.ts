@@ -45,6 +45,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     authn: { authenticate: p.authn.authenticate },
     authz: authz.chain,
     admission,
+    serveK8sIoGroups: flags.serveK8sIoGroups,
     virtual: new Map([...authz.reviewHandlers, ...auth.virtual]),
     subresources: new Map([
       ...auth.subresources,

@@ -1,4 +1,5 @@
 import type { Cause } from '../../api/errors';
+import { canonicalKey } from '../../api/group-names';
 import type { KObject } from '../../api/types';
 import type { UserInfo } from '../../api/user';
 import { decodeBase64 } from '../base64';
@@ -164,7 +165,7 @@ function validateCommon(o: KObject): Cause[] {
     seen.add(u);
   });
   const signer = strAt(o, 'spec', 'signerName');
-  if (signer === SIGNERS.legacyUnknown) out.push(invalid('spec.signerName', signer, 'the legacy signerName is not allowed via this API version'));
+  if (canonicalKey(signer) === SIGNERS.legacyUnknown) out.push(invalid('spec.signerName', signer, 'the legacy signerName is not allowed via this API version'));
   else out.push(...signerNameCauses('spec.signerName', signer));
   const exp = num(get(o, 'spec', 'expirationSeconds'));
   if (exp !== undefined && exp < 600) out.push(invalid('spec.expirationSeconds', exp, 'may not specify a duration less than 600 seconds (10 minutes)'));

@@ -1,4 +1,5 @@
 import type { Cause } from '../../api/errors';
+import { sameGroup, upstreamGroup } from '../../api/group-names';
 import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import { messages } from '../common-validation';
@@ -51,6 +52,13 @@ export const clusterRoleBindingSchema = bindingSchemaOf(`${RBAC}.ClusterRoleBind
 
 const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'] as const;
 
+/**
+ * The group a roleRef or a User/Group subject names: rbac.authorization.svc.io, or its upstream
+ * name rbac.authorization.k8s.io that stock clients write (kubectl create rolebinding, upstream
+ * manifests); kept as written, read as one group (issue 17).
+ */
+const RBAC_GROUP_NAMES = [RBAC_GROUP, upstreamGroup(RBAC_GROUP)!];
+
 /** Upstream SetDefaults_Subject and SetDefaults_RoleBinding: the rbac group where it is implied. */
 function defaults(o: KObject): void {
   const ref = rec(o.roleRef);
@@ -77,7 +85,7 @@ export function validateSubject(sub: Record<string, unknown>, namespaced: boolea
       break;
     case 'User':
     case 'Group':
-      if (apiGroup !== RBAC_GROUP) out.push(notSupported(child(path, 'apiGroup'), apiGroup, [RBAC_GROUP]));
+      if (!sameGroup(apiGroup, RBAC_GROUP)) out.push(notSupported(child(path, 'apiGroup'), apiGroup, RBAC_GROUP_NAMES));
       break;
     default:
       out.push(notSupported(child(path, 'kind'), kind, SUBJECT_KINDS));
@@ -89,7 +97,7 @@ function validateBinding(o: KObject, namespaced: boolean): Cause[] {
   const out: Cause[] = [];
   const ref = rec(o.roleRef) ?? {};
   const group = strAt(ref, 'apiGroup');
-  if (group !== RBAC_GROUP) out.push(notSupported('roleRef.apiGroup', group, [RBAC_GROUP]));
+  if (!sameGroup(group, RBAC_GROUP)) out.push(notSupported('roleRef.apiGroup', group, RBAC_GROUP_NAMES));
   const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
   const kind = strAt(ref, 'kind');
   if (!kinds.includes(kind)) out.push(notSupported('roleRef.kind', kind, kinds));
@@ -104,7 +112,9 @@ function validateBinding(o: KObject, namespaced: boolean): Cause[] {
 function validateUpdate(o: KObject, old: KObject): Cause[] {
   const a = rec(o.roleRef) ?? {};
   const b = rec(old.roleRef) ?? {};
-  if (a.apiGroup !== b.apiGroup || a.kind !== b.kind || a.name !== b.name) return [invalid('roleRef', o.roleRef, 'cannot change roleRef')];
+  // The other spelling of the same group is no change (a client of either name round-trips it).
+  const sameRefGroup = typeof a.apiGroup === 'string' && typeof b.apiGroup === 'string' ? sameGroup(a.apiGroup, b.apiGroup) : a.apiGroup === b.apiGroup;
+  if (!sameRefGroup || a.kind !== b.kind || a.name !== b.name) return [invalid('roleRef', o.roleRef, 'cannot change roleRef')];
   return [];
 }
 

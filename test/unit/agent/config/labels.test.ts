@@ -31,3 +31,10 @@ test('the allow-list is the API server\'s NodeRestriction one: kubelet.svc.io la
   t.deepEqual(checkNodeLabels({ 'kubelet.svc.io/role': 'edge', 'svc-node.svc.io/x': 'y' }), []);
   t.regex(checkNodeLabels({ 'node-restriction.svc.io/x': 'y' })[0], /must begin with an allowed prefix \(kubelet\.svc\.io, svc-node\.svc\.io, node\.svc\.io\)/);
 });
+
+test('upstream spellings: the kubelet labels under kubernetes.io are allowed, other kubernetes.io and k8s.io labels refused (issue 17)', (t) => {
+  t.deepEqual(checkNodeLabels({ 'kubernetes.io/os': 'linux', 'node.kubernetes.io/pool': 'a', 'topology.kubernetes.io/zone': 'z1', 'kubelet.kubernetes.io/x': 'y' }), []);
+  const p = checkNodeLabels({ 'node-role.kubernetes.io/worker': '', 'k8s.io/x': 'y', 'node-restriction.kubernetes.io/pool': 'a' });
+  t.is(p.length, 1);
+  t.regex(p[0], /\[node-role\.kubernetes\.io\/worker k8s\.io\/x node-restriction\.kubernetes\.io\/pool\]/);
+});

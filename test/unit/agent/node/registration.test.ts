@@ -24,7 +24,16 @@ test('creates the Node with labels, addresses, capacity, info and conditions', a
   const node = await registrar.register(new AbortController().signal);
   t.truthy(node);
   const stored = client.peek(nodesResource, 'node-a')!;
-  t.deepEqual(stored.metadata.labels, { 'example.com/role': 'edge', 'svc.io/arch': 'amd64', 'svc.io/hostname': 'node-a', 'svc.io/os': 'linux' });
+  // Both spellings of each well-known label (issue 17): stock manifests select kubernetes.io/os.
+  t.deepEqual(stored.metadata.labels, {
+    'example.com/role': 'edge',
+    'svc.io/arch': 'amd64',
+    'svc.io/hostname': 'node-a',
+    'svc.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': 'node-a',
+    'kubernetes.io/os': 'linux',
+  });
   const status = stored['status'] as Record<string, any>;
   t.deepEqual(status['addresses'], [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'node-a' }]);
   t.is(status['capacity'].pods, '110');
@@ -95,7 +104,8 @@ test('an existing Node is reconciled: our labels and the status are patched, oth
   const node = await registrar.register(new AbortController().signal);
   t.truthy(node);
   const labelPatch = client.callsOf('patch').find((c) => c.subresource === undefined)!;
-  t.deepEqual(labelPatch.body, { metadata: { labels: { 'svc.io/arch': 'amd64', tier: 'gold' } } });
+  // A Node registered before the kubernetes.io labels existed gets them on the agent's next start.
+  t.deepEqual(labelPatch.body, { metadata: { labels: { 'svc.io/arch': 'amd64', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/os': 'linux', tier: 'gold' } } });
   const stored = client.peek(nodesResource, 'node-a')!;
   t.is(stored.metadata.labels!['team.example/owner'], 'ops');
   t.is(stored.metadata.labels!['svc.io/arch'], 'amd64');

@@ -74,6 +74,14 @@ test('an untolerated NoExecute taint is TaintToleration; NoSchedule is left to t
   t.true(admitPod(pod(), [], tainted, true).admit);
 });
 
+test('a toleration in upstream spelling tolerates the node.svc.io taint of the same name, and the reverse (issue 17)', (t) => {
+  const notReady: AdmissionNode = { ...node, taints: [{ key: 'node.svc.io/not-ready', effect: 'NoExecute' }] };
+  t.true(admitPod(pod({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }] }), [], notReady).admit);
+  t.false(admitPod(pod({ tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }] }), [], notReady).admit);
+  const upstream: AdmissionNode = { ...node, taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] };
+  t.true(admitPod(pod({ tolerations: [{ key: 'node.svc.io/unreachable', operator: 'Exists' }] }), [], upstream).admit);
+});
+
 const sleeper = (name = 'c'): Container => ({ name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] });
 
 test('the agent refuses a pod beyond maxPods: phase Failed with OutOfpods and no sandbox; admitted pods run; a pod deleted frees its place', async (t) => {

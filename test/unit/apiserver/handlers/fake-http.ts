@@ -9,6 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import pino from 'pino';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
+import { GroupAliases, servedError } from '../../../../apiserver/server/group-alias';
 import { parseRequestInfo } from '../../../../apiserver/server/request-info';
 import { sendError } from '../../../../apiserver/server/respond';
 import type { StoreFixture } from '../store/fixture';
@@ -124,7 +125,8 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
   const headers: Record<string, string> = { ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers };
   const req = Object.assign(Readable.from(bytes.length ? [bytes] : []), { method, url: path, headers }) as unknown as IncomingMessage;
   const res = o.res ?? new FakeResponse();
-  let info = parseRequestInfo(method, url.pathname, query);
+  // As the router (with --serve-k8s-io-groups, its default): a k8s.io group name is handled as its svc.io group.
+  let info = new GroupAliases(f.registry.groups().map((g) => g.name), true).apply(parseRequestInfo(method, url.pathname, query));
   const type = f.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
   if (!type) throw new Error(`no type for ${path}`);
   // As the router: a namespace's own name is not its namespace.
@@ -145,7 +147,7 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
     authorizeVerb: o.authorizeVerb,
     ...(o.after ? { after: o.after } : {}),
   };
-  const done = handler(r).catch((err: unknown) => sendError(req, r.res, err));
+  const done = handler(r).catch((err: unknown) => sendError(req, r.res, servedError(r.info, err)));
   return { res, req, done };
 }
 
