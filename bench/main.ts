@@ -34,7 +34,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   },
   'pod-startup': { describe: 'API create → Running on svc-node against raw CRI calls, on real containerd (30 pods) and the simulator (1,000 pods)', run: runPodStartupBench },
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
-  'hostile-bodies': { describe: 'issue 16: one hostile body (JSON patch self-copies, YAML aliases, deep YAML, deep owned fields) against a benign one: request time, longest stall of a probe client, peak memory', run: runHostileBodiesBench },
+  'hostile-bodies': { describe: 'issue 16: one hostile body (JSON patch self-copies, YAML aliases, deep YAML, unknown fields by the hundred thousand) against a benign one: request time, longest stall of a probe client, peak memory', run: runHostileBodiesBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
 };
 
