@@ -7,7 +7,7 @@ import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
-import { isTrue } from '../server/request-info';
+import { queryBool } from '../server/request-info';
 import { send, type SendOptions } from '../server/respond';
 import type { ListQuery, ObjectStore, WriteContext } from '../store/object-store';
 import { selectableFields } from '../store/object-store';
@@ -36,7 +36,7 @@ export interface ResourceRequest {
 }
 
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
-  send(r.req, r.res, status, body, { pretty: isTrue(r.query.get('pretty')), ...extra });
+  send(r.req, r.res, status, body, { pretty: queryBool(r.query, 'pretty'), ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {
