@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { isNotFound } from '../api/errors';
+import { getOrNull, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -58,6 +58,14 @@ export class NamespaceController {
     return t;
   }
 
+  /** Whether the pod is bound to a node that does not exist (no agent will ever confirm its deletion). */
+  private async nodeGone(pod: KObject): Promise<boolean> {
+    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (!nodeName) return false; // unscheduled pods go at once anyway (the pod deletion strategy)
+    const nodes = this.registry.lookup('', 'v1', 'nodes');
+    return nodes !== undefined && (await getOrNull(this.store.get(nodes, '', nodeName))) === null;
+  }
+
   /** Deletes what the terminating namespace holds; once it is empty (and unfinalized), the namespace itself. */
   private async cleanUp(queue: WorkQueue, ns: KObject): Promise<void> {
     const nsType = this.nsType();
@@ -70,8 +78,12 @@ export class NamespaceController {
       for (const obj of items) {
         if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length > 0) continue; // waiting on its finalizers
         try {
-          // Pods go at once: the namespace is going away, there is nobody to wait for.
-          await this.store.delete(t, name, obj.metadata.name!, { gracePeriodSeconds: t.resource === 'pods' ? 0 : undefined, propagationPolicy: 'Background' }, ctx);
+          // As upstream's namespace deleter: each object with its own grace period, so a pod on a
+          // node stays Terminating until its node has stopped it and confirms (a client deleting
+          // the same pod meanwhile gets it back, not a 404). Only a pod whose node is gone goes at
+          // once: nobody would ever confirm it (upstream's pod GC removes such orphans).
+          const gracePeriodSeconds = t.resource === 'pods' && (await this.nodeGone(obj)) ? 0 : undefined;
+          await this.store.delete(t, name, obj.metadata.name!, { gracePeriodSeconds, propagationPolicy: 'Background' }, ctx);
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
