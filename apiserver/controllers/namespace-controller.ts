@@ -11,6 +11,8 @@ import { controllerContext } from '../store/system-context';
 
 const ctx = controllerContext('namespace-controller');
 const everything = { labelSelector: [], fieldSelector: [] };
+/** Upstream's namespaceDeletionGracePeriod. */
+export const NAMESPACE_DELETION_DELAY_MS = 5000;
 
 /**
  * Namespace deletion (3. States: a namespace-scoped object is deleted when its namespace is):
@@ -34,8 +36,12 @@ export class NamespaceController {
   async run(signal: AbortSignal): Promise<void> {
     const informer = this.informers.informer(this.nsType());
     const queue = new WorkQueue();
+    // As upstream's namespace controller (namespaceDeletionGracePeriod): a terminating namespace
+    // is emptied only 5 s after its deletion is seen, which leaves a client deleting the
+    // namespace and then its contents (kubectl delete -f of a file that lists the namespace
+    // first) time to delete them itself, rather than finding them gone (NotFound).
     const enqueue = (ns: KObject) => {
-      if (ns.metadata.deletionTimestamp) queue.add(ns.metadata.name!);
+      if (ns.metadata.deletionTimestamp) queue.addAfter(ns.metadata.name!, NAMESPACE_DELETION_DELAY_MS);
     };
     informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) }, { signal });
     this.informers.start(signal);

@@ -49,6 +49,8 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?
             return;
           }
           r.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private' });
+          // Sent now, not with the first line: a followed log may be silent for long.
+          r.res.flushHeaders();
           res.pipe(r.res);
           res.on('end', () => resolve());
           res.on('error', reject);
