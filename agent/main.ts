@@ -6,6 +6,7 @@
  * SIGTERM/SIGINT aborts; shutdown is bounded.
  */
 import { setMaxListeners } from 'node:events';
+import { terminalColumns } from '../common/flag-usage';
 import { HelpRequested, ConfigError, loadAgentConfig, type AgentConfig } from './config/load';
 import { CsrDeniedError, CsrRejectedError, CsrTimeoutError } from './bootstrap/request-certificate';
 import { BootstrapError } from './bootstrap/tls-bootstrap';
@@ -82,7 +83,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let cfg: AgentConfig;
   const EX_CONFIG = 78;
   try {
-    cfg = await loadAgentConfig(argv);
+    cfg = await loadAgentConfig(argv, { helpColumns: terminalColumns() });
   } catch (e) {
     if (e instanceof HelpRequested) {
       process.stdout.write(e.text.endsWith('\n') ? e.text : e.text + '\n');

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import pino from 'pino';
+import { terminalColumns } from '../common/flag-usage';
 import { createSdNotifier } from '../common/systemd';
-import { svcVersion } from '../common/version';
+import { svcBuildDate, svcVersion } from '../common/version';
 import { AuthenticationConfigError } from './authn/authentication-config';
 import { AuthorizationConfigError } from './authz/config-error';
 import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
@@ -15,7 +16,7 @@ import { loadServingTls, type ServingTls } from './wiring/tls';
 
 const gitVersion = svcVersion();
 const [major = '0', minor = '0'] = gitVersion.replace(/^v/, '').split('.');
-const VERSION = { gitVersion, major, minor };
+const VERSION = { gitVersion, major, minor, buildDate: svcBuildDate() };
 
 /**
  * Composition root: flags → storage → store, admission and authorization → TLS → authentication
@@ -89,7 +90,7 @@ function parseCommandLine(argv: readonly string[]): ApiServerFlags | number {
     throw err;
   }
   if (flags.help) {
-    process.stdout.write(helpText());
+    process.stdout.write(helpText(terminalColumns()));
     return 0;
   }
   if (flags.version) {

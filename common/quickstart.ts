@@ -17,16 +17,20 @@ const CONTAINERD = '/run/containerd/containerd.sock';
 interface Options {
   dataDir: string;
   port: number;
+  /** The node's runtime; default containerd when its socket exists, else the built-in simulator. */
+  runtime?: string;
 }
 
 function parse(argv: readonly string[]): Options {
   const o: Options = { dataDir: resolve('.svc-data'), port: 6443 };
   for (const a of argv) {
-    const [k, v] = a.split('=', 2);
+    const eq = a.indexOf('=');
+    const [k, v] = eq < 0 ? [a, ''] : [a.slice(0, eq), a.slice(eq + 1)];
     if (k === '--data-dir' && v) o.dataDir = resolve(v);
     else if (k === '--port' && v && /^\d+$/.test(v)) o.port = Number(v);
+    else if (k === '--container-runtime-endpoint' && v) o.runtime = v;
     else {
-      process.stderr.write(`usage: npm start -- [--data-dir=DIR] [--port=N]\nunknown argument: ${a}\n`);
+      process.stderr.write(`usage: npm start -- [--data-dir=DIR] [--port=N] [--container-runtime-endpoint=unix:///run/containerd/containerd.sock|sim://]\nunknown argument: ${a}\n`);
       process.exit(2);
     }
   }
@@ -147,9 +151,14 @@ async function main(): Promise<void> {
     ].join('\n'),
     { mode: 0o600 },
   );
-  const runtime = existsSync(CONTAINERD) ? `unix://${CONTAINERD}` : 'sim://quickstart';
+  const runtime = o.runtime ?? (existsSync(CONTAINERD) ? `unix://${CONTAINERD}` : 'sim://quickstart');
   if (runtime.startsWith('sim://')) {
-    process.stderr.write(`quickstart: no container runtime at ${CONTAINERD}; svc-node uses the built-in CRI simulator (pods run no processes)\n`);
+    // The simulator's registry serves every image reference, so `kubectl run web --image=nginx` runs.
+    process.stderr.write(
+      o.runtime
+        ? 'quickstart: svc-node uses the built-in CRI simulator (pods run no processes)\n'
+        : `quickstart: no container runtime at ${CONTAINERD}; svc-node uses the built-in CRI simulator (pods run no processes)\n`,
+    );
   }
   const config = join(nodeDir, 'config.yaml');
   writeFileSync(config, 'apiVersion: nodeagent.config.svc.io/v1beta1\nkind: NodeAgentConfiguration\nfailSwapOn: false\n');

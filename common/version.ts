@@ -1,5 +1,5 @@
 /** The svc release both binaries report (svc-node puts it in Node.status.nodeInfo.kubeletVersion), taken from the package it ships in. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** Walks up from `from` to the svc package.json and returns "v<version>"; "v0.0.0-unknown" when none is found. */
@@ -17,4 +17,18 @@ export function svcVersion(from: string = __dirname): string {
     dir = up;
   }
   return 'v0.0.0-unknown';
+}
+
+/**
+ * When this build was made, RFC 3339 (/version's buildDate): the modification time of the file
+ * that runs (the compiled main.js, or the packaged bundle), which the build writes. Undefined when
+ * it cannot be read.
+ */
+export function svcBuildDate(file: string | undefined = require.main?.filename): string | undefined {
+  if (!file) return undefined;
+  try {
+    return statSync(file).mtime.toISOString().replace(/\.\d+Z$/, 'Z');
+  } catch {
+    return undefined;
+  }
 }

@@ -3,6 +3,8 @@
  * config file and --feature-gates are checked. Messages follow component-base/featuregate.
  */
 
+import { parseGoBool } from '../../common/query-bool';
+
 export type FeatureStage = 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
 
 export interface FeatureSpec {
@@ -53,12 +55,8 @@ export function featureGateWarnings(overrides: Record<string, boolean>): string[
   return out;
 }
 
-/** Go's strconv.ParseBool, which --feature-gates values go through upstream. */
-export function parseGoBool(text: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
-  return undefined;
-}
+/** Go's strconv.ParseBool, which --feature-gates values go through upstream (shared with the query parameters). */
+export { parseGoBool };
 
 /** Parses "A=true,B=false" (the --feature-gates flag); throws Error on malformed pairs. Does not check names. */
 export function parseFeatureGatesFlag(text: string): Record<string, boolean> {

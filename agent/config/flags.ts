@@ -3,6 +3,7 @@
  * `--flag value`, bool flags as `--flag` or `--flag=false`, shorthands `-v 2` / `-v=2` / `-h`.
  * Flags that have a configuration-file field override it (kubelet: flags win over --config).
  */
+import { formatFlagUsages } from '../../common/flag-usage';
 import { ConfigError, type ConfigProblem } from './config-error';
 
 export type FlagType = 'string' | 'bool' | 'int';
@@ -121,16 +122,15 @@ export function lastValue(args: ParsedArgs, name: string): string | undefined {
   return all ? all[all.length - 1] : undefined;
 }
 
-/** Text printed by --help. */
-export function helpText(): string {
+/** Text printed by --help; `cols` is the terminal's width to wrap at (none: no wrapping), as pflag's. */
+export function helpText(cols?: number): string {
   const rows = flagDefs.map((d) => {
     const head = `${d.short ? `-${d.short}, ` : '    '}--${d.name}${d.type === 'bool' ? '' : ' ' + (d.valueName ?? d.type)}`;
-    let text = d.usage;
-    if (d.shownDefault !== undefined) text += ` (default ${d.shownDefault})`;
-    if (d.configField) text += ` [config file field: ${d.configField}]`;
-    return { head, text };
+    let usage = d.usage;
+    if (d.shownDefault !== undefined) usage += ` (default ${d.shownDefault})`;
+    if (d.configField) usage += ` [config file field: ${d.configField}]`;
+    return { head, usage };
   });
-  const width = Math.max(...rows.map((r) => r.head.length)) + 3;
   return [
     'svc-node is the node agent of svc: it registers the node with svc-apiserver, keeps the',
     "node's status and Lease fresh, and runs the pods bound to the node.",
@@ -142,7 +142,7 @@ export function helpText(): string {
     '  svc-node [flags]',
     '',
     'Flags:',
-    ...rows.map((r) => `  ${r.head.padEnd(width)}${r.text}`),
+    ...formatFlagUsages(rows, cols),
     '',
   ].join('\n');
 }

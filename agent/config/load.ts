@@ -32,6 +32,8 @@ export interface ConfigEnv {
   hostname?: () => string;
   /** Base for relative flag paths; process.cwd() by default. */
   cwd?: string;
+  /** Width of the terminal --help is printed to (its lines wrap to it); undefined: not a terminal, no wrapping. */
+  helpColumns?: number;
 }
 
 export const defaultRootDir = '/var/lib/svc-node';
@@ -55,7 +57,7 @@ export async function loadAgentConfig(argv: readonly string[], env: ConfigEnv = 
   const cwd = env.cwd ?? process.cwd();
 
   const args = parseArgs(argv);
-  if (lastValue(args, 'help') !== undefined && parseGoBool(lastValue(args, 'help')!) !== false) throw new HelpRequested(helpText());
+  if (lastValue(args, 'help') !== undefined && parseGoBool(lastValue(args, 'help')!) !== false) throw new HelpRequested(helpText(env.helpColumns));
   if (lastValue(args, 'version') !== undefined && parseGoBool(lastValue(args, 'version')!) !== false) throw new HelpRequested(`svc-node ${svcVersion()}\n`);
 
   const flagProblems: ConfigProblem[] = [];

@@ -1,12 +1,14 @@
 /**
  * The simulator's image store and its pretend registry. Images are found by ID, by any name form
  * ("busybox", "docker.io/library/busybox:latest") and by repo digest, as containerd resolves them.
- * IDs and digests are hashes of the normalised name, so they are stable across runs.
+ * IDs and digests are hashes of the normalised name, so they are stable across runs. The registry
+ * is open (every reference pulls) unless a catalogue is given; failures are opt-in (pullFailures).
  */
 import { createHash } from 'node:crypto';
 import { RuntimeError } from './errors';
 import { isImageId, normalizeImageRef, parseImageRef, repository } from './image-ref';
-import type { SimImageSpec } from './sim-options';
+import type { RuntimeErrorCode } from './errors';
+import type { PullFailureSpec, SimImageSpec } from './sim-options';
 import type { Image, ImageSpec } from './types';
 
 function sha(text: string): string {
@@ -60,14 +62,28 @@ function notInRegistry(ref: string): RuntimeError {
   );
 }
 
+interface Failure {
+  code: RuntimeErrorCode;
+  message?: string;
+}
+
 export class SimImageStore {
   private readonly images = new Map<string, Image>(); // by ID
   private readonly registry = new Map<string, Known>(); // by normalised ref
+  private readonly failures = new Map<string, Failure>(); // by normalised ref
+  /** Whether references outside the catalogue pull too (no catalogue was given). */
+  private readonly open: boolean;
 
-  constructor(present: readonly SimImageSpec[], registry: readonly SimImageSpec[]) {
-    for (const spec of registry) {
+  /** `registry` 'any': an open registry serving every reference (the present images' details kept); a list: only those. */
+  constructor(present: readonly SimImageSpec[], registry: readonly SimImageSpec[] | 'any', failures: readonly PullFailureSpec[] = []) {
+    this.open = registry === 'any';
+    for (const spec of registry === 'any' ? present : registry) {
       const k = known(spec);
       this.registry.set(k.ref, k);
+    }
+    for (const f of failures) {
+      const spec = typeof f === 'string' ? { image: f } : f;
+      this.failures.set(normalizeImageRef(spec.image), { code: spec.code ?? 'NotFound', ...(spec.message !== undefined ? { message: spec.message } : {}) });
     }
     for (const spec of present) this.add(spec);
   }
@@ -77,10 +93,11 @@ export class SimImageStore {
     return this.store(imageFor(known(spec)));
   }
 
-  /** Lets PullImage find this reference from now on. */
+  /** Lets PullImage find this reference from now on (and lifts a configured failure of it). */
   publish(spec: SimImageSpec): void {
     const k = known(spec);
     this.registry.set(k.ref, k);
+    this.failures.delete(k.ref);
   }
 
   /** The present image a reference, ID or digest names; undefined when absent or unparsable. */
@@ -115,7 +132,12 @@ export class SimImageStore {
     } catch (e) {
       throw new RuntimeError('InvalidArgument', `failed to pull image "${ref}": ${(e as Error).message}`, 'PullImage');
     }
-    const k = this.registry.get(norm) ?? (isImageId(norm) ? undefined : this.byDigest(norm));
+    const failure = this.failures.get(norm);
+    if (failure) {
+      if (failure.code === 'NotFound' && failure.message === undefined) throw notInRegistry(norm);
+      throw new RuntimeError(failure.code, failure.message ?? `failed to pull image "${norm}": ${failure.code}`, 'PullImage');
+    }
+    const k = this.registry.get(norm) ?? (isImageId(norm) ? undefined : this.byDigest(norm)) ?? (this.open && !isImageId(norm) ? known(norm) : undefined);
     if (!k) throw notInRegistry(norm);
     const image = imageFor(k);
     if (norm.includes('@')) image.repoTags = [];

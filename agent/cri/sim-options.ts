@@ -4,6 +4,7 @@
  * (network readiness, missing RPCs, the API version it claims).
  */
 import type { Clock } from '../platform/clock';
+import type { RuntimeErrorCode } from './errors';
 
 /** An image the simulator knows: a reference, or details. */
 export type SimImageSpec =
@@ -15,6 +16,20 @@ export type SimImageSpec =
       uid?: number;
       username?: string;
       pinned?: boolean;
+    };
+
+/**
+ * A pull that fails: the reference (any name form; matched once normalised), and how. By default
+ * NotFound with containerd's "failed to resolve reference ... not found" message.
+ */
+export type PullFailureSpec =
+  | string
+  | {
+      image: string;
+      /** The gRPC code the runtime answers (default NotFound). */
+      code?: RuntimeErrorCode;
+      /** The runtime's message (default containerd's for the code NotFound, else "failed to pull image ..."). */
+      message?: string;
     };
 
 /** What one ExecSync returns (or how it fails). */
@@ -90,8 +105,15 @@ export interface SimulatorOptions {
   runtimeApiVersion?: string;
   /** Images present at start (default DEFAULT_SIM_IMAGES). */
   images?: SimImageSpec[];
-  /** Images the simulated registry serves to PullImage (default: the `images` list); others fail NotFound. */
+  /**
+   * Images the simulated registry knows, with their details (size, user). Given, it is the whole
+   * registry: other references fail NotFound (a closed registry, for tests of pull failures).
+   * Unset, the registry serves every reference, with details derived from the name, as a public
+   * registry would: `kubectl run web --image=nginx` pulls and runs on a simulated node.
+   */
   registryImages?: SimImageSpec[];
+  /** Pulls of these references fail, whatever the registry holds (opt-in failures for tests); publishImage lifts one. */
+  pullFailures?: PullFailureSpec[];
   behaviours?: ContainerBehaviour[];
   exec?: ExecHandler;
   /** Pod IPs come from this IPv4 CIDR (default 10.88.0.0/16, as containerd's sample CNI config). */

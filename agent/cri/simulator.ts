@@ -81,7 +81,7 @@ export class Simulator implements RuntimeService {
     this.name = opts.name ?? 'sim';
     this.root = opts.root ?? '/var/lib/svc-sim';
     const present: readonly SimImageSpec[] = opts.images ?? DEFAULT_SIM_IMAGES;
-    this.images = new SimImageStore(present, opts.registryImages ?? present);
+    this.images = new SimImageStore(present, opts.registryImages ?? 'any', opts.pullFailures);
     this.state = new SimState(this.clock, this.name, new IpPool(opts.podCidr ?? '10.88.0.0/16'));
     this.gate = new SimGate(this.clock);
     this.processes = new SimProcesses(this.state, this.clock, opts, this.root, (rpc, o) => this.begin(rpc, o));

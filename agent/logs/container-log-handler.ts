@@ -112,6 +112,9 @@ export function containerLogHandler(o: ContainerLogHandlerOptions): (req: Incomi
         throw new InternalError((e as Error).message, { cause: e });
       }
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache' });
+      // The status goes out now: a followed log may stay silent for long, and its caller (the
+      // API server's pods/log, then the client) waits for the answer's headers before anything.
+      res.flushHeaders();
       if (req.method === 'HEAD') {
         res.end();
         return;

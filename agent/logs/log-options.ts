@@ -3,6 +3,7 @@
  * previous, timestamps, tailLines, sinceSeconds or sinceTime (not both), limitBytes. Bad values
  * are a LogOptionsError, which the handler answers with 400 and the message.
  */
+import { readQueryBool } from '../../common/query-bool';
 import { InvalidArgumentError } from '../errors';
 
 export interface LogOptions {
@@ -22,12 +23,11 @@ export class LogOptionsError extends InvalidArgumentError {
   override readonly code = 'SVC_NODE_ERR_LOG_OPTIONS';
 }
 
+/** follow, previous, timestamps: Go's ParseBool spellings (the Python client sends `True`), empty is true; anything else a 400. */
 function bool(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  if (v === null) return false;
-  if (v === '' || v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw new LogOptionsError(`${name}: invalid boolean ${JSON.stringify(v)}`);
+  const b = readQueryBool(q, name);
+  if (typeof b !== 'boolean') throw new LogOptionsError(b.error);
+  return b;
 }
 
 function int(q: URLSearchParams, name: string, min: number): number | undefined {

@@ -26,6 +26,8 @@ export interface NodeSystemInfo {
   osImage: string;
   containerRuntimeVersion: string;
   kubeletVersion: string;
+  /** Deprecated upstream and always empty here (there is no kube-proxy), but present: clients such as the Python one require the field. */
+  kubeProxyVersion: string;
   operatingSystem: string;
   architecture: string;
 }

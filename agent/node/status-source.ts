@@ -68,6 +68,7 @@ export class NodeStatusSource {
         osImage: m.osImage,
         containerRuntimeVersion: runtimeVersion,
         kubeletVersion: this.d.svcVersion,
+        kubeProxyVersion: '',
         operatingSystem: m.operatingSystem,
         architecture: m.architecture,
       },

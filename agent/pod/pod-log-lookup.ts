@@ -41,12 +41,12 @@ export class PodLogLookup {
   async containerLog(namespace: string, podName: string, container: string, previousInstance: boolean, signal?: AbortSignal): Promise<ContainerLogLocation> {
     const pod = this.o.podByName(namespace, podName);
     if (!pod) throw new LogLocateError(404, `pod ${namespace}/${podName} is not running on this node`);
-    const names = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name);
-    if (!names.includes(container)) throw new LogLocateError(404, `container ${container} is not valid for pod ${podName}`);
+    // Any of the pod's containers, init containers or ephemeral containers (upstream's kubelet finds them all by name).
+    const kind = containerKind(pod, container);
+    if (!kind) throw new LogLocateError(404, `container ${container} is not valid for pod ${podName}`);
     const syncer = this.o.runtimePods();
     if (!syncer) throw new LogLocateError(404, 'the container runtime is not connected yet');
     const rp = await syncer.fetch(pod.metadata.uid ?? '', signal);
-    const kind = (pod.spec.initContainers ?? []).some((c) => c.name === container) ? 'init' : 'container';
     const c = previousInstance ? previous(rp, container, kind) : latest(rp, container, kind);
     if (!c) {
       if (previousInstance) throw new LogLocateError(400, `previous terminated container "${container}" in pod "${podName}" not found`);
@@ -65,4 +65,12 @@ export class PodLogLookup {
       return false;
     }
   }
+}
+
+/** Which list of the pod names the container; undefined when none does. */
+function containerKind(pod: Pod, name: string): 'container' | 'init' | 'ephemeral' | undefined {
+  if (pod.spec.containers.some((c) => c.name === name)) return 'container';
+  if ((pod.spec.initContainers ?? []).some((c) => c.name === name)) return 'init';
+  if ((pod.spec.ephemeralContainers ?? []).some((c) => c.name === name)) return 'ephemeral';
+  return undefined;
 }

@@ -107,6 +107,10 @@ export interface StartedAgentServer {
 export async function startAgentServer(d: AgentServerDeps): Promise<StartedAgentServer | undefined> {
   const c = d.cfg.config;
   try {
+    // Without clientCAFile the cluster CA of the agent's kubeconfig verifies client certificates:
+    // it signs the API server's kubelet-client certificate (pods/log, nodes/proxy), as kubeadm
+    // sets the kubelet's clientCAFile to the cluster CA. A node that joined with a plain
+    // kubeconfig or a bootstrap token thus serves `kubectl logs` with nothing set by hand.
     const clientCaPem = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : d.kubeconfigCaPem;
     if (!clientCaPem) d.log.warn({}, 'no client CA (authentication.x509.clientCAFile or the kubeconfig CA): client certificates are not accepted');
     const certOptions = {

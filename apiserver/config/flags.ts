@@ -1,3 +1,4 @@
+import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
 
 /**
@@ -355,11 +356,12 @@ function authnFlags({ values, get, list, strings, str, bool, dur, oneOf }: Reade
   };
 }
 
-export function helpText(): string {
-  const lines = ['Usage: svc-apiserver [flags]', '', 'The compact API server svc-node registers with.', '', 'Flags:'];
-  for (const [name, d] of Object.entries(defs)) {
+/** Text printed by --help; `cols` is the terminal's width to wrap at (none: no wrapping), as pflag's. */
+export function helpText(cols?: number): string {
+  const rows = Object.entries(defs).map(([name, d]) => {
     const t = d.kind === 'bool' ? '' : ` ${d.kind === 'list' || d.kind === 'strings' ? 'strings' : d.kind}`;
-    lines.push(`      --${name}${t}`.padEnd(44) + d.usage + (d.def && d.kind !== 'bool' ? ` (default ${JSON.stringify(d.def)})` : ''));
-  }
+    return { head: `    --${name}${t}`, usage: d.usage + (d.def && d.kind !== 'bool' ? ` (default ${JSON.stringify(d.def)})` : '') };
+  });
+  const lines = ['Usage: svc-apiserver [flags]', '', 'The compact API server svc-node registers with.', '', 'Flags:', ...formatFlagUsages(rows, cols)];
   return lines.join('\n') + '\n';
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
-import { isNotFound } from '../api/errors';
+import { getOrNull, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -11,6 +11,8 @@ import { controllerContext } from '../store/system-context';
 
 const ctx = controllerContext('namespace-controller');
 const everything = { labelSelector: [], fieldSelector: [] };
+/** Upstream's namespaceDeletionGracePeriod. */
+export const NAMESPACE_DELETION_DELAY_MS = 5000;
 
 /**
  * Namespace deletion (3. States: a namespace-scoped object is deleted when its namespace is):
@@ -34,8 +36,12 @@ export class NamespaceController {
   async run(signal: AbortSignal): Promise<void> {
     const informer = this.informers.informer(this.nsType());
     const queue = new WorkQueue();
+    // As upstream's namespace controller (namespaceDeletionGracePeriod): a terminating namespace
+    // is emptied only 5 s after its deletion is seen, which leaves a client deleting the
+    // namespace and then its contents (kubectl delete -f of a file that lists the namespace
+    // first) time to delete them itself, rather than finding them gone (NotFound).
     const enqueue = (ns: KObject) => {
-      if (ns.metadata.deletionTimestamp) queue.add(ns.metadata.name!);
+      if (ns.metadata.deletionTimestamp) queue.addAfter(ns.metadata.name!, NAMESPACE_DELETION_DELAY_MS);
     };
     informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) }, { signal });
     this.informers.start(signal);
@@ -58,6 +64,14 @@ export class NamespaceController {
     return t;
   }
 
+  /** Whether the pod is bound to a node that does not exist (no agent will ever confirm its deletion). */
+  private async nodeGone(pod: KObject): Promise<boolean> {
+    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (!nodeName) return false; // unscheduled pods go at once anyway (the pod deletion strategy)
+    const nodes = this.registry.lookup('', 'v1', 'nodes');
+    return nodes !== undefined && (await getOrNull(this.store.get(nodes, '', nodeName))) === null;
+  }
+
   /** Deletes what the terminating namespace holds; once it is empty (and unfinalized), the namespace itself. */
   private async cleanUp(queue: WorkQueue, ns: KObject): Promise<void> {
     const nsType = this.nsType();
@@ -70,8 +84,12 @@ export class NamespaceController {
       for (const obj of items) {
         if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length > 0) continue; // waiting on its finalizers
         try {
-          // Pods go at once: the namespace is going away, there is nobody to wait for.
-          await this.store.delete(t, name, obj.metadata.name!, { gracePeriodSeconds: t.resource === 'pods' ? 0 : undefined, propagationPolicy: 'Background' }, ctx);
+          // As upstream's namespace deleter: each object with its own grace period, so a pod on a
+          // node stays Terminating until its node has stopped it and confirms (a client deleting
+          // the same pod meanwhile gets it back, not a 404). Only a pod whose node is gone goes at
+          // once: nobody would ever confirm it (upstream's pod GC removes such orphans).
+          const gracePeriodSeconds = t.resource === 'pods' && (await this.nodeGone(obj)) ? 0 : undefined;
+          await this.store.delete(t, name, obj.metadata.name!, { gracePeriodSeconds, propagationPolicy: 'Background' }, ctx);
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }

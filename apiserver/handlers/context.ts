@@ -7,7 +7,7 @@ import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import type { UserInfo } from '../api/user';
 import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
-import { isTrue } from '../server/request-info';
+import { queryBool } from '../server/request-info';
 import { servedBody } from '../server/group-alias';
 import { prefersProtobuf } from '../server/negotiation';
 import { protobufSchemaFor } from '../server/protobuf';
@@ -45,7 +45,7 @@ export interface ResourceRequest {
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
   const served = servedBody(r.info, body);
   const protobuf = !extra.yaml && prefersProtobuf(r.req.headers.accept) ? protobufSchemaFor(r.type, served) : undefined;
-  send(r.req, r.res, status, served, { pretty: isTrue(r.query.get('pretty')), protobuf, ...extra });
+  send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {

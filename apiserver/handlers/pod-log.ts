@@ -3,10 +3,12 @@ import { ApiError, errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { KeyPairPem } from '../pki/certs';
 import type { ResourceType } from '../registry/resource-type';
+import { queryBool } from '../server/request-info';
 import type { ResourceRequest } from './context';
 
-/** Query parameters of pods/log that the agent's /containerLogs endpoint understands. */
-const PASSED = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
+/** Query parameters of pods/log that the agent's /containerLogs endpoint understands: booleans (checked here, passed as true/false) and the rest as given. */
+const PASSED_BOOLS = ['follow', 'previous', 'timestamps'];
+const PASSED = ['tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
 const DEFAULT_AGENT_PORT = 10250;
 
 /**
@@ -19,31 +21,25 @@ const DEFAULT_AGENT_PORT = 10250;
 export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?: string): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.req.method !== 'GET') throw errors.methodNotAllowed(`pods/log supports only GET, not ${r.req.method}`);
-    const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
-    const containers = ((pod.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map((c) => c.name);
-    const initContainers = ((pod.spec as { initContainers?: Array<{ name: string }> } | undefined)?.initContainers ?? []).map((c) => c.name);
-    let container = r.query.get('container') ?? '';
-    if (!container) {
-      if (containers.length !== 1) {
-        throw errors.badRequest(`a container name must be specified for pod ${r.info.name}, choose one of: [${containers.join(' ')}]`);
-      }
-      container = containers[0];
-    } else if (!containers.includes(container) && !initContainers.includes(container)) {
-      throw errors.badRequest(`container ${container} is not valid for pod ${r.info.name}`);
-    }
-    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
-    if (!nodeName) throw errors.badRequest(`pod ${r.info.name} does not have a host assigned`);
-    const node = await r.store.get(nodeType, '', nodeName);
-    const { host, port } = agentEndpoint(node);
+    // The options first, as upstream validates PodLogOptions before it looks at the pod.
     const q = new URLSearchParams();
+    for (const k of PASSED_BOOLS) if (r.query.has(k)) q.set(k, String(queryBool(r.query, k)));
     for (const k of PASSED) {
       const v = r.query.get(k);
       if (v !== null) q.set(k, v);
     }
+    // PodLogOptions.insecureSkipTLSVerifyBackend: the caller accepts an unverified agent certificate for this request.
+    const skipVerify = queryBool(r.query, 'insecureSkipTLSVerifyBackend');
+    const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
+    const container = logContainer(pod, r.info.name, r.query.get('container') ?? '');
+    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (!nodeName) throw errors.badRequest(`pod ${r.info.name} does not have a host assigned`);
+    const node = await r.store.get(nodeType, '', nodeName);
+    const { host, port } = agentEndpoint(node);
     const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q.toString()}` : ''}`;
     await new Promise<void>((resolve, reject) => {
       const up = httpsRequest(
-        { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, ...(caPem ? { ca: caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }), timeout: 30_000 },
+        { host, port, path, method: 'GET', cert: client.certPem, key: client.keyPem, ...(caPem && !skipVerify ? { ca: caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }), timeout: 30_000 },
         (res) => {
           const type = res.headers['content-type'] ?? 'text/plain';
           if ((res.statusCode ?? 500) >= 400) {
@@ -53,6 +49,8 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?
             return;
           }
           r.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private' });
+          // Sent now, not with the first line: a followed log may be silent for long.
+          r.res.flushHeaders();
           res.pipe(r.res);
           res.on('end', () => resolve());
           res.on('error', reject);
@@ -65,6 +63,23 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?
       up.end();
     });
   };
+}
+
+/**
+ * The container whose log is asked for: the one named, which may be any of the pod's containers,
+ * init containers or ephemeral containers (`kubectl logs pod -c debugger` after `kubectl debug`),
+ * as upstream's podHasContainerWithName; unnamed, the pod's only container.
+ */
+function logContainer(pod: KObject, podName: string, container: string): string {
+  const spec = (pod.spec ?? {}) as Partial<Record<'containers' | 'initContainers' | 'ephemeralContainers', Array<{ name: string }>>>;
+  const containers = (spec.containers ?? []).map((c) => c.name);
+  if (!container) {
+    if (containers.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]`);
+    return containers[0];
+  }
+  const all = [...containers, ...(spec.initContainers ?? []).map((c) => c.name), ...(spec.ephemeralContainers ?? []).map((c) => c.name)];
+  if (!all.includes(container)) throw errors.badRequest(`container ${container} is not valid for pod ${podName}`);
+  return container;
 }
 
 /** Where a node's agent listens: its InternalIP (else Hostname) and daemonEndpoints port (default 10250). */

@@ -5,7 +5,7 @@ import type { KObject } from '../api/types';
 import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { servedError, servedEventObject } from '../server/group-alias';
-import { isTrue } from '../server/request-info';
+import { queryBool } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
 import { collectionPrefix, objectKey } from '../store/keys';
@@ -18,8 +18,13 @@ const MIN_REQUEST_TIMEOUT_S = 1800;
 /** The longest watch: the end of the server's own range (timeoutSeconds beyond it is clamped). */
 export const MAX_WATCH_TIMEOUT_S = 2 * MIN_REQUEST_TIMEOUT_S;
 const BOOKMARK_EVERY_MS = 60_000;
-/** The annotation on the BOOKMARK that ends the initial events of a streaming list (4.7). */
-export const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
+/**
+ * The annotation on the BOOKMARK that ends the initial events of a streaming list (4.7):
+ * client-go's reflector (WatchListClient) waits for exactly this key, as upstream's cacher sets it.
+ */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+/** The same mark under the svc.io domain, which svc's own clients read; both are sent. */
+export const SVC_INITIAL_EVENTS_END = 'svc.io/initial-events-end';
 
 /**
  * GET with watch=1 (6.1): a chunked stream of {type, object} JSON documents. Start semantics of
@@ -33,8 +38,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
     // Watch of one object through its path: the same as a metadata.name field selector.
     q.fieldSelector = [...q.fieldSelector, { key: 'metadata.name', operator: '=', values: [r.info.name] }];
   }
-  const bookmarks = isTrue(r.query.get('allowWatchBookmarks'));
+  const bookmarks = queryBool(r.query, 'allowWatchBookmarks');
   const sendInitialText = r.query.get('sendInitialEvents');
+  const sendInitialAsked = queryBool(r.query, 'sendInitialEvents');
   const rvText = q.resourceVersion ?? '';
   if (sendInitialText !== null) {
     if (q.resourceVersionMatch !== 'NotOlderThan') {
@@ -43,8 +49,8 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   } else if (q.resourceVersionMatch) {
     throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
   }
-  const sendInitial = sendInitialText !== null ? isTrue(sendInitialText) : rvText === '' || rvText === '0';
-  if (sendInitialText !== null && isTrue(sendInitialText) && !bookmarks) {
+  const sendInitial = sendInitialText !== null ? sendInitialAsked : rvText === '' || rvText === '0';
+  if (sendInitialText !== null && sendInitialAsked && !bookmarks) {
     throw new ApiError('BadRequest', 'allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true');
   }
   const timeoutS = watchTimeoutSeconds(r.query.get('timeoutSeconds'));
@@ -87,7 +93,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
     for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj)))) return;
     initial = []; // sent: not held for the life of the watch
     if (sendInitialText !== null && sendInitial) {
-      if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true' })))) return;
+      if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true', [SVC_INITIAL_EVENTS_END]: 'true' })))) return;
     }
     for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
       lastRv = ev.revision;

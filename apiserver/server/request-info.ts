@@ -1,3 +1,5 @@
+import { readQueryBool } from '../../common/query-bool';
+import { ApiError } from '../api/errors';
 import { AUTHZ_GROUP, UPSTREAM_AUTHZ_GROUP } from '../registry/types/authorization-reviews';
 
 /**
@@ -56,8 +58,16 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   info.isResourceRequest = true;
   const m = method.toUpperCase();
   info.verb = m === 'POST' ? 'create' : m === 'PUT' ? 'update' : m === 'PATCH' ? 'patch' : m === 'DELETE' ? 'delete' : 'get';
+  // The legacy watch paths, {prefix}/watch/[namespaces/{ns}/]{resource}[/{name}]: deprecated
+  // upstream but still served (ruby kubeclient watches through them). As upstream's
+  // RequestInfoFactory, "watch" is a special verb: the verb whatever the method (the router
+  // answers anything but GET with 405), and the rest of the path is read as usual.
+  const legacyWatch = rest[0] === 'watch' && rest.length >= 2;
+  if (legacyWatch) {
+    info.verb = 'watch';
+    rest = rest.slice(1);
+  }
 
-  // The legacy /watch/ path prefix is not served: clients use ?watch=1 (upstream deprecated the prefix).
   // As upstream: namespaces/{ns}/{resource}... is namespaced, except the namespace's own
   // sub-resources (status, finalize), where the namespace is also the object's name.
   if (rest[0] === 'namespaces' && rest.length >= 2) {
@@ -70,15 +80,25 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   // authorization is for nodes/proxy, and the handler reads the rest from the path.
   if (rest.length >= 3) info.subresource = rest[2] === 'proxy' ? 'proxy' : rest.slice(2).join('/');
 
-  const watch = isTrue(query.get('watch'));
-  if (!info.name && info.verb === 'get') info.verb = watch ? 'watch' : 'list';
-  else if (info.verb === 'get' && watch) info.verb = 'watch';
+  if (info.verb === 'get') {
+    const watch = queryBool(query, 'watch');
+    if (!info.name) info.verb = watch ? 'watch' : 'list';
+    else if (watch) info.verb = 'watch';
+  }
   if (!info.name && info.verb === 'delete') info.verb = 'deletecollection';
   return info;
 }
 
-export function isTrue(v: string | null): boolean {
-  return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+/**
+ * A boolean query parameter (watch, pretty, allowWatchBookmarks, sendInitialEvents,
+ * orphanDependents, follow...): absent is false, empty true, else Go's strconv.ParseBool
+ * spellings (`True` from the Python client is true); anything else is a 400 naming the parameter
+ * (common/query-bool.ts says where that differs from upstream).
+ */
+export function queryBool(query: URLSearchParams, name: string): boolean {
+  const b = readQueryBool(query, name);
+  if (typeof b !== 'boolean') throw new ApiError('BadRequest', b.error);
+  return b;
 }
 
 const REVIEW_RESOURCES = new Set(['subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews']);

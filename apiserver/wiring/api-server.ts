@@ -25,7 +25,8 @@ import { Discovery } from '../server/discovery';
 import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
 import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
-import { parseRequestInfo, reviewAlias, type RequestInfo } from '../server/request-info';
+import { parseRequestInfo, queryBool, reviewAlias, type RequestInfo } from '../server/request-info';
+import { versionDocument, type ServerVersion } from '../server/version';
 import { requestAttributes } from '../authz/attributes';
 import { send, sendError } from '../server/respond';
 
@@ -54,7 +55,7 @@ export interface ApiServerOptions {
   shutdownDelayMs: number;
   /** How long in-flight requests and open responses get to finish after that (default SHUTDOWN_DRAIN_MS). */
   shutdownDrainMs?: number;
-  version: { gitVersion: string; major: string; minor: string };
+  version: ServerVersion;
   /** Feature gates switched on (--feature-gates), e.g. AllowUnsafeMalformedObjectDeletion. */
   gates?: ReadonlySet<string>;
   /** Extra handlers for sub-resources, keyed "group/resource/subresource" (e.g. certificatesigningrequests approval). */
@@ -223,6 +224,8 @@ export class ApiServer {
       case 'list':
         return handleList(r);
       case 'watch':
+        // The legacy /watch/ paths make any method a watch (upstream serves them for GET only).
+        if (req.method !== 'GET') throw methodNotAllowed(req.method);
         return handleWatch(r);
       case 'create':
         if (info.name) throw methodNotAllowed(req.method);
@@ -243,7 +246,7 @@ export class ApiServer {
     const path = info.path.replace(/\/+$/, '') || '/';
     if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method);
     const parts = path.split('/').filter(Boolean);
-    const pretty = query.has('pretty');
+    const pretty = queryBool(query, 'pretty');
     const json = (body: unknown) => send(req, res, 200, body, { pretty });
     if (path === '/metrics' && this.o.metrics) {
       const text = await this.o.metrics.metricsText();
@@ -272,7 +275,7 @@ export class ApiServer {
     }
     if (path === '/version') {
       const v = this.o.version;
-      return json({ major: v.major, minor: v.minor, gitVersion: v.gitVersion, platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`, goVersion: `node${process.versions.node}`, compiler: 'tsc' });
+      return json(versionDocument(v));
     }
     if (path === '/openapi/v2') {
       // Only the JSON form is offered; protobuf clients get 406 as upstream servers without it answer.

@@ -31,7 +31,7 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   devicePluginGracePeriod: "How long a disconnected device plugin's resource stays on the node (all devices unhealthy) before it is dropped.",
   devicePluginAdmissionWait: 'How long a pod needing a device resource whose plugin has not registered (again) yet waits before it fails with UnexpectedAdmissionError.',
   devicePluginCallTimeout: 'Deadline of each Allocate and PreStartContainer call to a device plugin.',
-  'authentication.x509.clientCAFile': "CA bundle that verifies client certificates on the agent API; empty means the CA of the agent's kubeconfig. Relative paths are resolved against the file that sets it.",
+  'authentication.x509.clientCAFile': "CA bundle that verifies client certificates on the agent API; empty means the CA of the agent's kubeconfig (certificate-authority or certificate-authority-data), the cluster CA that signs the API server's kubelet-client certificate, so `kubectl logs` works without setting it (kubeadm points the kubelet's clientCAFile at the same CA). Relative paths are resolved against the file that sets it.",
   'authentication.webhook.enabled': 'Authenticate bearer tokens on the agent API with a TokenReview sent to the API server.',
   'authentication.webhook.cacheTTL': 'How long TokenReview answers are cached.',
   'authentication.anonymous.enabled': 'Let requests without credentials through to authorization as `system:anonymous`.',

@@ -124,9 +124,14 @@ export const nodeSchema = withMeta(`${V1}.Node`, {
   ],
 });
 
+/** NodeSystemInfo's string fields, which upstream always serializes (no omitempty). */
+const NODE_INFO_STRINGS = ['machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture'];
+
 /**
  * Upstream SetDefaults_NodeStatus (allocatable defaults to capacity) plus the v1 conversion that
- * keeps spec.podCIDR equal to spec.podCIDRs[0].
+ * keeps spec.podCIDR equal to spec.podCIDRs[0]. A nodeInfo gets every string field upstream's
+ * always carries (empty when unset): the Python client refuses a Node whose nodeInfo lacks one
+ * (kubeProxyVersion, which no agent here sets otherwise).
  */
 function defaults(o: KObject): void {
   canonicalizeQuantities(nodeSchema, o);
@@ -134,6 +139,8 @@ function defaults(o: KObject): void {
   if (status && rec(status.capacity) && (status.allocatable === undefined || status.allocatable === null)) {
     status.allocatable = { ...rec(status.capacity) };
   }
+  const nodeInfo = rec(status?.nodeInfo);
+  if (nodeInfo) for (const k of NODE_INFO_STRINGS) nodeInfo[k] ??= '';
   const spec = rec(o.spec);
   if (spec) {
     const cidrs = strs(spec.podCIDRs);

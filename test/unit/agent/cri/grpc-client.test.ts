@@ -236,7 +236,8 @@ test('image calls round-trip: list, status present and absent, pull, remove, fs 
 });
 
 test('runtime errors arrive as RuntimeError with the code and the runtime message verbatim', async (t) => {
-  const { client, sim } = await harness(t, { checkpoint: false });
+  // The simulated registry serves every reference unless a failure is configured.
+  const { client, sim } = await harness(t, { checkpoint: false, pullFailures: ['nope:1'] });
   const notFound = await rejectsWith(t, client.containerStatus('missing'), 'NotFound');
   t.is(notFound.message, 'an error occurred when try to find container "missing": not found');
   t.is(notFound.rpc, 'ContainerStatus');

@@ -267,6 +267,27 @@ test('images: preloaded, resolved by short name, pulled from the registry, unkno
   t.is(fs.imageFilesystems[0]?.usedBytes, nginx?.size);
 });
 
+test('images: without a catalogue the registry serves every reference (kubectl run --image=nginx pulls); failures are opt-in', async (t) => {
+  const { sim } = setup({ pullFailures: ['example.com/broken:1', { image: 'private.example.com/app:2', code: 'Unauthenticated', message: 'pull access denied' }] });
+  for (const image of ['nginx', 'nginx:1.27', 'quay.io/example/anything:v9', 'registry.example.com:5000/team/app@sha256:' + 'a'.repeat(64)]) {
+    const ref = await sim.pullImage({ image });
+    t.regex(ref, /@sha256:[0-9a-f]{64}$/, image);
+    t.truthy((await sim.imageStatus({ image })).image, `${image} is present once pulled`);
+  }
+  t.deepEqual((await sim.imageStatus({ image: 'docker.io/library/nginx:latest' })).image?.repoTags, ['docker.io/library/nginx:latest']);
+  // The same reference pulled on two simulators is the same image (IDs and digests come from the name).
+  t.is(await setup().sim.pullImage({ image: 'nginx' }), await sim.pullImage({ image: 'nginx' }));
+
+  const missing = await rejectsWith(t, sim.pullImage({ image: 'example.com/broken:1' }), 'NotFound');
+  t.regex(missing.message, /^failed to pull and unpack image "example\.com\/broken:1": failed to resolve reference .*: not found$/);
+  const denied = await rejectsWith(t, sim.pullImage({ image: 'private.example.com/app:2' }), 'Unauthenticated');
+  t.is(denied.message, 'pull access denied');
+  await rejectsWith(t, sim.pullImage({ image: 'Bad Name' }), 'InvalidArgument');
+  // Publishing the image lifts its failure (the image appeared in the registry).
+  sim.publishImage('example.com/broken:1');
+  t.regex(await sim.pullImage({ image: 'example.com/broken:1' }), /^example\.com\/broken@sha256:/);
+});
+
 test('execSync: built-ins, behaviour table, handler, missing binary, not running', async (t) => {
   const { sim } = setup({
     behaviours: [{ name: 'probe', exec: { 'cat /tmp/healthy': { stdout: 'ok', exitCode: 0 } } }],

@@ -15,9 +15,13 @@ const LOG = Array.from({ length: 200 }, (_, i) => `2025-01-01T00:00:01.${String(
 class StalledResponse extends Writable {
   statusCode = 0;
   took = 0;
+  headersFlushed = false;
   writeHead(status: number): this {
     this.statusCode = status;
     return this;
+  }
+  flushHeaders(): void {
+    this.headersFlushed = true;
   }
   override _write(_chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
     if (this.took++ === 0) cb();
@@ -79,3 +83,22 @@ test('a followed log whose peer takes nothing for the write deadline is cut', (t
     await done;
     t.true(res.destroyed);
   }));
+
+test('a followed log that is still empty answers its status at once (the headers are not held back until a first line)', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'svc-clh-'));
+  try {
+    const file = path.join(dir, '0.log');
+    await writeFile(file, '');
+    const clock = new FakeClock();
+    const res = new StalledResponse();
+    const done = serve(file, res, clock);
+    for (let i = 0; i < 200 && !res.headersFlushed; i++) await new Promise((r) => setTimeout(r, 2));
+    t.is(res.statusCode, 200);
+    t.true(res.headersFlushed);
+    t.is(res.took, 0, 'nothing written yet');
+    res.destroy();
+    await done;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

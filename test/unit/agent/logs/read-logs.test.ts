@@ -118,3 +118,11 @@ test('options: booleans, integers, since as seconds or a time, not both', (t) =>
   t.throws(() => parseLogOptions(new URLSearchParams('follow=maybe'), now), { message: /follow: invalid boolean/ });
   t.throws(() => parseLogOptions(new URLSearchParams('sinceSeconds=5&sinceTime=2025-01-01T00:00:00Z'), now), { message: /at most one of sinceTime or sinceSeconds/ });
 });
+
+test('options: booleans as Go spells them (the Python client sends follow=True)', (t) => {
+  const now = Date.UTC(2025, 0, 1);
+  t.like(parseLogOptions(new URLSearchParams('follow=True&previous=False&timestamps=T'), now), { follow: true, previous: false, timestamps: true });
+  t.like(parseLogOptions(new URLSearchParams('follow=TRUE&timestamps=f'), now), { follow: true, timestamps: false });
+  t.like(parseLogOptions(new URLSearchParams('follow'), now), { follow: true });
+  t.throws(() => parseLogOptions(new URLSearchParams('previous=yes'), now), { instanceOf: LogOptionsError, message: /^previous: invalid boolean "yes"/ });
+});

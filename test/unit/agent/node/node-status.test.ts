@@ -18,6 +18,7 @@ const desired = (): DesiredNodeStatus => ({
     osImage: 'o',
     containerRuntimeVersion: 'unknown://',
     kubeletVersion: 'v0.1.0',
+    kubeProxyVersion: '',
     operatingSystem: 'linux',
     architecture: 'amd64',
   },

@@ -51,7 +51,8 @@ test('Never with an absent image: ErrImageNeverPull with upstream message', asyn
 });
 
 test('an image that does not exist: ErrImagePull, then ImagePullBackOff while the back-off lasts, then another pull', async (t) => {
-  const h = await startHarness();
+  // The simulated registry serves every reference unless told otherwise: this one it does not have.
+  const h = await startHarness({ sim: { pullFailures: ['svc.local/nope:1'] } });
   try {
     h.createPod('ghost', { containers: [{ name: 'c', image: 'svc.local/nope:1', imagePullPolicy: 'IfNotPresent' }] });
     // Every waiting state the agent wrote, in order.

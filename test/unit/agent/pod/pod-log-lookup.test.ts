@@ -8,7 +8,7 @@ import type { RuntimeContainer, RuntimePod } from '../../../../agent/pod/runtime
 
 const web: Pod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-web' },
-  spec: { containers: [{ name: 'app', image: 'busybox' }], initContainers: [{ name: 'init', image: 'busybox' }] },
+  spec: { containers: [{ name: 'app', image: 'busybox' }], initContainers: [{ name: 'init', image: 'busybox' }], ephemeralContainers: [{ name: 'debugger', image: 'busybox' }] },
 };
 
 function ctr(id: string, name: string, attempt: number, o: Partial<RuntimeContainer> = {}): RuntimeContainer {
@@ -93,4 +93,14 @@ test('before the runtime is connected the pod is 404; containerRunning is false 
   t.true(await l.containerRunning('up'));
   t.false(await l.containerRunning('down'));
   t.false(await l.containerRunning('gone'));
+});
+
+test('ephemeral containers have logs too (kubectl logs pod -c debugger after kubectl debug)', async (t) => {
+  const rp: RuntimePod = {
+    sandboxes: [],
+    containers: [ctr('c1', 'app', 0, { state: 'CONTAINER_RUNNING' }), ctr('e1', 'debugger', 0, { kind: 'ephemeral', state: 'CONTAINER_RUNNING' })],
+  };
+  const { l } = lookup(rp);
+  t.deepEqual(await l.containerLog('default', 'web', 'debugger', false), { path: '/logs/debugger/0.log', containerId: 'e1', running: true });
+  t.deepEqual(await code(l.containerLog('default', 'web', 'debugger', true)), [400, 'previous terminated container "debugger" in pod "web" not found']);
 });

@@ -121,3 +121,80 @@ test('gracePeriodSeconds is an int64 whose deadline must be a date: beyond it a 
     t.is(longest.body.metadata.deletionGracePeriodSeconds, 9223372036);
     t.is(longest.body.metadata.deletionTimestamp, '2317-06-11T11:47:16Z');
   }));
+
+test('every write option of the DeleteOptions body counts: dryRun (kubectl delete --dry-run=server), grace period, preconditions, policy', (t) =>
+  withStore(async (f) => {
+    const a = await f.store.create(f.type('configmaps'), 'default', configMap('a', { finalizers: ['example.com/hold'] }), admin);
+    // kubectl 1.32's body for `kubectl delete cm a --dry-run=server`.
+    const dry = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { propagationPolicy: 'Background', dryRun: ['All'] } });
+    t.is(dry.statusCode, 200);
+    t.truthy(dry.body.metadata.deletionTimestamp, 'answers what the delete would do');
+    const still = await f.store.get(f.type('configmaps'), 'default', 'a');
+    t.is(still.metadata.deletionTimestamp, undefined, 'a dry run changes nothing');
+    t.is(still.metadata.resourceVersion, a.metadata.resourceVersion);
+    const badDry = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { dryRun: ['Some'] } });
+    t.is(badDry.statusCode, 400);
+    t.is(badDry.body.message, 'dryRun: Unsupported value: "Some": supported values: "All"');
+    const notList = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { dryRun: 'All' } });
+    t.is(notList.statusCode, 400);
+    t.regex(notList.body.message, /^dryRun: Invalid value: "All": must be a list of strings$/);
+    // preconditions.resourceVersion from the body.
+    const stale = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { preconditions: { resourceVersion: '12345' } } });
+    t.is(stale.statusCode, 409);
+    t.regex(stale.body.message, /^Precondition failed: ResourceVersion in precondition: 12345, ResourceVersion in object meta: /);
+    const wrongType = await call(f, handleDelete, 'DELETE', `${CMS}/a`, { body: { preconditions: { uid: 7 } } });
+    t.is(wrongType.statusCode, 400);
+    t.regex(wrongType.body.message, /^preconditions\.uid: Invalid value: 7: must be a string$/);
+    // gracePeriodSeconds and propagationPolicy from the body, with matching preconditions.
+    const res = await call(f, handleDelete, 'DELETE', `${CMS}/a`, {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 30, propagationPolicy: 'Orphan', preconditions: { uid: a.metadata.uid, resourceVersion: a.metadata.resourceVersion } },
+    });
+    t.is(res.statusCode, 200);
+    t.is(res.body.metadata.deletionGracePeriodSeconds, 30);
+    t.deepEqual(res.body.metadata.finalizers, ['example.com/hold', 'orphan']);
+  }));
+
+test('a DeleteOptions body that contradicts the query is a 400 naming the option; the same value in both is fine', (t) =>
+  withStore(async (f) => {
+    await f.store.create(f.type('configmaps'), 'default', configMap('a', { finalizers: ['example.com/hold'] }), admin);
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      [`${CMS}/a?gracePeriodSeconds=0`, { gracePeriodSeconds: 30 }, /^gracePeriodSeconds: Invalid value: "0": the query parameter contradicts the request body's DeleteOptions \(30\)$/],
+      [`${CMS}/a?propagationPolicy=Orphan`, { propagationPolicy: 'Foreground' }, /^propagationPolicy: Invalid value: "Orphan": the query parameter contradicts the request body's DeleteOptions \("Foreground"\)$/],
+      [`${CMS}/a?orphanDependents=true`, { orphanDependents: false }, /^orphanDependents: Invalid value: "true": the query parameter contradicts the request body's DeleteOptions \(false\)$/],
+      [`${CMS}/a?orphanDependents=True`, { propagationPolicy: 'Background' }, /cannot set both orphanDependents and propagationPolicy/],
+      [`${CMS}/a`, { orphanDependents: 'true' }, /^orphanDependents: Invalid value: "true": must be a boolean$/],
+    ];
+    for (const [path, body, message] of cases) {
+      const res = await call(f, handleDelete, 'DELETE', path, { body });
+      t.is(res.statusCode, 400, path);
+      t.regex(res.body.message, message, path);
+    }
+    t.is((await f.store.get(f.type('configmaps'), 'default', 'a')).metadata.deletionTimestamp, undefined, 'nothing was deleted');
+    const same = await call(f, handleDelete, 'DELETE', `${CMS}/a?gracePeriodSeconds=30&orphanDependents=1`, { body: { gracePeriodSeconds: 30, orphanDependents: true } });
+    t.is(same.statusCode, 200);
+    t.is(same.body.metadata.deletionGracePeriodSeconds, 30);
+    t.true(same.body.metadata.finalizers.includes('orphan'));
+  }));
+
+test("orphanDependents in the query is a boolean as Go spells it: the Python client's True orphans", (t) =>
+  withStore(async (f) => {
+    for (const [name, v, orphan] of [['a', 'True', true], ['b', 'T', true], ['c', '1', true], ['d', 'False', false], ['e', 'false', false]] as const) {
+      await f.store.create(f.type('configmaps'), 'default', configMap(name, { finalizers: ['example.com/hold'] }), admin);
+      const res = await call(f, handleDelete, 'DELETE', `${CMS}/${name}?orphanDependents=${v}`);
+      t.is(res.statusCode, 200, v);
+      t.is(res.body.metadata.finalizers.includes('orphan'), orphan, v);
+    }
+    const bad = await call(f, handleDelete, 'DELETE', `${CMS}/a?orphanDependents=yes`);
+    t.is(bad.statusCode, 400);
+    t.regex(bad.body.message, /^orphanDependents: invalid boolean "yes"/);
+  }));
+
+test('DELETE collection honours dryRun in the body', (t) =>
+  withStore(async (f) => {
+    for (const name of ['a', 'b']) await f.store.create(f.type('configmaps'), 'default', configMap(name), admin);
+    const dry = await call(f, handleDeleteCollection, 'DELETE', CMS, { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] } });
+    t.is(dry.statusCode, 200);
+    t.is(dry.body.items.length, 2);
+    t.false(await gone(f, 'a'));
+    t.false(await gone(f, 'b'));
+  }));

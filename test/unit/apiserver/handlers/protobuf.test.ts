@@ -151,7 +151,7 @@ test('a protobuf watch streams length-prefixed WatchEvent frames under ;stream=w
       objects.map((o) => (o.metadata as { name?: string }).name),
       ['old', undefined, 'new', 'old'],
     );
-    t.deepEqual((objects[1].metadata as { annotations?: Record<string, string> }).annotations, { 'svc.io/initial-events-end': 'true' });
+    t.deepEqual((objects[1].metadata as { annotations?: Record<string, string> }).annotations, { 'k8s.io/initial-events-end': 'true', 'svc.io/initial-events-end': 'true' });
     ac.abort();
     await w.done;
   }));

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { handleWatch, INITIAL_EVENTS_END, MAX_WATCH_TIMEOUT_S, watchTimeoutSeconds } from '../../../../apiserver/handlers/watch';
+import { handleWatch, INITIAL_EVENTS_END, MAX_WATCH_TIMEOUT_S, SVC_INITIAL_EVENTS_END, watchTimeoutSeconds } from '../../../../apiserver/handlers/watch';
 import { WRITE_DEADLINE_MS } from '../../../../common/stream-writer';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
 import { admin, configMap, type StoreFixture, withStore } from '../store/fixture';
@@ -101,7 +101,9 @@ test('a streaming list: the initial objects, then a BOOKMARK marking their end',
     const [added, bookmark] = w.res.lines();
     t.deepEqual([added.type, added.object.metadata.name], ['ADDED', 'a']);
     t.is(bookmark.type, 'BOOKMARK');
-    t.deepEqual(bookmark.object, { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: 'true' } } });
+    t.deepEqual(bookmark.object, { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: 'true', [SVC_INITIAL_EVENTS_END]: 'true' } } });
+    // client-go's streaming list (WatchListClient) waits for exactly this key.
+    t.is(INITIAL_EVENTS_END, 'k8s.io/initial-events-end');
     ac.abort();
     await w.done;
   }));

@@ -153,6 +153,19 @@ test('a write racing the delete makes it read again and decide on the latest obj
   await s.close();
 });
 
+test('an object removed while a graceful delete is under way is a 404, not a 500 (kubectl deleting a pod its namespace controller removes)', async (t) => {
+  const s = setup();
+  const w = widgets({ defaultGracePeriodSeconds: () => 30 });
+  await s.put(w, 'a');
+  s.onAdmit = async () => {
+    // The object goes between the delete's read and its write (it would have been kept terminating).
+    await s.storage.delete(objectKey(w, 'ns', 'a'));
+  };
+  const err = await t.throwsAsync(s.deleter.delete(w, 'ns', 'a', {}, ctx()), { instanceOf: ApiError });
+  t.like(err, { code: 404, reason: 'NotFound' });
+  await s.close();
+});
+
 test('a delete that keeps losing the race gives up after nine attempts', async (t) => {
   const s = setup();
   const w = widgets();

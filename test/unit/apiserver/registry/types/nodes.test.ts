@@ -34,6 +34,28 @@ test('defaults: allocatable from capacity, podCIDRs from podCIDR, canonical quan
   t.deepEqual(again, o);
 });
 
+test('defaults: nodeInfo carries every string field of upstream, empty when unset (the Python client requires kubeProxyVersion)', (t) => {
+  const o = node();
+  nodeType.defaults!(o);
+  t.deepEqual((o.status as any).nodeInfo, {
+    kubeletVersion: 'v1.34.0',
+    osImage: 'Debian GNU/Linux 12',
+    kernelVersion: '6.1.0',
+    containerRuntimeVersion: 'containerd://2.0.0',
+    machineID: '',
+    systemUUID: '',
+    bootID: '',
+    kubeProxyVersion: '',
+    operatingSystem: '',
+    architecture: '',
+  });
+  // A node without a nodeInfo gets none.
+  const bare = node();
+  delete (bare.status as any).nodeInfo;
+  nodeType.defaults!(bare);
+  t.is((bare.status as any).nodeInfo, undefined);
+});
+
 test('a valid node passes; node keeps its status on create', (t) => {
   const o = node();
   nodeType.defaults!(o);
