@@ -2,12 +2,16 @@
 import test from 'ava';
 import type { RuntimeService } from '../../../../agent/cri';
 import { PeriodicLoops } from '../../../../agent/pod/periodic-loops';
-import { FakeClock, flush } from '../../../helpers/fake-clock';
+import { FakeClock } from '../../../helpers/fake-clock';
 import { MemLog } from '../node/fakes/mem-log';
 
-/** Lets the round's file system calls (real I/O on the thread pool) finish until `cond` holds; false if it never does. */
-async function settled(cond: () => boolean, rounds = 500): Promise<boolean> {
-  for (let i = 0; i < rounds && !cond(); i++) await flush(1);
+/**
+ * Waits for cond: the round under test does real file system calls (its log folder), which finish
+ * on libuv's thread pool, so a fixed number of event-loop turns is not enough on a loaded machine.
+ */
+async function settled(cond: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
   return cond();
 }
 
