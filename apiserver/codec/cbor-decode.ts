@@ -47,7 +47,20 @@ export interface CborLimits {
 
 /** Decodes one CBOR data item; schema (optional) tells which strings are []byte fields. */
 export function decodeCbor(bytes: Uint8Array, schema: Schema | undefined, limits: CborLimits): unknown {
-  return new CborBuilder(bytes, schema, limits.maxDepth).build();
+  if (bytes.length === 0) throw cborError('the body is empty');
+  const b = new CborBuilder(bytes, schema, limits.maxDepth);
+  const v = b.next();
+  const rest = b.remaining();
+  if (rest > 0) throw cborError(`${rest} byte${rest === 1 ? '' : 's'} follow the data item (a body is one data item)`);
+  return v;
+}
+
+/** Decodes a CBOR Sequence (RFC 8742; a watch stream), every item with the same schema. */
+export function decodeCborSequence(bytes: Uint8Array, schema: Schema | undefined, limits: CborLimits): unknown[] {
+  const b = new CborBuilder(bytes, schema, limits.maxDepth);
+  const items: unknown[] = [];
+  while (b.remaining() > 0) items.push(b.next());
+  return items;
 }
 
 interface Frame {
@@ -80,12 +93,16 @@ class CborBuilder {
     this.tk = new (cbor().Tokenizer)(data, { allowBigInt: true, allowUndefined: true, allowIndefinite: true, allowNaN: true, allowInfinity: true });
   }
 
-  build(): unknown {
-    if (this.data.length === 0) throw cborError('the body is empty');
+  /** Reads the next data item. */
+  next(): unknown {
+    this.done = false;
     while (!this.done) this.step();
-    const rest = this.data.length - this.tk.pos();
-    if (rest > 0) throw cborError(`${rest} byte${rest === 1 ? '' : 's'} follow the data item (a body is one data item)`);
     return this.root;
+  }
+
+  /** Bytes not read yet. */
+  remaining(): number {
+    return this.data.length - this.tk.pos();
   }
 
   private step(): void {
