@@ -5,7 +5,8 @@ import { createSdNotifier } from '../common/systemd';
 import { svcBuildDate, svcVersion } from '../common/version';
 import { AuthenticationConfigError } from './authn/authentication-config';
 import { AuthorizationConfigError } from './authz/config-error';
-import { FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
+import { loadCbor } from './codec/cbor-lib';
+import { CBOR_GATE, FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { ApiMetrics } from './metrics/registry';
 import { buildAuthn, type AuthnLayer } from './wiring/authn';
 import { runControlLoops } from './wiring/control-loops';
@@ -53,6 +54,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const cacheRun = storage.cache.run(signal);
   // Informers follow for the life of the process; a loop that loses leadership only drops its handlers.
   core.informers.start(signal);
+  // The CBOR library is an ES module, imported once before serving so that the codec is synchronous.
+  if (flags.featureGates.has(CBOR_GATE)) await loadCbor();
   const server = buildApiServer(flags, { storage, core, tls, authn, metrics: apiMetrics, log, version: VERSION });
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.

@@ -1,10 +1,10 @@
 /**
  * A small structural schema, one per kind: the single source for validation (types, required
  * fields, enums), field validation (unknown fields), strategic-merge keys, server-side apply list
- * types, the /openapi/v2 documents and the protobuf wire form (codec/, proto/). It mirrors the
- * OpenAPI v3 subset upstream uses, with the x-kubernetes-* markers written as plain fields, plus
- * the protobuf facts JSON cannot tell: each object's upstream message name and field numbers,
- * integer widths, bytes, micro-times.
+ * types, the /openapi/v2 documents, the protobuf wire form (codec/, proto/) and CBOR's []byte
+ * fields (codec/cbor-*.ts). It mirrors the OpenAPI v3 subset upstream uses, with the
+ * x-kubernetes-* markers written as plain fields, plus the protobuf facts JSON cannot tell: each
+ * object's upstream message name and field numbers, integer widths, bytes, micro-times.
  */
 export type Schema =
   | ScalarSchema

@@ -95,9 +95,17 @@ export interface Def {
   def?: string;
 }
 
+/**
+ * CBOR as a request and response encoding (application/cbor, application/cbor-seq watches,
+ * application/apply-patch+cbor); upstream's gate of the same name (alpha since 1.32) also stores
+ * custom resources as CBOR, which svc does not serve, so storage stays JSON.
+ */
+export const CBOR_GATE = 'CBORServingAndStorage';
+
 /** The gates this server knows, with their defaults (spec 9.4). */
 const FEATURE_GATES: Record<string, { stage: 'alpha' | 'beta'; default: boolean }> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'alpha', default: false },
+  [CBOR_GATE]: { stage: 'alpha', default: false },
 };
 
 const defs: Record<string, Def> = {

@@ -9,8 +9,9 @@ import type { ResourceType } from '../registry/resource-type';
 import type { RequestInfo } from '../server/request-info';
 import { queryBool } from '../server/request-info';
 import { servedBody } from '../server/group-alias';
-import { prefersProtobuf } from '../server/negotiation';
-import { protobufSchemaFor } from '../server/protobuf';
+import { CBOR_GATE } from '../config/flags';
+import { binaryReply } from '../server/negotiation';
+import { protobufSchemaFor, responseSchemaFor } from '../server/protobuf';
 import { send, type SendOptions } from '../server/respond';
 import type { ListQuery, ObjectStore, WriteContext } from '../store/object-store';
 import { selectableFields } from '../store/object-store';
@@ -38,14 +39,23 @@ export interface ResourceRequest {
   authorizeVerb?: (verb: string) => Promise<void>;
 }
 
+/** Whether CBOR is served (the CBORServingAndStorage feature gate, alpha, off by default). */
+export function cborServed(r: ResourceRequest): boolean {
+  return r.gates?.has(CBOR_GATE) ?? false;
+}
+
 /**
  * Sends body, spelled in the group the client asked for (servedBody), as protobuf when the client
- * prefers it and the body has a protobuf form (else JSON, or YAML when asked).
+ * prefers it and the body has a protobuf form, as CBOR when the client prefers that and it is
+ * served (every body has a CBOR form; the kind's schema marks its []byte fields), else JSON, or
+ * YAML when asked.
  */
 export function reply(r: ResourceRequest, status: number, body: unknown, extra: SendOptions = {}): void {
   const served = servedBody(r.info, body);
-  const protobuf = !extra.yaml && prefersProtobuf(r.req.headers.accept) ? protobufSchemaFor(r.type, served) : undefined;
-  send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, ...extra });
+  const binary = extra.yaml ? undefined : binaryReply(r.req.headers.accept, { cbor: cborServed(r) });
+  const protobuf = binary === 'protobuf' ? protobufSchemaFor(r.type, served) : undefined;
+  const cbor = binary === 'cbor' ? { schema: responseSchemaFor(r.type, served) } : undefined;
+  send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, cbor, ...extra });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {

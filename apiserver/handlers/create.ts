@@ -1,16 +1,16 @@
 import { ApiError } from '../api/errors';
 import { bodyFormat } from '../server/negotiation';
-import { decodeObject, readBody } from '../server/decode';
+import { decodeObject, objectFormat, readBody } from '../server/decode';
 import { parseFieldValidation } from '../validation/field-validation';
-import { reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, reply, writeContext, type ResourceRequest } from './context';
 
 /** POST collection: 201 Created with the stored object (or what would be stored, with dryRun=All). */
 export async function handleCreate(r: ResourceRequest): Promise<void> {
-  const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true });
+  const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true, cbor: cborServed(r) });
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = writeContext(r);
   const body = await readBody(r.req);
-  const { object, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, fv);
+  const { object, warnings } = decodeObject(body, objectFormat(format), r.type, fv);
   if (!object.metadata.name && !object.metadata.generateName) {
     throw new ApiError('Invalid', `${r.type.kind} "" is invalid: metadata.name: Required value: name or generateName is required`, {
       kind: r.type.kind,

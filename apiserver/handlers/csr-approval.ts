@@ -1,8 +1,8 @@
 import { ApiError, errors } from '../api/errors';
 import { isObject } from '../api/types';
 import { handleGet } from './get';
-import { reply, writeContext, type ResourceRequest } from './context';
-import { decodeObject, readBody } from '../server/decode';
+import { cborServed, reply, writeContext, type ResourceRequest } from './context';
+import { decodeObject, objectFormat, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { parseFieldValidation } from '../validation/field-validation';
 
@@ -20,11 +20,11 @@ export async function handleCsrApproval(r: ResourceRequest): Promise<void> {
   if (r.info.verb !== 'update') {
     throw new ApiError('MethodNotAllowed', `the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
   }
-  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true });
+  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true, cbor: cborServed(r) });
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = { ...writeContext(r), subresource: 'approval' };
   const body = await readBody(r.req);
-  const { object: input, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, fv);
+  const { object: input, warnings } = decodeObject(body, objectFormat(format), r.type, fv);
   const name = r.info.name;
   if (input.metadata.name !== undefined && input.metadata.name !== name) {
     throw errors.badRequest(`the name of the object (${input.metadata.name}) does not match the name on the URL (${name})`);

@@ -1,10 +1,11 @@
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
+import { CBOR_MEDIA_TYPE } from '../codec/cbor-wire';
 import { decodeObject as decodeProtobuf, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { deleteOptionsSchema } from '../registry/meta-schemas';
 import { parseDocument, readBody } from '../server/decode';
-import { listQuery, reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, listQuery, reply, writeContext, type ResourceRequest } from './context';
 import { deleteOptionsFrom, type RequestDeleteOptions } from './delete-options';
 
 /** DELETE item (2.5 DeleteOptions in the body or the query). 200 with the object while it terminates, else a Success Status. */
@@ -67,10 +68,17 @@ function success(r: ResourceRequest, obj: KObject): Record<string, unknown> {
 async function deleteOptions(r: ResourceRequest): Promise<RequestDeleteOptions> {
   const body = await readBody(r.req);
   let o: Record<string, unknown> | undefined;
-  if (body.length > 0 && body.toString('utf8').trim() !== '') {
-    const ct = r.req.headers['content-type'] ?? '';
+  const ct = r.req.headers['content-type'] ?? '';
+  const mediaType = ct.split(';')[0].trim().toLowerCase();
+  const cbor = mediaType === CBOR_MEDIA_TYPE;
+  if (cbor && !cborServed(r)) {
+    throw new ApiError('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}`);
+  }
+  // A CBOR body is binary: blank text means nothing only in JSON and YAML.
+  if (body.length > 0 && (cbor || body.toString('utf8').trim() !== '')) {
     // kubectl (drain, debug --copy-to) sends its DeleteOptions as protobuf.
-    const value = ct.split(';')[0].trim().toLowerCase() === PROTOBUF_MEDIA_TYPE ? decodeProtobuf(deleteOptionsSchema, body) : parseDocument(body, /yaml/.test(ct) ? 'yaml' : 'json').value;
+    const value =
+      mediaType === PROTOBUF_MEDIA_TYPE ? decodeProtobuf(deleteOptionsSchema, body) : parseDocument(body, cbor ? 'cbor' : /yaml/.test(ct) ? 'yaml' : 'json').value;
     if (!isObject(value)) throw new ApiError('BadRequest', 'DeleteOptions must be an object');
     if (value.kind !== undefined && value.kind !== 'DeleteOptions') {
       // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the client's value, of whatever JSON type, as String() prints it

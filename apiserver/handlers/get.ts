@@ -1,10 +1,10 @@
 import { negotiate } from '../server/negotiation';
 import { toTable } from '../server/table';
-import { reply, type ResourceRequest } from './context';
+import { cborServed, reply, type ResourceRequest } from './context';
 
 /** GET item (4.2 get; 4.6 get semantics). */
 export async function handleGet(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true, cbor: cborServed(r) });
   const obj = await r.store.get(r.type, r.info.namespace, r.info.name, r.query.get('resourceVersion') ?? undefined);
   if (rendering.kind === 'table') {
     reply(r, 200, toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering), { compress: true });

@@ -1,10 +1,10 @@
 import { negotiate } from '../server/negotiation';
 import { toTable } from '../server/table';
-import { listQuery, reply, type ResourceRequest } from './context';
+import { cborServed, listQuery, reply, type ResourceRequest } from './context';
 
 /** GET collection (4.2 list; 2.3 list shape; 4.6 and 4.7 semantics). */
 export async function handleList(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
+  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true, cbor: cborServed(r) });
   const list = await r.store.list(r.type, r.info.namespace, listQuery(r));
   if (rendering.kind === 'table') {
     reply(r, 200, toTable(r.type, list.items, list.metadata, rendering), { compress: true });

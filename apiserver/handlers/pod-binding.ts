@@ -4,7 +4,7 @@ import { rec, str } from '../registry/obj-access';
 import { assignPod, type Assignment } from '../store/assign-pod';
 import { parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
-import { reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, reply, writeContext, type ResourceRequest } from './context';
 
 /**
  * The pods/binding sub-resource (register under '/pods/binding': the core group is ''). POST a
@@ -17,9 +17,9 @@ export async function handlePodBinding(r: ResourceRequest): Promise<void> {
   if (r.info.verb !== 'create') {
     throw errors.methodNotAllowed(`the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
   }
-  const format = bodyFormat(r.req.headers['content-type'], 'POST');
+  const format = bodyFormat(r.req.headers['content-type'], 'POST', { cbor: cborServed(r) });
   const ctx = writeContext(r);
-  const { value } = parseDocument(await readBody(r.req), format === 'yaml' ? 'yaml' : 'json');
+  const { value } = parseDocument(await readBody(r.req), format === 'yaml' || format === 'cbor' ? format : 'json');
   const assignment = parseBinding(value, r.info.name, r.info.namespace);
   await assignPod(r.store, r.type, r.info.namespace, r.info.name, assignment, ctx, r.now);
   reply(r, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });

@@ -1,11 +1,11 @@
 import { ApiError, errors } from '../api/errors';
 import { isObject, type KObject } from '../api/types';
 import { applyPatch, type PatchFormat } from '../patch/patch-by-format';
-import { checkObject, decodeObject, parseDocument, readBody } from '../server/decode';
+import { checkObject, decodeObject, objectFormat, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { parseFieldValidation } from '../validation/field-validation';
 import { handleGet } from './get';
-import { reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, reply, writeContext, type ResourceRequest } from './context';
 
 /**
  * The pods/ephemeralcontainers sub-resource (register under '/pods/ephemeralcontainers'), as
@@ -28,8 +28,8 @@ export async function handlePodEphemeralContainers(r: ResourceRequest): Promise<
   let warnings: string[] = [];
   let compute: (current: KObject) => { object: KObject; pinned: string | undefined };
   if (r.info.verb === 'update') {
-    const format = bodyFormat(r.req.headers['content-type'], 'PUT');
-    const decoded = decodeObject(body, format === 'yaml' ? 'yaml' : 'json', r.type, fv);
+    const format = bodyFormat(r.req.headers['content-type'], 'PUT', { cbor: cborServed(r) });
+    const decoded = decodeObject(body, objectFormat(format), r.type, fv);
     warnings = decoded.warnings;
     const input = decoded.object;
     if (input.metadata.name !== undefined && input.metadata.name !== r.info.name) {
@@ -37,8 +37,8 @@ export async function handlePodEphemeralContainers(r: ResourceRequest): Promise<
     }
     compute = () => ({ object: input, pinned: input.metadata.resourceVersion || undefined });
   } else {
-    const format = bodyFormat(r.req.headers['content-type'], 'PATCH');
-    if (format === 'apply-patch') throw new ApiError('UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not served by this version of svc-apiserver yet');
+    const format = bodyFormat(r.req.headers['content-type'], 'PATCH', { cbor: cborServed(r) });
+    if (format === 'apply-patch' || format === 'apply-patch-cbor') throw new ApiError('UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not served by this version of svc-apiserver yet');
     const { value: patch, duplicates } = parseDocument(body, 'json');
     compute = (current) => {
       const checked = checkObject(applyPatch(format as PatchFormat, current, patch, r.type.schema), duplicates, r.type, fv);

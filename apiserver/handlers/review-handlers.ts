@@ -6,12 +6,13 @@ import type { UserInfo } from '../api/user';
 import type { SelectorAttributes, SelectorRequirement } from '../authz/attributes';
 import type { ChainDecision } from '../authz/authorization-chain';
 import type { RulesReviewStatus } from '../authz/rule-lister';
+import { CBOR_MEDIA_TYPE } from '../codec/cbor-wire';
 import { decodeObject as decodeProtobuf, isProtobufEnvelope, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { rec, recs, str, strs } from '../registry/obj-access';
 import { AUTHZ_GROUP, reviewGroups, UPSTREAM_AUTHZ_GROUP, validateAccessSpec } from '../registry/types/authorization-reviews';
 import { parseDocument, readBody } from '../server/decode';
 import type { RequestInfo } from '../server/request-info';
-import { reply, type ResourceRequest } from './context';
+import { cborServed, reply, type ResourceRequest } from './context';
 
 /** What the review handlers need from authorization. */
 export interface ReviewDeps {
@@ -51,7 +52,11 @@ async function readReview(r: ResourceRequest, kind: string): Promise<{ obj: KObj
   if (ct === PROTOBUF_MEDIA_TYPE || (ct === '' && isProtobufEnvelope(body))) value = decodeProtobuf(r.type.schema, body);
   else if (ct === '' || ct === 'application/json') value = parseDocument(body, 'json').value;
   else if (ct === 'application/yaml') value = parseDocument(body, 'yaml').value;
-  else throw new ApiError('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}`);
+  else if (ct === CBOR_MEDIA_TYPE && cborServed(r)) value = parseDocument(body, 'cbor').value;
+  else {
+    const cbor = cborServed(r) ? `, ${CBOR_MEDIA_TYPE}` : '';
+    throw new ApiError('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}${cbor}`);
+  }
   if (!isObject(value)) throw new ApiError('BadRequest', 'the request body must be a JSON or YAML object');
   const version = r.type.version;
   const allowed = [`${AUTHZ_GROUP}/${version}`, `${UPSTREAM_AUTHZ_GROUP}/${version}`];

@@ -10,7 +10,7 @@ import { checkObject, parseDocument, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { rfc3339 } from '../api/time';
 import { parseFieldValidation } from '../validation/field-validation';
-import { reply, type ResourceRequest } from './context';
+import { cborServed, reply, type ResourceRequest } from './context';
 
 /** Upstream defaults and bounds of TokenRequest.spec.expirationSeconds. */
 export const DEFAULT_EXPIRATION_SECONDS = 3600;
@@ -48,8 +48,8 @@ export function makeServiceAccountTokenHandler(d: ServiceAccountTokenDeps): (r: 
       // kubectl create token sends protobuf; a malformed body is a 400 from the decoder.
       value = { metadata: {}, ...decodeProtobuf(tokenRequestSchema, body) };
     } else {
-      const format = bodyFormat(r.req.headers['content-type'], 'POST');
-      ({ value, duplicates } = parseDocument(body, format === 'yaml' ? 'yaml' : 'json'));
+      const format = bodyFormat(r.req.headers['content-type'], 'POST', { cbor: cborServed(r) });
+      ({ value, duplicates } = parseDocument(body, format === 'yaml' || format === 'cbor' ? format : 'json'));
     }
     // kubectl create token (client-go) names the group by its upstream name; accept it and answer in kind.
     const sentVersion = isObject(value) && value.apiVersion === UPSTREAM_API_VERSION ? UPSTREAM_API_VERSION : 'authentication.svc.io/v1';

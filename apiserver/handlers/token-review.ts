@@ -2,10 +2,10 @@ import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
 import type { TokenReviewer } from '../authn/token-reviewer';
-import { decodeObject, readBody } from '../server/decode';
+import { decodeObject, objectFormat, readBody } from '../server/decode';
 import { bodyFormat } from '../server/negotiation';
 import { parseFieldValidation } from '../validation/field-validation';
-import { reply, type ResourceRequest } from './context';
+import { cborServed, reply, type ResourceRequest } from './context';
 
 /**
  * POST /apis/authentication.svc.io/{v1,v1beta1}/tokenreviews (spec 2.7): runs the token
@@ -15,9 +15,9 @@ import { reply, type ResourceRequest } from './context';
 export function makeTokenReviewHandler(reviewer: TokenReviewer): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.info.verb !== 'create' || r.info.name) throw errors.methodNotAllowed(`the server does not allow this method on the requested resource (${r.req.method ?? ''})`);
-    const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true });
+    const format = bodyFormat(r.req.headers['content-type'], 'POST', { protobuf: true, cbor: cborServed(r) });
     const body = await readBody(r.req);
-    const { object, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, parseFieldValidation(r.query.get('fieldValidation')));
+    const { object, warnings } = decodeObject(body, objectFormat(format), r.type, parseFieldValidation(r.query.get('fieldValidation')));
     const spec = isObject(object.spec) ? object.spec : {};
     const token = typeof spec.token === 'string' ? spec.token : '';
     // Upstream's wording for an empty token.

@@ -1,7 +1,7 @@
 import { bodyFormat } from '../server/negotiation';
-import { decodeObject, readBody } from '../server/decode';
+import { decodeObject, objectFormat, readBody } from '../server/decode';
 import { parseFieldValidation } from '../validation/field-validation';
-import { reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, reply, writeContext, type ResourceRequest } from './context';
 
 /**
  * Resource types that may be created by PUT, as upstream's AllowCreateOnUpdate says
@@ -11,11 +11,11 @@ const CREATE_ON_UPDATE = new Set(['events', 'endpoints', 'leases']);
 
 /** PUT item: whole-object replace with optimistic concurrency (409 on a stale resourceVersion). */
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true });
+  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true, cbor: cborServed(r) });
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = writeContext(r);
   const body = await readBody(r.req);
-  const { object, warnings } = decodeObject(body, format === 'yaml' || format === 'protobuf' ? format : 'json', r.type, fv);
+  const { object, warnings } = decodeObject(body, objectFormat(format), r.type, fv);
   const allowCreate = !r.info.subresource && CREATE_ON_UPDATE.has(r.type.resource);
   const { object: out, created } = await r.store.update(r.type, r.info.namespace, r.info.name, () => object, ctx, allowCreate);
   reply(r, created ? 201 : 200, out, { warnings });

@@ -2,6 +2,8 @@ import { realClock } from '../../common/informer/clock';
 import { StreamWriter } from '../../common/stream-writer';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
+import { encodeCborWatchEvent } from '../codec/cbor-encode';
+import { CBOR_SEQ_MEDIA_TYPE } from '../codec/cbor-wire';
 import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { servedError, servedEventObject } from '../server/group-alias';
@@ -11,7 +13,7 @@ import { toTable } from '../server/table';
 import { collectionPrefix, objectKey } from '../store/keys';
 import { parseRv } from '../store/read-plan';
 import type { CachedEvent } from '../store/watch-cache';
-import { listQuery, type ResourceRequest } from './context';
+import { cborServed, listQuery, type ResourceRequest } from './context';
 
 /** Upstream picks a watch's lifetime at random in [minRequestTimeout, 2×minRequestTimeout) so watches do not all reconnect at once. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
@@ -27,12 +29,19 @@ export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 export const SVC_INITIAL_EVENTS_END = 'svc.io/initial-events-end';
 
 /**
- * GET with watch=1 (6.1): a chunked stream of {type, object} JSON documents. Start semantics of
- * 4.6 (unset/0: synthetic ADDED for existing objects; n: changes after n), bookmarks, streaming
- * lists (sendInitialEvents), timeoutSeconds, and 410 as an ERROR event when history is gone.
+ * GET with watch=1 (6.1): a chunked stream of {type, object} JSON documents (or protobuf frames,
+ * or with the CBORServingAndStorage gate a CBOR Sequence). Start semantics of 4.6 (unset/0:
+ * synthetic ADDED for existing objects; n: changes after n), bookmarks, streaming lists
+ * (sendInitialEvents), timeoutSeconds, and 410 as an ERROR event when history is gone.
  */
 export async function handleWatch(r: ResourceRequest): Promise<void> {
-  const rendering = negotiate(r.req.headers.accept, { tableAllowed: true, includeObject: r.query.get('includeObject') ?? undefined, protobuf: true });
+  const rendering = negotiate(r.req.headers.accept, {
+    tableAllowed: true,
+    includeObject: r.query.get('includeObject') ?? undefined,
+    protobuf: true,
+    cbor: cborServed(r),
+    watch: true,
+  });
   const q = listQuery(r);
   if (r.info.name) {
     // Watch of one object through its path: the same as a metadata.name field selector.
@@ -74,8 +83,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   }
 
   const res = r.res;
-  // Upstream marks a protobuf watch ;stream=watch (length-prefixed frames); JSON stays application/json.
-  const contentType = rendering.kind === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json';
+  // Upstream marks a protobuf watch ;stream=watch (length-prefixed frames), answers a CBOR one
+  // (asked for as application/cbor by client-go) as application/cbor-seq; JSON stays application/json.
+  const contentType = rendering.kind === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : rendering.kind === 'cbor' ? CBOR_SEQ_MEDIA_TYPE : 'application/json';
   res.writeHead(200, { 'Content-Type': contentType, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
   // The watch ends with the server (shutdown), its timeout, or its connection (close, error, reset,
@@ -106,7 +116,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   } catch (err) {
     if (err instanceof ApiError) {
       const status = (servedError(r.info, err) as ApiError).toStatus();
-      last = rendering.kind === 'protobuf' ? encodeWatchFrame('ERROR', statusSchema, status) : JSON.stringify({ type: 'ERROR', object: status }) + '\n';
+      if (rendering.kind === 'protobuf') last = encodeWatchFrame('ERROR', statusSchema, status);
+      else if (rendering.kind === 'cbor') last = encodeCborWatchEvent('ERROR', statusSchema, status);
+      else last = JSON.stringify({ type: 'ERROR', object: status }) + '\n';
     }
     else r.log.error({ err }, 'watch failed');
   } finally {
@@ -146,10 +158,11 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
-/** One event in the negotiated form, spelled in the group the client asked for: a JSON line (the object or its Table), or a protobuf frame. */
+/** One event in the negotiated form, spelled in the group the client asked for: a JSON line (the object or its Table), a protobuf frame or a CBOR item. */
 function encode(r: ResourceRequest, rendering: Rendering, type: string, stored: KObject): string | Buffer {
   const obj = servedEventObject(r.info, stored);
   if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj);
+  if (rendering.kind === 'cbor') return encodeCborWatchEvent(type, r.type.schema, obj);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';
 }
@@ -161,5 +174,6 @@ function bookmark(r: ResourceRequest, rendering: Rendering, rv: number, annotati
   const apiVersion = group ? `${group}/${r.type.version}` : r.type.version;
   const object = { kind: r.type.kind, apiVersion, metadata };
   if (rendering.kind === 'protobuf') return encodeWatchFrame('BOOKMARK', r.type.schema, object);
+  if (rendering.kind === 'cbor') return encodeCborWatchEvent('BOOKMARK', r.type.schema, object);
   return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
 }

@@ -3,6 +3,7 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { sameApiVersion } from '../api/group-names';
 import { isObject } from '../api/types';
+import { decodeCbor } from '../codec/cbor-decode';
 import { decodeObject as decodeProtobuf } from '../codec/envelope';
 import { bodyLimitBytes, maxNestingDepth } from '../patch/json-bounds';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
@@ -53,8 +54,12 @@ function tooLarge(limit: number): ApiError {
   return new ApiError('RequestEntityTooLarge', `the request body is larger than the limit of ${limit} bytes`);
 }
 
-/** Parses JSON or YAML text, reporting duplicate keys; syntax errors become 400s. */
-export function parseDocument(body: Buffer, format: 'json' | 'yaml'): { value: unknown; duplicates: string[] } {
+/**
+ * Parses JSON or YAML text, reporting duplicate keys, or a CBOR item (which may not repeat a key:
+ * a 400, as upstream); syntax errors become 400s.
+ */
+export function parseDocument(body: Buffer, format: 'json' | 'yaml' | 'cbor'): { value: unknown; duplicates: string[] } {
+  if (format === 'cbor') return { value: decodeCbor(body, undefined, bodyLimits), duplicates: [] };
   const text = body.toString('utf8');
   if (text.trim() === '') throw new ApiError('BadRequest', 'the request body is empty');
   try {
@@ -65,19 +70,26 @@ export function parseDocument(body: Buffer, format: 'json' | 'yaml'): { value: u
   }
 }
 
+/** The formats a whole object arrives in (server/negotiation.ts bodyFormat answers them for POST and PUT). */
+export type ObjectFormat = 'json' | 'yaml' | 'protobuf' | 'cbor';
+
 /**
  * Decodes a whole object for create or update: checks its kind and apiVersion against the URL,
  * applies fieldValidation (Ignore / Warn / Strict, 4.4) and drops unknown fields. A protobuf body
- * is decoded by the kind's schema (it cannot carry unknown or duplicate fields).
+ * is decoded by the kind's schema (it cannot carry unknown or duplicate fields); a CBOR body with
+ * the schema telling its []byte fields (unknown fields are reported as for JSON).
  */
-export function decodeObject(
-  body: Buffer,
-  format: 'json' | 'yaml' | 'protobuf',
-  t: ResourceType,
-  fieldValidation: FieldValidation,
-): { object: KObject; warnings: string[] } {
-  const { value, duplicates } = format === 'protobuf' ? { value: decodeProtobuf(t.schema, body), duplicates: [] } : parseDocument(body, format);
-  return checkObject(value, duplicates, t, fieldValidation);
+export function decodeObject(body: Buffer, format: ObjectFormat, t: ResourceType, fieldValidation: FieldValidation): { object: KObject; warnings: string[] } {
+  let parsed: { value: unknown; duplicates: string[] };
+  if (format === 'protobuf') parsed = { value: decodeProtobuf(t.schema, body), duplicates: [] };
+  else if (format === 'cbor') parsed = { value: decodeCbor(body, t.schema, bodyLimits), duplicates: [] };
+  else parsed = parseDocument(body, format);
+  return checkObject(parsed.value, parsed.duplicates, t, fieldValidation);
+}
+
+/** The whole-object format of a POST or PUT body format (bodyFormat answers only these for them). */
+export function objectFormat(format: string): ObjectFormat {
+  return format === 'yaml' || format === 'protobuf' || format === 'cbor' ? format : 'json';
 }
 
 export function checkObject(

@@ -10,9 +10,18 @@ import type { ResourceType } from '../registry/resource-type';
  * which clients read by its Content-Type.
  */
 export function protobufSchemaFor(type: ResourceType | undefined, body: unknown): ObjectSchema | undefined {
+  if (!type || !hasProtobuf(type.schema)) return isObject(body) && body.kind === 'Status' ? statusSchema : undefined;
+  return responseSchemaFor(type, body);
+}
+
+/**
+ * The schema of a response body: a Status, the request's kind or its list; undefined for anything
+ * else (a Table, a review answer of another kind), which CBOR writes without one.
+ */
+export function responseSchemaFor(type: ResourceType | undefined, body: unknown): ObjectSchema | undefined {
   if (!isObject(body)) return undefined;
   if (body.kind === 'Status') return statusSchema;
-  if (!type || !hasProtobuf(type.schema)) return undefined;
+  if (!type) return undefined;
   if (body.kind === type.kind) return type.schema;
   if (body.kind === type.listKind) return listSchemaOf(type.schema);
   return undefined;

@@ -2,16 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { ApiError } from '../api/errors';
-import type { ObjectSchema } from '../api/schema';
+import type { ObjectSchema, Schema } from '../api/schema';
+import { encodeCbor } from '../codec/cbor-encode';
+import { CBOR_MEDIA_TYPE } from '../codec/cbor-wire';
 import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
-import { prefersProtobuf } from './negotiation';
+import { binaryReply } from './negotiation';
 
 export interface SendOptions {
   yaml?: boolean;
   /** Write the body as Kubernetes protobuf with this schema (the caller negotiated it). */
   protobuf?: ObjectSchema;
+  /** Write the body as CBOR (the caller negotiated it); schema, when known, marks its []byte fields. */
+  cbor?: { schema?: Schema };
   pretty?: boolean;
   /** Responses to reads are compressed when the client accepts gzip (4.5, APIResponseCompression). */
   compress?: boolean;
@@ -28,6 +32,9 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   if (opts.protobuf) {
     text = encodeObject(opts.protobuf, body as Record<string, unknown>);
     type = PROTOBUF_MEDIA_TYPE;
+  } else if (opts.cbor) {
+    text = encodeCbor(opts.cbor.schema, body);
+    type = CBOR_MEDIA_TYPE;
   } else if (opts.yaml) {
     text = toYaml(body, { lineWidth: 0 });
     type = 'application/yaml';
@@ -66,8 +73,11 @@ function fromStorage(err: unknown): ApiError | undefined {
   return undefined;
 }
 
-/** Every error answer is a Status object (section 7). Non-ApiErrors become 500 without leaking internals. */
-export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void): void {
+/**
+ * Every error answer is a Status object (section 7). Non-ApiErrors become 500 without leaking
+ * internals. opts.cbor: CBOR is served (the CBORServingAndStorage gate).
+ */
+export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void, opts: { cbor?: boolean } = {}): void {
   const e = err instanceof ApiError ? err : fromStorage(err);
   if (!e) onInternal?.(err);
   const status = e ?? new ApiError('InternalError', 'Internal error occurred: an unexpected error happened; see the server log');
@@ -79,6 +89,11 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
   const retry = status.details?.retryAfterSeconds;
   if (retry) headers['Retry-After'] = String(retry);
   if (status.code === 401) headers['WWW-Authenticate'] = 'Bearer realm="svc"';
-  // A client that asked for protobuf gets its Status as protobuf, as upstream answers errors.
-  send(req, res, status.code, status.toStatus(), { headers, protobuf: prefersProtobuf(req.headers.accept) ? statusSchema : undefined });
+  // A client that asked for protobuf or CBOR gets its Status so, as upstream answers errors.
+  const binary = binaryReply(req.headers.accept, opts);
+  send(req, res, status.code, status.toStatus(), {
+    headers,
+    protobuf: binary === 'protobuf' ? statusSchema : undefined,
+    cbor: binary === 'cbor' ? { schema: statusSchema } : undefined,
+  });
 }

@@ -7,6 +7,7 @@ import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
 import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
+import { CBOR_GATE } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
@@ -176,7 +177,7 @@ export class ApiServer {
       if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
-      sendError(req, res, servedError(info, err), (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'));
+      sendError(req, res, servedError(info, err), (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'), { cbor: o.gates?.has(CBOR_GATE) });
     } finally {
       // Upstream reports server-side apply as its own verb; res.statusCode is what was sent (a watch records on its end).
       const verb = info?.verb === 'patch' && /^application\/apply-patch/.test(req.headers['content-type'] ?? '') ? 'apply' : (info?.verb ?? (req.method ?? '').toLowerCase());

@@ -147,7 +147,7 @@ export function start(f: StoreFixture, handler: (r: ResourceRequest) => Promise<
     authorizeVerb: o.authorizeVerb,
     ...(o.after ? { after: o.after } : {}),
   };
-  const done = handler(r).catch((err: unknown) => sendError(req, r.res, servedError(r.info, err)));
+  const done = handler(r).catch((err: unknown) => sendError(req, r.res, servedError(r.info, err), undefined, { cbor: o.gates?.has('CBORServingAndStorage') }));
   return { res, req, done };
 }
 

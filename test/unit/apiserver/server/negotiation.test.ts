@@ -1,6 +1,6 @@
 import test from 'ava';
 import { ApiError } from '../../../../apiserver/api/errors';
-import { bodyFormat, negotiate, prefersProtobuf } from '../../../../apiserver/server/negotiation';
+import { binaryReply, bodyFormat, negotiate, prefersProtobuf } from '../../../../apiserver/server/negotiation';
 
 test('Accept fallback lists pick the first servable type', (t) => {
   t.deepEqual(negotiate(undefined, { tableAllowed: true }), { kind: 'json' });
@@ -50,4 +50,54 @@ test('protobuf bodies only where the caller decodes them; never for patches', (t
   t.is(bodyFormat(pb, 'PUT', { protobuf: true }), 'protobuf');
   t.is(t.throws(() => bodyFormat(pb, 'POST'), { instanceOf: ApiError })?.code, 415);
   t.is(t.throws(() => bodyFormat(pb, 'PATCH', { protobuf: true }), { instanceOf: ApiError })?.code, 415);
+});
+
+test('CBOR with the CBORServingAndStorage gate: in client order, JSON fallback, cbor-seq for watches, never a Table', (t) => {
+  const on = { tableAllowed: true, protobuf: true, cbor: true };
+  t.deepEqual(negotiate('application/cbor', on), { kind: 'cbor' });
+  // client-go's CBOR clients ask so.
+  t.deepEqual(negotiate('application/json;q=0.9,application/cbor;q=1', on), { kind: 'cbor' });
+  t.deepEqual(negotiate('application/json, application/cbor', on), { kind: 'json' });
+  t.deepEqual(negotiate('application/cbor, application/vnd.kubernetes.protobuf', on), { kind: 'cbor' });
+  t.deepEqual(negotiate('application/vnd.kubernetes.protobuf, application/cbor', on), { kind: 'protobuf' });
+  t.deepEqual(negotiate('application/cbor;as=Table;v=v1;g=meta.k8s.io, application/json', on), { kind: 'json' });
+  // application/cbor-seq names a watch's stream (spec 4.5); a single item is application/cbor.
+  t.deepEqual(negotiate('application/cbor-seq', { ...on, watch: true }), { kind: 'cbor' });
+  t.deepEqual(negotiate('application/cbor', { ...on, watch: true }), { kind: 'cbor' });
+  const single = t.throws(() => negotiate('application/cbor-seq', on), { instanceOf: ApiError });
+  t.is(single?.code, 406);
+  t.regex(single?.message ?? '', /application\/cbor,/);
+  t.regex(t.throws(() => negotiate('text/plain', { ...on, watch: true }), { instanceOf: ApiError })?.message ?? '', /application\/cbor-seq/);
+  // Writes and errors: the first binary form in the client's order.
+  t.is(binaryReply('application/cbor, application/json', { cbor: true }), 'cbor');
+  t.is(binaryReply('application/vnd.kubernetes.protobuf, application/cbor', { cbor: true }), 'protobuf');
+  t.is(binaryReply('application/json, application/cbor', { cbor: true }), undefined);
+  t.is(binaryReply('application/cbor'), undefined);
+});
+
+test('CBOR without the gate (the default): not offered, 406 alone, 415 as a body, apply-patch+cbor unknown', (t) => {
+  const off = { tableAllowed: true, protobuf: true };
+  t.deepEqual(negotiate('application/cbor, application/json', off), { kind: 'json' });
+  const e = t.throws(() => negotiate('application/cbor', off), { instanceOf: ApiError });
+  t.is(e?.code, 406);
+  t.notRegex(e?.message ?? '', /cbor/);
+  t.is(t.throws(() => negotiate('application/cbor-seq', { ...off, watch: true }), { instanceOf: ApiError })?.code, 406);
+  for (const method of ['POST', 'PUT']) {
+    const body = t.throws(() => bodyFormat('application/cbor', method, { protobuf: true }), { instanceOf: ApiError });
+    t.is(body?.code, 415);
+    t.notRegex(body?.message ?? '', /cbor/);
+  }
+  const apply = t.throws(() => bodyFormat('application/apply-patch+cbor', 'PATCH'), { instanceOf: ApiError });
+  t.is(apply?.code, 415);
+  t.notRegex(apply?.message ?? '', /cbor/);
+});
+
+test('CBOR bodies with the gate: whole objects and apply-patch+cbor; no CBOR json, merge or strategic patches', (t) => {
+  t.is(bodyFormat('application/cbor', 'POST', { cbor: true }), 'cbor');
+  t.is(bodyFormat('application/cbor', 'PUT', { protobuf: true, cbor: true }), 'cbor');
+  t.is(bodyFormat('application/apply-patch+cbor', 'PATCH', { cbor: true }), 'apply-patch-cbor');
+  const patch = t.throws(() => bodyFormat('application/cbor', 'PATCH', { cbor: true }), { instanceOf: ApiError });
+  t.is(patch?.code, 415);
+  t.regex(patch?.message ?? '', /application\/apply-patch\+cbor/);
+  t.regex(t.throws(() => bodyFormat('text/plain', 'POST', { cbor: true }), { instanceOf: ApiError })?.message ?? '', /application\/cbor$/);
 });
