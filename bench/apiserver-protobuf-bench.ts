@@ -79,6 +79,7 @@ export async function runApiServerProtobufBench(args: readonly string[], cleanup
     creates_server_cpu_vs_json: pairedCpuRatio(requests.creates.protobuf, requests.creates.json),
     gets_server_cpu_vs_json: pairedCpuRatio(requests.gets.protobuf, requests.gets.json),
     list_served_vs_json: ratio(list.protobuf.served_ms, list.json.served_ms),
+    first_list_served_vs_json: ratio(list.protobuf.first_served_ms, list.json.first_served_ms),
     list_server_cpu_vs_json: ratio(list.protobuf.server_cpu_ms, list.json.server_cpu_ms),
     list_bytes_vs_json: ratio(list.protobuf.bytes, list.json.bytes),
     list_with_client_decode_vs_json: ratio(list.protobuf.whole_list_ms, list.json.whole_list_ms),

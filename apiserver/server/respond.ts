@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { ApiError } from '../api/errors';
 import type { ObjectSchema } from '../api/schema';
+import type { CachedEncoding } from '../codec/encoded-cache';
 import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
@@ -12,6 +13,8 @@ export interface SendOptions {
   yaml?: boolean;
   /** Write the body as Kubernetes protobuf with this schema (the caller negotiated it). */
   protobuf?: ObjectSchema;
+  /** The body (or each item of a list) is a stored version a read returned unchanged: its protobuf may come from this cache. */
+  protobufCache?: CachedEncoding;
   pretty?: boolean;
   /** Responses to reads are compressed when the client accepts gzip (4.5, APIResponseCompression). */
   compress?: boolean;
@@ -26,7 +29,7 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   let text: string | Buffer;
   let type: string;
   if (opts.protobuf) {
-    text = encodeObject(opts.protobuf, body as Record<string, unknown>);
+    text = encodeObject(opts.protobuf, body as Record<string, unknown>, opts.protobufCache);
     type = PROTOBUF_MEDIA_TYPE;
   } else if (opts.yaml) {
     text = toYaml(body, { lineWidth: 0 });
