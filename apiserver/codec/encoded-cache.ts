@@ -60,13 +60,12 @@ const ENCODED = Symbol('protobuf message');
  * anything else that tried (JSON) fails loudly instead of writing an empty object.
  */
 export function standIn(message: Buffer): { metadata: Record<string, never> } {
-  return {
-    metadata: {},
-    [ENCODED]: message,
-    toJSON(): never {
-      throw new Error('a protobuf stand-in item was rendered as JSON');
-    },
-  } as { metadata: Record<string, never> };
+  return { metadata: {}, [ENCODED]: message, toJSON: refuseJson } as { metadata: Record<string, never> };
+}
+
+/** An own property of every stand-in (a copy made by spreading keeps it), one function for all. */
+function refuseJson(): never {
+  throw new Error('a protobuf stand-in item was rendered as JSON');
 }
 
 /** A list message's items field (2: repeated item messages) when it is the plan's last field. */
@@ -96,6 +95,22 @@ export function writeCached(w: BackWriter, plan: MessagePlan, obj: Json, reads: 
   const itemPlan = (items.codec as { item: { plan: MessagePlan } }).item.plan;
   const list = obj.items as unknown[];
   const tag = (items.no << 3) | WIRE_BYTES;
+  // The messages known already, looked up once: their total makes room for the whole list at
+  // once (a list of 10,000 pods is about 14 MB; growing by doubling copied and allocated twice that).
+  const known = new Array<Buffer | undefined>(list.length);
+  const keys = new Array<string | undefined>(list.length);
+  let size = 0;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+    const given = (item as { [ENCODED]?: Buffer })[ENCODED];
+    const key = given ? undefined : reads.keyOf(item as Json);
+    const m = given ?? (key === undefined ? undefined : reads.cache.get(key));
+    known[i] = m;
+    keys[i] = key;
+    if (m) size += m.length + 6;
+  }
+  w.room(size);
   // Items are the last field, so (writing backwards) they go first, from the last one.
   for (let i = list.length - 1; i >= 0; i--) {
     const item = list[i];
@@ -103,7 +118,9 @@ export function writeCached(w: BackWriter, plan: MessagePlan, obj: Json, reads: 
     // Not an object: the generated encoder refuses it, naming the field.
     if (typeof item !== 'object' || Array.isArray(item)) encoderOf(plan)(w, { items: [item] });
     const mark = w.mark();
-    writeVersion(w, itemPlan, item as Json, reads);
+    const m = known[i];
+    if (m) w.raw(m);
+    else encodeAndKeep(w, itemPlan, item as Json, keys[i], reads.cache);
     w.lengthSince(mark);
     w.varint(tag);
   }
@@ -115,11 +132,13 @@ function writeVersion(w: BackWriter, plan: MessagePlan, obj: Json, reads: Cached
   const given = (obj as { [ENCODED]?: Buffer })[ENCODED];
   const key = given ? undefined : reads.keyOf(obj);
   const hit = given ?? (key === undefined ? undefined : reads.cache.get(key));
-  if (hit) {
-    w.raw(hit);
-    return;
-  }
+  if (hit) w.raw(hit);
+  else encodeAndKeep(w, plan, obj, key, reads.cache);
+}
+
+/** Encodes obj and keeps a copy of its message under key (when it names a version). */
+function encodeAndKeep(w: BackWriter, plan: MessagePlan, obj: Json, key: string | undefined, cache: EncodedCache): void {
   const mark = w.mark();
   encoderOf(plan)(w, obj);
-  if (key !== undefined) reads.cache.set(key, Buffer.from(w.buf.subarray(w.pos, w.pos + (w.mark() - mark))));
+  if (key !== undefined) cache.set(key, Buffer.from(w.buf.subarray(w.pos, w.pos + (w.mark() - mark))));
 }
