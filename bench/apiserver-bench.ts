@@ -1,8 +1,9 @@
 import { cpSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer, type RunningApiServer } from '../test/helpers/apiserver-process';
+import { startApiServer } from '../test/helpers/apiserver-process';
 import { startEtcd } from '../test/helpers/etcd-process';
+import { runApiServerProtobufBench } from './apiserver-protobuf-bench';
 import { measureEtcd } from './lib/etcd-baseline';
 import type { Cleanup } from './lib/cleanup';
 import { startFloorServer } from './lib/floor-process';
@@ -13,6 +14,7 @@ import { filesystemOf, openFilesLimit, procMemMb, procName } from './lib/proc-st
 import { progress } from './lib/progress';
 import { ratio, round } from './lib/stats';
 import { measureStore } from './lib/store-baseline';
+import { stopApi } from './lib/stop-api';
 import { adminTls, Target } from './lib/target';
 import { measureFanout, summarizeFanout, type FanoutOptions, type FanoutResult, type FanoutSample } from './lib/watch-fanout';
 
@@ -63,9 +65,11 @@ const FLOOR_REFERENCE = { creates_per_second: 3500, gets_per_second: 8600, get_p
 /**
  * `npm run bench -- apiserver [--quick] [--store etcd]`: every figure of issue 2's Performance
  * section, as one JSON document. `--store etcd` (issue 7) runs the server on a real etcd member
- * (--etcd-servers) and takes the store baseline from that member instead of SQLite.
+ * (--etcd-servers) and takes the store baseline from that member instead of SQLite. `--protobuf`
+ * (issue 17) runs the protobuf-against-JSON comparison instead (apiserver-protobuf-bench.ts).
  */
 export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
+  if (args.includes('--protobuf')) return runApiServerProtobufBench(args, cleanup);
   const plan = args.includes('--quick') ? QUICK : FULL;
   const storeIdx = args.indexOf('--store');
   const backend = storeIdx >= 0 ? args[storeIdx + 1] : 'sqlite';
@@ -286,17 +290,5 @@ async function fanout(target: Target, watchers: number, plan: Plan, roundNo: num
     return s;
   } finally {
     await writer.close();
-  }
-}
-
-/** SIGTERM, wait for a graceful exit for a while, then SIGKILL. Idempotent. */
-async function stopApi(api: RunningApiServer): Promise<void> {
-  const p = api.proc;
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
-  try {
-    await api.stop('SIGTERM');
-  } finally {
-    clearTimeout(timer);
   }
 }

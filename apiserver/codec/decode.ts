@@ -2,7 +2,7 @@ import type { ObjectSchema } from '../api/schema';
 import { planOf, type MessagePlan, type ScalarKind, type ValueCodec } from './plan';
 import { protobufError, Reader } from './reader';
 import { formatTime } from './time';
-import { WIRE_BYTES, WIRE_FIXED64, WIRE_VARINT } from './writer';
+import { WIRE_BYTES, WIRE_FIXED64, WIRE_VARINT } from './back-writer';
 
 /**
  * Protobuf messages to JSON-shaped objects, walking the schema: the object upstream's Go decoder

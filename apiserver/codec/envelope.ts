@@ -1,9 +1,10 @@
 import type { ObjectSchema } from '../api/schema';
+import { BackWriter, WIRE_BYTES } from './back-writer';
 import { decodeProto } from './decode';
-import { encodeMessage } from './encode';
+import { type CachedEncoding, writeCached } from './encoded-cache';
+import { encoderOf } from './encoder-gen';
 import { planOf } from './plan';
 import { protobufError, Reader } from './reader';
-import { WIRE_BYTES, Writer } from './writer';
 
 /**
  * Kubernetes' protobuf framing (application/vnd.kubernetes.protobuf): a body is the magic
@@ -29,32 +30,37 @@ export function isProtobufEnvelope(body: Uint8Array): boolean {
   return body.length >= 4 && body[0] === 0x6b && body[1] === 0x38 && body[2] === 0x73 && body[3] === 0x00;
 }
 
-/** The enveloped form of obj; its apiVersion and kind go to the envelope, the rest to raw. */
-export function encodeObject(schema: ObjectSchema, obj: Json): Buffer {
-  const w = new Writer();
-  writeEnveloped(w, schema, obj);
-  return w.finish();
+/**
+ * The enveloped form of obj; its apiVersion and kind go to the envelope, the rest to raw. With a
+ * cache, obj (or each item of a list) is a stored version a read returned unchanged: see EncodedCache.
+ */
+export function encodeObject(schema: ObjectSchema, obj: Json, cache?: CachedEncoding): Buffer {
+  const w = takeWriter();
+  writeEnveloped(w, schema, obj, cache);
+  return output(w);
 }
 
-function writeEnveloped(w: Writer, schema: ObjectSchema, obj: Json): void {
+/** Writes the envelope backwards (see BackWriter): its last field first, the magic last. */
+function writeEnveloped(w: BackWriter, schema: ObjectSchema, obj: Json, cache?: CachedEncoding): void {
   const plan = planOf(schema);
-  w.raw(MAGIC);
-  w.tag(1, WIRE_BYTES);
-  const meta = w.fork();
-  w.tag(1, WIRE_BYTES);
-  w.string(typeof obj.apiVersion === 'string' ? obj.apiVersion : '');
-  w.tag(2, WIRE_BYTES);
+  // contentType 4 and contentEncoding 3, empty: Go writes every field of Unknown.
+  w.byte(0);
+  w.byte((4 << 3) | WIRE_BYTES);
+  w.byte(0);
+  w.byte((3 << 3) | WIRE_BYTES);
+  const raw = w.mark();
+  if (cache) writeCached(w, plan, obj, cache);
+  else encoderOf(plan)(w, obj);
+  w.lengthSince(raw);
+  w.byte((2 << 3) | WIRE_BYTES);
+  const meta = w.mark();
   w.string(typeof obj.kind === 'string' ? obj.kind : '');
-  w.join(meta);
-  w.tag(2, WIRE_BYTES);
-  const raw = w.fork();
-  encodeMessage(w, plan, obj);
-  w.join(raw);
-  // contentEncoding and contentType, empty: Go writes every field of Unknown.
-  w.tag(3, WIRE_BYTES);
-  w.string('');
-  w.tag(4, WIRE_BYTES);
-  w.string('');
+  w.byte((2 << 3) | WIRE_BYTES);
+  w.string(typeof obj.apiVersion === 'string' ? obj.apiVersion : '');
+  w.byte((1 << 3) | WIRE_BYTES);
+  w.lengthSince(meta);
+  w.byte((1 << 3) | WIRE_BYTES);
+  w.raw(MAGIC);
 }
 
 /** The envelope of a protobuf body: its type and the object's message bytes. */
@@ -103,20 +109,44 @@ export function decodeObject(schema: ObjectSchema, body: Uint8Array): Json {
 
 /** One watch stream frame: the length prefix and the WatchEvent whose object is obj, enveloped. */
 export function encodeWatchFrame(type: string, schema: ObjectSchema, obj: Json): Buffer {
-  const w = new Writer();
-  w.raw(MAGIC); // 4 bytes, overwritten with the frame length below
-  w.tag(1, WIRE_BYTES);
-  w.string(type);
-  w.tag(2, WIRE_BYTES);
-  const ext = w.fork();
-  w.tag(1, WIRE_BYTES);
-  const raw = w.fork();
+  const w = takeWriter();
+  // WatchEvent {type 1, object 2 RawExtension {raw 1: the enveloped object}}, written backwards.
+  const end = w.mark();
   writeEnveloped(w, schema, obj);
-  w.join(raw);
-  w.join(ext);
+  w.lengthSince(end);
+  w.byte((1 << 3) | WIRE_BYTES);
+  w.lengthSince(end);
+  w.byte((2 << 3) | WIRE_BYTES);
+  w.string(type);
+  w.byte((1 << 3) | WIRE_BYTES);
+  const length = w.mark() - end;
+  w.room(4);
+  w.pos -= 4;
+  w.buf.writeUInt32BE(length, w.pos);
+  return output(w);
+}
+
+/**
+ * One writer kept between encodings: most answers are small, and a fresh 4 KiB buffer for each
+ * cost more than encoding it. A small output is copied out and the writer kept; a large one
+ * takes the writer's buffer with it. (Encoding is synchronous, so one writer is never shared.)
+ */
+let spare: BackWriter | undefined;
+const SPARE_BYTES = 64 * 1024;
+const COPY_OUT_BYTES = 16 * 1024;
+
+function takeWriter(): BackWriter {
+  const w = spare ?? new BackWriter(SPARE_BYTES);
+  spare = undefined;
+  w.reset();
+  return w;
+}
+
+function output(w: BackWriter): Buffer {
   const out = w.finish();
-  out.writeUInt32BE(out.length - 4, 0);
-  return out;
+  if (out.length > COPY_OUT_BYTES || w.buf.length > 4 * SPARE_BYTES) return out;
+  spare = w;
+  return Buffer.from(out);
 }
 
 /** Splits a watch stream into its frames' WatchEvents: type and the enveloped object; rest is an incomplete frame. */

@@ -1,5 +1,5 @@
 import { ApiError } from '../api/errors';
-import { WIRE_BYTES, WIRE_FIXED32, WIRE_FIXED64, WIRE_VARINT } from './writer';
+import { WIRE_BYTES, WIRE_FIXED32, WIRE_FIXED64, WIRE_VARINT } from './back-writer';
 
 /**
  * A bounds-checked protobuf wire reader. Every length is checked against the bytes that remain

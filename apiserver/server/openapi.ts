@@ -56,11 +56,18 @@ function gvk(t: ResourceType): Json {
   return { group: t.group, version: t.version, kind: t.kind };
 }
 
-const writeParams = [
-  { name: 'dryRun', in: 'query', description: 'All: validate and default without persisting', schema: { type: 'string' }, type: 'string', uniqueItems: true },
-  { name: 'fieldManager', in: 'query', description: 'name of the actor making the change', schema: { type: 'string' }, type: 'string', uniqueItems: true },
-  { name: 'fieldValidation', in: 'query', description: 'Ignore, Warn (default) or Strict handling of unknown and duplicate fields', schema: { type: 'string' }, type: 'string', uniqueItems: true },
+const WRITE_PARAMS: Array<[string, string]> = [
+  ['dryRun', 'All: validate and default without persisting'],
+  ['fieldManager', 'name of the actor making the change'],
+  ['fieldValidation', 'Ignore, Warn (default) or Strict handling of unknown and duplicate fields'],
 ];
+
+/** The query parameters of writes: Swagger 2.0 types them inline, OpenAPI 3 with a schema (as upstream's documents). */
+function writeParams(v3: boolean): Json[] {
+  return WRITE_PARAMS.map(([name, description]) =>
+    v3 ? { name, in: 'query', description, schema: { type: 'string', uniqueItems: true } } : { name, in: 'query', description, type: 'string', uniqueItems: true },
+  );
+}
 
 function itemPath(t: ResourceType): string {
   const base = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
@@ -75,8 +82,8 @@ function paths(types: readonly ResourceType[], v3: boolean): Json {
   const out: Json = {};
   for (const t of types) {
     const ref = v3 ? `#/components/schemas/${defName(t)}` : `#/definitions/${defName(t)}`;
-    const body = v3 ? { requestBody: { content: { '*/*': { schema: { $ref: ref } } } } } : { parameters: [{ name: 'body', in: 'body', required: true, schema: { $ref: ref } }, ...writeParams] };
-    const params = v3 ? { parameters: writeParams } : {};
+    const body = v3 ? { requestBody: { content: { '*/*': { schema: { $ref: ref } } } } } : { parameters: [{ name: 'body', in: 'body', required: true, schema: { $ref: ref } }, ...writeParams(false)] };
+    const params = v3 ? { parameters: writeParams(true) } : {};
     const ext = { 'x-kubernetes-group-version-kind': gvk(t) };
     out[collectionPath(t)] = {
       get: { operationId: `list${t.kind}`, 'x-kubernetes-action': 'list', ...ext, responses: { '200': { description: 'OK' } } },
@@ -85,7 +92,7 @@ function paths(types: readonly ResourceType[], v3: boolean): Json {
     out[itemPath(t)] = {
       get: { operationId: `read${t.kind}`, 'x-kubernetes-action': 'get', ...ext, responses: { '200': { description: 'OK' } } },
       put: { operationId: `replace${t.kind}`, 'x-kubernetes-action': 'put', ...ext, ...body, ...params, responses: { '200': { description: 'OK' } } },
-      patch: { operationId: `patch${t.kind}`, 'x-kubernetes-action': 'patch', ...ext, ...(v3 ? { parameters: writeParams } : { parameters: writeParams }), responses: { '200': { description: 'OK' } } },
+      patch: { operationId: `patch${t.kind}`, 'x-kubernetes-action': 'patch', ...ext, parameters: writeParams(v3), responses: { '200': { description: 'OK' } } },
       delete: { operationId: `delete${t.kind}`, 'x-kubernetes-action': 'delete', ...ext, responses: { '200': { description: 'OK' } } },
     };
   }

@@ -5,6 +5,7 @@ import { ApiError } from '../api/errors';
 import type { ObjectSchema, Schema } from '../api/schema';
 import { encodeCbor } from '../codec/cbor-encode';
 import { CBOR_MEDIA_TYPE } from '../codec/cbor-wire';
+import type { CachedEncoding } from '../codec/encoded-cache';
 import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
@@ -16,6 +17,8 @@ export interface SendOptions {
   protobuf?: ObjectSchema;
   /** Write the body as CBOR (the caller negotiated it); schema, when known, marks its []byte fields. */
   cbor?: { schema?: Schema };
+  /** The body (or each item of a list) is a stored version a read returned unchanged: its protobuf may come from this cache. */
+  protobufCache?: CachedEncoding;
   pretty?: boolean;
   /** Responses to reads are compressed when the client accepts gzip (4.5, APIResponseCompression). */
   compress?: boolean;
@@ -30,7 +33,7 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   let text: string | Buffer;
   let type: string;
   if (opts.protobuf) {
-    text = encodeObject(opts.protobuf, body as Record<string, unknown>);
+    text = encodeObject(opts.protobuf, body as Record<string, unknown>, opts.protobufCache);
     type = PROTOBUF_MEDIA_TYPE;
   } else if (opts.cbor) {
     text = encodeCbor(opts.cbor.schema, body);

@@ -6,12 +6,14 @@ import { StorageError, type ListResult, type Storage } from '../storage/storage'
 import { encodeContinue } from './continue-token';
 import { collectionPrefix } from './keys';
 import { planList, type ListParams, type ReadPlan } from './read-plan';
-import { decodeStored } from './stored-object';
+import { reuseOrDecode, type StoredVersion } from './stored-object';
 import { tooOld } from './watch-cache';
 
 export interface ListQuery extends ListParams {
   labelSelector: Selector;
   fieldSelector: Selector;
+  /** The caller's items for stored versions (see StoredVersion); not asked when selectors apply (they read the object). */
+  stored?: StoredVersion;
 }
 
 /** What a list needs of the watch cache: resolves once the cache has seen rev, else rejects (504) after timeoutMs. */
@@ -99,7 +101,7 @@ export class ListReader {
         got.lastKey = kv.key;
         let obj: KObject;
         try {
-          obj = decodeStored(t, kv);
+          obj = reuseOrDecode(t, kv, filtering ? undefined : q.stored);
         } catch (err) {
           // Keep reading so the error names every undecodable object of the list, not just the first.
           if (!(err instanceof ApiError) || err.code !== 500) throw err;

@@ -13,7 +13,7 @@ import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
 import { managerFromUserAgent, updateManagedFields } from './managed-fields';
 import { parseRv } from './read-plan';
-import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, uidPreconditionFailed } from './stored-object';
+import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
 import type { WriteAdmission } from './write-admission';
 import { writeAttributes, type WriteContext } from './write-context';
@@ -54,14 +54,17 @@ export class ObjectStore {
     this.deleter = new Deleter({ storage, admission, lister: this.reader, now: opts.now });
   }
 
-  /** Reads one object (4.6 get: unset = latest, 0 = any, n = not older than n). */
-  async get(t: ResourceType, namespace: string, name: string, resourceVersion?: string): Promise<KObject> {
+  /**
+   * Reads one object (4.6 get: unset = latest, 0 = any, n = not older than n). With `stored`, the
+   * caller's object for the version read is returned instead of the decoded one when it has one.
+   */
+  async get(t: ResourceType, namespace: string, name: string, resourceVersion?: string, stored?: StoredVersion): Promise<KObject> {
     if (resourceVersion && resourceVersion !== '0') {
       await this.cache.waitForRevision(parseRv(resourceVersion), this.opts.rvWaitMs);
     }
     const kv = await this.storage.get(objectKey(t, namespace, name));
     if (!kv) throw errors.notFound(t.resource, name, t.group);
-    return decodeStored(t, kv);
+    return reuseOrDecode(t, kv, stored);
   }
 
   /** Lists with selectors and chunking (2.3, 4.6, 4.7); see ListReader. */

@@ -23,6 +23,22 @@ export function decodeStored(t: ResourceType, kv: KeyValue): KObject {
   return obj;
 }
 
+/**
+ * An object the caller already has for a stored version (its key and revision), to use instead of
+ * decoding the stored value: a protobuf answer whose message is cached needs no decoded object
+ * (server/protobuf.ts cachedStandIn). Undefined: decode as usual.
+ */
+export type StoredVersion = (key: string, revision: number) => KObject | undefined;
+
+/** The caller's object for kv when it has one (given its apiVersion and kind, as a decoded one), else the decoded object. */
+export function reuseOrDecode(t: ResourceType, kv: KeyValue, stored: StoredVersion | undefined): KObject {
+  const known = stored?.(kv.key, kv.modRevision);
+  if (!known) return decodeStored(t, kv);
+  known.apiVersion = apiVersionOf(t);
+  known.kind = t.kind;
+  return known;
+}
+
 /** The bytes stored for an object: resourceVersion is the write's revision, never stored. */
 export function encodeStored(obj: KObject): Buffer {
   const meta = { ...obj.metadata };

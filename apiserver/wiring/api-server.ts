@@ -26,6 +26,7 @@ import { Discovery } from '../server/discovery';
 import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
 import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
+import { OPENAPI_V2_PROTOBUF, openApiV2MediaType, openApiV2ProtobufCached } from '../server/openapi-protobuf';
 import { parseRequestInfo, queryBool, reviewAlias, type RequestInfo } from '../server/request-info';
 import { versionDocument, type ServerVersion } from '../server/version';
 import { requestAttributes } from '../authz/attributes';
@@ -279,11 +280,15 @@ export class ApiServer {
       return json(versionDocument(v));
     }
     if (path === '/openapi/v2') {
-      // Only the JSON form is offered; protobuf clients get 406 as upstream servers without it answer.
-      if (/protobuf/.test(req.headers.accept ?? '') && !/application\/json/.test(req.headers.accept ?? '')) {
-        throw new ApiError('NotAcceptable', 'only application/json is served for /openapi/v2');
-      }
-      return json(openApiV2(this.documentTypes(), this.o.version.gitVersion));
+      // JSON, or gnostic's protobuf Document (kubectl up to 1.28 reads only that), as upstream's handler.
+      const as = openApiV2MediaType(req.headers.accept);
+      if (!as) throw new ApiError('NotAcceptable', `only application/json and ${OPENAPI_V2_PROTOBUF} are served for /openapi/v2`);
+      const doc = openApiV2(this.documentTypes(), this.o.version.gitVersion);
+      if (as === 'json') return send(req, res, 200, doc, { pretty, headers: { Vary: 'Accept' } });
+      const bytes = openApiV2ProtobufCached(doc);
+      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, 'Content-Length': String(bytes.length), Vary: 'Accept', 'Cache-Control': 'no-cache, private' });
+      res.end(bytes);
+      return;
     }
     if (path === '/openapi/v3') return json(openApiV3Index(this.documentTypes()));
     if (parts[0] === 'openapi' && parts[1] === 'v3') {

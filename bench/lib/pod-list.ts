@@ -33,7 +33,7 @@ export interface ListPlan {
  * status to each of the 10,000 pods (there are no nodes) while they are being created and listed,
  * and the figures would be the scheduler's as much as the list path's.
  */
-function pod(name: string): object {
+export function pod(name: string): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -47,8 +47,8 @@ interface PodListBody {
   metadata?: { continue?: string };
 }
 
-/** Fills a namespace with pods, then times whole lists and chunked walks of it. */
-export async function measurePodList(target: Target, plan: ListPlan): Promise<ListFigures> {
+/** Creates plan.pods pods (JSON) in plan.namespace with plan.createClients clients: how long it took. */
+export async function fillPods(target: Target, plan: Pick<ListPlan, 'namespace' | 'pods' | 'createClients'>): Promise<LoadResult> {
   const collection = `/api/v1/namespaces/${plan.namespace}/pods`;
   await ensureNamespace(target, plan.namespace);
   const writers = target.pool(plan.createClients);
@@ -63,6 +63,13 @@ export async function measurePodList(target: Target, plan: ListPlan): Promise<Li
     await writers.close();
   }
   progress(`${target.name}: ${plan.pods} pods created in ${create.seconds}s (${create.per_second}/s)`);
+  return create;
+}
+
+/** Fills a namespace with pods, then times whole lists and chunked walks of it. */
+export async function measurePodList(target: Target, plan: ListPlan): Promise<ListFigures> {
+  const collection = `/api/v1/namespaces/${plan.namespace}/pods`;
+  const create = await fillPods(target, plan);
 
   const agent = target.pool(1);
   try {

@@ -15,9 +15,9 @@ import { startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
 // Each client runs as a process with a bounded timeout; each wait is bounded.
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
-/** kubectl 1.32 (/usr/bin/kubectl) posts protobuf for typed creates (auth whoami, create role, ...). */
+/** kubectl 1.32 (/usr/bin/kubectl) posts protobuf for typed creates (auth whoami, create role, certificate approve, ...). */
 const KUBECTL_132 = '/usr/bin/kubectl';
-/** kubectl 1.31 posts the same requests as JSON: the k8s.io names tested without the protobuf codec. */
+/** kubectl 1.31 posts the same requests as JSON: the k8s.io names tested with and without the protobuf codec. */
 const KUBECTL_131 = `${SDK}/kubectl.1.31`;
 const KUBECTL_127 = `${SDK}/kubectl.1.27`;
 const PYTHON = '/usr/bin/python3'; // Debian's, with python3-kubernetes (not the pyenv one on PATH)
@@ -50,6 +50,29 @@ function run(bin: string, args: string[], input?: string): Promise<string> {
 const kubectl = (bin: string, ...args: string[]) => run(bin, ['--kubeconfig', s.kubeconfig, ...args]);
 const kubectlIn = (bin: string, input: string, ...args: string[]) => run(bin, ['--kubeconfig', s.kubeconfig, ...args], input);
 
+/** kubectl with -v=8: its stdout, and how many requests it logged sending with a protobuf body. */
+function kubectlLogged(bin: string, ...args: string[]): Promise<{ stdout: string; protobufRequests: number }> {
+  return new Promise((resolve, reject) => {
+    const p = execFile(bin, ['--kubeconfig', s.kubeconfig, '-v=8', ...args], { encoding: 'utf8', timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${bin} ${args.join(' ')} failed: ${stderr}${stdout}${err.message}`));
+      else resolve({ stdout, protobufRequests: protobufRequests(stderr) });
+    });
+    p.stdin!.end();
+  });
+}
+
+/** Counts request headers (logged after "<METHOD> <url>", before "Response Status") naming a protobuf body. */
+function protobufRequests(log: string): number {
+  let inRequest = false;
+  let n = 0;
+  for (const line of log.split('\n')) {
+    if (/\] (GET|POST|PUT|PATCH|DELETE) https:\/\//.test(line)) inRequest = true;
+    else if (/Response Status:/.test(line)) inRequest = false;
+    else if (inRequest && /Content-Type: application\/vnd\.kubernetes\.protobuf$/.test(line)) n++;
+  }
+  return n;
+}
+
 async function get(path: string): Promise<{ status: number; body: any }> {
   const res = await request(`${s.url}${path}`, { dispatcher: s.admin });
   const text = await res.body.text();
@@ -62,9 +85,11 @@ async function csrPem(cn: string): Promise<string> {
   return (await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${cn}`, keys, signingAlgorithm: alg })).toString('pem');
 }
 
-test.serial('kubectl auth whoami: the SelfSubjectReview of authentication.k8s.io (v1 from 1.31, v1beta1 from 1.27)', async (t) => {
-  // kubectl 1.32+ posts this review as protobuf: tested with the protobuf codec (issue 17, item 1).
-  for (const bin of [KUBECTL_131, KUBECTL_127]) {
+test.serial('kubectl auth whoami: the SelfSubjectReview of authentication.k8s.io (protobuf from 1.32, v1 from 1.31, v1beta1 from 1.27)', async (t) => {
+  const logged = await kubectlLogged(KUBECTL_132, 'auth', 'whoami', '-o', 'json');
+  t.is(logged.protobufRequests, 1, 'kubectl 1.32 posts the review as protobuf');
+  t.is((JSON.parse(logged.stdout) as { status: { userInfo: { username: string } } }).status.userInfo.username, 'svc-admin');
+  for (const bin of [KUBECTL_132, KUBECTL_131, KUBECTL_127]) {
     const out = await kubectl(bin, 'auth', 'whoami', '-o', 'json');
     const review = JSON.parse(out) as { apiVersion: string; status: { userInfo: { username: string; groups: string[] } } };
     t.regex(review.apiVersion, /^authentication\.k8s\.io\/v1(beta1)?$/, bin);
@@ -74,20 +99,22 @@ test.serial('kubectl auth whoami: the SelfSubjectReview of authentication.k8s.io
 });
 
 test.serial('kubectl create role, rolebinding, clusterrole, clusterrolebinding: rbac.authorization.k8s.io objects that grant, read through both names', async (t) => {
-  await kubectl(KUBECTL_132, 'create', 'namespace', 'team', '--dry-run=client', '-o', 'yaml').then((y) => kubectlIn(KUBECTL_132, y, 'create', '-f', '-'));
+  await kubectl(KUBECTL_132, 'create', 'namespace', 'team');
   // kubectl 1.31 posts its generated objects as JSON.
   t.regex(await kubectl(KUBECTL_131, 'create', 'role', 'lease-reader', '-n', 'team', '--verb=get,list', '--resource=leases.coordination.k8s.io'), /role\.rbac\.authorization\.k8s\.io\/lease-reader created/);
   t.regex(await kubectl(KUBECTL_131, 'create', 'rolebinding', 'ann-leases', '-n', 'team', '--role=lease-reader', '--user=ann'), /rolebinding\.rbac\.authorization\.k8s\.io\/ann-leases created/);
   t.regex(await kubectl(KUBECTL_131, 'create', 'clusterrole', 'csr-reader', '--verb=get,list', '--resource=certificatesigningrequests.certificates.svc.io'), /clusterrole\.rbac\.authorization\.k8s\.io\/csr-reader created/);
   t.regex(await kubectl(KUBECTL_131, 'create', 'clusterrolebinding', 'ann-csrs', '--clusterrole=csr-reader', '--user=ann'), /clusterrolebinding\.rbac\.authorization\.k8s\.io\/ann-csrs created/);
-  // kubectl 1.32 posts them as protobuf; until that codec lands, its generated manifests go through create -f (JSON).
+  // kubectl 1.32 posts them as protobuf.
   for (const args of [
     ['role', 'event-reader', '-n', 'team', '--verb=list', '--resource=events.events.k8s.io'],
     ['rolebinding', 'bob-events', '-n', 'team', '--role=event-reader', '--user=bob'],
+    ['clusterrole', 'node-reader', '--verb=get', '--resource=nodes'],
+    ['clusterrolebinding', 'bob-nodes', '--clusterrole=node-reader', '--user=bob'],
   ]) {
-    const yaml = await kubectl(KUBECTL_132, 'create', ...args, '--dry-run=client', '-o', 'yaml');
-    t.regex(yaml, /apiVersion: rbac\.authorization\.k8s\.io\/v1/);
-    t.regex(await kubectlIn(KUBECTL_132, yaml, 'create', '-f', '-'), /rbac\.authorization\.k8s\.io\/\S+ created/);
+    const created = await kubectlLogged(KUBECTL_132, 'create', ...args);
+    t.regex(created.stdout, new RegExp(`^${args[0]}\\.rbac\\.authorization\\.k8s\\.io/${args[1]} created$`, 'm'));
+    t.is(created.protobufRequests, 1, `kubectl 1.32 create ${args[0]} posts protobuf`);
   }
   // Stored once, read through both names, each in its own group.
   const viaK8s = await get('/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings/ann-leases');
@@ -102,6 +129,7 @@ test.serial('kubectl create role, rolebinding, clusterrole, clusterrolebinding: 
     ['ann', 'list', 'leases.coordination.k8s.io', 'team'],
     ['ann', 'get', 'certificatesigningrequests.certificates.k8s.io', ''],
     ['bob', 'list', 'events.events.svc.io', 'team'],
+    ['bob', 'get', 'nodes', ''],
   ]) {
     t.is((await kubectl(KUBECTL_132, 'auth', 'can-i', verb, what, `--as=${who}`, ...(ns ? ['-n', ns] : []))).trim(), 'yes', `${who} ${verb} ${what}`);
   }
@@ -114,7 +142,7 @@ test.serial('kubectl create role, rolebinding, clusterrole, clusterrolebinding: 
 });
 
 test.serial('kubectl certificate approve and deny a CSR created through certificates.k8s.io', async (t) => {
-  for (const name of ['csr-approve', 'csr-deny']) {
+  for (const name of ['csr-approve', 'csr-deny', 'csr-approve-131', 'csr-deny-127']) {
     const csr = {
       apiVersion: 'certificates.k8s.io/v1',
       kind: 'CertificateSigningRequest',
@@ -123,16 +151,24 @@ test.serial('kubectl certificate approve and deny a CSR created through certific
     };
     t.regex(await kubectlIn(KUBECTL_132, JSON.stringify(csr), 'create', '-f', '-'), new RegExp(`certificatesigningrequest\\.certificates\\.k8s\\.io/${name} created`));
   }
-  // kubectl 1.32+ puts the approval as protobuf: tested with the protobuf codec (issue 17, item 1).
-  // 1.31 and 1.27 put it as JSON; both look the CSR up by its bare name, which resolves to the
-  // first group serving it in discovery: certificates.k8s.io, the only one they accept.
-  t.regex(await kubectl(KUBECTL_131, 'certificate', 'approve', 'csr-approve'), /csr-approve approved/);
-  t.regex(await kubectl(KUBECTL_127, 'certificate', 'deny', 'csr-deny'), /csr-deny denied/);
-  const approved = (await get('/apis/certificates.k8s.io/v1/certificatesigningrequests/csr-approve')).body;
-  t.is(approved.apiVersion, 'certificates.k8s.io/v1');
-  t.deepEqual(approved.status.conditions.map((c: { type: string; status: string }) => [c.type, c.status]), [['Approved', 'True']]);
-  const denied = (await get('/apis/certificates.svc.io/v1/certificatesigningrequests/csr-deny')).body;
-  t.deepEqual(denied.status.conditions.map((c: { type: string; status: string }) => [c.type, c.status]), [['Denied', 'True']]);
+  // kubectl 1.32 reads the CSR and puts the approval sub-resource as protobuf; 1.31 and 1.27 as
+  // JSON. Each looks the CSR up by its bare name, which resolves to the first group serving it in
+  // discovery: certificates.k8s.io, the only one they accept.
+  const approve = await kubectlLogged(KUBECTL_132, 'certificate', 'approve', 'csr-approve');
+  t.regex(approve.stdout, /csr-approve approved/);
+  t.is(approve.protobufRequests, 1, 'kubectl 1.32 puts the approval as protobuf');
+  t.regex((await kubectlLogged(KUBECTL_132, 'certificate', 'deny', 'csr-deny')).stdout, /csr-deny denied/);
+  t.regex(await kubectl(KUBECTL_131, 'certificate', 'approve', 'csr-approve-131'), /csr-approve-131 approved/);
+  t.regex(await kubectl(KUBECTL_127, 'certificate', 'deny', 'csr-deny-127'), /csr-deny-127 denied/);
+  const conditions = async (group: string, name: string) => {
+    const csr = (await get(`/apis/${group}/v1/certificatesigningrequests/${name}`)).body;
+    t.is(csr.apiVersion, `${group}/v1`);
+    return csr.status.conditions.map((c: { type: string; status: string }) => [c.type, c.status]) as string[][];
+  };
+  t.deepEqual(await conditions('certificates.k8s.io', 'csr-approve'), [['Approved', 'True']]);
+  t.deepEqual(await conditions('certificates.svc.io', 'csr-deny'), [['Denied', 'True']]);
+  t.deepEqual(await conditions('certificates.k8s.io', 'csr-approve-131'), [['Approved', 'True']]);
+  t.deepEqual(await conditions('certificates.svc.io', 'csr-deny-127'), [['Denied', 'True']]);
   // Upstream's signer name is the built-in client signer: the approved request gets its certificate.
   const issued = await eventually('the approved CSR signed', async () => (await get('/apis/certificates.k8s.io/v1/certificatesigningrequests/csr-approve')).body?.status?.certificate as string | undefined, 30_000, 200);
   t.regex(Buffer.from(issued, 'base64').toString('utf8'), /BEGIN CERTIFICATE/);

@@ -199,3 +199,15 @@ test('watch frames: big-endian length, WatchEvent {type, RawExtension{enveloped 
   t.deepEqual(decodeObject(configMapSchema, events[0].object), configMapFixtureSmall());
   t.is((decodeObject(configMapSchema, events[1].object).data as Record<string, string>).k.length, 300);
 });
+
+test('generated encoders: property names that need quoting, and a message that contains itself', (t) => {
+  const odd = obj('test.Odd', { 'a"b': [1, str()], 'c\\d': [2, str()], "e'f\u2028": [3, int64()] });
+  const v = { 'a"b': 'x', 'c\\d': 'y', "e'f\u2028": 5 };
+  t.deepEqual(decodeProto(odd, encodeProto(odd, v)), v);
+  const node = obj('test.Node', { name: [1, str()] });
+  (node.properties as Record<string, unknown>).child = node;
+  (node.proto as { fields: Record<string, number> }).fields = { name: 1, child: 2 };
+  const tree = { name: 'a', child: { name: 'b', child: { name: 'c' } } };
+  t.deepEqual(decodeProto(node, encodeProto(node, tree)), tree);
+  t.deepEqual([...encodeProto(node, { name: 'a', child: { name: 'b' } })], [0x0a, 0x01, 0x61, 0x12, 0x03, 0x0a, 0x01, 0x62]);
+});

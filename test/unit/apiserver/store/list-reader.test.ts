@@ -142,6 +142,32 @@ test('undecodable stored values make the list a 500 that names every one of them
   await s.close();
 });
 
+test('the caller’s item for a stored version replaces decoding it; with selectors it is not asked', async (t) => {
+  const s = setup();
+  await s.put('ns', 'good', { app: 'x' });
+  // Undecodable: a list that decoded it would be a 500.
+  const known = await s.storage.create(objectKey(configMapType, 'ns', 'known'), Buffer.from('{not json'));
+  const asked: string[] = [];
+  const stored = (key: string, rev: number) => {
+    asked.push(`${key}@${rev}`);
+    return key === known.key && rev === known.modRevision ? { metadata: {}, marker: true } : undefined;
+  };
+  const list = await s.reader.list(configMapType, 'ns', q({ stored }));
+  t.deepEqual(
+    list.items.map((o) => [o.metadata.name, o.marker, o.apiVersion, o.kind]),
+    [
+      ['good', undefined, 'v1', 'ConfigMap'],
+      [undefined, true, 'v1', 'ConfigMap'],
+    ],
+  );
+  t.is(asked.length, 2);
+  asked.length = 0;
+  const err = await rejection(s.reader.list(configMapType, 'ns', q({ stored, labelSelector: parseLabelSelector('app=x') })));
+  t.is(err.code, 500, 'selectors decode every object');
+  t.deepEqual(asked, []);
+  await s.close();
+});
+
 test('selects and fieldValue read labels, metadata fields and the type’s own field selectors', (t) => {
   const reader = new ListReader({ list: () => Promise.reject(new Error('not read')) }, { waitForRevision: () => Promise.resolve() }, 0);
   const p = { metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' } }, spec: { nodeName: 'n1' } };

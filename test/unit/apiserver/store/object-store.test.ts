@@ -67,6 +67,19 @@ test('get of a missing object is 404 NotFound naming it', (t) =>
     t.deepEqual(err.toStatus().details, { name: 'nope', group: undefined, kind: 'configmaps' });
   }));
 
+test('get returns the caller’s object for the version read when it has one (typed as a decoded one)', (t) =>
+  withStore(async (f) => {
+    const a = await f.store.create(cms(f), NS, configMap('a'), ctx());
+    const asked: Array<[string, number]> = [];
+    const got = await f.store.get(cms(f), NS, 'a', undefined, (key, rev) => {
+      asked.push([key, rev]);
+      return { metadata: {}, marker: true };
+    });
+    t.deepEqual(asked, [[`/core/configmaps/${NS}/a`, Number(a.metadata.resourceVersion)]]);
+    t.like(got, { marker: true, apiVersion: 'v1', kind: 'ConfigMap' });
+    t.deepEqual(await f.store.get(cms(f), NS, 'a', undefined, () => undefined), a, 'nothing known: decoded');
+  }));
+
 // ---- update / optimistic concurrency ----
 
 test('update replaces the object, keeps system metadata and bumps generation only when the spec changes', (t) =>

@@ -1,0 +1,144 @@
+import type { BackWriter } from './back-writer';
+import { WIRE_BYTES } from './back-writer';
+import { encoderOf } from './encoder-gen';
+import type { FieldPlan, MessagePlan } from './plan';
+
+/**
+ * The protobuf messages of stored object versions, so that an object read again unchanged (a get,
+ * or an item of a list, by any client asking for protobuf) is copied instead of encoded again, as
+ * the watch cache keeps each event's JSON (watch-cache.ts render) and upstream's cacher keeps an
+ * object's serialized forms (CachingObject). The caller names a version (its storage key and
+ * resourceVersion): the store never writes two contents under one revision of a key, so an entry
+ * cannot go stale. Only what a read returned unchanged may be put here (not a dry-run or a write's
+ * answer). The oldest entries go first once the bytes pass the bound (insertion order: refreshing
+ * the order on every hit cost more than it saved).
+ */
+export class EncodedCache {
+  private readonly entries = new Map<string, Buffer>();
+  private size = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.size;
+  }
+
+  get count(): number {
+    return this.entries.size;
+  }
+
+  get(key: string): Buffer | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, bytes: Buffer): void {
+    if (bytes.length > this.maxBytes || this.entries.has(key)) return;
+    this.entries.set(key, bytes);
+    this.size += bytes.length;
+    for (const [k, b] of this.entries) {
+      if (this.size <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.size -= b.length;
+    }
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** A cache and how the objects of one read name their versions in it (undefined: not a stored version). */
+export interface CachedEncoding {
+  cache: EncodedCache;
+  keyOf(obj: Json): string | undefined;
+}
+
+const ENCODED = Symbol('protobuf message');
+
+/**
+ * An item of a list that stands for a stored version whose message the cache holds, so that the
+ * list needs no decoded object for it (ListQuery.stored). Only the protobuf encoder can write it:
+ * anything else that tried (JSON) fails loudly instead of writing an empty object.
+ */
+export function standIn(message: Buffer): { metadata: Record<string, never> } {
+  return { metadata: {}, [ENCODED]: message, toJSON: refuseJson } as { metadata: Record<string, never> };
+}
+
+/** An own property of every stand-in (a copy made by spreading keeps it), one function for all. */
+function refuseJson(): never {
+  throw new Error('a protobuf stand-in item was rendered as JSON');
+}
+
+/** A list message's items field (2: repeated item messages) when it is the plan's last field. */
+const listItems = new WeakMap<MessagePlan, FieldPlan | null>();
+
+function itemsFieldOf(plan: MessagePlan): FieldPlan | null {
+  let f = listItems.get(plan);
+  if (f === undefined) {
+    const last = plan.fields[plan.fields.length - 1];
+    const c = last?.codec;
+    f = last && last.key === 'items' && c?.k === 'array' && !c.wrapped && c.item.k === 'message' ? last : null;
+    listItems.set(plan, f);
+  }
+  return f;
+}
+
+/**
+ * Writes obj's message content as encoderOf(plan) would, taking the object (or, for a list, each
+ * item) from the cache when it is there and putting what it encodes into it.
+ */
+export function writeCached(w: BackWriter, plan: MessagePlan, obj: Json, reads: CachedEncoding): void {
+  const items = itemsFieldOf(plan);
+  if (!items || !Array.isArray(obj.items)) {
+    writeVersion(w, plan, obj, reads);
+    return;
+  }
+  const itemPlan = (items.codec as { item: { plan: MessagePlan } }).item.plan;
+  const list = obj.items as unknown[];
+  const tag = (items.no << 3) | WIRE_BYTES;
+  // The messages known already, looked up once: their total makes room for the whole list at
+  // once (a list of 10,000 pods is about 14 MB; growing by doubling copied and allocated twice that).
+  const known = new Array<Buffer | undefined>(list.length);
+  const keys = new Array<string | undefined>(list.length);
+  let size = 0;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+    const given = (item as { [ENCODED]?: Buffer })[ENCODED];
+    const key = given ? undefined : reads.keyOf(item as Json);
+    const m = given ?? (key === undefined ? undefined : reads.cache.get(key));
+    known[i] = m;
+    keys[i] = key;
+    if (m) size += m.length + 6;
+  }
+  w.room(size);
+  // Items are the last field, so (writing backwards) they go first, from the last one.
+  for (let i = list.length - 1; i >= 0; i--) {
+    const item = list[i];
+    if (item === null || item === undefined) continue;
+    // Not an object: the generated encoder refuses it, naming the field.
+    if (typeof item !== 'object' || Array.isArray(item)) encoderOf(plan)(w, { items: [item] });
+    const mark = w.mark();
+    const m = known[i];
+    if (m) w.raw(m);
+    else encodeAndKeep(w, itemPlan, item as Json, keys[i], reads.cache);
+    w.lengthSince(mark);
+    w.varint(tag);
+  }
+  const { items: _items, ...rest } = obj;
+  encoderOf(plan)(w, rest);
+}
+
+function writeVersion(w: BackWriter, plan: MessagePlan, obj: Json, reads: CachedEncoding): void {
+  const given = (obj as { [ENCODED]?: Buffer })[ENCODED];
+  const key = given ? undefined : reads.keyOf(obj);
+  const hit = given ?? (key === undefined ? undefined : reads.cache.get(key));
+  if (hit) w.raw(hit);
+  else encodeAndKeep(w, plan, obj, key, reads.cache);
+}
+
+/** Encodes obj and keeps a copy of its message under key (when it names a version). */
+function encodeAndKeep(w: BackWriter, plan: MessagePlan, obj: Json, key: string | undefined, cache: EncodedCache): void {
+  const mark = w.mark();
+  encoderOf(plan)(w, obj);
+  if (key !== undefined) cache.set(key, Buffer.from(w.buf.subarray(w.pos, w.pos + (w.mark() - mark))));
+}

@@ -1,0 +1,103 @@
+import { mkdtempSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configMapSchema } from '../apiserver/registry/types/configmaps';
+import { podSchema } from '../apiserver/registry/types/pod-schema';
+import { startApiServer } from '../test/helpers/apiserver-process';
+import type { Cleanup } from './lib/cleanup';
+import { compareEncodings, pairedCpuRatio, type EncodingPlan } from './lib/encoding-requests';
+import { JSON_ENCODING, PROTOBUF_ENCODING } from './lib/encodings';
+import { configMap, ensureNamespace } from './lib/http-figures';
+import { measureListEncodings } from './lib/pod-list-encodings';
+import { fillPods } from './lib/pod-list';
+import { procName } from './lib/proc-stats';
+import { progress } from './lib/progress';
+import { ratio, round } from './lib/stats';
+import { stopApi } from './lib/stop-api';
+import { adminTls, Target } from './lib/target';
+
+/** The sizes of one run; --quick shrinks them to check the bench itself, not to quote. */
+interface Plan {
+  requests: Omit<EncodingPlan, 'namespace' | 'schema' | 'object'>;
+  list: { pods: number; createClients: number; runs: number };
+}
+
+const FULL: Plan = {
+  requests: { warmupCreates: 400, warmupGets: 1000, createClients: 32, getClients: 64, createsPerPart: 1000, getsPerPart: 2500, parts: 4 },
+  list: { pods: 10_000, createClients: 64, runs: 5 },
+};
+
+const QUICK: Plan = {
+  requests: { warmupCreates: 50, warmupGets: 100, createClients: 32, getClients: 64, createsPerPart: 100, getsPerPart: 200, parts: 2 },
+  list: { pods: 600, createClients: 64, runs: 3 },
+};
+
+/** Issue 17's goals for protobuf, each against JSON measured in the same run. */
+const GOALS = {
+  creates_per_second_vs_json: { target: '>= 1', ok: (x: number) => x >= 1 },
+  gets_per_second_vs_json: { target: '>= 1', ok: (x: number) => x >= 1 },
+  creates_server_cpu_vs_json: { target: '<= 1', ok: (x: number) => x <= 1 },
+  gets_server_cpu_vs_json: { target: '<= 1', ok: (x: number) => x <= 1 },
+  list_served_vs_json: { target: '<= 0.7', ok: (x: number) => x <= 0.7 },
+} as const;
+
+/**
+ * `npm run bench -- apiserver --protobuf [--quick]` (issue 17): ConfigMap creates and gets, and a
+ * whole list of 10,000 pods, in protobuf (application/vnd.kubernetes.protobuf) against JSON on the
+ * same svc-apiserver in the same run, parts interleaved.
+ */
+export async function runApiServerProtobufBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
+  const plan = args.includes('--quick') ? QUICK : FULL;
+  const notes: string[] = [];
+  if (plan === QUICK) notes.push('--quick: reduced counts, figures are not comparable with a full run');
+  const loadBefore = loadavg()[0];
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-apiserver-pb-'));
+  cleanup.dir(dataDir);
+  progress('starting svc-apiserver');
+  const api = await startApiServer({ dataDir });
+  cleanup.child(api.proc);
+  cleanup.add('stop svc-apiserver', () => stopApi(api));
+  const pid = api.proc.pid!;
+  if (procName(pid) !== 'node') notes.push(`pid ${pid} is ${procName(pid)}, not node: server CPU figures may be the launcher's`);
+  const target = new Target('api', '127.0.0.1', api.port, adminTls(dataDir));
+  const encodings = [JSON_ENCODING, PROTOBUF_ENCODING];
+
+  await ensureNamespace(target, 'bench-pb');
+  const requests = await compareEncodings(target, pid, encodings, {
+    ...plan.requests,
+    namespace: 'bench-pb',
+    schema: configMapSchema,
+    object: (name) => configMap(name) as Record<string, unknown>,
+  });
+  const fill = await fillPods(target, { namespace: 'bench-pods', pods: plan.list.pods, createClients: plan.list.createClients });
+  const list = await measureListEncodings(target, pid, encodings, { collection: '/api/v1/namespaces/bench-pods/pods', itemSchema: podSchema, pods: plan.list.pods, runs: plan.list.runs });
+  await stopApi(api);
+
+  const ratios = {
+    creates_per_second_vs_json: ratio(requests.creates.protobuf.per_second, requests.creates.json.per_second),
+    gets_per_second_vs_json: ratio(requests.gets.protobuf.per_second, requests.gets.json.per_second),
+    creates_server_cpu_vs_json: pairedCpuRatio(requests.creates.protobuf, requests.creates.json),
+    gets_server_cpu_vs_json: pairedCpuRatio(requests.gets.protobuf, requests.gets.json),
+    list_served_vs_json: ratio(list.protobuf.served_ms, list.json.served_ms),
+    first_list_served_vs_json: ratio(list.protobuf.first_served_ms, list.json.first_served_ms),
+    list_server_cpu_vs_json: ratio(list.protobuf.server_cpu_ms, list.json.server_cpu_ms),
+    list_bytes_vs_json: ratio(list.protobuf.bytes, list.json.bytes),
+    list_with_client_decode_vs_json: ratio(list.protobuf.whole_list_ms, list.json.whole_list_ms),
+  };
+  if (loadBefore > 1.5) notes.push(`the machine was busy (1-minute load ${loadBefore.toFixed(2)} on ${cpus().length} cores before the run): figures are noisier than usual`);
+  const goals: Record<string, { target: string; value: number | null; met: boolean }> = {};
+  for (const [name, g] of Object.entries(GOALS)) {
+    const value = ratios[name as keyof typeof GOALS];
+    goals[name] = { target: g.target, value, met: value !== null && g.ok(value) };
+  }
+  return {
+    benchmark: 'apiserver --protobuf',
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]) } },
+    creates: requests.creates,
+    gets: requests.gets,
+    list: { pods: plan.list.pods, fill, ...list },
+    ratios,
+    goals,
+    notes,
+  };
+}

@@ -1,0 +1,81 @@
+import test from 'ava';
+import { EncodedCache, standIn, type CachedEncoding } from '../../../../apiserver/codec/encoded-cache';
+import { decodeObject, encodeObject } from '../../../../apiserver/codec/envelope';
+import { listSchemaOf } from '../../../../apiserver/registry/meta-schemas';
+import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
+
+type Json = Record<string, unknown>;
+
+const cm = (name: string, rv: string, data: Record<string, string> = { k: name }): Json => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv, creationTimestamp: '2025-01-02T03:04:05Z' },
+  data,
+});
+
+/** Names versions as the server does (namespace/name@resourceVersion); keys asked are recorded. */
+function reads(cache = new EncodedCache(1 << 20)): CachedEncoding & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    cache,
+    asked,
+    keyOf: (o) => {
+      const m = o.metadata as Json;
+      const key = typeof m?.resourceVersion === 'string' ? `${String(m.namespace)}/${String(m.name)}@${m.resourceVersion}` : undefined;
+      if (key) asked.push(key);
+      return key;
+    },
+  };
+}
+
+test('an object and a list encode the same bytes with the cache as without, and fill it', (t) => {
+  const r = reads();
+  const a = cm('a', '5');
+  t.deepEqual(encodeObject(configMapSchema, a, r), encodeObject(configMapSchema, a));
+  t.is(r.cache.count, 1);
+  const list = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9', continue: 'c' }, items: [cm('a', '5'), cm('b', '6'), { metadata: { name: 'no-version' } }] };
+  const schema = listSchemaOf(configMapSchema);
+  t.deepEqual(encodeObject(schema, list, r), encodeObject(schema, list));
+  t.is(r.cache.count, 2, 'the versioned items, once each; the item without a resourceVersion is not cached');
+  t.deepEqual(r.asked, ['ns/a@5', 'ns/a@5', 'ns/b@6'], 'each version named once per encoding');
+});
+
+test('a cached version is copied, not encoded again: the bytes are those of the version first seen', (t) => {
+  const r = reads();
+  const first = encodeObject(configMapSchema, cm('a', '5'), r);
+  // Not something the server does (a version never changes): it shows the cache answered.
+  t.deepEqual(encodeObject(configMapSchema, cm('a', '5', { k: 'changed' }), r), first);
+  t.deepEqual((decodeObject(configMapSchema, encodeObject(configMapSchema, cm('a', '6', { k: 'changed' }), r)).data as Json).k, 'changed', 'a new resourceVersion is a new entry');
+});
+
+test('stand-in items are written from their message; as JSON they refuse to be written', (t) => {
+  const r = reads();
+  const schema = listSchemaOf(configMapSchema);
+  const items = [cm('a', '5'), cm('b', '6')];
+  const full = encodeObject(schema, { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9' }, items }, r);
+  const messages = items.map((i) => r.cache.get(`ns/${String((i.metadata as Json).name)}@${String((i.metadata as Json).resourceVersion)}`)!);
+  const viaStandIns = encodeObject(schema, { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9' }, items: messages.map((m) => standIn(m)) }, reads());
+  t.deepEqual(viaStandIns, full);
+  t.deepEqual(decodeObject(schema, viaStandIns).items, items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest));
+  t.throws(() => JSON.stringify({ items: [standIn(messages[0])] }), { message: /stand-in/ });
+});
+
+test('a malformed item is still refused by name with the cache', (t) => {
+  const schema = listSchemaOf(configMapSchema);
+  t.throws(() => encodeObject(schema, { kind: 'ConfigMapList', metadata: {}, items: ['x'] }, reads()), { message: /ConfigMapList field items is not an object/ });
+  t.throws(() => encodeObject(schema, { kind: 'ConfigMapList', metadata: {}, items: [{ metadata: { name: 7 } }] }, reads()), { message: /ObjectMeta field name is not a string/ });
+});
+
+test('the cache holds at most its bound: the oldest entries go first; a message over the bound is not kept', (t) => {
+  const c = new EncodedCache(100);
+  c.set('a', Buffer.alloc(40));
+  c.set('b', Buffer.alloc(40));
+  c.set('a', Buffer.alloc(10));
+  t.is(c.bytes, 80, 'a version is set once');
+  c.set('c', Buffer.alloc(40));
+  t.deepEqual([c.get('a'), c.get('b')?.length, c.get('c')?.length], [undefined, 40, 40]);
+  t.is(c.bytes, 80);
+  c.set('big', Buffer.alloc(101));
+  t.is(c.get('big'), undefined);
+  t.is(c.count, 2);
+});
