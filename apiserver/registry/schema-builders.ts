@@ -30,6 +30,11 @@ export const fieldsV1 = (description?: string): AnySchema => ({ type: 'any', raw
 export const rawExtension = (description?: string): AnySchema => ({ type: 'any', raw: 'k8s.io.apimachinery.pkg.runtime.RawExtension', description });
 
 /** Marks a scalar whose zero value is a value (upstream: a pointer or a field without omitempty). */
+/**
+ * The schema with a description of the field that holds it (OpenAPI, kubectl explain, the .proto
+ * comment): for object, list and map fields, whose schema is often shared by several fields.
+ */
+export const described = <S extends Schema>(description: string, s: S): S => ({ ...s, description });
 export const ptr = (s: ScalarSchema): ScalarSchema => ({ ...s, keepZero: true });
 
 /**
