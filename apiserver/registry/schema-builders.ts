@@ -34,7 +34,17 @@ export const rawExtension = (description?: string): AnySchema => ({ type: 'any',
  * The schema with a description of the field that holds it (OpenAPI, kubectl explain, the .proto
  * comment): for object, list and map fields, whose schema is often shared by several fields.
  */
-export const described = <S extends Schema>(description: string, s: S): S => ({ ...s, description });
+export function described<S extends Schema>(description: string, s: S): S {
+  const copy = { ...s, description };
+  fieldDescribed.add(copy);
+  return copy;
+}
+
+/** Copies made by described(): their description is the field's, not their type's (the .proto generator leaves it off the message). */
+const fieldDescribed = new WeakSet<Schema>();
+
+/** Whether s is a described() copy, whose description belongs to the field holding it. */
+export const describesField = (s: Schema): boolean => fieldDescribed.has(s);
 export const ptr = (s: ScalarSchema): ScalarSchema => ({ ...s, keepZero: true });
 
 /**

@@ -1,4 +1,5 @@
 import type { ObjectSchema, Schema } from '../api/schema';
+import { describesField } from '../registry/schema-builders';
 import { makeBuiltinTypes } from '../registry/builtin';
 import { deleteOptionsSchema, listSchemaOf, statusSchema } from '../registry/meta-schemas';
 import { evictionSchema } from '../registry/types/poddisruptionbudgets';
@@ -167,7 +168,8 @@ function declare(s: ObjectSchema, messages: Map<string, MessageDecl>, visit: (s:
     const short = shortOf(msg);
     fields.push({ label: 'optional', type: ref(msg, pkg), name: name ?? short[0].toLowerCase() + short.slice(1), no, comment: 'Embedded: its fields are inline in the JSON form.' });
   }
-  return { name: proto.name, comment: s.description, fields };
+  // A described() copy carries the text of the field holding it: the message keeps its own (or none).
+  return { name: proto.name, comment: describesField(s) ? undefined : s.description, fields };
 }
 
 function typeOf(s: Schema, pkg: string, where: string, messages: Map<string, MessageDecl>, visit: (s: ObjectSchema) => void): { label: FieldDecl['label']; type: string } {
