@@ -8,7 +8,7 @@ import { dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, str, strAt } from '../obj-access';
 import { compareQuantities, parseQuantity } from '../quantity';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, mapList, obj, ptr, quantityMap, str as s, strEnum, strMap, time } from '../schema-builders';
+import { atomicList, described, mapList, obj, ptr, quantityMap, str as s, strEnum, strMap, time } from '../schema-builders';
 import { diffPaths } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
 import { accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
@@ -21,39 +21,58 @@ const V1 = 'k8s.io.api.core.v1';
 const claimConditionSchema = obj(
   `${V1}.PersistentVolumeClaimCondition`,
   {
-    type: [1, ptr(s())],
-    status: [2, ptr(s())],
-    lastProbeTime: [3, time()],
-    lastTransitionTime: [4, time()],
-    reason: [5, s()],
-    message: [6, s()],
+    type: [1, ptr(s('Type of the condition, such as Resizing or FileSystemResizePending.'))],
+    status: [2, ptr(s('True, False or Unknown.'))],
+    lastProbeTime: [3, time('When the condition was last probed.')],
+    lastTransitionTime: [4, time('When the condition last changed status.')],
+    reason: [5, s('Unique, brief CamelCase reason for the last transition.')],
+    message: [6, s('Human-readable details of the last transition.')],
   },
   { required: ['type'] },
 );
 
-const volumeHealthConditionSchema = obj(`${V1}.VolumeHealthCondition`, { status: [1, ptr(s())], reason: [2, ptr(s())], message: [3, s()] }, { required: ['status', 'reason'] });
+const volumeHealthConditionSchema = obj(`${V1}.VolumeHealthCondition`, {
+    status: [1, ptr(s('True, False or Unknown.'))],
+    reason: [2, ptr(s('Brief CamelCase reason for the condition.'))],
+    message: [3, s('Human-readable details of the condition.')],
+  }, { required: ['status', 'reason'] });
 
 export const persistentVolumeClaimSchema = withMeta(`${V1}.PersistentVolumeClaim`, {
-  spec: [2, persistentVolumeClaimSpecSchema],
+  spec: [2, described('What the user asks for: the storage and properties of the volume.', persistentVolumeClaimSpecSchema)],
   status: [
     3,
-    obj(`${V1}.PersistentVolumeClaimStatus`, {
-      phase: [1, strEnum(['Pending', 'Bound', 'Lost'])],
-      accessModes: [2, atomicList(s())],
-      capacity: [3, quantityMap()],
-      conditions: [4, mapList(claimConditionSchema, ['type'])],
-      allocatedResources: [5, quantityMap()],
-      allocatedResourceStatuses: [7, strMap()],
-      currentVolumeAttributesClassName: [8, ptr(s())],
-      modifyVolumeStatus: [9, obj(`${V1}.ModifyVolumeStatus`, { targetVolumeAttributesClassName: [1, s()], status: [2, ptr(s())] })],
-      healthStatus: [
-        10,
-        obj(`${V1}.VolumeHealthStatus`, {
-          healthConditions: [1, mapList(volumeHealthConditionSchema, ['status', 'reason'])],
-          lastTransitionTime: [2, time()],
-        }),
-      ],
-    }),
+    described(
+      'The current state of the claim; read-only.',
+      obj(`${V1}.PersistentVolumeClaimStatus`, {
+        phase: [1, strEnum(['Pending', 'Bound', 'Lost'], 'The current phase of the claim.')],
+        accessModes: [2, atomicList(s(), 'The access modes the volume backing the claim actually has.')],
+        capacity: [3, quantityMap('The actual resources of the underlying volume.')],
+        conditions: [4, mapList(claimConditionSchema, ['type'], 'The current conditions of the claim; Resizing while the volume is being resized.')],
+        allocatedResources: [5, quantityMap('The resources allocated to the claim, which may exceed the request during a resize.')],
+        allocatedResourceStatuses: [7, strMap('The status of each resource being resized, such as ControllerResizeInProgress.')],
+        currentVolumeAttributesClassName: [8, ptr(s('The VolumeAttributesClass the volume currently uses.'))],
+        modifyVolumeStatus: [
+          9,
+          described(
+            'State of an in-progress change of VolumeAttributesClass; unset when none.',
+            obj(`${V1}.ModifyVolumeStatus`, {
+              targetVolumeAttributesClassName: [1, s('The VolumeAttributesClass being applied.')],
+              status: [2, ptr(s('Pending, InProgress or Infeasible.'))],
+            }),
+          ),
+        ],
+        healthStatus: [
+          10,
+          described(
+            'The health of the volume as reported by its driver.',
+            obj(`${V1}.VolumeHealthStatus`, {
+              healthConditions: [1, mapList(volumeHealthConditionSchema, ['status', 'reason'], 'The current health conditions of the volume.')],
+              lastTransitionTime: [2, time('When the health status last changed.')],
+            }),
+          ),
+        ],
+      }),
+    ),
   ],
 });
 

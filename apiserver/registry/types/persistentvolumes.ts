@@ -6,7 +6,7 @@ import { oneOf, resourceList } from '../common-validation';
 import { child, forbidden, immutable, notSupported, required } from '../field-errors';
 import { ensureRec, get, rec, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, obj, ptr, quantityMap, str as s, strEnum, time } from '../schema-builders';
+import { atomicList, described, obj, ptr, quantityMap, str as s, strEnum, time } from '../schema-builders';
 import { nodeSelectorSchema } from './affinity-schema';
 import { persistentVolumeSourceSchema } from './pv-source-schema';
 import { semanticEqual } from '../semantic-equal';
@@ -28,31 +28,43 @@ const V1 = 'k8s.io.api.core.v1';
 export const persistentVolumeSchema = withMeta(`${V1}.PersistentVolume`, {
   spec: [
     2,
-    obj(
+    described(
+      'What the volume is and how it may be used, as set by the administrator.',
+      obj(
       `${V1}.PersistentVolumeSpec`,
       {
         capacity: [1, quantityMap('The persistent volume resources and capacity.')],
-        accessModes: [3, atomicList(strEnum(ACCESS_MODES))],
-        claimRef: [4, objectReferenceSchema],
-        persistentVolumeReclaimPolicy: [5, strEnum(RECLAIM_POLICIES)],
-        storageClassName: [6, s()],
-        mountOptions: [7, atomicList(s())],
-        volumeMode: [8, ptr(strEnum(VOLUME_MODES))],
-        nodeAffinity: [9, obj(`${V1}.VolumeNodeAffinity`, { required: [1, nodeSelectorSchema] })],
-        volumeAttributesClassName: [10, ptr(s())],
+        accessModes: [3, atomicList(strEnum(ACCESS_MODES), 'All the ways the volume can be mounted.')],
+        claimRef: [4, described('The claim bound to this volume, the other half of a bi-directional binding.', objectReferenceSchema)],
+        persistentVolumeReclaimPolicy: [5, strEnum(RECLAIM_POLICIES, 'What happens to the volume when its claim is released: Retain (the default), Delete or Recycle.')],
+        storageClassName: [6, s('Name of the StorageClass this volume belongs to; empty for none.')],
+        mountOptions: [7, atomicList(s(), 'Mount options, such as ro or soft; not validated.')],
+        volumeMode: [8, ptr(strEnum(VOLUME_MODES, 'Filesystem (the default) for a formatted filesystem, or Block for a raw block device.'))],
+        nodeAffinity: [
+          9,
+          described(
+            'Limits the nodes this volume can be reached from.',
+            obj(`${V1}.VolumeNodeAffinity`, { required: [1, described('The nodes that can reach the volume.', nodeSelectorSchema)] }),
+          ),
+        ],
+        volumeAttributesClassName: [10, ptr(s('Name of the VolumeAttributesClass this volume belongs to.'))],
       },
       // PersistentVolumeSource (field 2): exactly one of PV_SOURCES.
       { inline: [[2, persistentVolumeSourceSchema]] },
+      ),
     ),
   ],
   status: [
     3,
-    obj(`${V1}.PersistentVolumeStatus`, {
-      phase: [1, strEnum(PV_PHASES)],
-      message: [2, s()],
-      reason: [3, s()],
-      lastPhaseTransitionTime: [4, time()],
-    }),
+    described(
+      'The most recently observed status of the volume; read-only.',
+      obj(`${V1}.PersistentVolumeStatus`, {
+        phase: [1, strEnum(PV_PHASES, 'Whether the volume is available, bound to a claim, released by a claim, or failed.')],
+        message: [2, s('Human-readable message on why the volume is in this state.')],
+        reason: [3, s('Brief CamelCase reason for any failure.')],
+        lastPhaseTransitionTime: [4, time('When the volume last moved to another phase.')],
+      }),
+    ),
   ],
 });
 
