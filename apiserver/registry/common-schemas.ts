@@ -58,27 +58,34 @@ export const objectMetaSchema: ObjectSchema = obj(`${META}.ObjectMeta`, {
 export const objectReferenceSchema = obj(
   'k8s.io.api.core.v1.ObjectReference',
   {
-    kind: [1, str()],
-    namespace: [2, str()],
-    name: [3, str()],
-    uid: [4, str()],
-    apiVersion: [5, str()],
-    resourceVersion: [6, str()],
-    fieldPath: [7, str()],
+    kind: [1, str('Kind of the referent.')],
+    namespace: [2, str('Namespace of the referent.')],
+    name: [3, str('Name of the referent.')],
+    uid: [4, str('UID of the referent.')],
+    apiVersion: [5, str('API version of the referent.')],
+    resourceVersion: [6, str('Specific resourceVersion to which this reference is made, if any.')],
+    fieldPath: [7, str('If referring to a piece of an object instead of an entire object, the path to that piece.')],
   },
   { atomic: true },
 );
 
-export const localObjectReferenceSchema = obj('k8s.io.api.core.v1.LocalObjectReference', { name: [1, str()] }, { atomic: true });
+export const localObjectReferenceSchema = obj('k8s.io.api.core.v1.LocalObjectReference', { name: [1, str('Name of the referent.')] }, { atomic: true });
 
 /** metav1.LabelSelector (structType atomic upstream). */
 export const labelSelectorSchema = obj(
   `${META}.LabelSelector`,
   {
-    matchLabels: [1, strMap()],
+    matchLabels: [1, strMap('A map of {key,value} pairs; each is equivalent to an In requirement on key with that single value.')],
     matchExpressions: [
       2,
-      atomicList(obj(`${META}.LabelSelectorRequirement`, { key: [1, ptr(str())], operator: [2, ptr(str())], values: [3, atomicList(str())] })),
+      atomicList(
+        obj(`${META}.LabelSelectorRequirement`, {
+          key: [1, ptr(str('The label key that the selector applies to.'))],
+          operator: [2, ptr(str('The key\'s relationship to the values: In, NotIn, Exists or DoesNotExist.'))],
+          values: [3, atomicList(str(), 'The values; non-empty for In and NotIn, empty for Exists and DoesNotExist.')],
+        }),
+        'A list of label selector requirements, ANDed together.',
+      ),
     ],
   },
   { atomic: true },
@@ -88,12 +95,12 @@ export const labelSelectorSchema = obj(
 export const metaConditionSchema = obj(
   `${META}.Condition`,
   {
-    type: [1, ptr(str())],
-    status: [2, ptr(str(undefined, ['True', 'False', 'Unknown']))],
-    observedGeneration: [3, int64()],
-    lastTransitionTime: [4, time()],
-    reason: [5, ptr(str())],
-    message: [6, ptr(str())],
+    type: [1, ptr(str('Type of condition in CamelCase.'))],
+    status: [2, ptr(str('Status of the condition: True, False or Unknown.', ['True', 'False', 'Unknown']))],
+    observedGeneration: [3, int64('The .metadata.generation the condition was set based upon.')],
+    lastTransitionTime: [4, time('The last time the condition transitioned from one status to another.')],
+    reason: [5, ptr(str('A programmatic identifier for the reason of the last transition, in CamelCase.'))],
+    message: [6, ptr(str('A human-readable message about the transition.'))],
   },
   { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
 );

@@ -1,5 +1,5 @@
 import type { ObjectSchema } from '../api/schema';
-import { atomicList, bool, int32, int64, obj, ptr, str, typeMeta } from './schema-builders';
+import { atomicList, bool, described, int32, int64, obj, ptr, str, typeMeta } from './schema-builders';
 
 /**
  * meta/v1 shapes that are not kinds of their own: ListMeta and the list envelope, Status,
@@ -13,7 +13,7 @@ export const listMetaSchema: ObjectSchema = obj(`${META}.ListMeta`, {
   resourceVersion: [2, str('The revision of the store this list was read at.')],
   continue: [3, str('Set when more items are available: pass it back to read the next page.')],
   remainingItemCount: [4, ptr(int64('How many items follow this page (an estimate when a selector applies).'))],
-  shardInfo: [5, obj(`${META}.ShardInfo`, { selector: [1, ptr(str())] })],
+  shardInfo: [5, described('The shard of the collection this list covers, when sharded.', obj(`${META}.ShardInfo`, { selector: [1, ptr(str('The selector of the shard.'))] }))],
 });
 
 const statusCauseSchema = obj(`${META}.StatusCause`, {
@@ -24,20 +24,23 @@ const statusCauseSchema = obj(`${META}.StatusCause`, {
 
 export const statusSchema: ObjectSchema = obj(`${META}.Status`, {
   ...typeMeta(),
-  metadata: [1, listMetaSchema],
+  metadata: [1, described('Standard list metadata.', listMetaSchema)],
   status: [2, str('Success or Failure.')],
   message: [3, str('A human-readable description of the status of this operation.')],
   reason: [4, str('A machine-readable description of why this operation is in the Failure status.')],
   details: [
     5,
-    obj(`${META}.StatusDetails`, {
-      name: [1, str()],
-      group: [2, str()],
-      kind: [3, str()],
-      uid: [6, str()],
-      causes: [4, atomicList(statusCauseSchema)],
-      retryAfterSeconds: [5, int32()],
-    }),
+    described(
+      'Extended data associated with the reason.',
+      obj(`${META}.StatusDetails`, {
+        name: [1, str('The name attribute of the resource associated with the status.')],
+        group: [2, str('The group attribute of the resource associated with the status.')],
+        kind: [3, str('The kind attribute of the resource associated with the status.')],
+        uid: [6, str('UID of the resource, if a single resource can be identified.')],
+        causes: [4, atomicList(statusCauseSchema, 'The causes of the error, with extended detail.')],
+        retryAfterSeconds: [5, int32('If set, the number of seconds the client should wait before retrying.')],
+      }),
+    ),
   ],
   code: [6, int32('Suggested HTTP return code for this status, 0 if not set.')],
 });
@@ -47,10 +50,13 @@ export const deleteOptionsSchema: ObjectSchema = obj(`${META}.DeleteOptions`, {
   gracePeriodSeconds: [1, ptr(int64('The duration in seconds before the object should be deleted.'))],
   preconditions: [
     2,
-    obj(`${META}.Preconditions`, {
-      uid: [1, ptr(str('The target UID.'))],
-      resourceVersion: [2, ptr(str('The target resourceVersion.'))],
-    }),
+    described(
+      'Must be fulfilled before a deletion is carried out.',
+      obj(`${META}.Preconditions`, {
+        uid: [1, ptr(str('The target UID.'))],
+        resourceVersion: [2, ptr(str('The target resourceVersion.'))],
+      }),
+    ),
   ],
   orphanDependents: [3, ptr(bool('Deprecated: whether dependents are orphaned.'))],
   propagationPolicy: [4, ptr(str('Orphan, Background or Foreground.'))],
@@ -68,8 +74,8 @@ export function listSchemaOf(item: ObjectSchema): ObjectSchema {
   if (!list) {
     list = obj(`${item.proto?.name ?? 'k8s.io.apimachinery.pkg.apis.meta.v1.'}List`, {
       ...typeMeta(),
-      metadata: [1, listMetaSchema],
-      items: [2, atomicList(item)],
+      metadata: [1, described('Standard list metadata.', listMetaSchema)],
+      items: [2, atomicList(item, 'The list of objects.')],
     });
     lists.set(item, list);
   }

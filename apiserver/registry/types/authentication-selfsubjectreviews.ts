@@ -1,6 +1,6 @@
 import { withMeta } from '../common-schemas';
 import type { ResourceType } from '../resource-type';
-import { obj } from '../schema-builders';
+import { described, obj } from '../schema-builders';
 import { userInfoSchema } from './authentication-userinfo';
 
 /**
@@ -9,7 +9,7 @@ import { userInfoSchema } from './authentication-userinfo';
  * v1beta1 and v1alpha1, which kubectl auth whoami falls back to.
  */
 export const selfSubjectReviewSchema = withMeta('k8s.io.api.authentication.v1.SelfSubjectReview', {
-  status: [2, obj('k8s.io.api.authentication.v1.SelfSubjectReviewStatus', { userInfo: [1, userInfoSchema] })],
+  status: [2, described('Status is filled in by the server with the user attributes.', obj('k8s.io.api.authentication.v1.SelfSubjectReviewStatus', { userInfo: [1, described('User attributes of the user making this request.', userInfoSchema)] }))],
 });
 
 export function makeSelfSubjectReviewType(version: 'v1' | 'v1beta1' | 'v1alpha1'): ResourceType {

@@ -1,6 +1,6 @@
 import { withMeta } from '../common-schemas';
 import type { ResourceType } from '../resource-type';
-import { atomicList, bool, obj, str } from '../schema-builders';
+import { atomicList, bool, described, obj, str } from '../schema-builders';
 import { userInfoSchema } from './authentication-userinfo';
 
 /**
@@ -13,19 +13,19 @@ const AUTHN = 'k8s.io.api.authentication.v1';
 export const tokenReviewSchema = withMeta(`${AUTHN}.TokenReview`, {
   spec: [
     2,
-    obj(`${AUTHN}.TokenReviewSpec`, {
+    described('Spec holds information about the request being evaluated.', obj(`${AUTHN}.TokenReviewSpec`, {
       token: [1, str('The opaque bearer token.')],
       audiences: [2, atomicList(str(), 'Audiences the token should be valid for; empty means the API server audiences.')],
-    }),
+    })),
   ],
   status: [
     3,
-    obj(`${AUTHN}.TokenReviewStatus`, {
+    described('Status is filled in by the server and says whether the request can be authenticated.', obj(`${AUTHN}.TokenReviewStatus`, {
       authenticated: [1, bool('Whether the token is associated with a known user.')],
-      user: [2, userInfoSchema],
+      user: [2, described('The UserInfo associated with the provided token.', userInfoSchema)],
       audiences: [4, atomicList(str(), 'Audiences the token is valid for, a subset of the requested ones.')],
       error: [3, str('Why the token could not be checked.')],
-    }),
+    })),
   ],
 });
 

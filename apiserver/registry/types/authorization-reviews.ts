@@ -4,7 +4,7 @@ import { withMeta } from '../common-schemas';
 import { child, invalid, required } from '../field-errors';
 import { get, rec, recs, str, strs } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { atomicList, bool, map, obj, ptr, str as s, wrappedList } from '../schema-builders';
+import { atomicList, bool, described, map, obj, ptr, str as s, wrappedList } from '../schema-builders';
 
 /**
  * authorization.svc.io review types (2.7, 4.9): SubjectAccessReview (v1 and v1beta1, whose wire
@@ -21,7 +21,15 @@ const AUTHZ = 'k8s.io.api.authorization.v1';
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
 const requirement = (message: string) =>
-  obj(message, { key: [1, ptr(s())], operator: [2, ptr(s())], values: [3, atomicList(s())] }, { required: ['key', 'operator'] });
+  obj(
+    message,
+    {
+      key: [1, ptr(s('The key the requirement applies to.'))],
+      operator: [2, ptr(s('The key\'s relationship to the values: In, NotIn, Exists or DoesNotExist.'))],
+      values: [3, atomicList(s(), 'The values; non-empty for In and NotIn, empty for Exists and DoesNotExist.')],
+    },
+    { required: ['key', 'operator'] },
+  );
 
 export const resourceAttributesSchema = obj(`${AUTHZ}.ResourceAttributes`, {
   namespace: [1, s('Namespace of the action; "" means all namespaces for namespaced resources.')],
@@ -33,11 +41,23 @@ export const resourceAttributesSchema = obj(`${AUTHZ}.ResourceAttributes`, {
   name: [7, s('Name of the resource being requested for a get or deleted for a delete; "" means all.')],
   fieldSelector: [
     8,
-    obj(`${AUTHZ}.FieldSelectorAttributes`, { rawSelector: [1, s()], requirements: [2, atomicList(requirement(`${META}.FieldSelectorRequirement`))] }),
+    described(
+      'The field selector of the request, limiting the objects it may touch.',
+      obj(`${AUTHZ}.FieldSelectorAttributes`, {
+        rawSelector: [1, s('The serialization of a field selector as it appears in a query parameter.')],
+        requirements: [2, atomicList(requirement(`${META}.FieldSelectorRequirement`), 'The parsed interpretation of a field selector.')],
+      }),
+    ),
   ],
   labelSelector: [
     9,
-    obj(`${AUTHZ}.LabelSelectorAttributes`, { rawSelector: [1, s()], requirements: [2, atomicList(requirement(`${META}.LabelSelectorRequirement`))] }),
+    described(
+      'The label selector of the request, limiting the objects it may touch.',
+      obj(`${AUTHZ}.LabelSelectorAttributes`, {
+        rawSelector: [1, s('The serialization of a label selector as it appears in a query parameter.')],
+        requirements: [2, atomicList(requirement(`${META}.LabelSelectorRequirement`), 'The parsed interpretation of a label selector.')],
+      }),
+    ),
   ],
 });
 
@@ -54,8 +74,8 @@ const accessStatusSchema = obj(`${AUTHZ}.SubjectAccessReviewStatus`, {
 function sarSpec(groupsField: 'groups' | 'group') {
   const pkg = groupsField === 'groups' ? AUTHZ : 'k8s.io.api.authorization.v1beta1';
   return obj(`${pkg}.SubjectAccessReviewSpec`, {
-    resourceAttributes: [1, resourceAttributesSchema],
-    nonResourceAttributes: [2, nonResourceAttributesSchema],
+    resourceAttributes: [1, described('Information for a resource access request.', resourceAttributesSchema)],
+    nonResourceAttributes: [2, described('Information for a non-resource access request.', nonResourceAttributesSchema)],
     user: [3, s('The user to test for.')],
     [groupsField]: [4, atomicList(s(), 'The groups to test for.')],
     extra: [5, map(wrappedList(`${pkg}.ExtraValue`, s()), 'Extra user information.')],
@@ -63,38 +83,70 @@ function sarSpec(groupsField: 'groups' | 'group') {
   });
 }
 
-export const subjectAccessReviewSchema = withMeta(`${AUTHZ}.SubjectAccessReview`, { spec: [2, sarSpec('groups')], status: [3, accessStatusSchema] }, { required: ['spec'] });
-export const subjectAccessReviewV1beta1Schema = withMeta(
-  'k8s.io.api.authorization.v1beta1.SubjectAccessReview',
-  { spec: [2, sarSpec('group')], status: [3, accessStatusSchema] },
+export const subjectAccessReviewSchema = withMeta(
+  `${AUTHZ}.SubjectAccessReview`,
+  {
+    spec: [2, described('Spec holds information about the request being evaluated.', sarSpec('groups'))],
+    status: [3, described('Status is filled in by the server: whether the request is allowed.', accessStatusSchema)],
+  },
   { required: ['spec'] },
 );
-export const localSubjectAccessReviewSchema = withMeta(`${AUTHZ}.LocalSubjectAccessReview`, { spec: [2, sarSpec('groups')], status: [3, accessStatusSchema] }, { required: ['spec'] });
+export const subjectAccessReviewV1beta1Schema = withMeta(
+  'k8s.io.api.authorization.v1beta1.SubjectAccessReview',
+  { spec: [2, described('Spec holds information about the request being evaluated.', sarSpec('group'))], status: [3, described('Status is filled in by the server: whether the request is allowed.', accessStatusSchema)] },
+  { required: ['spec'] },
+);
+export const localSubjectAccessReviewSchema = withMeta(
+  `${AUTHZ}.LocalSubjectAccessReview`,
+  {
+    spec: [2, described('Spec holds information about the request being evaluated.', sarSpec('groups'))],
+    status: [3, described('Status is filled in by the server: whether the request is allowed.', accessStatusSchema)],
+  },
+  { required: ['spec'] },
+);
 export const selfSubjectAccessReviewSchema = withMeta(
   `${AUTHZ}.SelfSubjectAccessReview`,
   {
-    spec: [2, obj(`${AUTHZ}.SelfSubjectAccessReviewSpec`, { resourceAttributes: [1, resourceAttributesSchema], nonResourceAttributes: [2, nonResourceAttributesSchema] })],
-    status: [3, accessStatusSchema],
+    spec: [2, described('Spec holds information about the request being evaluated: user and groups come from the caller.', obj(`${AUTHZ}.SelfSubjectAccessReviewSpec`, {
+        resourceAttributes: [1, described('Information for a resource access request.', resourceAttributesSchema)],
+        nonResourceAttributes: [2, described('Information for a non-resource access request.', nonResourceAttributesSchema)],
+      }))],
+    status: [3, described('Status is filled in by the server: whether the request is allowed.', accessStatusSchema)],
   },
   { required: ['spec'] },
 );
 export const selfSubjectRulesReviewSchema = withMeta(
   `${AUTHZ}.SelfSubjectRulesReview`,
   {
-    spec: [2, obj(`${AUTHZ}.SelfSubjectRulesReviewSpec`, { namespace: [1, s('Namespace to evaluate rules for.')] })],
+    spec: [2, described('Spec holds information about the request being evaluated.', obj(`${AUTHZ}.SelfSubjectRulesReviewSpec`, { namespace: [1, s('Namespace to evaluate rules for.')] }))],
     status: [
       3,
-      obj(`${AUTHZ}.SubjectRulesReviewStatus`, {
+      described('Status is filled in by the server: the set of actions the user can perform.', obj(`${AUTHZ}.SubjectRulesReviewStatus`, {
         resourceRules: [
           1,
           atomicList(
-            obj(`${AUTHZ}.ResourceRule`, { verbs: [1, atomicList(s())], apiGroups: [2, atomicList(s())], resources: [3, atomicList(s())], resourceNames: [4, atomicList(s())] }),
+            obj(`${AUTHZ}.ResourceRule`, {
+              verbs: [1, atomicList(s(), 'Verbs the rule allows; * means all.')],
+              apiGroups: [2, atomicList(s(), 'API groups of the resources; * means all.')],
+              resources: [3, atomicList(s(), 'Resources the rule applies to; * means all.')],
+              resourceNames: [4, atomicList(s(), 'Optional white list of names; empty means every name.')],
+            }),
+            'The resource actions the subject may perform in the namespace.',
           ),
         ],
-        nonResourceRules: [2, atomicList(obj(`${AUTHZ}.NonResourceRule`, { verbs: [1, atomicList(s())], nonResourceURLs: [2, atomicList(s())] }))],
+        nonResourceRules: [
+          2,
+          atomicList(
+            obj(`${AUTHZ}.NonResourceRule`, {
+              verbs: [1, atomicList(s(), 'Standard HTTP verbs the rule allows; * means all.')],
+              nonResourceURLs: [2, atomicList(s(), 'Non-resource paths the rule applies to; a trailing * matches any suffix.')],
+            }),
+            'The non-resource actions the subject may perform.',
+          ),
+        ],
         incomplete: [3, ptr(bool('True when the rules are incomplete (an authorizer cannot list its rules).'))],
         evaluationError: [4, s('Errors while listing rules.')],
-      }),
+      })),
     ],
   },
   { required: ['spec'] },

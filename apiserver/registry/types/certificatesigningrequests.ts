@@ -9,7 +9,7 @@ import { child, duplicate, forbidden, index, invalid, notSupported, required, to
 import { byteLen, dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { ensureRec, get, num, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, bytes, int32, map, mapList, obj, ptr, str as s, time, wrappedList } from '../schema-builders';
+import { atomicList, bytes, described, int32, map, mapList, obj, ptr, str as s, time, wrappedList } from '../schema-builders';
 import { ageColumn, column, humanDuration, type Now } from '../table';
 import { certificateBundleError, parseCertificateRequest } from './csr-request';
 
@@ -39,7 +39,7 @@ export const csrSchema = withMeta(
   {
     spec: [
       2,
-      obj(
+      described('Spec contains the certificate request; immutable after creation.', obj(
         `${CERTS}.CertificateSigningRequestSpec`,
         {
           request: [1, ptr(bytes('A PEM-encoded "CERTIFICATE REQUEST" block (base64 in JSON).'))],
@@ -52,31 +52,32 @@ export const csrSchema = withMeta(
           extra: [6, map(wrappedList(`${CERTS}.ExtraValue`, s()), 'Set by the server.')],
         },
         { required: ['request', 'signerName'] },
-      ),
+      )),
     ],
     status: [
       3,
-      obj(`${CERTS}.CertificateSigningRequestStatus`, {
+      described('Status holds whether the request is approved or denied, and the issued certificate.', obj(`${CERTS}.CertificateSigningRequestStatus`, {
         conditions: [
           1,
           mapList(
             obj(
               `${CERTS}.CertificateSigningRequestCondition`,
               {
-                type: [1, ptr(s())],
-                status: [6, ptr(s())],
-                reason: [2, s()],
-                message: [3, s()],
-                lastUpdateTime: [4, time()],
-                lastTransitionTime: [5, time()],
+                type: [1, ptr(s('Type of the condition: Approved, Denied or Failed.'))],
+                status: [6, ptr(s('Status of the condition: True, False or Unknown.'))],
+                reason: [2, s('A brief reason for the request state.')],
+                message: [3, s('A human-readable description of the request state.')],
+                lastUpdateTime: [4, time('The time of the last update to this condition.')],
+                lastTransitionTime: [5, time('The time the condition last transitioned from one status to another.')],
               },
               { required: ['type', 'status'] },
             ),
             ['type'],
+            'Conditions applied to the request: Approved, Denied and Failed.',
           ),
         ],
         certificate: [2, bytes('The issued PEM certificate chain (base64 in JSON).')],
-      }),
+      })),
     ],
   },
   { required: ['spec'] },

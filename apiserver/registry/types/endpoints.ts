@@ -6,7 +6,7 @@ import { child, index, required } from '../field-errors';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
 import { recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, int32, obj, ptr, str as s, strEnum } from '../schema-builders';
+import { atomicList, described, int32, obj, ptr, str as s, strEnum } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Endpoints. */
@@ -15,13 +15,23 @@ const V1 = 'k8s.io.api.core.v1';
 
 const addressSchema = obj(
   `${V1}.EndpointAddress`,
-  { ip: [1, ptr(s())], hostname: [3, s()], nodeName: [4, ptr(s())], targetRef: [2, objectReferenceSchema] },
+  {
+    ip: [1, ptr(s('The IP of this endpoint.'))],
+    hostname: [3, s('The hostname of this endpoint.')],
+    nodeName: [4, ptr(s('The node hosting this endpoint.'))],
+    targetRef: [2, described('Reference to the object providing the endpoint.', objectReferenceSchema)],
+  },
   { required: ['ip'], atomic: true },
 );
 
 const portSchema = obj(
   `${V1}.EndpointPort`,
-  { name: [1, s()], port: [2, ptr(int32())], protocol: [3, strEnum(['TCP', 'UDP', 'SCTP'])], appProtocol: [4, ptr(s())] },
+  {
+    name: [1, s('The name of this port; must match the name of a ServicePort.')],
+    port: [2, ptr(int32('The port number of the endpoint.'))],
+    protocol: [3, strEnum(['TCP', 'UDP', 'SCTP'], 'The IP protocol for this port: TCP, UDP or SCTP. Default is TCP.')],
+    appProtocol: [4, ptr(s('The application protocol for this port.'))],
+  },
   { required: ['port'], atomic: true },
 );
 
@@ -30,10 +40,11 @@ export const endpointsSchema = withMeta(`${V1}.Endpoints`, {
     2,
     atomicList(
       obj(`${V1}.EndpointSubset`, {
-        addresses: [1, atomicList(addressSchema)],
-        notReadyAddresses: [2, atomicList(addressSchema)],
-        ports: [3, atomicList(portSchema)],
+        addresses: [1, atomicList(addressSchema, 'IP addresses which offer the related ports and are ready.')],
+        notReadyAddresses: [2, atomicList(addressSchema, 'IP addresses which offer the related ports but are not ready.')],
+        ports: [3, atomicList(portSchema, 'Port numbers available on the related IP addresses.')],
       }),
+      'The set of all endpoints, the union of all subsets.',
     ),
   ],
 });

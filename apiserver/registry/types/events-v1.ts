@@ -4,7 +4,7 @@ import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { immutable, invalid, required } from '../field-errors';
 import { num, rec, strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int32, microTime, obj, ptr, str, time } from '../schema-builders';
+import { described, int32, microTime, obj, ptr, str, time } from '../schema-builders';
 import { semanticEqual } from '../semantic-equal';
 import type { Now } from '../table';
 import { eventColumns, isSetTime, v1EventView } from './event-table';
@@ -35,20 +35,30 @@ export const eventV1Schema = withMeta(
     eventTime: [2, microTime('Time when this Event was first observed.')],
     series: [
       3,
-      obj('k8s.io.api.events.v1.EventSeries', { count: [1, ptr(int32())], lastObservedTime: [2, microTime()] }, { required: ['count', 'lastObservedTime'] }),
+      described(
+        'Data about the event series this event represents, if any.',
+        obj(
+          'k8s.io.api.events.v1.EventSeries',
+          {
+            count: [1, ptr(int32('Number of occurrences in this series up to the last heartbeat time.'))],
+            lastObservedTime: [2, microTime('Time of the last occurrence observed.')],
+          },
+          { required: ['count', 'lastObservedTime'] },
+        ),
+      ),
     ],
     reportingController: [4, str('Name of the controller that emitted this Event, e.g. svc.io/kubelet.')],
     reportingInstance: [5, str('ID of the controller instance.')],
     action: [6, str('What action was taken/failed regarding the regarding object.')],
     reason: [7, str('Why the action was taken.')],
-    regarding: [8, objectReferenceSchema],
-    related: [9, objectReferenceSchema],
+    regarding: [8, described('The object this event is about.', objectReferenceSchema)],
+    related: [9, described('Optional secondary object for more complex actions.', objectReferenceSchema)],
     note: [10, str('A human-readable description of the status of this operation.')],
     type: [11, str('Normal or Warning.')],
-    deprecatedSource: [12, eventSourceSchema],
-    deprecatedFirstTimestamp: [13, time()],
-    deprecatedLastTimestamp: [14, time()],
-    deprecatedCount: [15, int32()],
+    deprecatedSource: [12, described('Deprecated field assuring backward compatibility with core.v1 Event.', eventSourceSchema)],
+    deprecatedFirstTimestamp: [13, time('Deprecated field assuring backward compatibility with core.v1 Event.')],
+    deprecatedLastTimestamp: [14, time('Deprecated field assuring backward compatibility with core.v1 Event.')],
+    deprecatedCount: [15, int32('Deprecated field assuring backward compatibility with core.v1 Event.')],
   },
   { required: ['eventTime'] },
 );

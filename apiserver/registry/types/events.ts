@@ -5,7 +5,7 @@ import { oneOf, qualifiedName } from '../common-validation';
 import { invalid, required } from '../field-errors';
 import { strAt } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { int32, microTime, obj, ptr, str, time } from '../schema-builders';
+import { described, int32, microTime, obj, ptr, str, time } from '../schema-builders';
 import type { Now } from '../table';
 import { coreEventView, EVENT_LIMITS, eventColumns, isSetTime } from './event-table';
 
@@ -16,25 +16,34 @@ export const EVENT_TYPES: readonly string[] = ['Normal', 'Warning'];
 const CLUSTER_EVENT_NAMESPACES = ['default', 'svc-system'];
 
 /** core/v1 EventSource, also events/v1's deprecatedSource. */
-export const eventSourceSchema = obj('k8s.io.api.core.v1.EventSource', { component: [1, str()], host: [2, str()] });
+export const eventSourceSchema = obj('k8s.io.api.core.v1.EventSource', { component: [1, str('Component from which the event is generated.')], host: [2, str('Node name on which the event is generated.')] });
 
 export const coreEventSchema = withMeta(
   'k8s.io.api.core.v1.Event',
   {
-    involvedObject: [2, objectReferenceSchema],
+    involvedObject: [2, described('The object that this event is about.', objectReferenceSchema)],
     reason: [3, str('This should be a short, machine understandable string that gives the reason for the transition.')],
     message: [4, str('A human-readable description of the status of this operation.')],
-    source: [5, eventSourceSchema],
-    firstTimestamp: [6, time()],
-    lastTimestamp: [7, time()],
-    count: [8, int32()],
+    source: [5, described('The component reporting this event.', eventSourceSchema)],
+    firstTimestamp: [6, time('The time at which the event was first recorded.')],
+    lastTimestamp: [7, time('The time at which the most recent occurrence of this event was recorded.')],
+    count: [8, int32('The number of times this event has occurred.')],
     type: [9, str('Type of this event (Normal, Warning).')],
     eventTime: [10, microTime('Time when this Event was first observed.')],
-    series: [11, obj('k8s.io.api.core.v1.EventSeries', { count: [1, int32()], lastObservedTime: [2, microTime()] })],
-    action: [12, str()],
-    related: [13, objectReferenceSchema],
-    reportingComponent: [14, ptr(str())],
-    reportingInstance: [15, ptr(str())],
+    series: [
+      11,
+      described(
+        'Data about the event series this event represents, if any.',
+        obj('k8s.io.api.core.v1.EventSeries', {
+          count: [1, int32('Number of occurrences in this series up to the last heartbeat time.')],
+          lastObservedTime: [2, microTime('Time of the last occurrence observed.')],
+        }),
+      ),
+    ],
+    action: [12, str('What action was taken/failed regarding the involved object.')],
+    related: [13, described('Optional secondary object for more complex actions.', objectReferenceSchema)],
+    reportingComponent: [14, ptr(str('Name of the controller that emitted this event.'))],
+    reportingInstance: [15, ptr(str('ID of the controller instance.'))],
   },
   { required: ['metadata', 'involvedObject'] },
 );

@@ -5,7 +5,7 @@ import { qualifiedName } from '../common-validation';
 import { forbidden, invalid, notSupported } from '../field-errors';
 import { rec, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { int32, microTime, obj, ptr, str as s } from '../schema-builders';
+import { described, int32, microTime, obj, ptr, str as s } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** coordination.svc.io/v1 Lease: node heartbeats and leader election. */
@@ -15,7 +15,7 @@ const STRATEGIES: readonly string[] = ['OldestEmulationVersion'];
 export const leaseSchema = withMeta('k8s.io.api.coordination.v1.Lease', {
   spec: [
     2,
-    obj('k8s.io.api.coordination.v1.LeaseSpec', {
+    described('Spec contains the specification of the Lease.', obj('k8s.io.api.coordination.v1.LeaseSpec', {
       holderIdentity: [1, ptr(s('The identity of the holder of a current lease.'))],
       leaseDurationSeconds: [2, ptr(int32('Duration that candidates for a lease need to wait to force acquire it.'))],
       acquireTime: [3, microTime('When the current lease was acquired.')],
@@ -23,7 +23,7 @@ export const leaseSchema = withMeta('k8s.io.api.coordination.v1.Lease', {
       leaseTransitions: [5, ptr(int32('The number of transitions of a lease between holders.'))],
       strategy: [6, ptr(s('The strategy for picking the leader for coordinated leader election.'))],
       preferredHolder: [7, ptr(s('Signals to a lease holder that the lease has a more optimal holder.'))],
-    }),
+    })),
   ],
 });
 

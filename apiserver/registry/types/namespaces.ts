@@ -5,7 +5,7 @@ import { invalid } from '../field-errors';
 import { NAMESPACE_FINALIZER, validateFinalizers } from '../meta-validation';
 import { ensureRec, get, rec, setDefault, strAt } from '../obj-access';
 import type { DeletionStrategy, ResourceType, TableColumn } from '../resource-type';
-import { atomicList, mapList, obj, ptr, str, strEnum, time } from '../schema-builders';
+import { atomicList, described, mapList, obj, ptr, str, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Namespace. */
@@ -16,26 +16,33 @@ export const LABEL_METADATA_NAME = 'svc.io/metadata.name';
 export const namespaceSchema = withMeta('k8s.io.api.core.v1.Namespace', {
   spec: [
     2,
-    obj('k8s.io.api.core.v1.NamespaceSpec', {
+    described('Spec defines the behavior of the Namespace.', obj('k8s.io.api.core.v1.NamespaceSpec', {
       finalizers: [1, atomicList(str(), 'An opaque list of values that must be empty to permanently remove the object from storage.')],
-    }),
+    })),
   ],
   status: [
     3,
-    obj('k8s.io.api.core.v1.NamespaceStatus', {
+    described('Status describes the current status of a Namespace.', obj('k8s.io.api.core.v1.NamespaceStatus', {
       phase: [1, strEnum(['Active', 'Terminating'], 'Phase is the current lifecycle phase of the namespace.')],
       conditions: [
         2,
         mapList(
           obj(
             'k8s.io.api.core.v1.NamespaceCondition',
-            { type: [1, ptr(str())], status: [2, ptr(str())], lastTransitionTime: [4, time()], reason: [5, str()], message: [6, str()] },
+            {
+              type: [1, ptr(str('Type of namespace controller condition.'))],
+              status: [2, ptr(str('Status of the condition: True, False or Unknown.'))],
+              lastTransitionTime: [4, time('Last time the condition transitioned from one status to another.')],
+              reason: [5, str('Unique, one-word, CamelCase reason for the condition\'s last transition.')],
+              message: [6, str('Human-readable message indicating details about the last transition.')],
+            },
             { required: ['type'] },
           ),
           ['type'],
+          'The latest available observations of the namespace\'s current state.',
         ),
       ],
-    }),
+    })),
   ],
 });
 

@@ -7,7 +7,7 @@ import { cidrErrors, labelValueErrors, qualifiedNameErrors } from '../../api/nam
 import { get, rec, recs, str, strAt, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { canonicalizeQuantities } from '../canonical-quantities';
-import { atomicList, bool, int32, int64, mapList, obj, ptr, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
+import { atomicList, bool, described, int32, int64, mapList, obj, ptr, quantityMap, setList, str as s, strEnum, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /** core/v1 Node. */
@@ -21,19 +21,24 @@ const V1 = 'k8s.io.api.core.v1';
 
 const taintSchema = obj(
   `${V1}.Taint`,
-  { key: [1, ptr(s())], value: [2, s()], effect: [3, ptr(strEnum(TAINT_EFFECTS))], timeAdded: [4, time()] },
+  {
+    key: [1, ptr(s('The taint key to be applied to a node.'))],
+    value: [2, s('The taint value corresponding to the taint key.')],
+    effect: [3, ptr(strEnum(TAINT_EFFECTS, 'The effect of the taint on pods that do not tolerate it: NoSchedule, PreferNoSchedule or NoExecute.'))],
+    timeAdded: [4, time('The time the taint was added; only written for NoExecute taints.')],
+  },
   { required: ['key', 'effect'] },
 );
 
 const nodeConditionSchema = obj(
   `${V1}.NodeCondition`,
   {
-    type: [1, ptr(s())],
-    status: [2, ptr(s())],
-    lastHeartbeatTime: [3, time()],
-    lastTransitionTime: [4, time()],
-    reason: [5, s()],
-    message: [6, s()],
+    type: [1, ptr(s('Type of node condition.'))],
+    status: [2, ptr(s('Status of the condition: True, False or Unknown.'))],
+    lastHeartbeatTime: [3, time('Last time we got an update on a given condition.')],
+    lastTransitionTime: [4, time('Last time the condition transitioned from one status to another.')],
+    reason: [5, s('A (brief) reason for the condition\'s last transition.')],
+    message: [6, s('A human-readable message indicating details about the last transition.')],
   },
   { required: ['type'] },
 );
@@ -42,85 +47,138 @@ const nodeConditionSchema = obj(
 const nodeConfigSourceSchema = obj(`${V1}.NodeConfigSource`, {
   configMap: [
     2,
-    obj(`${V1}.ConfigMapNodeConfigSource`, {
-      namespace: [1, ptr(s())],
-      name: [2, ptr(s())],
-      uid: [3, s()],
-      resourceVersion: [4, s()],
-      kubeletConfigKey: [5, ptr(s())],
-    }),
+    described(
+      'A reference to a Node\'s ConfigMap.',
+      obj(`${V1}.ConfigMapNodeConfigSource`, {
+        namespace: [1, ptr(s('The namespace of the referenced ConfigMap.'))],
+        name: [2, ptr(s('The name of the referenced ConfigMap.'))],
+        uid: [3, s('The UID of the referenced ConfigMap.')],
+        resourceVersion: [4, s('The resourceVersion of the referenced ConfigMap.')],
+        kubeletConfigKey: [5, ptr(s('The key of the ConfigMap holding the KubeletConfiguration.'))],
+      }),
+    ),
   ],
 });
 
 const nodeSystemInfoSchema = obj(`${V1}.NodeSystemInfo`, {
-  machineID: [1, ptr(s())],
-  systemUUID: [2, ptr(s())],
-  bootID: [3, ptr(s())],
-  kernelVersion: [4, ptr(s())],
-  osImage: [5, ptr(s())],
-  containerRuntimeVersion: [6, ptr(s())],
-  kubeletVersion: [7, ptr(s())],
+  machineID: [1, ptr(s('MachineID reported by the node, unique per machine.'))],
+  systemUUID: [2, ptr(s('SystemUUID reported by the node.'))],
+  bootID: [3, ptr(s('Boot ID reported by the node.'))],
+  kernelVersion: [4, ptr(s('Kernel version reported by the node (uname -r).'))],
+  osImage: [5, ptr(s('OS image reported by the node.'))],
+  containerRuntimeVersion: [6, ptr(s('Container runtime version reported by the node.'))],
+  kubeletVersion: [7, ptr(s('Kubelet version reported by the node.'))],
   kubeProxyVersion: [8, ptr(s('Deprecated: always empty.'))],
-  operatingSystem: [9, ptr(s())],
-  architecture: [10, ptr(s())],
-  swap: [11, obj(`${V1}.NodeSwapStatus`, { capacity: [1, ptr(int64())] })],
+  operatingSystem: [9, ptr(s('The operating system reported by the node.'))],
+  architecture: [10, ptr(s('The architecture reported by the node.'))],
+  swap: [11, described('Swap information.', obj(`${V1}.NodeSwapStatus`, { capacity: [1, ptr(int64('Total amount of swap memory in bytes.'))] }))],
 });
 
 export const nodeSchema = withMeta(`${V1}.Node`, {
   spec: [
     2,
-    obj(`${V1}.NodeSpec`, {
+    described('Spec defines the behavior of a node.', obj(`${V1}.NodeSpec`, {
       podCIDR: [1, s('PodCIDR represents the pod IP range assigned to the node.')],
       podCIDRs: [7, setList(s(), 'The IP ranges assigned to the node for usage by Pods on that node.')],
-      providerID: [3, s()],
+      providerID: [3, s('ID of the node assigned by the cloud provider.')],
       unschedulable: [4, bool('Unschedulable controls node schedulability of new pods.')],
       // Upstream taints have no patchMergeKey (listType atomic): a patch replaces the whole list.
       taints: [5, atomicList(taintSchema, "If specified, the node's taints.")],
-      configSource: [6, nodeConfigSourceSchema],
+      configSource: [6, described('Deprecated: no longer used.', nodeConfigSourceSchema)],
       externalID: [2, s('Deprecated.')],
-      podPreemptionPolicy: [8, obj(`${V1}.NodePodPreemptionPolicy`, { disableResizePreemption: [1, setList(s())] })],
-    }),
+      podPreemptionPolicy: [
+        8,
+        described(
+          'Alpha: how pods on this node may be preempted.',
+          obj(`${V1}.NodePodPreemptionPolicy`, { disableResizePreemption: [1, setList(s(), 'Alpha: resize cases that do not preempt pods.')] }),
+        ),
+      ],
+    })),
   ],
   status: [
     3,
-    obj(`${V1}.NodeStatus`, {
+    described('Most recently observed status of the node.', obj(`${V1}.NodeStatus`, {
       capacity: [1, quantityMap('Capacity represents the total resources of a node.')],
       allocatable: [2, quantityMap('Allocatable represents the resources of a node that are available for scheduling.')],
       phase: [3, s('Deprecated.')],
       conditions: [4, mapList(nodeConditionSchema, ['type'], 'Conditions is an array of current observed node conditions.')],
       addresses: [
         5,
-        mapList(obj(`${V1}.NodeAddress`, { type: [1, ptr(s())], address: [2, ptr(s())] }, { required: ['type'] }), ['type'], 'List of addresses reachable to the node.'),
+        mapList(
+          obj(
+            `${V1}.NodeAddress`,
+            { type: [1, ptr(s('Node address type: Hostname, ExternalIP or InternalIP.'))], address: [2, ptr(s('The node address.'))] },
+            { required: ['type'] },
+          ),
+          ['type'],
+          'List of addresses reachable to the node.',
+        ),
       ],
       daemonEndpoints: [
         6,
-        obj(`${V1}.NodeDaemonEndpoints`, { kubeletEndpoint: [1, obj(`${V1}.DaemonEndpoint`, { Port: [1, ptr(int32('Port number of the endpoint.'))] })] }),
+        described(
+          'Endpoints of daemons running on the node.',
+          obj(`${V1}.NodeDaemonEndpoints`, {
+            kubeletEndpoint: [1, described('Endpoint on which the kubelet is listening.', obj(`${V1}.DaemonEndpoint`, { Port: [1, ptr(int32('Port number of the endpoint.'))] }))],
+          }),
+        ),
       ],
-      nodeInfo: [7, nodeSystemInfoSchema],
-      images: [8, atomicList(obj(`${V1}.ContainerImage`, { names: [1, atomicList(s())], sizeBytes: [2, int64()] }))],
-      volumesInUse: [9, atomicList(s())],
-      volumesAttached: [10, atomicList(obj(`${V1}.AttachedVolume`, { name: [1, ptr(s())], devicePath: [2, ptr(s())] }))],
+      nodeInfo: [7, described('Set of ids/uuids to uniquely identify the node.', nodeSystemInfoSchema)],
+      images: [
+        8,
+        atomicList(
+          obj(`${V1}.ContainerImage`, { names: [1, atomicList(s(), 'Names by which this image is known.')], sizeBytes: [2, int64('The size of the image in bytes.')] }),
+          'List of container images on this node.',
+        ),
+      ],
+      volumesInUse: [9, atomicList(s(), 'List of attachable volumes in use (mounted) by the node.')],
+      volumesAttached: [
+        10,
+        atomicList(
+          obj(`${V1}.AttachedVolume`, { name: [1, ptr(s('Name of the attached volume.'))], devicePath: [2, ptr(s('The device path where the volume should be available.'))] }),
+          'List of volumes that are attached to the node.',
+        ),
+      ],
       config: [
         11,
-        obj(`${V1}.NodeConfigStatus`, {
-          assigned: [1, nodeConfigSourceSchema],
-          active: [2, nodeConfigSourceSchema],
-          lastKnownGood: [3, nodeConfigSourceSchema],
-          error: [4, s()],
-        }),
+        described(
+          'Deprecated: status of the config assigned to the node.',
+          obj(`${V1}.NodeConfigStatus`, {
+            assigned: [1, described('The config the node will try to use.', nodeConfigSourceSchema)],
+            active: [2, described('The config the node is actively using.', nodeConfigSourceSchema)],
+            lastKnownGood: [3, described('The config the node falls back to on error.', nodeConfigSourceSchema)],
+            error: [4, s('Any problem reconciling the config.')],
+          }),
+        ),
       ],
       runtimeHandlers: [
         12,
         atomicList(
           obj(`${V1}.NodeRuntimeHandler`, {
-            name: [1, ptr(s())],
-            features: [2, obj(`${V1}.NodeRuntimeHandlerFeatures`, { recursiveReadOnlyMounts: [1, ptr(bool())], userNamespaces: [2, ptr(bool())] })],
+            name: [1, ptr(s('Runtime handler name; empty for the default handler.'))],
+            features: [
+              2,
+              described(
+                'Supported features.',
+                obj(`${V1}.NodeRuntimeHandlerFeatures`, {
+                  recursiveReadOnlyMounts: [1, ptr(bool('Whether the handler supports recursive read-only mounts.'))],
+                  userNamespaces: [2, ptr(bool('Whether the handler supports user namespaces.'))],
+                }),
+              ),
+            ],
           }),
+          'The available runtime handlers.',
         ),
       ],
-      features: [13, obj(`${V1}.NodeFeatures`, { supplementalGroupsPolicy: [1, ptr(bool())] })],
+      features: [
+        13,
+        described(
+          'Features implemented by the CRI implementation.',
+          obj(`${V1}.NodeFeatures`, { supplementalGroupsPolicy: [1, ptr(bool('Whether the runtime supports SupplementalGroupsPolicy.'))] }),
+        ),
+      ],
       declaredFeatures: [14, atomicList(s(), 'Alpha: features the node declares it supports.')],
-    }),
+    })),
   ],
 });
 

@@ -6,7 +6,7 @@ import { invalid } from '../field-errors';
 import { percentErrors } from '../../api/name-validation';
 import { num, rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { int32, int64, intOrStr, map, mapList, obj, ptr, strEnum, time } from '../schema-builders';
+import { described, int32, int64, intOrStr, map, mapList, obj, ptr, strEnum, time } from '../schema-builders';
 import { deleteOptionsSchema } from '../meta-schemas';
 import { ageColumn, column, type Now } from '../table';
 
@@ -19,24 +19,24 @@ const POLICY = 'k8s.io.api.policy.v1';
 export const podDisruptionBudgetSchema = withMeta(`${POLICY}.PodDisruptionBudget`, {
   spec: [
     2,
-    obj(`${POLICY}.PodDisruptionBudgetSpec`, {
+    described('Specification of the desired behavior of the PodDisruptionBudget.', obj(`${POLICY}.PodDisruptionBudgetSpec`, {
       minAvailable: [1, ptr(intOrStr('An eviction is allowed if at least this many pods remain available.'))],
-      selector: [2, labelSelectorSchema],
+      selector: [2, described('Label query over pods whose evictions are managed by the disruption budget.', labelSelectorSchema)],
       maxUnavailable: [3, ptr(intOrStr('An eviction is allowed if at most this many pods are unavailable after it.'))],
-      unhealthyPodEvictionPolicy: [4, ptr(strEnum(EVICTION_POLICIES))],
-    }),
+      unhealthyPodEvictionPolicy: [4, ptr(strEnum(EVICTION_POLICIES, 'When unhealthy running pods may be evicted: IfHealthyBudget or AlwaysAllow.'))],
+    })),
   ],
   status: [
     3,
-    obj(`${POLICY}.PodDisruptionBudgetStatus`, {
-      observedGeneration: [1, int64()],
-      disruptedPods: [2, map(time())],
-      disruptionsAllowed: [3, ptr(int32())],
-      currentHealthy: [4, ptr(int32())],
-      desiredHealthy: [5, ptr(int32())],
-      expectedPods: [6, ptr(int32())],
-      conditions: [7, mapList(metaConditionSchema, ['type'])],
-    }),
+    described('Most recently observed status of the PodDisruptionBudget.', obj(`${POLICY}.PodDisruptionBudgetStatus`, {
+      observedGeneration: [1, int64('The most recent generation observed when updating this status.')],
+      disruptedPods: [2, map(time(), 'Pods whose eviction was processed but not yet observed by the controller, with the eviction time.')],
+      disruptionsAllowed: [3, ptr(int32('Number of pod disruptions that are currently allowed.'))],
+      currentHealthy: [4, ptr(int32('Current number of healthy pods.'))],
+      desiredHealthy: [5, ptr(int32('Minimum desired number of healthy pods.'))],
+      expectedPods: [6, ptr(int32('Total number of pods counted by this disruption budget.'))],
+      conditions: [7, mapList(metaConditionSchema, ['type'], 'Conditions of the budget, e.g. DisruptionAllowed.')],
+    })),
   ],
 });
 
@@ -44,7 +44,7 @@ export const podDisruptionBudgetSchema = withMeta(`${POLICY}.PodDisruptionBudget
  * policy/v1 Eviction, the body of POST pods/{name}/eviction (kubectl drain). The sub-resource is
  * not served yet; the message is here so its protobuf form is known.
  */
-export const evictionSchema = withMeta(`${POLICY}.Eviction`, { deleteOptions: [2, deleteOptionsSchema] });
+export const evictionSchema = withMeta(`${POLICY}.Eviction`, { deleteOptions: [2, described('DeleteOptions may be provided for the deletion of the pod.', deleteOptionsSchema)] });
 
 /** Upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent. */
 function intOrPercent(path: string, v: unknown): Cause[] {

@@ -7,7 +7,7 @@ import { child, index, invalid, notSupported, required } from '../field-errors';
 import { dns1123SubdomainErrors, pathSegmentErrors } from '../../api/name-validation';
 import { rec, recs, str, strAt } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, obj, ptr, str as s } from '../schema-builders';
+import { atomicList, described, obj, ptr, str as s } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 import { RBAC_GROUP } from './rbac-roles';
 
@@ -41,7 +41,7 @@ function bindingSchemaOf(message: string) {
     message,
     {
       subjects: [2, atomicList(subjectSchema, 'Who the role is granted to.')],
-      roleRef: [3, roleRefSchema],
+      roleRef: [3, described('The Role or ClusterRole this binding grants; immutable.', roleRefSchema)],
     },
     { required: ['roleRef'] },
   );

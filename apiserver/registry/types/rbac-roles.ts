@@ -5,7 +5,7 @@ import { validateLabelSelector } from '../common-validation';
 import { child, index, invalid, required } from '../field-errors';
 import { get, rec, recs, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, obj, str } from '../schema-builders';
+import { atomicList, described, obj, str } from '../schema-builders';
 import { column, type Now } from '../table';
 
 /** rbac.authorization.svc.io/v1 Role and ClusterRole (A.6, 2.7). */
@@ -34,9 +34,9 @@ export const clusterRoleSchema = withMeta(`${RBAC}.ClusterRole`, {
   rules: [2, atomicList(policyRuleSchema, 'Rules of this role; filled by the controller when aggregationRule is set.')],
   aggregationRule: [
     3,
-    obj(`${RBAC}.AggregationRule`, {
+    described('Describes how to build the rules of this ClusterRole from other ClusterRoles.', obj(`${RBAC}.AggregationRule`, {
       clusterRoleSelectors: [1, atomicList(labelSelectorSchema, 'ClusterRoles whose rules are aggregated into this one.')],
-    }),
+    })),
   ],
 });
 

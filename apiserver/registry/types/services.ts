@@ -7,7 +7,7 @@ import { validateLabels } from '../meta-validation';
 import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, bool, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, strMap } from '../schema-builders';
+import { atomicList, bool, described, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, strMap } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 
 /** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
@@ -21,12 +21,12 @@ const V1 = 'k8s.io.api.core.v1';
 const servicePortSchema = obj(
   `${V1}.ServicePort`,
   {
-    name: [1, s()],
-    protocol: [2, strEnum(['TCP', 'UDP', 'SCTP'])],
-    appProtocol: [6, ptr(s())],
+    name: [1, s('The name of this port within the service; must be a DNS_LABEL.')],
+    protocol: [2, strEnum(['TCP', 'UDP', 'SCTP'], 'The IP protocol for this port: TCP, UDP or SCTP. Default is TCP.')],
+    appProtocol: [6, ptr(s('The application protocol for this port, used as a hint.'))],
     port: [3, ptr(int32('The port this service exposes.'))],
     targetPort: [4, intOrStr('Number or name of the port on the pods; defaults to port.')],
-    nodePort: [5, int32()],
+    nodePort: [5, int32('The port on each node on which this service is exposed when type is NodePort or LoadBalancer.')],
   },
   { required: ['port'] },
 );
@@ -34,51 +34,76 @@ const servicePortSchema = obj(
 export const serviceSchema = withMeta(`${V1}.Service`, {
   spec: [
     2,
-    obj(`${V1}.ServiceSpec`, {
+    described('Spec defines the behavior of a service.', obj(`${V1}.ServiceSpec`, {
       // Upstream: patchMergeKey port, listMapKeys port + protocol.
-      ports: [1, mapList(servicePortSchema, ['port', 'protocol'])],
-      selector: [2, strMap()],
-      clusterIP: [3, s()],
-      clusterIPs: [18, atomicList(s())],
-      type: [4, strEnum(SERVICE_TYPES)],
-      externalIPs: [5, atomicList(s())],
-      sessionAffinity: [7, strEnum(AFFINITIES)],
-      loadBalancerIP: [8, s()],
-      loadBalancerSourceRanges: [9, atomicList(s())],
-      externalName: [10, s()],
-      externalTrafficPolicy: [11, strEnum(TRAFFIC_POLICIES)],
-      healthCheckNodePort: [12, int32()],
-      publishNotReadyAddresses: [13, bool()],
-      sessionAffinityConfig: [14, obj(`${V1}.SessionAffinityConfig`, { clientIP: [1, obj(`${V1}.ClientIPConfig`, { timeoutSeconds: [1, ptr(int32())] })] })],
-      ipFamilies: [19, atomicList(strEnum(['IPv4', 'IPv6']))],
-      ipFamilyPolicy: [17, ptr(strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack']))],
-      allocateLoadBalancerNodePorts: [20, ptr(bool())],
-      loadBalancerClass: [21, ptr(s())],
-      internalTrafficPolicy: [22, ptr(strEnum(TRAFFIC_POLICIES))],
-      trafficDistribution: [23, ptr(s())],
-    }),
+      ports: [1, mapList(servicePortSchema, ['port', 'protocol'], 'The list of ports that are exposed by this service.')],
+      selector: [2, strMap('Route service traffic to pods with label keys and values matching this selector.')],
+      clusterIP: [3, s('The IP address of the service, usually assigned randomly; None makes a headless service.')],
+      clusterIPs: [18, atomicList(s(), 'The IP addresses of the service, one per IP family; clusterIPs[0] equals clusterIP.')],
+      type: [4, strEnum(SERVICE_TYPES, 'How the service is exposed: ClusterIP, ExternalName, NodePort or LoadBalancer.')],
+      externalIPs: [5, atomicList(s(), 'IP addresses for which nodes in the cluster will also accept traffic for this service.')],
+      sessionAffinity: [7, strEnum(AFFINITIES, 'ClientIP or None: whether connections from one client go to the same pod.')],
+      loadBalancerIP: [8, s('Deprecated: the IP requested of the load balancer, where supported.')],
+      loadBalancerSourceRanges: [9, atomicList(s(), 'Client CIDRs the cloud load balancer restricts traffic to.')],
+      externalName: [10, s('The external reference (a DNS name) that DNS returns as a CNAME; requires type ExternalName.')],
+      externalTrafficPolicy: [11, strEnum(TRAFFIC_POLICIES, 'How external traffic is routed to endpoints: Cluster or Local.')],
+      healthCheckNodePort: [12, int32('The health check node port for a LoadBalancer service with Local traffic policy.')],
+      publishNotReadyAddresses: [13, bool('Publish addresses of endpoints regardless of their readiness.')],
+      sessionAffinityConfig: [
+        14,
+        described(
+          'The configurations of session affinity.',
+          obj(`${V1}.SessionAffinityConfig`, {
+            clientIP: [
+              1,
+              described(
+                'The configurations of ClientIP session affinity.',
+                obj(`${V1}.ClientIPConfig`, { timeoutSeconds: [1, ptr(int32('The seconds of ClientIP sticky session; default 10800 (3 hours).'))] }),
+              ),
+            ],
+          }),
+        ),
+      ],
+      ipFamilies: [19, atomicList(strEnum(['IPv4', 'IPv6']), 'The IP families (IPv4, IPv6) assigned to this service.')],
+      ipFamilyPolicy: [17, ptr(strEnum(['SingleStack', 'PreferDualStack', 'RequireDualStack'], 'The dual-stack-ness requested or required by this service.'))],
+      allocateLoadBalancerNodePorts: [20, ptr(bool('Whether NodePorts are allocated for a LoadBalancer service; default true.'))],
+      loadBalancerClass: [21, ptr(s('The class of the load balancer implementation this service belongs to.'))],
+      internalTrafficPolicy: [22, ptr(strEnum(TRAFFIC_POLICIES, 'How cluster-internal traffic is routed: Cluster or Local.'))],
+      trafficDistribution: [23, ptr(s('How traffic is distributed to endpoints, e.g. PreferClose.'))],
+    })),
   ],
   status: [
     3,
-    obj(`${V1}.ServiceStatus`, {
+    described('Most recently observed status of the service.', obj(`${V1}.ServiceStatus`, {
       loadBalancer: [
         1,
-        obj(`${V1}.LoadBalancerStatus`, {
+        described('The current status of the load balancer, if one is present.', obj(`${V1}.LoadBalancerStatus`, {
           ingress: [
             1,
             atomicList(
               obj(`${V1}.LoadBalancerIngress`, {
-                ip: [1, s()],
-                hostname: [2, s()],
-                ipMode: [3, ptr(s())],
-                ports: [4, atomicList(obj(`${V1}.PortStatus`, { port: [1, ptr(int32())], protocol: [2, ptr(s())], error: [3, ptr(s())] }))],
+                ip: [1, s('IP of an IP-based load-balancer ingress point.')],
+                hostname: [2, s('Hostname of a DNS-based load-balancer ingress point.')],
+                ipMode: [3, ptr(s('How the load-balancer IP behaves: VIP or Proxy.'))],
+                ports: [
+                  4,
+                  atomicList(
+                    obj(`${V1}.PortStatus`, {
+                      port: [1, ptr(int32('The port number of the service port.'))],
+                      protocol: [2, ptr(s('The protocol of the service port: TCP, UDP or SCTP.'))],
+                      error: [3, ptr(s('The problem with this service port, in CamelCase, if any.'))],
+                    }),
+                    'The service ports of this ingress point.',
+                  ),
+                ],
               }),
+              'The ingress points of the load balancer.',
             ),
           ],
-        }),
+        })),
       ],
-      conditions: [2, mapList(metaConditionSchema, ['type'])],
-    }),
+      conditions: [2, mapList(metaConditionSchema, ['type'], 'Current service state.')],
+    })),
   ],
 });
 
