@@ -1,5 +1,5 @@
 import { labelSelectorSchema } from '../common-schemas';
-import { atomicList, int32, int64, obj, ptr, str } from '../schema-builders';
+import { atomicList, described, int32, int64, obj, ptr, str } from '../schema-builders';
 
 /** core/v1 scheduling constraints: affinity, node selectors, topology spread, tolerations. */
 
@@ -10,7 +10,7 @@ const nodeSelectorRequirementSchema = obj(
   {
     key: [1, ptr(str('The label key the selector applies to.'))],
     operator: [2, ptr(str('In, NotIn, Exists, DoesNotExist, Gt or Lt.'))],
-    values: [3, atomicList(str())],
+    values: [3, atomicList(str(), 'The values to compare with; empty for Exists and DoesNotExist, one integer for Gt and Lt.')],
   },
 );
 
@@ -24,67 +24,87 @@ const nodeSelectorTermSchema = obj(
 );
 
 /** A node selector: the terms are ORed (also a PersistentVolume's node affinity). */
-export const nodeSelectorSchema = obj(`${V1}.NodeSelector`, { nodeSelectorTerms: [1, atomicList(nodeSelectorTermSchema)] }, { atomic: true });
+export const nodeSelectorSchema = obj(
+  `${V1}.NodeSelector`,
+  { nodeSelectorTerms: [1, atomicList(nodeSelectorTermSchema, 'The terms, ORed; each term\'s requirements are ANDed.')] },
+  { atomic: true },
+);
 
 const podAffinityTermSchema = obj(
   `${V1}.PodAffinityTerm`,
   {
-    labelSelector: [1, labelSelectorSchema],
-    namespaces: [2, atomicList(str())],
-    topologyKey: [3, ptr(str())],
-    namespaceSelector: [4, labelSelectorSchema],
-    matchLabelKeys: [5, atomicList(str())],
-    mismatchLabelKeys: [6, atomicList(str())],
+    labelSelector: [1, described('Selects the pods this term is about.', labelSelectorSchema)],
+    namespaces: [2, atomicList(str(), 'Namespaces the selected pods may be in; this pod\'s namespace when empty and no namespaceSelector.')],
+    topologyKey: [3, ptr(str('The node label whose equal values make nodes one topology domain.'))],
+    namespaceSelector: [4, described('Selects namespaces the pods may be in, in addition to namespaces.', labelSelectorSchema)],
+    matchLabelKeys: [5, atomicList(str(), 'Label keys whose values on this pod are ANDed into labelSelector with In.')],
+    mismatchLabelKeys: [6, atomicList(str(), 'Label keys whose values on this pod are ANDed into labelSelector with NotIn.')],
   },
 );
 
 const weightedPodAffinityTermSchema = obj(
   `${V1}.WeightedPodAffinityTerm`,
-  { weight: [1, ptr(int32('1-100.'))], podAffinityTerm: [2, podAffinityTermSchema] },
+  {
+    weight: [1, ptr(int32('1-100.'))],
+    podAffinityTerm: [2, described('The term whose matching nodes get the weight.', podAffinityTermSchema)],
+  },
 );
 
-function podAffinity(message: string) {
+function podAffinity(message: string, what: string) {
   return obj(message, {
-    requiredDuringSchedulingIgnoredDuringExecution: [1, atomicList(podAffinityTermSchema)],
-    preferredDuringSchedulingIgnoredDuringExecution: [2, atomicList(weightedPodAffinityTermSchema)],
+    requiredDuringSchedulingIgnoredDuringExecution: [
+      1,
+      atomicList(podAffinityTermSchema, `Terms a node must meet to schedule the pod ${what}; all must be met.`),
+    ],
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      2,
+      atomicList(weightedPodAffinityTermSchema, `Weighted terms the scheduler prefers for placing the pod ${what}.`),
+    ],
   });
 }
 
-export const affinitySchema = obj(`${V1}.Affinity`, {
-  nodeAffinity: [
+const preferredSchedulingTermSchema = obj(`${V1}.PreferredSchedulingTerm`, {
+  weight: [1, ptr(int32('1-100, added to a node\'s score when it matches the preference.'))],
+  preference: [2, described('The node selector term to match.', nodeSelectorTermSchema)],
+});
+
+const nodeAffinitySchema = obj(`${V1}.NodeAffinity`, {
+  requiredDuringSchedulingIgnoredDuringExecution: [
     1,
-    obj(`${V1}.NodeAffinity`, {
-      requiredDuringSchedulingIgnoredDuringExecution: [1, nodeSelectorSchema],
-      preferredDuringSchedulingIgnoredDuringExecution: [
-        2,
-        atomicList(obj(`${V1}.PreferredSchedulingTerm`, { weight: [1, ptr(int32())], preference: [2, nodeSelectorTermSchema] })),
-      ],
-    }),
+    described('The nodes the pod may be scheduled to; not re-checked once it runs.', nodeSelectorSchema),
   ],
-  podAffinity: [2, podAffinity(`${V1}.PodAffinity`)],
-  podAntiAffinity: [3, podAffinity(`${V1}.PodAntiAffinity`)],
+  preferredDuringSchedulingIgnoredDuringExecution: [
+    2,
+    atomicList(preferredSchedulingTermSchema, 'Weighted node preferences the scheduler favors.'),
+  ],
+});
+
+export const affinitySchema = obj(`${V1}.Affinity`, {
+  nodeAffinity: [1, described('Node affinity scheduling rules of the pod.', nodeAffinitySchema)],
+  podAffinity: [2, described('Rules to co-locate the pod with other pods.', podAffinity(`${V1}.PodAffinity`, 'near the selected pods'))],
+  podAntiAffinity: [3, described('Rules to keep the pod apart from other pods.', podAffinity(`${V1}.PodAntiAffinity`, 'away from the selected pods'))],
 });
 
 export const topologySpreadConstraintSchema = obj(
   `${V1}.TopologySpreadConstraint`,
   {
-    maxSkew: [1, ptr(int32())],
-    topologyKey: [2, ptr(str())],
+    maxSkew: [1, ptr(int32('The greatest allowed difference in matching pods between topology domains.'))],
+    topologyKey: [2, ptr(str('The node label whose values define the topology domains.'))],
     whenUnsatisfiable: [3, ptr(str('DoNotSchedule or ScheduleAnyway.'))],
-    labelSelector: [4, labelSelectorSchema],
-    minDomains: [5, ptr(int32())],
-    nodeAffinityPolicy: [6, ptr(str())],
-    nodeTaintsPolicy: [7, ptr(str())],
-    matchLabelKeys: [8, atomicList(str())],
+    labelSelector: [4, described('Selects the pods counted in each domain.', labelSelectorSchema)],
+    minDomains: [5, ptr(int32('The least number of eligible domains; fewer count as zero-pod domains.'))],
+    nodeAffinityPolicy: [6, ptr(str('Honor or Ignore: whether node affinity limits the domains counted.'))],
+    nodeTaintsPolicy: [7, ptr(str('Honor or Ignore: whether node taints limit the domains counted.'))],
+    matchLabelKeys: [8, atomicList(str(), 'Label keys whose values on this pod are ANDed into labelSelector.')],
   },
   // The list-map keys of PodSpec.topologySpreadConstraints.
   { required: ['topologyKey', 'whenUnsatisfiable'] },
 );
 
 export const tolerationSchema = obj(`${V1}.Toleration`, {
-  key: [1, str()],
+  key: [1, str('The taint key tolerated; empty with Exists matches all keys.')],
   operator: [2, str('Exists or Equal (the default).')],
-  value: [3, str()],
+  value: [3, str('The taint value matched; empty with Exists.')],
   effect: [4, str('NoSchedule, PreferNoSchedule or NoExecute; empty matches all.')],
   tolerationSeconds: [5, ptr(int64('How long a NoExecute toleration tolerates the taint.'))],
 });
