@@ -125,7 +125,7 @@ export const wrappedList = (message: string, items: Schema, description?: string
  * own fields.
  */
 export function kindSchema(message: string, metadata: Schema, fields: Record<string, Field>, opts: ObjOptions = {}): ObjectSchema {
-  return obj(message, { ...typeMeta(), metadata: [1, metadata], ...fields }, opts);
+  return obj(message, { ...typeMeta(), metadata: [1, metadata.description ? metadata : described("Standard object's metadata: name, namespace, labels, annotations and the fields the system sets.", metadata)], ...fields }, opts);
 }
 
 /** apiVersion and kind: JSON-only properties (field number 0). */

@@ -15,12 +15,17 @@ function defName(t: ResourceType): string {
   return `${g.split('.').reverse().join('.')}.${t.version}.${t.kind}`;
 }
 
+/** The OpenAPI schema of s with its description (kubectl explain prints it for every field, of every type). */
 function toOpenApi(s: Schema): Json {
+  const out = shapeOf(s);
+  return s.description ? { description: s.description, ...out } : out;
+}
+
+function shapeOf(s: Schema): Json {
   switch (s.type) {
     case 'object':
       return {
         type: 'object',
-        ...(s.description ? { description: s.description } : {}),
         properties: Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toOpenApi(v)])),
         ...(s.required?.length ? { required: [...s.required] } : {}),
         ...(s.atomic ? { 'x-kubernetes-map-type': 'atomic' } : {}),

@@ -234,7 +234,7 @@ const podOnlySources = {
         'Template of the PersistentVolumeClaim created for the pod and deleted with it.',
         obj(
           `${V1}.PersistentVolumeClaimTemplate`,
-          { metadata: [1, objectMetaSchema], spec: [2, described('The spec of the created claim.', persistentVolumeClaimSpecSchema)] },
+          { metadata: [1, described('Labels and annotations copied to the claim when it is created; the name and namespace are not allowed.', objectMetaSchema)], spec: [2, described('The spec of the created claim.', persistentVolumeClaimSpecSchema)] },
           { required: ['spec'] },
         ),
       ),

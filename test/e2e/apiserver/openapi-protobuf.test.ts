@@ -173,5 +173,8 @@ for (const version of ['1.27', '1.28']) {
     t.regex(explain.stdout, /containers\s+<\[\]Object>/);
     t.regex(explain.stdout, /^\s+image\s+<string>$/m);
     t.regex(explain.stdout, /^\s+ports\s+<\[\]Object>$/m);
+    // Every field says what it is (issue 17: explain printed <empty> for every field).
+    t.notRegex(explain.stdout, /<empty>/);
+    t.regex(explain.stdout, /^DESCRIPTION:\n\s+\S/m);
   });
 }

@@ -7,8 +7,10 @@ test('integer properties carry their Go format (int32, int64), as upstream publi
   const pod = Object.entries(doc.definitions).find(([, d]) => d['x-kubernetes-group-version-kind']?.[0]?.kind === 'Pod')?.[1];
   t.truthy(pod);
   const spec = pod.properties.spec.properties;
-  t.deepEqual(spec.priority, { type: 'integer', format: 'int32' });
-  t.deepEqual(spec.terminationGracePeriodSeconds, { type: 'integer', format: 'int64' });
-  t.deepEqual(pod.properties.metadata.properties.generation, { type: 'integer', format: 'int64' });
-  t.deepEqual(spec.containers.items.properties.ports.items.properties.containerPort, { type: 'integer', format: 'int32' });
+  // Each also carries its description (kubectl explain); the type and format are exactly upstream's.
+  const shape = ({ description, ...rest }: { description?: unknown }) => (t.is(typeof description, 'string'), rest);
+  t.deepEqual(shape(spec.priority), { type: 'integer', format: 'int32' });
+  t.deepEqual(shape(spec.terminationGracePeriodSeconds), { type: 'integer', format: 'int64' });
+  t.deepEqual(shape(pod.properties.metadata.properties.generation), { type: 'integer', format: 'int64' });
+  t.deepEqual(shape(spec.containers.items.properties.ports.items.properties.containerPort), { type: 'integer', format: 'int32' });
 });
