@@ -150,8 +150,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   await Promise.all(running.clients.map((c) => c.close()));
   running.runtime?.close();
   clearInterval(keepAlive);
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
+  // The signal handlers stay until the process exits: a second signal arriving after this point
+  // (the terminal's SIGINT to the whole group, then the quick start's SIGTERM) must not kill the
+  // process with the signal's default action (exit by SIGTERM) just before it exits 0.
   log.info({ code }, 'svc-node stopped');
   return code;
 }
