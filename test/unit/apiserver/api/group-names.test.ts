@@ -84,12 +84,13 @@ test('property: the mappings are inverse on DNS-like names, and same* is an equi
       return canonicalGroup(up) === g && sameGroup(g, up) && sameGroup(up, g) && upstreamGroup(canonicalGroup(up)) === up;
     }),
   );
-  fc.assert(
+  t.notThrows(() =>
+    fc.assert(
     fc.property(fc.option(domain, { nil: undefined }), label, (d, name) => {
       const key = d ? `${d}.svc.io/${name}` : `svc.io/${name}`;
       const up = upstreamKey(key)!;
       return canonicalKey(up) === key && sameKey(key, up) && canonicalKey(key) === key;
     }),
+  ),
   );
-  t.pass();
 });

@@ -29,12 +29,13 @@ const value = fc.letrec((tie) => ({
 })).v;
 
 test('agrees with comparing canonical JSON on random values', (t) => {
-  fc.assert(
+  t.notThrows(() =>
+    fc.assert(
     fc.property(value, value, (a, b) => {
       if (a === undefined || b === undefined) return true; // not JSON documents
       return jsonEqual(a, b) === (canonical(a) === canonical(b));
     }),
     { numRuns: 3000 },
+  ),
   );
-  t.pass();
 });

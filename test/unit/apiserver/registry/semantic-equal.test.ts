@@ -39,9 +39,10 @@ const json = fc.letrec((tie) => ({
 })).value;
 
 test('agrees with the plain definition on random values', (t) => {
-  fc.assert(
+  t.notThrows(() =>
+    fc.assert(
     fc.property(json, json, (a, b) => semanticEqual(a, b) === reference(a, b) && semanticEqual(a, b) === semanticEqual(b, a) && (diffPaths(a, b).length === 0) === semanticEqual(a, b)),
     { numRuns: 2000 },
+  ),
   );
-  t.pass();
 });

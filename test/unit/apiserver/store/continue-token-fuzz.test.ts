@@ -29,7 +29,8 @@ const hostileToken = fc.oneof(
 );
 
 test('decoding any token gives a token we could have issued or a 400 "continue key is not valid"', (t) => {
-  fc.assert(
+  t.notThrows(() =>
+    fc.assert(
     fc.property(hostileToken, (token) => {
       try {
         const d = decodeContinue(token);
@@ -39,8 +40,8 @@ test('decoding any token gives a token we could have issued or a 400 "continue k
       }
     }),
     { numRuns: 3000 },
+  ),
   );
-  t.pass();
 });
 
 test('a token decodes to what was encoded', (t) => {
