@@ -11,7 +11,7 @@ import { validateAgainstSchema } from '../validation/validate-schema';
 import { Deleter, forbidNewFinalizers, type DeleteOptions, type DeleteResult } from './deleter';
 import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
-import { managerFromUserAgent, updateManagedFields } from './managed-fields';
+import { trackFields } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
@@ -96,10 +96,10 @@ export class ObjectStore {
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
     t.defaults?.(obj);
+    // Ownership is of what the request wrote and its defaults, not of admission's changes (upstream tracks before admission).
+    trackFields(t, null, obj, ctx, now);
     await this.admission.admit(writeAttributes('CREATE', t, namespace, meta.name ?? '', ctx, obj));
     validate(t, obj);
-    meta.managedFields = updateManagedFields(null, obj, manager(t, ctx, now));
-    if (meta.managedFields.length === 0) delete meta.managedFields;
     if (ctx.dryRun) return obj;
     try {
       const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(obj));
@@ -190,14 +190,13 @@ export class ObjectStore {
     keepOtherHalf(t, ctx.subresource, current, obj);
     forbidNewFinalizers(t, name, old, meta);
     t.defaults?.(obj);
+    const now = this.opts.now();
+    trackFields(t, current, obj, ctx, now);
     await this.admission.admit(writeAttributes('UPDATE', t, namespace, name, ctx, obj, current));
     // validateUpdate restores fields that may not change, so generation is judged after it.
     validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;
     if (specChanged(t, current, obj)) meta.generation++;
-    const now = this.opts.now();
-    meta.managedFields = updateManagedFields(current, obj, manager(t, ctx, now));
-    if (meta.managedFields.length === 0) delete meta.managedFields;
     if (equalIgnoringTimes(current, obj)) return current; // no-op writes do not bump resourceVersion (upstream)
     if (ctx.dryRun) {
       obj.metadata.resourceVersion = current.metadata.resourceVersion;
@@ -268,17 +267,6 @@ function validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''
   if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
   if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old, subresource));
   if (causes.length > 0) throw errors.invalid(t.kind, obj.metadata.name ?? obj.metadata.generateName ?? '', causes, t.group);
-}
-
-function manager(t: ResourceType, ctx: WriteContext, now: Date) {
-  return {
-    manager: ctx.fieldManager || managerFromUserAgent(ctx.userAgent),
-    operation: 'Update' as const,
-    apiVersion: apiVersionOf(t),
-    time: rfc3339(now),
-    subresource: ctx.subresource,
-    schema: t.schema,
-  };
 }
 
 function specChanged(t: ResourceType, a: KObject, b: KObject): boolean {
