@@ -11,7 +11,8 @@ import { validateAgainstSchema } from '../validation/validate-schema';
 import { Deleter, forbidNewFinalizers, type DeleteOptions, type DeleteResult } from './deleter';
 import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
-import { trackFields } from './field-tracking';
+import { applyConfiguration } from '../apply/field-manager';
+import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
@@ -23,6 +24,16 @@ export type { DeleteOptions, DeleteResult } from './deleter';
 export { fieldValue, selectableFields, type ListQuery } from './list-reader';
 export type { WriteAdmission } from './write-admission';
 export type { WriteContext } from './write-context';
+
+/** How a server-side apply goes (ObjectStore.apply). */
+export interface ApplyOptions {
+  /** Take fields other managers own instead of answering 409 (?force=true). */
+  force: boolean;
+  /** Runs before an apply creates the object (the create permission); rejects to refuse. */
+  beforeCreate?: () => Promise<void>;
+  /** What of the applied object a sub-resource writes (pods/ephemeralcontainers: only its list). */
+  keep?: (applied: KObject, current: KObject | null) => KObject;
+}
 
 export interface ObjectStoreOptions {
   now: () => Date;
@@ -149,6 +160,25 @@ export class ObjectStore {
         throw err;
       }
     }
+  }
+
+  /**
+   * Server-side apply (Appendix C): config merged onto the current object by the kind's schema,
+   * field ownership tracked (apply/field-manager.ts; 409 on conflicts unless force). On the main
+   * resource an absent object is created, after beforeCreate (its create permission); a
+   * resourceVersion in config pins the write.
+   */
+  apply(t: ResourceType, namespace: string, name: string, config: KObject, ctx: WriteContext, opts: ApplyOptions): Promise<{ object: KObject; created: boolean }> {
+    const compute = async (current: KObject | null) => {
+      if (!current) {
+        if (config.metadata.uid) throw errors.conflict(t.resource, name, `uid mismatch: the provided object specified uid ${config.metadata.uid}, and no existing object was found`, t.group);
+        await opts.beforeCreate?.();
+      }
+      const object = applyConfiguration(current, config, managerOf(ctx), opts.force, trackScope(t, ctx.subresource, this.opts.now()));
+      if (!config.metadata.resourceVersion) delete object.metadata.resourceVersion;
+      return opts.keep ? opts.keep(object, current) : object;
+    };
+    return this.update(t, namespace, name, compute, { ...ctx, applied: true }, !ctx.subresource);
   }
 
   /** Deletes an object (DELETE with DeleteOptions, 2.5); see Deleter. */
