@@ -31,9 +31,9 @@ test('apply creates (201) and then patches (200) the object; a JSON body is YAML
 test('create on apply needs the create permission; applying to an existing object does not ask for it', (t) =>
   withStore(async (f) => {
     const asked: string[] = [];
-    const denyCreate = async (verb: string) => {
+    const denyCreate = (verb: string) => {
       asked.push(verb);
-      if (verb === 'create') throw new ApiError('Forbidden', 'configmaps "cm" is forbidden: User "dev" cannot create resource "configmaps"');
+      return verb === 'create' ? Promise.reject(new ApiError('Forbidden', 'configmaps "cm" is forbidden: User "dev" cannot create resource "configmaps"')) : Promise.resolve();
     };
     const refused = await call(f, handlePatch, 'PATCH', `${CMS}/cm?fieldManager=tool`, { raw: cmYaml('one'), headers: APPLY, authorizeVerb: denyCreate });
     t.is(refused.statusCode, 403);
