@@ -3,13 +3,13 @@ import { jsonEqual } from '../api/json-equal';
 import type { KObject, ManagedFieldsEntry } from '../api/types';
 import { isObject } from '../api/types';
 import { conflictError } from './conflicts';
-import { has, recursiveDifference, type FieldSet } from './field-set';
+import { has, type FieldSet } from './field-set';
 import { allowedByLastApplied, rewriteLastApplied, UPGRADING_MANAGER } from './last-applied';
 import { capUpdateManagers, copyManagers, decodeManagedFields, encodeManagedFields, managerId, ManagedFieldsError, type Manager, type Managers } from './managers';
 import { dropZeroLeftovers, withoutManagedFields, zeroObject } from './scope';
 import { fieldSetOf } from './to-field-set';
 import { StructureError } from './typed';
-import { applyOwnership, ApplyConflicts, updateOwnership, type UpdateScope } from './updater';
+import { applyOwnership, ApplyConflicts, tracked, updateOwnership, type UpdateScope } from './updater';
 import { stripNulls } from './strip-nulls';
 
 /**
@@ -96,7 +96,7 @@ function gvkText(apiVersion: string, kind: unknown): string {
 /** The set an applied configuration claims; its structure errors are the client's (400). */
 function configFields(config: KObject, scope: TrackScope): FieldSet {
   try {
-    return recursiveDifference(fieldSetOf(config, scope.schema, true), scope.ignore);
+    return tracked(fieldSetOf(config, scope.schema, true), scope);
   } catch (err) {
     if (!(err instanceof StructureError)) throw err;
     const where = `${config.metadata.namespace ?? ''}/${config.metadata.name ?? ''}; ${gvkText(scope.apiVersion, config.kind)}`;

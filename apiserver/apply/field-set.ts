@@ -110,6 +110,22 @@ export function recursiveDifference(a: FieldSet, b: FieldSet): FieldSet {
   return makeNode(member, out ?? new Map(a.children));
 }
 
+/**
+ * The paths of s at or below the paths of `only` (upstream's include filter of prefix matchers):
+ * a member of `only` keeps everything of s below it; the paths leading to it are not kept themselves.
+ */
+export function within(s: FieldSet, only: FieldSet): FieldSet {
+  if (!s.children || !only.children) return EMPTY;
+  let out: Map<PathElement, FieldSet> | undefined;
+  for (const [pe, oc] of only.children) {
+    const sc = s.children.get(pe);
+    if (!sc) continue;
+    const kept = oc.member ? sc : within(sc, oc);
+    if (!isEmpty(kept)) (out ??= new Map()).set(pe, kept);
+  }
+  return makeNode(false, out);
+}
+
 /** The children of s in upstream's element order. */
 export function sortedChildren(s: FieldSet): Array<[PathElement, FieldSet]> {
   if (!s.children) return [];

@@ -1,6 +1,6 @@
 import type { ObjectSchema } from '../api/schema';
 import { compareValues, type Comparison } from './compare';
-import { difference, EMPTY, forEachPath, intersection, isEmpty, recursiveDifference, setOf, union, type FieldSet } from './field-set';
+import { difference, EMPTY, forEachPath, intersection, isEmpty, recursiveDifference, setOf, union, within, type FieldSet } from './field-set';
 import { dropEmpty, type Manager, type Managers } from './managers';
 import { mergeValues } from './merge';
 import type { PathElement } from './path-element';
@@ -20,6 +20,8 @@ export interface UpdateScope {
    * /status. Removed with everything below them.
    */
   ignore: FieldSet;
+  /** When set, the only fields this write path owns or takes (upstream's include filter: pods/ephemeralcontainers). */
+  only?: FieldSet;
 }
 
 /** A field another manager owns that an apply would change. */
@@ -52,9 +54,15 @@ export function reconcileManagers(managers: Managers, schema: ObjectSchema): voi
   for (const m of managers.values()) m.set = reconcileWithSchema(m.set, schema);
 }
 
-function filtered(c: Comparison, ignore: FieldSet): Comparison {
-  if (isEmpty(ignore)) return c;
-  return { added: recursiveDifference(c.added, ignore), modified: recursiveDifference(c.modified, ignore), removed: recursiveDifference(c.removed, ignore) };
+/** What of s a write path tracks: without its ignored fields, within its only fields. */
+export function tracked(s: FieldSet, scope: UpdateScope): FieldSet {
+  const kept = isEmpty(scope.ignore) ? s : recursiveDifference(s, scope.ignore);
+  return scope.only ? within(kept, scope.only) : kept;
+}
+
+function filtered(c: Comparison, scope: UpdateScope): Comparison {
+  if (isEmpty(scope.ignore) && !scope.only) return c;
+  return { added: tracked(c.added, scope), modified: tracked(c.modified, scope), removed: tracked(c.removed, scope) };
 }
 
 /**
@@ -63,7 +71,7 @@ function filtered(c: Comparison, ignore: FieldSet): Comparison {
  * nothing changes), removed ones are owned by nobody. Managers left empty are dropped.
  */
 export function takeFromOthers(live: unknown, next: unknown, managers: Managers, self: string | undefined, force: boolean, scope: UpdateScope): Comparison {
-  const diff = filtered(compareValues(live, next, scope.schema), scope.ignore);
+  const diff = filtered(compareValues(live, next, scope.schema), scope);
   const changed = union(diff.modified, diff.added);
   const taken: Array<[Manager, FieldSet]> = [];
   const conflicts: Conflict[] = [];

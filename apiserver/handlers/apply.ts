@@ -56,9 +56,9 @@ export function applyForce(r: ResourceRequest): boolean {
  * apply (spec 4.3, 4.4, Appendix C). fieldManager is required (422 as upstream); the object is
  * created when it does not exist (201), which needs the create permission besides patch (the
  * router authorized patch); dryRun, fieldValidation and admission as for other writes; 409 with
- * one cause per conflicting field unless force=true. `keep` narrows what a sub-resource writes.
+ * one cause per conflicting field unless force=true. `narrow` is what a sub-resource writes and owns.
  */
-export async function handleApply(r: ResourceRequest, format: 'yaml' | 'cbor', keep?: ApplyOptions['keep']): Promise<void> {
+export async function handleApply(r: ResourceRequest, format: 'yaml' | 'cbor', narrow: Pick<ApplyOptions, 'keep' | 'only'> = {}): Promise<void> {
   const ctx = writeContext(r);
   if (!ctx.fieldManager) throw patchOptionsInvalid('fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
   const force = applyForce(r);
@@ -67,6 +67,6 @@ export async function handleApply(r: ResourceRequest, format: 'yaml' | 'cbor', k
     if (!r.authorizeVerb) throw errors.internal('no authorizer provided, unable to authorize a create on update');
     await r.authorizeVerb('create');
   };
-  const { object, created } = await r.store.apply(r.type, r.info.namespace, r.info.name, config, ctx, { force, beforeCreate, keep });
+  const { object, created } = await r.store.apply(r.type, r.info.namespace, r.info.name, config, ctx, { force, beforeCreate, ...narrow });
   reply(r, created ? 201 : 200, object, { warnings });
 }

@@ -12,6 +12,7 @@ import { Deleter, forbidNewFinalizers, type DeleteOptions, type DeleteResult } f
 import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
 import { applyConfiguration } from '../apply/field-manager';
+import type { FieldSet } from '../apply/field-set';
 import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
@@ -33,6 +34,8 @@ export interface ApplyOptions {
   beforeCreate?: () => Promise<void>;
   /** What of the applied object a sub-resource writes (pods/ephemeralcontainers: only its list). */
   keep?: (applied: KObject, current: KObject | null) => KObject;
+  /** The only fields that sub-resource's applier owns (apply/updater.ts UpdateScope.only). */
+  only?: FieldSet;
 }
 
 export interface ObjectStoreOptions {
@@ -174,7 +177,7 @@ export class ObjectStore {
         if (config.metadata.uid) throw errors.conflict(t.resource, name, `uid mismatch: the provided object specified uid ${config.metadata.uid}, and no existing object was found`, t.group);
         await opts.beforeCreate?.();
       }
-      const object = applyConfiguration(current, config, managerOf(ctx), opts.force, trackScope(t, ctx.subresource, this.opts.now()));
+      const object = applyConfiguration(current, config, managerOf(ctx), opts.force, { ...trackScope(t, ctx.subresource, this.opts.now()), only: opts.only });
       if (!config.metadata.resourceVersion) delete object.metadata.resourceVersion;
       return opts.keep ? opts.keep(object, current) : object;
     };
