@@ -13,6 +13,7 @@ import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
 import { applyConfiguration } from '../apply/field-manager';
 import type { FieldSet } from '../apply/field-set';
+import { bodyLimitBytes, measureJson } from '../patch/json-bounds';
 import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
@@ -179,6 +180,10 @@ export class ObjectStore {
       }
       const object = applyConfiguration(current, config, managerOf(ctx), opts.force, { ...trackScope(t, ctx.subresource, this.opts.now()), only: opts.only });
       if (!config.metadata.resourceVersion) delete object.metadata.resourceVersion;
+      // As a patched object (patch-by-format.ts): the live object and the configuration may each be near the body limit.
+      if (measureJson(object, bodyLimitBytes).size > bodyLimitBytes) {
+        throw new ApiError('RequestEntityTooLarge', `the applied object is larger than the limit of ${bodyLimitBytes} bytes`);
+      }
       return opts.keep ? opts.keep(object, current) : object;
     };
     return this.update(t, namespace, name, compute, { ...ctx, applied: true }, !ctx.subresource);

@@ -116,3 +116,14 @@ test('apply to /status writes status only, under its own entry; the object must 
     t.is(res.body.status.phase, 'Running');
     t.like(res.body.metadata.managedFields.find((e: any) => e.manager === 'kubelet'), { manager: 'kubelet', operation: 'Apply', subresource: 'status', fieldsV1: { 'f:status': { 'f:phase': {} } } });
   }));
+
+test('an applied object past the body limit is a 413, as a patched one (live and configuration may each be near it)', (t) =>
+  withStore(async (f) => {
+    const cm = (data: Record<string, string>) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data });
+    // A ConfigMap holds at most 1 MiB of data (validation); the merge is refused before validation sees it.
+    const first = await call(f, handlePatch, 'PATCH', `${CMS}/cm?fieldManager=one`, { raw: cm({ a: 'x'.repeat(900 * 1024) }), headers: APPLY, authorizeVerb: allow });
+    t.is(first.statusCode, 201);
+    const second = await call(f, handlePatch, 'PATCH', `${CMS}/cm?fieldManager=two`, { raw: cm({ b: 'y'.repeat(2500 * 1024) }), headers: APPLY, authorizeVerb: allow });
+    t.is(second.statusCode, 413);
+    t.is(second.body.message, `the applied object is larger than the limit of ${3 * 1024 * 1024} bytes`);
+  }));
