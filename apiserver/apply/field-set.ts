@@ -129,7 +129,11 @@ export function within(s: FieldSet, only: FieldSet): FieldSet {
 /** The children of s in upstream's element order. */
 export function sortedChildren(s: FieldSet): Array<[PathElement, FieldSet]> {
   if (!s.children) return [];
-  return [...s.children].sort((x, y) => compareElements(x[0], y[0]));
+  const all = [...s.children];
+  // Field names (nearly every element) sort as plain strings and before everything else; only
+  // keys and values need compareElements, which reads their JSON.
+  if (all.every(([pe]) => pe.charCodeAt(0) === 0x66)) return all.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  return all.sort((x, y) => compareElements(x[0], y[0]));
 }
 
 /**

@@ -79,6 +79,22 @@ export function valueElement(item: unknown): PathElement {
  */
 export function canonicalElement(key: string): PathElement | undefined {
   if (key.length < 2 || key[1] !== ':') throw new ElementError(`key must be 2 characters long: ${key}`);
+  if (key[0] === 'f') return key;
+  // Stored sets repeat the same keys write after write: remember what each one reads as.
+  const known = canonical.get(key);
+  if (known !== undefined) return known;
+  const c = readElement(key);
+  if (c !== undefined) {
+    if (canonical.size >= CANONICAL_CACHE_SIZE) canonical.clear();
+    canonical.set(key, c);
+  }
+  return c;
+}
+
+const CANONICAL_CACHE_SIZE = 10_000;
+const canonical = new Map<string, PathElement>();
+
+function readElement(key: string): PathElement | undefined {
   switch (key[0]) {
     case 'f':
       return key;
@@ -113,7 +129,20 @@ export function compareElements(a: PathElement, b: PathElement): number {
   if (ta !== tb) return ta - tb;
   if (ta === 0) return a < b ? -1 : a > b ? 1 : 0;
   if (ta === 3) return Number(a.slice(2)) - Number(b.slice(2));
-  return compareValues(JSON.parse(a.slice(2)), JSON.parse(b.slice(2)), ta === 1);
+  return compareValues(bodyOf(a), bodyOf(b), ta === 1);
+}
+
+const bodies = new Map<PathElement, unknown>();
+
+/** The JSON value of a k: or v: element, read once (sorting compares each element many times). */
+function bodyOf(pe: PathElement): unknown {
+  let v = bodies.get(pe);
+  if (v === undefined && !bodies.has(pe)) {
+    v = JSON.parse(pe.slice(2));
+    if (bodies.size >= CANONICAL_CACHE_SIZE) bodies.clear();
+    bodies.set(pe, v);
+  }
+  return v;
 }
 
 function valueRank(v: unknown): number {
