@@ -1,3 +1,4 @@
+import { canonicalApiVersion } from '../api/group-names';
 import type { ManagedFieldsEntry } from '../api/types';
 import { isObject } from '../api/types';
 import { isEmpty, union, type FieldSet } from './field-set';
@@ -57,7 +58,8 @@ export function decodeManagedFields(entries: unknown): Managers {
     const m: Manager = {
       manager: typeof e.manager === 'string' ? e.manager : '',
       operation: e.operation,
-      apiVersion: e.apiVersion,
+      // A client writing managedFields back under a group's k8s.io name means the svc.io one (group aliases).
+      apiVersion: canonicalApiVersion(e.apiVersion),
       subresource: typeof e.subresource === 'string' ? e.subresource : '',
       set,
       stored: { set, fieldsV1: isObject(e.fieldsV1) ? e.fieldsV1 : {} },
