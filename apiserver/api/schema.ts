@@ -13,7 +13,10 @@ export type Schema =
   | ArraySchema
   | AnySchema;
 
-/** Any JSON value. */
+/**
+ * Any JSON value (a custom resource's x-kubernetes-preserve-unknown-fields without properties):
+ * apply merges its objects key by key and replaces its lists whole (upstream's deduced type).
+ */
 export interface AnySchema {
   type: 'any';
   description?: string;
@@ -54,7 +57,10 @@ export interface ObjectSchema {
   type: 'object';
   properties: Record<string, Schema>;
   required?: readonly string[];
-  /** structType atomic: a patch or apply replaces the whole value. */
+  /**
+   * structType atomic (a custom resource's x-kubernetes-map-type: atomic on an object with
+   * properties): a patch or apply replaces the whole value, and one manager owns it whole.
+   */
   atomic?: boolean;
   description?: string;
   /** protobuf: the upstream message this object is; absent on JSON-only shapes. */
