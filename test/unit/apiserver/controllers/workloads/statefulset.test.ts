@@ -309,6 +309,7 @@ test('minReadySeconds: a Ready pod counts as available only after minReadySecond
   await setPodStatus(f, NS, 'slow-0');
   await statusIs(f, 'slow', (s) => s.readyReplicas === 1 && s.availableReplicas === 0, 'ready, not yet available');
   t.deepEqual(await podNames(f, NS), ['slow-0']);
+  for (let i = 0; i < 10 && !timers.delays().includes(30_000); i++) await timers.nextTimer();
   t.true(timers.delays().includes(30_000), 'requeued after minReadySeconds');
   timers.advance(30_000);
   await podsAre(f, ['slow-0', 'slow-1']);
