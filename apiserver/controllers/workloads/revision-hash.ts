@@ -10,6 +10,8 @@
  * which nothing outside the cluster compares.
  */
 
+import { decodedForm } from '../../registry/semantic-equal';
+
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
@@ -34,9 +36,9 @@ export function safeEncodeString(s: string): string {
   return out;
 }
 
-/** JSON with every object's keys sorted: the same text for semantically equal values. */
+/** JSON with every object's keys sorted and null or empty-list fields left out (decodedForm): the same text for values upstream would decode alike. */
 export function canonicalJson(v: unknown): string {
-  return JSON.stringify(sortKeys(v));
+  return JSON.stringify(sortKeys(decodedForm(v)));
 }
 
 function sortKeys(v: unknown): unknown {

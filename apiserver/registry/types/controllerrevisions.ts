@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
@@ -6,6 +5,7 @@ import { nonNegative } from '../common-validation';
 import { immutable, required } from '../field-errors';
 import { num } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
+import { decodedEqual } from '../semantic-equal';
 import { described, int64, ptr, rawExtension } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
@@ -30,7 +30,7 @@ function validate(o: KObject): Cause[] {
 
 /** Upstream ValidateControllerRevisionUpdate: data is immutable. */
 function validateUpdate(o: KObject, old: KObject): Cause[] {
-  return isDeepStrictEqual(o.data, old.data) ? [] : [immutable('data', o.data)];
+  return decodedEqual(o.data, old.data) ? [] : [immutable('data', o.data)];
 }
 
 /** Upstream's Controller cell: the controlling owner as kind.group/name, lower case ("statefulset.apps/web"). */

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { labelSelectorRequirements } from '../../api/label-selector';
@@ -7,6 +6,7 @@ import { nonNegative, validateLabelSelector } from '../common-validation';
 import { immutable, invalid, notSupported, required } from '../field-errors';
 import { ensureRec, get, num, rec, setDefault } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
+import { decodedEqual } from '../semantic-equal';
 import { described, int32, int64, intOrStr, mapList, obj, ptr, str, time } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 import { defaultPodTemplate, podTemplateSpecSchema, validatePodTemplate } from './pod-template';
@@ -161,10 +161,10 @@ function validate(o: KObject, old?: KObject, subresource = ''): Cause[] {
  */
 function validateUpdate(o: KObject, old: KObject): Cause[] {
   const oldGeneration = Number(old.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION] ?? '1') || 1;
-  const changed = !isDeepStrictEqual(get(o, 'spec', 'template'), get(old, 'spec', 'template'));
+  const changed = !decodedEqual(get(o, 'spec', 'template'), get(old, 'spec', 'template'));
   (o.metadata.annotations ??= {})[TEMPLATE_GENERATION_ANNOTATION] = String(changed ? oldGeneration + 1 : oldGeneration);
   const selector = get(o, 'spec', 'selector');
-  return isDeepStrictEqual(selector, get(old, 'spec', 'selector')) ? [] : [immutable('spec.selector', selector)];
+  return decodedEqual(selector, get(old, 'spec', 'selector')) ? [] : [immutable('spec.selector', selector)];
 }
 
 export function daemonSetColumns(now: Now): TableColumn[] {

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { labelSelectorRequirements } from '../../api/label-selector';
@@ -6,6 +5,7 @@ import { nonNegative, validateLabelSelector } from '../common-validation';
 import { forbidden, index, invalid, required } from '../field-errors';
 import { ensureRec, num, rec, recs, setDefault, str } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
+import { decodedEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
 import { defaultPersistentVolumeClaim, validatePersistentVolumeClaimSpec } from './persistentvolumeclaims';
 import { defaultPodTemplate, validatePodTemplate } from './pod-template';
@@ -144,7 +144,7 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
     delete spec[f];
     delete oldSpec[f];
   }
-  if (isDeepStrictEqual(spec, oldSpec)) return [];
+  if (decodedEqual(spec, oldSpec)) return [];
   return [
     forbidden(
       'spec',

@@ -67,3 +67,11 @@ test('StatefulSet pod names carry the ordinal; claims follow the retention polic
   const made = newStatefulSetPod(s, 0, { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'set-uid', controller: true }, 'db-abc');
   t.deepEqual((made.spec as any).volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } }], 'the claim replaces the template volume of its name');
 });
+
+test('regression: a template re-spelled with nulls or empty lists hashes as before (no new revision, no rollout)', (t) => {
+  const a = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+  const b = { metadata: { labels: { app: 'web' }, creationTimestamp: null }, spec: { containers: [{ name: 'c', image: 'i', env: [] }], tolerations: null } };
+  t.is(hashRevisionData(templatePatch({ metadata: {}, spec: { template: a } })), hashRevisionData(templatePatch({ metadata: {}, spec: { template: b } })));
+  t.is(computeTemplateHash(a), computeTemplateHash(b));
+  t.not(computeTemplateHash(a), computeTemplateHash({ ...a, spec: { ...a.spec, securityContext: { runAsUser: 0 } } }));
+});

@@ -221,3 +221,26 @@ test('label selectors print as kubectl prints them; int-or-percent scales as ups
   t.is(formatLabelSelector({}), '<none>');
   t.deepEqual([scaledValue('25%', 10, true), scaledValue('25%', 10, false), scaledValue(3, 10, true), scaledValue(undefined, 10, true), scaledValue('x', 10, true)], [3, 2, 3, 0, undefined]);
 });
+
+test('regression: a re-spelling with nulls (what client-go writes for an unset creationTimestamp) is no change of a StatefulSet spec or a DaemonSet template', (t) => {
+  const old = statefulSet();
+  sts.defaults!(old);
+  const respelled = structuredClone(old) as any;
+  respelled.spec.volumeClaimTemplates[0].metadata.creationTimestamp = null;
+  respelled.spec.volumeClaimTemplates[0].spec.selector = null;
+  respelled.spec.template.metadata.creationTimestamp = null;
+  sts.defaults!(respelled);
+  t.deepEqual(sts.validateUpdate!(respelled, old), []);
+  const oldDs = daemonSet();
+  ds.defaults!(oldDs);
+  const again = structuredClone(oldDs) as any;
+  again.spec.template.metadata.creationTimestamp = null;
+  again.spec.template.spec.tolerations = [];
+  t.deepEqual(ds.validateUpdate!(again, oldDs), []);
+  t.is(again.metadata.annotations[TEMPLATE_GENERATION_ANNOTATION], '1');
+  // A zero that means something is a change: runAsUser 0 is root, not "unset".
+  const root = structuredClone(oldDs) as any;
+  root.spec.template.spec.securityContext = { runAsUser: 0 };
+  ds.validateUpdate!(root, oldDs);
+  t.is(root.metadata.annotations[TEMPLATE_GENERATION_ANNOTATION], '2');
+});
