@@ -111,7 +111,12 @@ test.serial('DaemonSet: one pod per node but the tainted one; rollout status, se
   const history = await kubectl('rollout', 'history', 'daemonset/agent', '-n', NS);
   t.regex(history, /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
   t.regex(await kubectl('rollout', 'history', 'daemonset/agent', '-n', NS, '--revision=1'), /Image:\s+svc\.local\/agent:1/);
-  t.regex(await kubectl('rollout', 'undo', 'daemonset/agent', '-n', NS), /daemonset.apps\/agent rolled back/);
+  // As a user with the namespace's edit role (upstream's aggregated roles cover daemonsets and controllerrevisions).
+  const denied = await runKubectl(api.kubeconfig, ['rollout', 'undo', 'daemonset/agent', '-n', NS, '--as=jane'], { timeoutMs: 30_000 });
+  t.regex(denied.stderr, /Forbidden|forbidden/, 'not before the binding');
+  await kubectl('create', 'rolebinding', 'jane-edit', '--clusterrole=edit', '--user=jane', '-n', NS);
+  t.regex(await kubectl('rollout', 'history', 'daemonset/agent', '-n', NS, '--as=jane'), /REVISION/);
+  t.regex(await kubectl('rollout', 'undo', 'daemonset/agent', '-n', NS, '--as=jane'), /daemonset.apps\/agent rolled back/);
   t.regex(await kubectl('rollout', 'status', 'daemonset/agent', '-n', NS, '--timeout=90s'), /successfully rolled out/);
   await eventually('agent:1 again', async () => {
     const live = (await podsJson()).filter((p) => !p.metadata.deletionTimestamp);
