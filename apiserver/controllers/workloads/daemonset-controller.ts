@@ -21,7 +21,7 @@ import { REVISION_HASH_LABEL } from './history';
 import { dependentHandler } from './owner-events';
 import { PodControl, podFromTemplate, refTo, slowStartBatch } from './pod-control';
 import { isPodTerminal } from './pod-state';
-import type { WorkloadControllerOptions } from './statefulset-controller';
+import { withoutZeros, type WorkloadControllerOptions } from './statefulset-controller';
 
 const ctx = controllerContext('daemon-set-controller');
 
@@ -230,7 +230,7 @@ export class DaemonSetController {
             if (!cur || cur.metadata.uid !== ds.metadata.uid) throw new DaemonSetGone();
             const status: Record<string, unknown> = { ...((cur.status ?? {}) as Record<string, unknown>), ...counts };
             if (observe) status.observedGeneration = generation;
-            cur.status = status;
+            cur.status = withoutZeros(status, ['updatedNumberScheduled', 'numberAvailable', 'numberUnavailable', 'observedGeneration']);
             return cur;
           },
           { ...ctx, subresource: 'status' },

@@ -171,7 +171,7 @@ export class StatefulSetController {
         set.metadata.name!,
         (cur) => {
           if (!cur || cur.metadata.uid !== set.metadata.uid) throw new SetGone();
-          cur.status = { ...((cur.status ?? {}) as Record<string, unknown>), ...status };
+          cur.status = withoutZeros({ ...((cur.status ?? {}) as Record<string, unknown>), ...status }, OMITTED_WHEN_ZERO);
           return cur;
         },
         { ...ctx, subresource: 'status' },
@@ -189,6 +189,15 @@ export class StatefulSetController {
     const limit = num(get(set, 'spec', 'revisionHistoryLimit')) ?? 10;
     for (const r of history.slice(0, Math.max(0, history.length - limit))) await this.revisionWriter.delete(r);
   }
+}
+
+/** StatefulSetStatus fields upstream's JSON leaves out when zero (omitempty); replicas and availableReplicas are always written. */
+const OMITTED_WHEN_ZERO = ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'currentRevision', 'updateRevision'];
+
+/** The status without the listed fields that are zero or empty, as upstream's JSON writes it (clients read absent and 0 alike; some tell them apart). */
+export function withoutZeros(status: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  for (const f of fields) if (status[f] === 0 || status[f] === '') delete status[f];
+  return status;
 }
 
 /** Upstream completeRollingUpdate: every replica updated and ready makes the update revision current. */
