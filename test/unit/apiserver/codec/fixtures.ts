@@ -5,6 +5,7 @@ import type { ResourceType } from '../../../../apiserver/registry/resource-type'
 import { authenticationTypes } from '../../../../apiserver/registry/types/authentication-types';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as apps from './apps-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
 import { podFixture } from './pod-fixture';
@@ -37,6 +38,9 @@ const byKind: Record<string, Record<string, unknown>> = {
   'coordination.svc.io/v1/Lease': groups.leaseFixture,
   'events.svc.io/v1/Event': groups.eventV1Fixture,
   'policy/v1/PodDisruptionBudget': groups.pdbFixture,
+  'apps/v1/StatefulSet': apps.statefulSetFixture,
+  'apps/v1/DaemonSet': apps.daemonSetFixture,
+  'apps/v1/ControllerRevision': apps.controllerRevisionFixture,
   'certificates.svc.io/v1/CertificateSigningRequest': groups.csrFixture,
   'rbac.authorization.svc.io/v1/Role': groups.roleFixture,
   'rbac.authorization.svc.io/v1/ClusterRole': groups.clusterRoleFixture,
