@@ -142,6 +142,9 @@ export function makeEventV1Type(now: Now = Date.now): ResourceType {
     tableColumns: eventColumns(now, v1EventView),
     validate,
     validateUpdate,
+    // Upstream stores one events resource, served by both APIs: an event written through either
+    // is read, listed and watched through both.
+    storedAs: { group: '', resource: 'events', fromStorage: coreEventToV1, toStorage: v1EventToCore },
   };
 }
 
