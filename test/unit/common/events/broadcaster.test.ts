@@ -16,32 +16,40 @@ class MemorySink implements EventSink {
   readonly calls: string[] = [];
   private rv = 0;
   /** Errors thrown by the next calls, in order. */
-  failures: unknown[] = [];
+  failures: Error[] = [];
 
-  async create(e: CoreEvent): Promise<CoreEvent> {
+  create(e: CoreEvent): Promise<CoreEvent> {
     this.calls.push(`create ${e.metadata.name}`);
-    this.fail();
-    const key = `${e.metadata.namespace}/${e.metadata.name}`;
-    if (this.events.has(key)) throw new EventSinkError('rejected', 'already exists');
-    const s = { ...e, metadata: { ...e.metadata, resourceVersion: String(++this.rv) } };
-    this.events.set(key, s);
-    return s;
+    return this.answer(() => {
+      const key = `${e.metadata.namespace}/${e.metadata.name}`;
+      if (this.events.has(key)) throw new EventSinkError('rejected', 'already exists');
+      const s = { ...e, metadata: { ...e.metadata, resourceVersion: String(++this.rv) } };
+      this.events.set(key, s);
+      return s;
+    });
   }
 
-  async patch(namespace: string, name: string, p: EventPatch): Promise<CoreEvent> {
+  patch(namespace: string, name: string, p: EventPatch): Promise<CoreEvent> {
     this.calls.push(`patch ${name} ${p.count}`);
-    this.fail();
-    const key = `${namespace}/${name}`;
-    const cur = this.events.get(key);
-    if (!cur) throw new EventSinkError('notFound', 'not found');
-    const s = { ...cur, ...p, metadata: { ...cur.metadata, resourceVersion: String(++this.rv) } };
-    this.events.set(key, s);
-    return s;
+    return this.answer(() => {
+      const key = `${namespace}/${name}`;
+      const cur = this.events.get(key);
+      if (!cur) throw new EventSinkError('notFound', 'not found');
+      const s = { ...cur, ...p, metadata: { ...cur.metadata, resourceVersion: String(++this.rv) } };
+      this.events.set(key, s);
+      return s;
+    });
   }
 
-  private fail(): void {
+  /** The next scripted failure, else fn's answer, as a promise. */
+  private answer(fn: () => CoreEvent): Promise<CoreEvent> {
     const f = this.failures.shift();
-    if (f) throw f;
+    if (f) return Promise.reject(f instanceof Error ? f : new Error(String(f)));
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 }
 
