@@ -3,6 +3,7 @@
  * messages and references (fieldPath spec.containers{name}), on the CRI simulator with fake time.
  */
 import test from 'ava';
+import { DeviceAdmissionError } from '../../../../agent/devices/allocator';
 import { goMillis } from '../../../../agent/pod/pod-events';
 import { RecordingRecorder } from '../../../helpers/recording-recorder';
 import { BUSYBOX, isRunningReady, startHarness, waitingReason } from './harness';
@@ -116,6 +117,27 @@ test('a volume that cannot be mounted: FailedMount about the pod with upstream\'
     const refused = recorder.events.find((e) => e.reason === 'OutOfcpu');
     t.like(refused, { type: 'Warning', regarding: { kind: 'Pod', name: 'huge' } });
     t.regex(refused!.message, /Node didn't have enough resource: cpu/);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a pod the device plugins cannot serve: a Warning UnexpectedAdmissionError event with upstream\'s message', async (t) => {
+  const recorder = new RecordingRecorder();
+  const message = 'Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 1, Available: 0, which is unexpected';
+  const devices = {
+    admitPod: () => Promise.reject(new DeviceAdmissionError(message)),
+    runOptions: () => Promise.resolve(undefined),
+    releasePod: () => Promise.resolve(),
+    retainPods: () => Promise.resolve(),
+    recoverFromRuntime: () => Promise.resolve(0),
+  };
+  const h = await startHarness({ manager: { recorder, devices } });
+  try {
+    h.createPod('gpu', { containers: [{ name: 'c', image: BUSYBOX, imagePullPolicy: 'IfNotPresent' }] });
+    t.true(await h.until(() => h.status('gpu')?.phase === 'Failed'));
+    t.true(await h.until(() => recorder.reasons().includes('UnexpectedAdmissionError')));
+    t.like(recorder.events.find((e) => e.reason === 'UnexpectedAdmissionError'), { type: 'Warning', message, regarding: { kind: 'Pod', name: 'gpu' } });
   } finally {
     await h.stop();
   }
