@@ -66,7 +66,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
     return;
   }
   const credentials = await bootstrapCredentials(ctx, machine);
-  const recorder = startEvents(ctx, credentials.client);
+  const recorder = startEvents(ctx, credentials.eventClient);
   const started = await startNodeController(ctx, { machine, runtimeHealth, devices, credentials, recorder });
   if (!started) return; // aborted during registration
   const { node, readiness } = started;

@@ -1,7 +1,7 @@
 /**
  * Start-up phase 5b (right after the credentials): the agent's event recorder, one broadcaster
- * writing through the paced API client as the node (upstream's kubelet: one broadcaster, source
- * {component: kubelet, host: <node name>}). Events recorded before this exist nowhere; none are.
+ * writing as the node through the events' own client (eventRecordQPS / eventBurst), as upstream's
+ * kubelet (one broadcaster, source {component: kubelet, host: <node name>}).
  */
 import { EventBroadcaster } from '../../common/events/broadcaster';
 import type { EventRecorder } from '../../common/events/recorder';
