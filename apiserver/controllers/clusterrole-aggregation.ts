@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Informer } from '../../common/informer/informer';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError, isNotFound } from '../api/errors';
+import { labelSelectorRequirements } from '../api/label-selector';
 import { matches, type Requirement } from '../api/selectors';
 import type { KObject } from '../api/types';
 import { isObject } from '../api/types';
@@ -109,18 +110,4 @@ function selectorsOf(role: KObject | undefined): (Requirement[] | null)[] | unde
   const agg = role?.aggregationRule;
   if (!isObject(agg) || !Array.isArray(agg.clusterRoleSelectors)) return undefined;
   return agg.clusterRoleSelectors.map(labelSelectorRequirements);
-}
-
-/** metav1.LabelSelector → requirements (upstream LabelSelectorAsSelector); an empty selector matches everything. */
-export function labelSelectorRequirements(sel: unknown): Requirement[] | null {
-  if (!isObject(sel)) return null;
-  const out: Requirement[] = [];
-  if (isObject(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) out.push({ key: k, operator: '=', values: [String(v)] });
-  for (const e of Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []) {
-    if (!isObject(e) || typeof e.key !== 'string') return null;
-    const values = Array.isArray(e.values) ? e.values.map(String) : [];
-    if (e.operator === 'In' || e.operator === 'NotIn' || e.operator === 'Exists' || e.operator === 'DoesNotExist') out.push({ key: e.key, operator: e.operator, values });
-    else return null;
-  }
-  return out;
 }

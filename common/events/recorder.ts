@@ -1,16 +1,11 @@
 /**
- * What every component of both daemons records events through (upstream's
- * client-go/tools/record EventRecorder and tools/events EventRecorder in one). Consumers depend on
- * this interface only; `EventBroadcaster` (broadcaster.ts) implements it, `NOOP_RECORDER` records
+ * The event recorder every component writes Events through (spec 2.7; upstream client-go's
+ * record.EventRecorder / events.EventRecorder in one): consumers depend on this interface only.
+ * `EventBroadcaster` (broadcaster.ts) implements it over an event sink; `NOOP_RECORDER` records
  * nothing.
  */
 
-export interface EventRecorder {
-  /** Records an event about `regarding`; never throws, never blocks the caller (writes are queued). */
-  event(regarding: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string, opts?: { action?: string; related?: EventObjectRef }): void;
-}
-
-/** The object an event is about (core/v1 ObjectReference; events/v1 `regarding`). */
+/** The object an event is about (core/v1 ObjectReference; events/v1 regarding). */
 export interface EventObjectRef {
   apiVersion?: string;
   kind: string;
@@ -21,5 +16,10 @@ export interface EventObjectRef {
   fieldPath?: string;
 }
 
-/** Records nothing: for tests and for components that have no sink. */
-export const NOOP_RECORDER: EventRecorder = { event: () => undefined };
+export interface EventRecorder {
+  /** Records an event about `regarding`; never throws, never blocks the caller (writes are queued). */
+  event(regarding: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string, opts?: { action?: string; related?: EventObjectRef }): void;
+}
+
+/** A recorder that drops every event: for tests and components run without an event sink. */
+export const NOOP_RECORDER: EventRecorder = { event: () => {} };

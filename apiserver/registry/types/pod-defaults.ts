@@ -40,7 +40,7 @@ function defaultProbe(p: unknown): void {
   }
 }
 
-function defaultContainer(c: Record<string, unknown>, hostNetwork: boolean, requestsFromLimits: boolean): void {
+export function defaultContainer(c: Record<string, unknown>, hostNetwork: boolean, requestsFromLimits: boolean): void {
   if (!c.imagePullPolicy) c.imagePullPolicy = imageTag(str(c.image) ?? '') === 'latest' ? 'Always' : 'IfNotPresent';
   setDefault(c, 'terminationMessagePath', TERMINATION_MESSAGE_PATH);
   setDefault(c, 'terminationMessagePolicy', 'File');
@@ -69,7 +69,7 @@ function defaultContainer(c: Record<string, unknown>, hostNetwork: boolean, requ
   defaultProbe(c.startupProbe);
 }
 
-function defaultVolume(v: Record<string, unknown>): void {
+export function defaultVolume(v: Record<string, unknown>): void {
   if (!VOLUME_SOURCES.some((k) => v[k] !== undefined && v[k] !== null)) v.emptyDir = {};
   for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) {
     const src = rec(v[k]);
