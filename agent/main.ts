@@ -23,6 +23,7 @@ import { createSdNotifier, type SdNotifier } from '../common/systemd';
 import { abortPromise, requestTimeoutMs, type AgentContext, type Running } from './wiring/context';
 import { bootstrapCredentials } from './wiring/credentials';
 import { startDevices } from './wiring/devices';
+import { startEvents } from './wiring/events';
 import { checkHost } from './wiring/host';
 import { startKeepAlives } from './wiring/keep-alives';
 import { startNodeController } from './wiring/node';
@@ -65,12 +66,13 @@ async function runAgent(ctx: AgentContext): Promise<void> {
     return;
   }
   const credentials = await bootstrapCredentials(ctx, machine);
-  const started = await startNodeController(ctx, { machine, runtimeHealth, devices, credentials });
+  const recorder = startEvents(ctx, credentials.eventClient);
+  const started = await startNodeController(ctx, { machine, runtimeHealth, devices, credentials, recorder });
   if (!started) return; // aborted during registration
   const { node, readiness } = started;
   const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
-  const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs });
-  await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs });
+  const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
+  await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder });
   await Promise.race([node.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;
   notifier.status(`heartbeating (node ${nodeName})`);

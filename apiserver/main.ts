@@ -38,7 +38,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const storage = await openStorage(flags, apiMetrics, log);
   let core: StoreLayer, tls: ServingTls, authn: AuthnLayer;
   try {
-    core = buildStore(flags, storage, log);
+    core = buildStore(flags, storage, log, apiMetrics);
     tls = await loadServingTls(flags);
     authn = buildAuthn(flags, storage, core, tls, apiMetrics, log);
   } catch (err) {
@@ -60,6 +60,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
   const loops = [
+    // The loops' events are written for the life of the process (queued ones outlive a lost leadership).
+    core.events.run(signal),
     runControlLoops(flags, storage, core, tls, log, signal),
     // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.
     core.authz.run(signal),

@@ -31,6 +31,8 @@ export interface CheckpointHandlerOptions {
   callSlackMs?: number;
   /** Told each checkpoint's outcome and duration (metrics); optional. */
   observer?: Pick<CheckpointObserver, 'checkpoint'>;
+  /** Told each archive written and verified (the checkpoint event); must not throw. */
+  onCheckpointed?: (r: CheckpointRequest, file: string) => void;
 }
 
 /** Which archive files are still being written; the retention policy never removes those. */
@@ -110,6 +112,7 @@ export class CheckpointHandler implements InFlightArchives {
     try {
       await this.writeArchive(id, r, file, started);
       this.o.observer?.checkpoint('success', (this.o.now() - started) / 1000);
+      this.o.onCheckpointed?.(r, file);
     } catch (e) {
       this.o.observer?.checkpoint('failure', (this.o.now() - started) / 1000);
       throw e;

@@ -160,6 +160,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     maxOpenFiles: int(1000000, 0),
     kubeAPIQPS: int(50, 0),
     kubeAPIBurst: int(100, 0),
+    eventRecordQPS: int(50, 0),
+    eventBurst: int(100, 0),
     // As upstream: setting evictionHard in the base file replaces this whole map (signals left out
     // are not monitored); drop-ins then merge into it key by key.
     evictionHard: thresholdMap({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' }),

@@ -80,6 +80,9 @@ export interface NodeAgentConfiguration {
   maxOpenFiles: number;
   kubeAPIQPS: number;
   kubeAPIBurst: number;
+  /** Event writes per second on their own client (0: no limit), as the kubelet's eventRecordQPS. */
+  eventRecordQPS: number;
+  eventBurst: number;
   /** Signal -> threshold ("100Mi" or "10%"); parse values with parseThresholdValue. */
   evictionHard: Record<string, string>;
   evictionSoft: Record<string, string>;

@@ -2,7 +2,10 @@
  * The simulator's image store and its pretend registry. Images are found by ID, by any name form
  * ("busybox", "docker.io/library/busybox:latest") and by repo digest, as containerd resolves them.
  * IDs and digests are hashes of the normalised name, so they are stable across runs. The registry
- * is open (every reference pulls) unless a catalogue is given; failures are opt-in (pullFailures).
+ * is open (every reference pulls) unless a catalogue is given; failures are opt-in (pullFailures),
+ * except that a registry under the reserved .invalid domain (RFC 2606: never resolves) fails as
+ * containerd fails on an unknown host, so a real agent process on the simulator can be shown a
+ * failing pull without any configuration.
  */
 import { createHash } from 'node:crypto';
 import { RuntimeError } from './errors';
@@ -51,6 +54,16 @@ function imageFor(k: Known): Image {
   };
   if (k.uid !== undefined) image.uid = k.uid;
   return image;
+}
+
+/** What containerd answers for a registry host that does not resolve (code Unknown). */
+function noSuchHost(ref: string): RuntimeError {
+  const p = parseImageRef(ref);
+  return new RuntimeError(
+    'Unknown',
+    `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": failed to do request: Head "https://${p.domain}/v2/${p.path}/manifests/${p.tag ?? 'latest'}": dial tcp: lookup ${p.domain}: no such host`,
+    'PullImage',
+  );
 }
 
 /** Message containerd gives when a registry has no such reference (wrapped as NotFound). */
@@ -132,6 +145,7 @@ export class SimImageStore {
     } catch (e) {
       throw new RuntimeError('InvalidArgument', `failed to pull image "${ref}": ${(e as Error).message}`, 'PullImage');
     }
+    if (parseImageRef(norm).domain.split(':')[0].endsWith('.invalid')) throw noSuchHost(norm);
     const failure = this.failures.get(norm);
     if (failure) {
       if (failure.code === 'NotFound' && failure.message === undefined) throw notInRegistry(norm);

@@ -12,6 +12,8 @@
  * - svc_node_container_checkpoints_total{result} and svc_node_container_checkpoint_duration_seconds:
  *   POST /checkpoint outcomes and durations; svc_node_checkpoint_archives_removed_total counts the
  *   retention policy's deletions.
+ * - svc_node_events_dropped_total{reason}: events the agent did not write (QueueFull, Spam,
+ *   Rejected, RetriesExhausted); upstream's kubelet only logs them.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { HeartbeatObserver } from '../node/heartbeat-observer';
@@ -57,6 +59,7 @@ export class AgentMetrics implements RuntimeCallObserver, RequestObserver, Check
   private readonly checkpoints: Counter<'result'>;
   private readonly checkpointLatency: Histogram<never>;
   private readonly removed: Counter<never>;
+  private readonly droppedEvents: Counter<'reason'>;
 
   constructor() {
     const registers = [this.registry];
@@ -68,6 +71,7 @@ export class AgentMetrics implements RuntimeCallObserver, RequestObserver, Check
     this.runtimeErrors = new Counter({ name: 'svc_node_runtime_operations_errors_total', help: 'Failed container runtime operations by operation type and gRPC code.', labelNames: ['operation_type', 'code'], registers });
     this.checkpoints = new Counter({ name: 'svc_node_container_checkpoints_total', help: 'Container checkpoint requests that reached the runtime, by result.', labelNames: ['result'], registers });
     this.checkpointLatency = new Histogram({ name: 'svc_node_container_checkpoint_duration_seconds', help: 'Duration of container checkpoints (runtime call and archive verification).', buckets: RUNTIME_BUCKETS, registers });
+    this.droppedEvents = new Counter({ name: 'svc_node_events_dropped_total', help: 'Events the agent did not write, by reason.', labelNames: ['reason'], registers });
     this.removed = new Counter({ name: 'svc_node_checkpoint_archives_removed_total', help: 'Checkpoint archives removed by the retention policy.', registers });
   }
 
@@ -93,6 +97,11 @@ export class AgentMetrics implements RuntimeCallObserver, RequestObserver, Check
 
   archivesRemoved(n: number): void {
     if (n > 0) this.removed.inc(n);
+  }
+
+  /** One event not written. */
+  eventDropped(reason: string): void {
+    this.droppedEvents.inc({ reason });
   }
 
   /** The Prometheus text exposition and its content type. */

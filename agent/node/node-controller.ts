@@ -17,6 +17,7 @@ import { LeaseController } from './lease-controller';
 import type { NodeIdentity } from './node-object';
 import type { DesiredNodeStatus } from './node-status';
 import { ProgressTracker } from './progress';
+import type { NodeEvents } from './node-events';
 import { NodeRegistrar } from './registration';
 import { NodeStatusUpdater } from './status-updater';
 
@@ -45,6 +46,8 @@ export interface NodeControllerDeps {
   observer?: HeartbeatObserver;
   /** Drops and redials the API connections after repeated heartbeat failures. */
   onRepeatedFailure?: () => Promise<void>;
+  /** The Node's events; default none. */
+  events?: NodeEvents;
 }
 
 export class NodeController {
@@ -72,6 +75,7 @@ export class NodeController {
       status: d.status,
       // Re-registration runs inside the status loop, so its retries count as that loop's progress.
       progress: this.statusProgress,
+      ...(d.events ? { events: d.events } : {}),
     });
     this.lease = new LeaseController({
       client: d.heartbeatClient,
@@ -95,6 +99,7 @@ export class NodeController {
       reregister: d.registerNode ? (s) => this.registrar.register(s) : undefined,
       policy: this.policy,
       progress: this.statusProgress,
+      ...(d.events ? { events: d.events } : {}),
     });
   }
 

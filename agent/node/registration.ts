@@ -10,6 +10,7 @@ import { isAbort, isAlreadyExists, ClientError } from '../client/client-error';
 import { nodesResource } from '../client/resources';
 import type { Log } from '../platform/logger';
 import { Backoff } from './backoff';
+import type { NodeEvents } from './node-events';
 import type { Clock } from '../platform/clock';
 import { newNodeObject, type NodeIdentity } from './node-object';
 import { rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
@@ -25,6 +26,8 @@ export interface RegistrarDeps {
   /** Back-off bounds (defaults 100 ms and 7 s, the kubelet's). */
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** The Node's events (condition transitions, reboot); default none. */
+  events?: NodeEvents;
 }
 
 function describe(e: unknown): string {
@@ -74,6 +77,7 @@ export class NodeRegistrar {
     try {
       const created = await client.create(nodesResource, newNodeObject(identity, desired, now), { signal });
       this.d.log.info({ node: identity.name, uid: created.metadata.uid }, 'registered node');
+      this.d.events?.statusPosted(undefined, desired);
       return created;
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
@@ -93,6 +97,7 @@ export class NodeRegistrar {
     }
     const patch = statusPatch(existing['status'], desired, now);
     const updated = await client.patch(nodesResource, identity.name, 'strategic', patch, { subresource: 'status', signal });
+    this.d.events?.statusPosted(existing['status'], desired);
     this.d.log.info(
       { node: identity.name, uid: updated.metadata.uid, labelsChanged: Object.keys(wrong), statusFields: Object.keys(patch.status) },
       'node already registered; reconciled it',

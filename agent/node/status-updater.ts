@@ -14,6 +14,7 @@ import type { Log } from '../platform/logger';
 import type { Clock } from '../platform/clock';
 import { changedFields, rfc3339, statusPatch, type DesiredNodeStatus } from './node-status';
 import { HeartbeatPolicy, type LoopFailures } from './heartbeat-policy';
+import type { NodeEvents } from './node-events';
 import type { ProgressTracker } from './progress';
 
 export interface StatusUpdaterDeps {
@@ -31,6 +32,8 @@ export interface StatusUpdaterDeps {
   /** Redial after this many consecutive failures (default 3). */
   redialAfterFailures?: number;
   progress?: ProgressTracker;
+  /** The Node's events (condition transitions, reboot, schedulable); default none. */
+  events?: NodeEvents;
 }
 
 export type SyncResult = 'patched' | 'unchanged';
@@ -85,12 +88,14 @@ export class NodeStatusUpdater {
       }
       throw e;
     }
+    this.d.events?.specSeen(node);
     const now = this.d.clock.now();
     const changed = changedFields(node['status'], desired);
     const due = this.lastReport === undefined || now - this.lastReport >= this.d.reportFrequencyMs;
     if (changed.size === 0 && !due) return 'unchanged';
     await client.patch(nodesResource, nodeName, 'strategic', statusPatch(node['status'], desired, rfc3339(now), changed), { subresource: 'status', signal });
     this.lastReport = now;
+    this.d.events?.statusPosted(node['status'], desired);
     if (changed.size > 0) this.d.log.info({ node: nodeName, changed: [...changed] }, 'node status changed; posted it');
     else this.d.log.debug({ node: nodeName }, 'posted node status (report interval)');
     return 'patched';

@@ -8,6 +8,7 @@
  * once the runtime answers.
  */
 import path from 'node:path';
+import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import type { ApiClient } from '../client/api-client';
 import type { RuntimeService } from '../cri';
 import type { Clock } from '../platform/clock';
@@ -20,6 +21,7 @@ import { NodeAdmissionGate } from './node-admission-gate';
 import { PeriodicLoops } from './periodic-loops';
 import { Pleg } from './pleg';
 import { PodCgroups } from './pod-cgroups';
+import { podRef } from './pod-events';
 import { PodLogLookup, type ContainerLogLocation } from './pod-log-lookup';
 import { PodSources } from './pod-sources';
 import { PodSyncer, type DeviceAllocator } from './pod-sync';
@@ -89,6 +91,8 @@ export interface PodManagerOptions {
   maxPods?: number;
   /** How often the Node object is read again for admission (default 10 s). */
   nodeRefreshPeriodMs?: number;
+  /** Where pod and container events go (the agent's recorder, reporting as kubelet); default none. */
+  recorder?: EventRecorder;
 }
 
 /**
@@ -160,7 +164,11 @@ export class PodManager {
       nodeMemoryBytes: o.nodeMemoryBytes,
       ...(o.maxPods !== undefined ? { maxPods: o.maxPods } : {}),
       admitted: () => this.admittedPods(),
-      onReject: (pod, status) => this.status.set(pod, status),
+      onReject: (pod, status) => {
+        // Upstream's rejectPod: a Warning event with the admission reason and message (OutOfcpu, NodeAffinity, ...).
+        (o.recorder ?? NOOP_RECORDER).event(podRef(pod), 'Warning', status.reason ?? 'Rejected', status.message ?? '');
+        this.status.set(pod, status);
+      },
     });
     this.logs = new PodLogLookup({
       runtime: o.runtime,
@@ -175,7 +183,13 @@ export class PodManager {
       log,
       apiPod: (p) => this.sources.apiPodRef(p),
     });
-    this.probes = new ProbeManager({ prober: o.prober ?? new DefaultProber(o.runtime), clock: o.clock, log, onChange: (uid) => this.workers.get(uid)?.kick() });
+    this.probes = new ProbeManager({
+      prober: o.prober ?? new DefaultProber(o.runtime),
+      clock: o.clock,
+      log,
+      onChange: (uid) => this.workers.get(uid)?.kick(),
+      ...(o.recorder ? { recorder: o.recorder } : {}),
+    });
     const objects = o.objects ?? new ApiConfigObjects(o.client);
     this.volumes = new VolumeManager({
       podsDir: path.join(o.rootDir, 'pods'),
@@ -280,6 +294,7 @@ export class PodManager {
       serialize: this.o.serializeImagePulls,
       callTimeoutMs,
       pullTimeoutMs: this.o.pullTimeoutMs ?? 10 * 60_000,
+      ...(this.o.recorder ? { recorder: this.o.recorder } : {}),
     });
     const recovered = await this.records
       .recover(async (image) => (await this.o.runtime.imageStatus({ image }, false, { timeoutMs: callTimeoutMs, signal })).image?.id)
@@ -304,6 +319,7 @@ export class PodManager {
       clusterDomain: this.o.clusterDomain,
       callTimeoutMs,
       ...(this.o.devices ? { devices: this.o.devices } : {}),
+      ...(this.o.recorder ? { recorder: this.o.recorder } : {}),
     });
     const devices = this.o.devices;
     this.loops = new PeriodicLoops({

@@ -3,6 +3,7 @@
  * dependencies, what a worker remembers about its pod between syncs, a sync's result, and the
  * pod naming and grace period rules of upstream's kubelet.
  */
+import type { EventRecorder } from '../../common/events/recorder';
 import type { RuntimeService } from '../cri';
 import type { DeviceRunOptions } from '../devices/container-allocation';
 import type { Clock } from '../platform/clock';
@@ -55,6 +56,8 @@ export interface PodSyncDeps {
   callTimeoutMs: number;
   /** Device plugins; without it extended resources are not handed out. */
   devices?: DeviceAllocator;
+  /** Where the pod and container events go (upstream's kubelet recorder); default none. */
+  recorder?: EventRecorder;
 }
 
 /** What a worker remembers about its pod between syncs. */

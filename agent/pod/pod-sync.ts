@@ -9,10 +9,12 @@
  * cleanup removes them, the pod's volumes and its cgroup.
  */
 import { performance } from 'node:perf_hooks';
+import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import { isNotFound, RuntimeError, type PodSandboxConfig } from '../cri';
 import { DeviceAdmissionError } from '../devices/device-manager';
 import { ContainerStarter } from './container-start';
 import { computePodActions, latestByName, type EphemeralContainer, type PodActions } from './pod-actions';
+import { containerRef, podRef } from './pod-events';
 import { generatePodStatus } from './pod-status';
 import { gracePeriodSeconds, podDesc, RETRY_MS, type PodSyncDeps, type PodSyncState, type SyncResult } from './pod-sync-types';
 import type { Container, Pod, PodStatus } from '../api/core-v1';
@@ -95,6 +97,10 @@ export class PodSyncer {
     return { timeoutMs: this.d.callTimeoutMs + extraMs, ...(signal ? { signal } : {}) };
   }
 
+  private get recorder(): EventRecorder {
+    return this.d.recorder ?? NOOP_RECORDER;
+  }
+
   /** The pod's runtime state. Rejects RuntimeError when the runtime cannot answer. */
   fetch(uid: string, signal?: AbortSignal): Promise<RuntimePod> {
     return fetchRuntimePod(this.d.runtime, uid, {
@@ -116,10 +122,11 @@ export class PodSyncer {
     });
   }
 
-  /** Stops one container with its grace period. Idempotent; NotFound counts as stopped. */
+  /** Stops one container with its grace period (upstream's Killing event says why). Idempotent; NotFound counts as stopped. */
   async killContainer(pod: Pod, id: string, name: string, message: string, graceOverride?: number, signal?: AbortSignal): Promise<void> {
     const grace = gracePeriodSeconds(pod, graceOverride);
     this.d.log.info({ pod: podDesc(pod), container: name, containerId: id, graceSeconds: grace }, `killing container: ${message}`);
+    this.recorder.event(containerRef(pod, name), 'Normal', 'Killing', message);
     try {
       await this.d.runtime.stopContainer(id, grace, this.call(signal, grace * 1000));
     } catch (e) {
@@ -130,7 +137,7 @@ export class PodSyncer {
   /** Stops every running container (in parallel) and every ready sandbox of the pod. */
   async killPod(pod: Pod, rp: RuntimePod, graceOverride?: number, signal?: AbortSignal): Promise<void> {
     const running = rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED');
-    const results = await Promise.allSettled(running.map((c) => this.killContainer(pod, c.id, c.name, 'stopping pod', graceOverride, signal)));
+    const results = await Promise.allSettled(running.map((c) => this.killContainer(pod, c.id, c.name, `Stopping container ${c.name}`, graceOverride, signal)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     for (const s of rp.sandboxes) {
@@ -168,6 +175,7 @@ export class PodSyncer {
     const ads = pod.spec.activeDeadlineSeconds;
     if (!st.failure && ads !== undefined && this.d.clock.now() - st.startTime >= ads * 1000) {
       st.failure = { reason: 'DeadlineExceeded', message: `Pod was active on the node longer than the specified deadline` };
+      this.recorder.event(podRef(pod), 'Normal', st.failure.reason, st.failure.message);
       this.d.log.info({ pod: podDesc(pod), activeDeadlineSeconds: ads }, 'pod exceeded its active deadline');
     } else if (!st.failure && ads !== undefined) {
       pass.want(st.startTime + ads * 1000 - this.d.clock.now());
@@ -180,6 +188,8 @@ export class PodSyncer {
       } catch (e) {
         if (!(e instanceof DeviceAdmissionError)) throw e;
         st.failure = { reason: e.reason, message: e.message };
+        // Upstream's rejectPod: a Warning event with the admission failure's reason (UnexpectedAdmissionError).
+        this.recorder.event(podRef(pod), 'Warning', e.reason, e.message);
         this.d.log.warn({ pod: podDesc(pod), reason: e.reason, message: e.message }, 'pod cannot get its devices');
       }
     }
@@ -235,6 +245,7 @@ export class PodSyncer {
       } catch (e) {
         if (!(e instanceof VolumeError)) throw e;
         this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'volumes not ready');
+        this.recorder.event(podRef(pod), 'Warning', 'FailedMount', e.message);
         const reason = (pod.spec.initContainers ?? []).length > 0 ? Reasons.PodInitializing : Reasons.ContainerCreating;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
           if (!latestByName(rp, c.name)) st.waiting.set(c.name, { reason, message: e.message });
@@ -252,6 +263,7 @@ export class PodSyncer {
     const { pod, st, signal } = pass;
     const { attempt } = plan;
     const sandboxConfig = (plan.sandboxConfig = await this.sandboxConfig(pod, attempt));
+    if (attempt > 0) this.recorder.event(podRef(pod), 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
     try {
       this.d.log.info({ pod: podDesc(pod), attempt }, 'creating pod sandbox');
       pass.mark('sandboxConfig');
@@ -264,6 +276,7 @@ export class PodSyncer {
     } catch (e) {
       if (!(e instanceof RuntimeError)) throw e;
       this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'failed to create pod sandbox');
+      this.recorder.event(podRef(pod), 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${e.message}`);
       const reason = (pod.spec.initContainers ?? []).length > 0 ? Reasons.PodInitializing : Reasons.ContainerCreating;
       for (const { c } of plan.toStart) st.waiting.set(c.name, { reason, message: `Failed to create pod sandbox: ${e.message}` });
       plan.sandboxId = undefined;

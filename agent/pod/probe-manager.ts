@@ -5,11 +5,15 @@
  * Liveness starts as success, readiness as failure and startup as unknown; liveness and readiness
  * wait until a startup probe has succeeded, and the startup probe stops once it has. Each flip
  * calls onChange with the pod's UID so its worker syncs (restart on liveness/startup failure,
- * Ready on readiness).
+ * Ready on readiness). Every failed run is an Unhealthy event about the container, as upstream's
+ * prober records ("Liveness probe failed: HTTP probe failed with statuscode: 500"); the
+ * recorder's correlator counts the repeats on one event.
  */
+import { NOOP_RECORDER, type EventObjectRef, type EventRecorder } from '../../common/events/recorder';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import type { Container, Pod, Probe } from '../api/core-v1';
+import { containerRef, probeTypeName } from './pod-events';
 import type { Prober } from './prober';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
@@ -28,6 +32,8 @@ export interface ProbeManagerOptions {
   log: Log;
   /** Called when a result changes; the pod's worker should sync. */
   onChange: (uid: string) => void;
+  /** Where Unhealthy events go; default none. */
+  recorder?: EventRecorder;
 }
 
 interface Worker {
@@ -35,6 +41,8 @@ interface Worker {
   containerId: string;
   type: ProbeType;
   ac: AbortController;
+  /** The container, for its events. */
+  ref: EventObjectRef;
 }
 
 function probeOf(c: Container, type: ProbeType): Probe | undefined {
@@ -94,7 +102,7 @@ export class ProbeManager {
         const k = this.key(r.id, type);
         want.add(k);
         if (this.workers.has(k)) continue;
-        const w: Worker = { uid, containerId: r.id, type, ac: new AbortController() };
+        const w: Worker = { uid, containerId: r.id, type, ac: new AbortController(), ref: containerRef(pod, r.container.name) };
         this.workers.set(k, w);
         if (!this.results.has(k)) this.results.set(k, initial[type]);
         const stop = AbortSignal.any([signal, w.ac.signal]);
@@ -141,6 +149,7 @@ export class ProbeManager {
         } else {
           successes = 0;
           failures++;
+          (this.o.recorder ?? NOOP_RECORDER).event(w.ref, 'Warning', 'Unhealthy', `${probeTypeName(w.type)} probe failed: ${outcome.output}`);
         }
         const cur = this.results.get(k);
         let next = cur;

@@ -7,6 +7,8 @@
  * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods and /configz.
  */
 import { readFile } from 'node:fs/promises';
+import type { EventRecorder } from '../../common/events/recorder';
+import type { Pod } from '../api/core-v1';
 import path from 'node:path';
 import type { AgentConfig } from '../config/load';
 import type { ApiClient } from '../client/api-client';
@@ -19,6 +21,7 @@ import { CheckpointHandler } from '../checkpoint/checkpoint-handler';
 import { CHECKPOINT_PREFIX } from '../checkpoint/checkpoint-request';
 import { locatorFromLogs } from '../checkpoint/container-locator';
 import type { AgentMetrics } from '../metrics/agent-metrics';
+import { containerRef } from '../pod/pod-events';
 import { RequestAuthenticator } from './authenticator';
 import { HEALTH_PATHS, healthHandler, type HealthCheck } from './health-handler';
 import { metricsHandler } from './metrics-handler';
@@ -45,6 +48,8 @@ export interface AgentServerDeps {
   /** The node's IPs, for the generated serving certificate. */
   ips: string[];
   log: Log;
+  /** Where the checkpoint events go, and the pod they are about; default none. */
+  events?: { recorder: EventRecorder; podByName(namespace: string, name: string): Pod | undefined };
 }
 
 /** Builds the server (routes, authn, authz) without listening; the parts are exposed for tests. */
@@ -73,6 +78,11 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     now,
     log: d.log,
     observer: d.metrics,
+    onCheckpointed: (r, file) => {
+      // svc's own event: upstream's kubelet records none for a checkpoint.
+      const pod = d.events?.podByName(r.namespace, r.pod);
+      if (pod) d.events!.recorder.event(containerRef(pod, r.container), 'Normal', 'Checkpointed', `Checkpointed container ${r.container} to ${file}`);
+    },
   });
   const health = healthHandler(d.health);
   // Container logs and health answer their errors in plain text, as upstream's kubelet does.

@@ -19,6 +19,8 @@ export interface Credentials {
   client: HttpApiClient;
   /** The Lease and node status, never paced. */
   heartbeatClient: HttpApiClient;
+  /** Event writes, paced by eventRecordQPS / eventBurst (unpaced at 0), as the kubelet's eventClient. */
+  eventClient: HttpApiClient;
 }
 
 export async function bootstrapCredentials(ctx: AgentContext, machine: MachineInfo): Promise<Credentials> {
@@ -47,7 +49,11 @@ export async function bootstrapCredentials(ctx: AgentContext, machine: MachineIn
   log.info({ origin: identity.origin, server: identity.config.server }, 'client identity ready');
   const client = makeClient(identity.config);
   const heartbeatClient = new HttpApiClient(identity.config, { timeoutMs: requestTimeoutMs, userAgent });
-  running.clients.push(client, heartbeatClient);
+  // Upstream's kubelet writes events on a client of their own with eventRecordQPS / eventBurst, so
+  // a burst of pod events never delays a status write; 0 means no limit there too.
+  const eventLimiter = c.eventRecordQPS > 0 ? new TokenBucketLimiter(c.eventRecordQPS, c.eventBurst) : undefined;
+  const eventClient = new HttpApiClient(identity.config, { timeoutMs: requestTimeoutMs, userAgent, ...(eventLimiter ? { limiter: eventLimiter } : {}) });
+  running.clients.push(client, heartbeatClient, eventClient);
 
   if (c.rotateCertificates && identity.config.certFile === store.currentPath) {
     const rotator = new CertificateRotator({
@@ -58,9 +64,9 @@ export async function bootstrapCredentials(ctx: AgentContext, machine: MachineIn
       nodeName,
       bootstrapKubeconfigPath: cfg.flags.bootstrapKubeconfig,
       makeClient,
-      alsoSwap: [heartbeatClient],
+      alsoSwap: [heartbeatClient, eventClient],
     });
     running.loops.push(rotator.run(signal));
   }
-  return { identity, client, heartbeatClient };
+  return { identity, client, heartbeatClient, eventClient };
 }

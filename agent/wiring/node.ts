@@ -8,7 +8,9 @@ import type { DeviceManager } from '../devices/device-manager';
 import type { RuntimeHealth } from '../cri';
 import { nodeAddresses } from '../node/addresses';
 import { declaredFeatures } from '../node/declared-features';
+import type { EventRecorder } from '../../common/events/recorder';
 import { NodeController } from '../node/node-controller';
+import { NodeEvents } from '../node/node-events';
 import { nodeLabels } from '../node/node-object';
 import { ReadinessSource } from '../node/readiness';
 import { NodeStatusSource } from '../node/status-source';
@@ -22,6 +24,8 @@ export interface NodeParts {
   runtimeHealth: RuntimeHealth;
   devices: DeviceManager;
   credentials: Credentials;
+  /** The agent's event recorder. */
+  recorder: EventRecorder;
 }
 
 export interface StartedNode {
@@ -54,7 +58,11 @@ export async function startNodeController(ctx: AgentContext, p: NodeParts): Prom
     port: c.port,
     extendedResources: () => p.devices.extendedResources(),
   });
+  const events = new NodeEvents(p.recorder, nodeName);
+  // Upstream records "Starting kubelet." once its recorder runs, before registering.
+  events.starting();
   const node = new NodeController({
+    events,
     client,
     heartbeatClient,
     clock,

@@ -11,6 +11,7 @@ import { StartupError } from '../platform/startup-checks';
 import { PluginRegistry, pluginRegistryDir } from '../pluginregistry';
 import { PodManager } from '../pod/pod-manager';
 import { PodManagerPods, PodResourcesServer, podResourcesDevices, podResourcesSocketPath } from '../podresources';
+import type { EventRecorder } from '../../common/events/recorder';
 import type { HttpApiClient } from '../client/http-api-client';
 import { abortPromise, type AgentContext } from './context';
 
@@ -29,6 +30,8 @@ export interface PodParts {
   nodeUid: () => string | undefined;
   /** The node's InternalIPs, primary first. */
   hostIPs: () => string[];
+  /** The agent's event recorder. */
+  recorder: EventRecorder;
 }
 
 export async function startPods(ctx: AgentContext, p: PodParts): Promise<PodManager> {
@@ -61,6 +64,7 @@ export async function startPods(ctx: AgentContext, p: PodParts): Promise<PodMana
     clusterDomain: c.clusterDomain,
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
     devices,
+    recorder: p.recorder,
   });
   running.loops.push(pods.run(signal));
   // Pod resources API (upstream: ListenAndServePodResources; failing to serve it is fatal there too).

@@ -2,6 +2,7 @@
  * Start-up phase 8: the agent's HTTPS server (kubelet's :10250, when enableServer) with its health
  * checks, and the checkpoint retention schedule, which spares the archives the server is writing.
  */
+import type { EventRecorder } from '../../common/events/recorder';
 import type { ClientIdentity } from '../bootstrap/tls-bootstrap';
 import { checkpointsDir } from '../checkpoint/archive-path';
 import type { InFlightArchives } from '../checkpoint/checkpoint-handler';
@@ -22,6 +23,8 @@ export interface ServerParts {
   readiness: ReadinessSource;
   /** The node's InternalIPs, primary first. */
   hostIPs: () => string[];
+  /** The agent's event recorder. */
+  recorder: EventRecorder;
 }
 
 export async function startServer(ctx: AgentContext, p: ServerParts): Promise<void> {
@@ -40,6 +43,7 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
       ips: p.hostIPs(),
       log: log.child({ component: 'agent-server' }),
       metrics,
+      events: { recorder: p.recorder, podByName: (ns, name) => p.pods.podByName(ns, name) },
       health: {
         live: [
           { name: 'ping', check: () => undefined },

@@ -28,6 +28,8 @@ export interface ApiServerFlags {
   /** --watch-cache-max-bytes: bound of the watch cache's in-memory history (besides its 5 minutes). */
   watchCacheMaxBytes: number;
   nodeMonitorGracePeriodMs: number;
+  /** --event-ttl: how long an event is kept after its last write (upstream's default 1h). */
+  eventTtlMs: number;
   /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
   controllerWatchTimeoutMs: number;
   /** DefaultTolerationSeconds admission (upstream flag names). */
@@ -137,6 +139,7 @@ const defs: Record<string, Def> = {
     def: String(32 * 1024 * 1024),
   },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
+  'event-ttl': { kind: 'duration', usage: 'How long an Event is kept after its last write (core/v1 and events.k8s.io/v1 alike); expired events are removed, also those that expired while the server was down', def: '1h' },
   'controller-watch-timeout': {
     kind: 'duration',
     usage: 'Shortest lifetime of each watch of the in-process informers (control loops, scheduler, authorization and authentication caches): each ends after a random time between it and twice it, and its informer lists again, as upstream\'s reflectors (5m)',
@@ -285,6 +288,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   }
   if (dur('controller-watch-timeout') <= 0) throw new FlagError('--controller-watch-timeout must be positive');
+  if (dur('event-ttl') <= 0) throw new FlagError('--event-ttl must be positive');
   const level = get('log-level')!;
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
   return {
@@ -307,6 +311,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     shutdownDelayMs: dur('shutdown-delay-duration'),
     watchCacheMaxBytes: int('watch-cache-max-bytes'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
+    eventTtlMs: dur('event-ttl'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),

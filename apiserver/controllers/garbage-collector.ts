@@ -70,8 +70,9 @@ export class GarbageCollector {
   async run(signal: AbortSignal): Promise<void> {
     this.queue = new WorkQueue();
     const handler = { upsert: (t: ResourceType, obj: KObject, old?: KObject) => this.onUpsert(t, obj, old), remove: (_t: ResourceType, obj: KObject) => this.onRemove(obj) };
-    // One informer per stored resource: the versions of a resource share their keys.
-    const resources = new Map(this.registry.all().map((t) => [typePrefix(t), t]));
+    // One informer per stored resource: the versions of a resource share their keys, and a type
+    // served from another's storage (storedAs) is that resource's objects again.
+    const resources = new Map(this.registry.all().filter((t) => !t.storedAs).map((t) => [typePrefix(t), t]));
     const informers = [...resources.values()].map((t) => {
       const inf = this.informers.informer(t, { view: OWNERSHIP_VIEW });
       inf.addEventHandler(typedHandler(t, handler), { signal });

@@ -1,6 +1,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { ApiError, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -14,6 +15,7 @@ import type { ObjectStore } from '../store/object-store';
 import { rfc3339 } from '../api/time';
 import type { WatchCache } from '../store/watch-cache';
 import { controllerContext } from '../store/system-context';
+import { markPodsNotReady } from './mark-pods-not-ready';
 
 /** The conditions upstream's node lifecycle controller sets to Unknown when a node goes silent. */
 const MONITORED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
@@ -50,6 +52,8 @@ export interface NodeLifecycleOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
   /** The process's shared informers; default a factory of its own over store and cache. */
   informers?: StoreInformers;
+  /** Where its events go (reporting component node-controller, as upstream's); default none. */
+  recorder?: EventRecorder;
 }
 
 export interface Taint {
@@ -70,6 +74,8 @@ interface NodeCondition {
 
 /** What the controller last saw of a node's signs of life, and when (on its own clock). */
 interface Health {
+  /** The Node's uid, for the events about it. */
+  uid?: string;
   heartbeat?: string;
   renewMs?: number;
   /** Controller time (ms) at which the node was last heard: a new heartbeat or lease renewal observed. */
@@ -118,7 +124,7 @@ export class NodeLifecycleController {
     const onNode = (node: KObject) => {
       if (!sameManagedTaints(node, this.opts.now().getTime())) queue.add(node.metadata.name!);
     };
-    nodes.addEventHandler({ onAdd: onNode, onUpdate: (_old, node) => onNode(node), onDelete: (node) => this.health.delete(node.metadata.name!) }, { signal });
+    nodes.addEventHandler({ onAdd: onNode, onUpdate: (_old, node) => onNode(node), onDelete: (node) => this.forget(node.metadata.name!) }, { signal });
     this.informers.start(signal);
     if (!(await waitForCacheSync(signal, nodes, leases))) return;
     const work = runWorkers(queue, (name) => this.syncTaints(name), signal, { onError: (name, err) => this.opts.log.warn({ err, node: name }, 'node taint update failed; retrying') });
@@ -162,7 +168,24 @@ export class NodeLifecycleController {
         this.opts.log.warn({ err, node: name }, 'node health update failed');
       }
     }
-    for (const name of this.health.keys()) if (!seen.has(name)) this.health.delete(name);
+    for (const name of [...this.health.keys()]) if (!seen.has(name)) this.forget(name);
+  }
+
+  /** A node that went: upstream's RemovingNode event, once. */
+  private forget(name: string): void {
+    const h = this.health.get(name);
+    if (!h) return;
+    this.health.delete(name);
+    this.nodeEvent(name, h.uid, 'RemovingNode', `Removing Node ${name} from Controller`);
+  }
+
+  /** Upstream RecordNodeEvent: Normal, about the Node, "Node <name> event: <what>". */
+  private nodeEvent(name: string, uid: string | undefined, reason: string, what: string): void {
+    this.recorder.event({ apiVersion: 'v1', kind: 'Node', name, ...(uid ? { uid } : {}) }, 'Normal', reason, `Node ${name} event: ${what}`);
+  }
+
+  private get recorder(): EventRecorder {
+    return this.opts.recorder ?? NOOP_RECORDER;
   }
 
   private async check(nodeType: ResourceType, node: KObject, renewMs: number | undefined): Promise<void> {
@@ -171,8 +194,10 @@ export class NodeLifecycleController {
     const heartbeat = condition(node, 'Ready')?.lastHeartbeatTime;
     let h = this.health.get(name);
     if (!h) {
-      h = { heartbeat, renewMs, probeMs: now };
+      h = { uid: node.metadata.uid, heartbeat, renewMs, probeMs: now };
       this.health.set(name, h);
+      // Upstream's monitorNodeHealth, for every node it sees first (each start of the controller too).
+      this.nodeEvent(name, h.uid, 'RegisteredNode', `Registered Node ${name} in Controller`);
     } else {
       if (heartbeat !== h.heartbeat) {
         h.heartbeat = heartbeat;
@@ -200,8 +225,17 @@ export class NodeLifecycleController {
       );
       current = object;
       if (!needsUnknown(current)) this.opts.log.info({ node: name, silentForMs: silentFor }, 'node stopped posting status; conditions set to Unknown');
+      if (condition(node, 'Ready')?.status === 'True' && condition(current, 'Ready')?.status !== 'True') await this.readyLost(current);
     }
     if (!sameManagedTaints(current, now)) await this.syncTaints(name);
+  }
+
+  /** Ready went from True to Unknown on our write: upstream's RecordNodeStatusChange and MarkPodsNotReady. */
+  private async readyLost(node: KObject): Promise<void> {
+    const name = node.metadata.name!;
+    this.recorder.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata.uid }, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+    const errors = await markPodsNotReady(this.store, this.type('', 'v1', 'pods'), name, { ctx, now: this.opts.now, recorder: this.recorder });
+    for (const err of errors) this.opts.log.warn({ err, node: name }, 'marking a pod of an unresponsive node not ready failed');
   }
 
   /** Brings the node's controller-owned taints in line with its conditions. */

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
+import { NOOP_RECORDER, type EventObjectRef, type EventRecorder } from '../../common/events/recorder';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { isNotFound, isConflict, isAlreadyExists } from '../api/errors';
 import type { KObject } from '../api/types';
 import { strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
-import { setPodCondition } from '../registry/types/pod-conditions';
+import { podCondition, setPodCondition } from '../registry/types/pod-conditions';
 import { podKey } from '../scheduler/scheduler-cache';
 import { nodeTaints, podTolerations, tolerates, type Taint, type Toleration } from '../scheduler/taints';
 import { realTimers, type Timers } from '../scheduler/timers';
@@ -21,6 +22,8 @@ export interface TaintEvictionOptions {
   timers?: Timers;
   /** The process's shared informers; default a factory of its own over store and cache. */
   informers?: StoreInformers;
+  /** Where TaintManagerEviction events go (reporting component taint-eviction-controller); default none. */
+  recorder?: EventRecorder;
 }
 
 const ctx = controllerContext('taint-eviction-controller');
@@ -178,6 +181,9 @@ export class TaintEvictionController {
     if (when === 'never' || when === 'now') {
       existing?.cancel();
       this.scheduled.delete(key);
+      // Upstream cancelWorkWithEvent: a pending eviction called off while the pod stays (a pod that went says nothing).
+      const pod = this.pods.get(key);
+      if (existing && when === 'never' && pod && !pod.metadata.deletionTimestamp) this.event(key, 'Cancelling deletion of Pod');
       if (when === 'now') this.work.add(key);
       return;
     }
@@ -210,6 +216,9 @@ export class TaintEvictionController {
     const podType = this.type('pods');
     const ns = pod.metadata.namespace ?? '';
     const name = pod.metadata.name ?? '';
+    // Once per eviction: our own condition write brings the pod back through the queue.
+    const marked = podCondition(pod, 'DisruptionTarget')?.reason === 'DeletionByTaintManager';
+    if (!marked) this.event(key, 'Marking for deletion Pod');
     try {
       await this.store.update(
         podType,
@@ -232,6 +241,13 @@ export class TaintEvictionController {
     this.scheduled.get(key)?.cancel();
     this.scheduled.delete(key);
     this.opts.log.info({ pod: key, node: strAt(pod, 'spec', 'nodeName') }, 'evicting pod: NoExecute taint not tolerated');
+  }
+
+  /** Upstream's TaintManagerEviction event: about the pod by namespace and name only, "<what> ns/name". */
+  private event(key: string, what: string): void {
+    const [namespace, name] = key.split('/', 2);
+    const ref: EventObjectRef = { apiVersion: 'v1', kind: 'Pod', namespace, name };
+    (this.opts.recorder ?? NOOP_RECORDER).event(ref, 'Normal', 'TaintManagerEviction', `${what} ${key}`);
   }
 
   private type(resource: 'nodes' | 'pods'): ResourceType {

@@ -12,6 +12,7 @@ import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
 import { collectionPrefix, objectKey } from '../store/keys';
 import { parseRv } from '../store/read-plan';
+import { servedEvent } from '../store/stored-object';
 import type { CachedEvent } from '../store/watch-cache';
 import { cborServed, listQuery, type ResourceRequest } from './context';
 
@@ -105,12 +106,15 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
     if (sendInitialText !== null && sendInitial) {
       if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true', [SVC_INITIAL_EVENTS_END]: 'true' })))) return;
     }
-    for await (const ev of r.cache.watch(prefix, from, ac.signal)) {
-      lastRv = ev.revision;
+    for await (const stored of r.cache.watch(prefix, from, ac.signal)) {
+      lastRv = stored.revision;
+      const ev = servedEvent(r.type, stored);
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      // The cached rendering is the canonical group's: a client of the k8s.io name gets its own.
-      const chunk = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
+      // The cached rendering is the stored form of the canonical group: a client of the k8s.io
+      // name, or of a type served from another's storage (storedAs), gets its own.
+      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs;
+      const chunk = cachedForm ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {

@@ -30,6 +30,8 @@ export interface ApiMetricsOptions {
  *   ended because they fell behind (upstream: closed for unresponsiveness).
  * - apiserver_watch_cache_history_bytes / _events (svc's own): what the watch cache's history holds,
  *   bounded by --watch-cache-max-bytes.
+ * - apiserver_events_dropped_total{component, reason} (svc's own): events of the in-process loops
+ *   not written (QueueFull, Spam, Rejected, RetriesExhausted); upstream's recorders only log them.
  */
 export class ApiMetrics {
   /** The registry; GET /metrics renders it with metricsText(). */
@@ -40,6 +42,7 @@ export class ApiMetrics {
   private readonly storeErrors: Counter<'operation' | 'type'>;
   private readonly sources: Array<() => string> = [];
   private readonly terminatedWatchers: Counter<'group' | 'resource'>;
+  private readonly droppedEvents: Counter<'component' | 'reason'>;
 
   constructor(o: ApiMetricsOptions = {}) {
     const registers = [this.registry];
@@ -73,6 +76,12 @@ export class ApiMetrics {
       name: 'apiserver_terminated_watchers_total',
       help: 'Counter of watchers closed due to unresponsiveness (they fell behind the watch cache history).',
       labelNames: ['group', 'resource'],
+      registers,
+    });
+    this.droppedEvents = new Counter({
+      name: 'apiserver_events_dropped_total',
+      help: 'Events of the in-process control loops and scheduler that were not written, by reporting component and reason.',
+      labelNames: ['component', 'reason'],
       registers,
     });
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
@@ -110,6 +119,11 @@ export class ApiMetrics {
         this.set(stats().historyEvents);
       },
     });
+  }
+
+  /** Counts one event of an in-process component that was not written. */
+  eventDropped(component: string, reason: string): void {
+    this.droppedEvents.inc({ component, reason });
   }
 
   /** Counts one watcher ended for falling behind. */

@@ -31,6 +31,23 @@ export interface DeletionStrategy {
 }
 
 /**
+ * One stored resource served through another type, as upstream serves one etcd resource through
+ * several groups (core/v1 Event and events.k8s.io/v1 Event are one resource, converted through the
+ * internal type): the objects live under the storage keys of `group`/`resource`, in that type's
+ * form. Reads convert what is stored with `fromStorage`, writes store `toStorage` of what this type
+ * validated; lists, watches, informers, deletion and the TTL see one set of objects through both.
+ */
+export interface StorageView {
+  /** The group ('' for core) and resource whose keys hold the objects. */
+  group: string;
+  resource: string;
+  /** This type's form of a stored object (a fresh object; the argument is not changed). */
+  fromStorage(stored: KObject): KObject;
+  /** The stored form of an object of this type (a fresh object; the argument is not changed). */
+  toStorage(obj: KObject): KObject;
+}
+
+/**
  * Everything the generic handlers need to serve one group/version/resource. Registered
  * explicitly in registry/builtin.ts; handlers never special-case a kind.
  */
@@ -68,6 +85,8 @@ export interface ResourceType {
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
+  /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
+  storedAs?: StorageView;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
 }

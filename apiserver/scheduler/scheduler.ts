@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { referenceTo } from '../../common/events/object-ref';
+import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import { isAlreadyExists, isConflict, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { get, recs, strAt } from '../registry/obj-access';
@@ -32,6 +34,8 @@ export interface SchedulerOptions {
   maxBackoffMs?: number;
   /** The process's shared informers; default a factory of its own over store and cache. */
   informers?: StoreInformers;
+  /** Where Scheduled and FailedScheduling events go (reporting component default-scheduler); default none. */
+  recorder?: EventRecorder;
 }
 
 /** What one scheduling attempt did. */
@@ -74,6 +78,7 @@ export class Scheduler {
   private current?: string;
 
   private readonly informers: StoreInformers;
+  private readonly recorder: EventRecorder;
 
   constructor(
     private readonly store: ObjectStore,
@@ -83,6 +88,7 @@ export class Scheduler {
   ) {
     this.informers = opts.informers ?? new StoreInformers(store, cache, { log: opts.log });
     this.name = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    this.recorder = opts.recorder ?? NOOP_RECORDER;
     this.queue = new SchedulingQueue(opts.timers ?? realTimers);
     this.view = new SchedulerCache({
       podChanged: (key, pod, prev) => this.podChanged(key, pod, prev),
@@ -135,9 +141,13 @@ export class Scheduler {
         throw err;
       }
       this.opts.log.debug({ pod: key, node, score: choice.score }, 'pod bound');
+      // Upstream's message and action (the events API's reason Scheduled, action Binding).
+      this.recorder.event(referenceTo(pod), 'Normal', 'Scheduled', `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node}`, { action: 'Binding' });
       return { outcome: 'bound', node };
     }
     const message = fitErrorMessage(nodes.length, choice.reasons);
+    // Every failed attempt, as upstream; repeats of one message count on one event.
+    this.recorder.event(referenceTo(pod), 'Warning', 'FailedScheduling', message, { action: 'Scheduling' });
     await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
     return { outcome: 'unschedulable', message };
   }

@@ -50,6 +50,8 @@ export function readsOf(store: object, t: ResourceType): CachedEncoding {
   return {
     cache: cacheOf(store),
     keyOf: (o) => {
+      // A view's encoding must not be taken for its storage type's (they share storage keys).
+      if (t.storedAs) return undefined;
       const m = o.metadata;
       if (!isObject(m) || typeof m.name !== 'string' || typeof m.resourceVersion !== 'string' || m.resourceVersion === '') return undefined;
       return versionKey(objectKey(t, typeof m.namespace === 'string' ? m.namespace : '', m.name), m.resourceVersion);

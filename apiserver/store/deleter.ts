@@ -135,7 +135,7 @@ export class Deleter {
     delete next.metadata.resourceVersion;
     if (ctx.dryRun) return { object: next, gone: false };
     try {
-      const written = await this.deps.storage.update(key, encodeStored(next), rev);
+      const written = await this.deps.storage.update(key, encodeStored(t, next), rev);
       return { object: decodeStored(t, written), gone: false };
     } catch (err) {
       if (err instanceof StorageError && err.code === 'Conflict' && mayRetry) return undefined;

@@ -7,6 +7,7 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import { collectionPrefix } from './keys';
+import { servedEvent } from './stored-object';
 import type { ObjectStore } from './object-store';
 import type { WatchCache } from './watch-cache';
 
@@ -37,14 +38,15 @@ export function storeListWatch(store: ObjectStore, cache: WatchCache, t: Resourc
       return { items: match ? list.items.filter(match) : list.items, resourceVersion: list.metadata.resourceVersion ?? '0' };
     },
     watch(from: string, signal: AbortSignal, _hint: WatchHint): AsyncIterable<WatchEvent<KObject>> {
-      return follow(cache, collectionPrefix(t, namespace), Number(from) || 0, signal, match);
+      return follow(cache, t, namespace, Number(from) || 0, signal, match);
     },
   };
 }
 
-async function* follow(cache: WatchCache, prefix: string, from: number, signal: AbortSignal, match?: (obj: KObject) => boolean): AsyncGenerator<WatchEvent<KObject>> {
+async function* follow(cache: WatchCache, t: ResourceType, namespace: string, from: number, signal: AbortSignal, match?: (obj: KObject) => boolean): AsyncGenerator<WatchEvent<KObject>> {
   try {
-    for await (const ev of cache.watch(prefix, from, signal)) {
+    for await (const stored of cache.watch(collectionPrefix(t, namespace), from, signal)) {
+      const ev = servedEvent(t, stored);
       if (!match || (ev.type !== 'DELETED' && match(ev.object))) yield { type: ev.type, object: ev.object, prevObject: ev.prevObject };
       else yield { type: 'DELETED', object: ev.object };
     }
@@ -89,8 +91,10 @@ export class StoreInformers {
   /** The shared informer of the type (in one namespace, with a view), created on first use. */
   informer(t: ResourceType, o: { namespace?: string; view?: InformerView } = {}): Informer<KObject> {
     const namespace = t.namespaced ? (o.namespace ?? '') : '';
-    // By group and resource, not version: every version of a resource lists and watches the same keys.
-    const key = `${collectionPrefix(t, namespace)}|${o.view?.name ?? ''}`;
+    // By group and resource, not version: every version of a resource lists and watches the same
+    // keys. Two groups serving one stored resource (storedAs) hold objects in different forms, so
+    // each has its own.
+    const key = `${t.group}/${t.resource}/${namespace}|${o.view?.name ?? ''}`;
     let inf = this.informers.get(key);
     if (inf) return inf;
     const name = `${t.resource}${t.group ? '.' + t.group : ''}${namespace ? ' in ' + namespace : ''}${o.view ? ' (' + o.view.name + ')' : ''}`;

@@ -117,7 +117,7 @@ export class ObjectStore {
     validate(t, obj);
     if (ctx.dryRun) return obj;
     try {
-      const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(obj));
+      const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(t, obj));
       return decodeStored(t, kv);
     } catch (err) {
       if (err instanceof StorageError && err.code === 'AlreadyExists') throw errors.alreadyExists(t.resource, meta.name!, t.group);
@@ -243,7 +243,7 @@ export class ObjectStore {
     const key = objectKey(t, namespace, name);
     const removed = await this.deleter.deleteIfFinalized(t, key, obj, kv.modRevision);
     if (removed) return removed;
-    const written = await this.storage.update(key, encodeStored(obj), kv.modRevision);
+    const written = await this.storage.update(key, encodeStored(t, obj), kv.modRevision);
     return decodeStored(t, written);
   }
 }

@@ -3,6 +3,7 @@ import type { KObject } from '../api/types';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import type { KeyValue } from '../storage/storage';
 import { CorruptObjectError, decodeObject } from './watch-cache';
+import type { CachedEvent } from './watch-history';
 
 /**
  * The codec between objects and stored values, and the errors every store piece words alike.
@@ -18,9 +19,24 @@ export function decodeStored(t: ResourceType, kv: KeyValue): KObject {
     if (!(err instanceof CorruptObjectError)) throw err;
     throw errors.internal(`failed to decode the stored object ${kv.key} at revision ${kv.modRevision}: ${err.message}`);
   }
+  return asServed(t, obj);
+}
+
+/** The type's form of a stored object: converted from its storage's form when it has one (ResourceType.storedAs), with the type's apiVersion and kind. */
+export function asServed(t: ResourceType, stored: KObject): KObject {
+  const obj = t.storedAs ? t.storedAs.fromStorage(stored) : stored;
   obj.apiVersion = apiVersionOf(t);
   obj.kind = t.kind;
   return obj;
+}
+
+/**
+ * A watch event of the store (objects in their stored form) as type t serves it: the same event
+ * for a type stored under its own keys, converted objects for a view (ResourceType.storedAs).
+ */
+export function servedEvent(t: ResourceType, ev: CachedEvent): CachedEvent {
+  if (!t.storedAs) return ev;
+  return { ...ev, object: asServed(t, ev.object), prevObject: ev.prevObject ? asServed(t, ev.prevObject) : undefined };
 }
 
 /**
@@ -32,15 +48,17 @@ export type StoredVersion = (key: string, revision: number) => KObject | undefin
 
 /** The caller's object for kv when it has one (given its apiVersion and kind, as a decoded one), else the decoded object. */
 export function reuseOrDecode(t: ResourceType, kv: KeyValue, stored: StoredVersion | undefined): KObject {
-  const known = stored?.(kv.key, kv.modRevision);
+  // A stored version's cached encoding is of the storage's type: a view decodes and converts.
+  const known = t.storedAs ? undefined : stored?.(kv.key, kv.modRevision);
   if (!known) return decodeStored(t, kv);
   known.apiVersion = apiVersionOf(t);
   known.kind = t.kind;
   return known;
 }
 
-/** The bytes stored for an object: resourceVersion is the write's revision, never stored. */
-export function encodeStored(obj: KObject): Buffer {
+/** The bytes stored for an object of type t (in its storage's form): resourceVersion is the write's revision, never stored. */
+export function encodeStored(t: ResourceType, input: KObject): Buffer {
+  const obj = t.storedAs ? t.storedAs.toStorage(input) : input;
   const meta = { ...obj.metadata };
   delete meta.resourceVersion;
   return Buffer.from(JSON.stringify({ ...obj, metadata: meta }));

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { NOOP_RECORDER } from '../../common/events/recorder';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
@@ -10,6 +9,7 @@ import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
+import { EventTtlController } from '../controllers/event-ttl';
 import { GarbageCollector } from '../controllers/garbage-collector';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
@@ -63,27 +63,32 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
 /** Every control loop, until the leading signal aborts. */
 async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal): Promise<void> {
   const { storage, cache, registry } = s;
-  const { store, authz, informers } = core;
+  const { store, authz, informers, events } = core;
   const { ca } = tls.pki;
   const now = () => new Date();
-  // replaced by the event recorder (events helper)
-  const recorder = NOOP_RECORDER;
   const loops = [
     new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' }), informers).run(leading),
     new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' }), informers).run(leading),
     new Compactor(storage, { retainMs: HISTORY_MS, intervalMs: 60_000, now: Date.now, log }).run(leading),
+    new EventTtlController(store, cache, registry, { ttlMs: flags.eventTtlMs, log: log.child({ controller: 'event-ttl' }), informers }).run(leading),
     new CsrApprover(store, cache, registry, { now, log: log.child({ controller: 'csrapproving' }), informers }).run(leading),
     new CsrSigner(store, cache, registry, { ca, now, maxValidityMs: flags.clusterSigningDurationMs, log: log.child({ controller: 'csrsigning' }), informers }).run(leading),
-    new NodeLifecycleController(store, cache, registry, { gracePeriodMs: flags.nodeMonitorGracePeriodMs, now, log: log.child({ controller: 'node-lifecycle' }), informers }).run(leading),
+    new NodeLifecycleController(store, cache, registry, {
+      gracePeriodMs: flags.nodeMonitorGracePeriodMs,
+      now,
+      log: log.child({ controller: 'node-lifecycle' }),
+      informers,
+      recorder: events.recorder('node-controller'),
+    }).run(leading),
     authz.aggregation.run(leading),
     new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' }), informers).run(leading),
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
-    new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
-    new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder, informers }).run(leading),
-    new DaemonSetController(store, cache, registry, { log: log.child({ controller: 'daemonset' }), recorder, informers }).run(leading),
+    new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
+    new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),
+    new DaemonSetController(store, cache, registry, { log: log.child({ controller: 'daemonset' }), recorder: events.recorder('daemonset-controller'), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
-    new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
+    new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers, recorder: events.recorder('default-scheduler') }).run(leading),
   ];
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {

@@ -7,9 +7,11 @@ import { NodeRestriction } from '../admission/node-restriction';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { getOrNull } from '../api/errors';
 import type { ApiServerFlags } from '../config/flags';
+import type { ApiMetrics } from '../metrics/registry';
 import { StoreInformers } from '../store/list-watch';
 import { ObjectStore } from '../store/object-store';
 import { buildAuthorizers, type Authorization } from './authorization';
+import { EventRecorders } from './events';
 import type { StorageLayer } from './storage';
 
 /** The store phase's result: the object store, the admission chain inside it, the shared informers, and authorization over it. */
@@ -19,6 +21,8 @@ export interface StoreLayer {
   /** One informer per followed type, shared by the authorizers, the authenticators' caches and every control loop. */
   informers: StoreInformers;
   authz: Authorization;
+  /** The event recorders of the in-process loops: `events.recorder('<component>')`; main runs them. */
+  events: EventRecorders;
 }
 
 /**
@@ -28,7 +32,7 @@ export interface StoreLayer {
  * plugins reach the store and the chain late, once all three exist (nothing is called before).
  * Throws AuthorizationConfigError for a malformed authorization flag or file.
  */
-export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger): StoreLayer {
+export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, metrics?: ApiMetrics): StoreLayer {
   const { registry } = s;
   const nsType = registry.lookup('', 'v1', 'namespaces')!;
   const podType = registry.lookup('', 'v1', 'pods')!;
@@ -62,5 +66,6 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger):
     },
     { store, cache: s.cache, registry, log, informers },
   );
-  return { store, admission, informers, authz };
+  const events = new EventRecorders(store, registry, { log, onDropped: (component, reason) => metrics?.eventDropped(component, reason) });
+  return { store, admission, informers, authz, events };
 }

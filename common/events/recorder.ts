@@ -1,6 +1,8 @@
 /**
  * The event recorder every component writes Events through (spec 2.7; upstream client-go's
- * record.EventRecorder / events.EventRecorder): consumers depend on this interface only.
+ * record.EventRecorder / events.EventRecorder in one): consumers depend on this interface only.
+ * `EventBroadcaster` (broadcaster.ts) implements it over an event sink; `NOOP_RECORDER` records
+ * nothing.
  */
 
 /** The object an event is about (core/v1 ObjectReference; events/v1 regarding). */

@@ -63,6 +63,8 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   maxOpenFiles: 'Number of files the agent process may open.',
   kubeAPIQPS: 'Sustained requests per second to the API server; requests over it wait. Node status and Lease heartbeats are never held back. 0 means 5 (client-go default).',
   kubeAPIBurst: 'Requests that may go at once before `kubeAPIQPS` paces them. 0 means 10 (client-go default).',
+  eventRecordQPS: 'Event writes per second. Events go through a client of their own, so they never hold back pod status or other requests, and are paced by this instead of `kubeAPIQPS`. 0 means no limit.',
+  eventBurst: 'Event writes that may go at once before `eventRecordQPS` paces them (used only when `eventRecordQPS` is above 0).',
   evictionHard: 'Hard eviction thresholds, signal to quantity or percentage (`100Mi`, `10%`). Setting it in the base file replaces the whole default map (signals left out are not monitored); drop-ins merge key by key. Feeds the MemoryPressure/DiskPressure/PIDPressure conditions and allocatable.',
   evictionSoft: 'Soft eviction thresholds; each needs a grace period in `evictionSoftGracePeriod`.',
   evictionSoftGracePeriod: 'How long a soft threshold must be crossed before it counts, per signal.',

@@ -142,6 +142,9 @@ export function makeEventV1Type(now: Now = Date.now): ResourceType {
     tableColumns: eventColumns(now, v1EventView),
     validate,
     validateUpdate,
+    // Upstream stores one events resource, served by both APIs: an event written through either
+    // is read, listed and watched through both.
+    storedAs: { group: '', resource: 'events', fromStorage: coreEventToV1, toStorage: v1EventToCore },
   };
 }
 
@@ -158,14 +161,30 @@ const RENAMES: ReadonlyArray<[core: string, v1: string]> = [
   ['reportingComponent', 'reportingController'],
 ];
 
-/** core/v1 Event -> events.svc.io/v1 Event (for serving one stored event through both APIs). */
+/**
+ * core/v1 Event -> events.svc.io/v1 Event (for serving one stored event through both APIs). An
+ * event written without eventTime (the legacy recorders: kubelet, controllers) is served with
+ * eventTime = its firstTimestamp: events/v1 requires the field, and clients that check (the Python
+ * client's EventsV1Event refuses None) could not list such events otherwise. Upstream serves null
+ * there (kubernetes-client/python#669).
+ */
 export function coreEventToV1(o: KObject): KObject {
-  return renameFields(o, 'events.svc.io/v1', 0);
+  const out = renameFields(o, 'events.svc.io/v1', 0);
+  if (!isSetTime(out, 'eventTime') && isSetTime(out, 'deprecatedFirstTimestamp')) out.eventTime = microTimeOf(strAt(out, 'deprecatedFirstTimestamp'));
+  return out;
 }
 
-/** events.svc.io/v1 Event -> core/v1 Event. */
+/** events.svc.io/v1 Event -> core/v1 Event; an eventTime coreEventToV1 made up is not stored. */
 export function v1EventToCore(o: KObject): KObject {
-  return renameFields(o, 'v1', 1);
+  const out = renameFields(o, 'v1', 1);
+  if (isSetTime(out, 'firstTimestamp') && out.eventTime === microTimeOf(strAt(out, 'firstTimestamp'))) delete out.eventTime;
+  return out;
+}
+
+/** A metav1.Time (RFC 3339, seconds) as a MicroTime ("...T12:00:00.000000Z"). */
+function microTimeOf(t: string): string {
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? t : new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 function renameFields(o: KObject, apiVersion: string, from: 0 | 1): KObject {

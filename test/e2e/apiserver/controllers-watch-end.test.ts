@@ -16,7 +16,8 @@ import { call, type JsonResponse } from '../../helpers/http';
 // No agent runs: nodes are API objects. Waits poll for conditions; nothing sleeps a fixed time.
 
 const GRACE = '4s'; // --node-monitor-grace-period: a silent node is marked within seconds
-const COMMON = ['--enable-bootstrap-token-auth', `--node-monitor-grace-period=${GRACE}`, '--log-level=info'];
+// --event-ttl: an event expires within seconds.
+const COMMON = ['--enable-bootstrap-token-auth', `--node-monitor-grace-period=${GRACE}`, '--event-ttl=2s', '--log-level=info'];
 
 let cluster: EtcdCluster | undefined;
 let etcdServer: RunningApiServer | undefined;
@@ -196,6 +197,12 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
         return condition(r, 'Approved')?.status === 'True' && typeof r.body.status?.certificate === 'string';
       });
     }),
+    timed('event TTL', async () => {
+      const event = `wt-${round}-event`;
+      const body = { metadata: { name: event }, involvedObject: { kind: 'Pod', namespace: ns, name: 'x' }, reason: 'Testing', message: 'expires', type: 'Normal' };
+      await post(`/api/v1/namespaces/${ns}/events`, body, 'event');
+      await eventually('the event expired', async () => (await get(`/api/v1/namespaces/${ns}/events/${event}`)).status === 404);
+    }),
     timed('RBAC aggregation', async () => {
       const rbac = `${s.url}/apis/rbac.authorization.svc.io/v1/clusterroles`;
       const label = { 'wt.example.com/aggregate': round };
@@ -210,6 +217,7 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
 const LOOPS = [
   'RBAC aggregation',
   'bootstrap signer, CSR approval and signing',
+  'event TTL',
   'garbage collector',
   'namespace deletion',
   'node lifecycle',

@@ -9,6 +9,8 @@ import test from 'ava';
 import { request, type Agent } from 'undici';
 import { verifyTarArchive } from '../../../agent/checkpoint/verify-archive';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectl } from '../../helpers/real-clients';
+import { eventually } from '../agent/agent-process';
 import { adminDispatcher, callAgent, CHECKPOINTER_TOKEN, grantCheckpoint, noCertDispatcher, NOBODY_TOKEN, runPod, startNode, writeTokenFile, type NodeUnderTest } from './checkpoint-env';
 
 const NODE = 'e2e-ckpt';
@@ -68,6 +70,14 @@ test.serial('200: the API server kubelet-client style identity (system:masters) 
   t.is(statSync(items[0]).mode & 0o777, 0o600);
   t.is(statSync(path.join(node.rootDir, 'checkpoints')).mode & 0o777, 0o700);
   t.true((await verifyTarArchive(items[0])) >= 1);
+  // The agent records it as an event about the container (svc's own: upstream records none).
+  const event = await eventually('the Checkpointed event', async () => {
+    const r = await kubectl(e().api.kubeconfig, ['get', 'events', '--field-selector', 'reason=Checkpointed,involvedObject.name=web', '-o', 'json']);
+    return (JSON.parse(r.stdout) as { items: Array<{ message: string; involvedObject: { fieldPath: string }; source: { component: string } }> }).items[0];
+  }, 30_000);
+  t.is(event.message, `Checkpointed container app to ${items[0]}`);
+  t.is(event.involvedObject.fieldPath, 'spec.containers{app}');
+  t.is(event.source.component, 'kubelet');
 });
 
 test.serial('200: a token user granted nodes/checkpoint by RBAC (TokenReview + SubjectAccessReview), with a timeout', async (t) => {

@@ -187,3 +187,20 @@ test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not 
   await t.throwsAsync(l.containerId('default', 'waiting', 'app'), { instanceOf: ContainerNotFoundError });
   await t.throwsAsync(l.containerId('default', 'gone', 'app'), { instanceOf: ContainerNotFoundError });
 });
+
+test('onCheckpointed hears each archive written and verified (the Checkpointed event), never a failed one', async (t) => {
+  const heard: string[] = [];
+  let fail = false;
+  const s = await setup(
+    t,
+    async (location) => {
+      if (fail) throw new RuntimeError('Unknown', 'boom', 'CheckpointContainer');
+      await writeTar(location);
+    },
+    { onCheckpointed: (r, file) => heard.push(`${r.namespace}/${r.pod}/${r.container} ${path.basename(file)}`) },
+  );
+  t.is((await s.post('/checkpoint/default/web/app')).status, 200);
+  fail = true;
+  t.is((await s.post('/checkpoint/default/web2/app')).status, 500);
+  t.deepEqual(heard, ['default/web/app checkpoint-web_default-app-2026-11-22T08:00:00Z.tar']);
+});

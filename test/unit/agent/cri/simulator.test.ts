@@ -283,6 +283,12 @@ test('images: without a catalogue the registry serves every reference (kubectl r
   const denied = await rejectsWith(t, sim.pullImage({ image: 'private.example.com/app:2' }), 'Unauthenticated');
   t.is(denied.message, 'pull access denied');
   await rejectsWith(t, sim.pullImage({ image: 'Bad Name' }), 'InvalidArgument');
+  // A registry under .invalid never resolves: containerd's unknown-host failure, with no configuration.
+  const unreachable = await rejectsWith(t, sim.pullImage({ image: 'registry.invalid/app:1' }), 'Unknown');
+  t.is(
+    unreachable.message,
+    'failed to pull and unpack image "registry.invalid/app:1": failed to resolve reference "registry.invalid/app:1": failed to do request: Head "https://registry.invalid/v2/app/manifests/1": dial tcp: lookup registry.invalid: no such host',
+  );
   // Publishing the image lifts its failure (the image appeared in the registry).
   sim.publishImage('example.com/broken:1');
   t.regex(await sim.pullImage({ image: 'example.com/broken:1' }), /^example\.com\/broken@sha256:/);

@@ -86,6 +86,13 @@ const cases: [string, SelectorAttributes, 'allow' | 'no-opinion'][] = [
   ['lease elsewhere', { user: n1, info: res('get', 'leases', { apiGroup: 'coordination.svc.io', namespace: 'default', name: 'n1' }) }, 'no-opinion'],
   ['lease list', { user: n1, info: res('list', 'leases', { apiGroup: 'coordination.svc.io', namespace: 'svc-node-lease' }) }, 'no-opinion'],
   ['events', { user: n1, info: res('create', 'events', ns) }, 'allow'],
+  // Upstream's NodeRules eventsRule: create, update and patch in core and events.k8s.io, nothing more.
+  ['event patch (the recorder counts repeats)', { user: n1, info: res('patch', 'events', { ...ns, name: 'web.17f' }) }, 'allow'],
+  ['event of a cluster-scoped object (namespace default)', { user: n1, info: res('create', 'events', { namespace: 'default' }) }, 'allow'],
+  ['events.svc.io event create', { user: n1, info: res('create', 'events', { ...ns, apiPrefix: 'apis', apiGroup: 'events.svc.io' }) }, 'allow'],
+  ['event get', { user: n1, info: res('get', 'events', { ...ns, name: 'web.17f' }) }, 'no-opinion'],
+  ['event list', { user: n1, info: res('list', 'events', ns) }, 'no-opinion'],
+  ['event delete', { user: n1, info: res('delete', 'events', { ...ns, name: 'web.17f' }) }, 'no-opinion'],
   ['services list', { user: n1, info: res('list', 'services') }, 'allow'],
   ['endpoints get', { user: n1, info: res('get', 'endpoints', { ...ns, name: 'e' }) }, 'allow'],
   ['CSR create', { user: n1, info: res('create', 'certificatesigningrequests', { apiGroup: 'certificates.svc.io' }) }, 'allow'],

@@ -2,6 +2,7 @@ import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { NodeLifecycleController, type Taint } from '../../../../apiserver/controllers/node-lifecycle';
 import { rfc3339 } from '../../../../apiserver/api/time';
+import { RecordingRecorder } from '../../../helpers/recording-recorder';
 import { adminCtx, openFixture, waitFor, type Fixture } from './store-fixture';
 
 const GRACE = 50_000;
@@ -75,8 +76,9 @@ function taintIds(n: KObject): string[] {
 async function setup(t: { teardown(fn: () => Promise<void>): void }) {
   const f = await openFixture();
   t.teardown(() => f.close());
-  const c = new NodeLifecycleController(f.store, f.cache, f.registry, { gracePeriodMs: GRACE, now: f.clock.now, log: f.log });
-  return { f, c };
+  const recorder = new RecordingRecorder();
+  const c = new NodeLifecycleController(f.store, f.cache, f.registry, { gracePeriodMs: GRACE, now: f.clock.now, log: f.log, recorder });
+  return { f, c, recorder };
 }
 
 test('a node that keeps renewing its Lease stays Ready, even when its status heartbeat is old', async (t) => {
@@ -239,4 +241,31 @@ test('running: a Node event heals taints without waiting for the next pass', asy
   const healed = await waitFor(f, nodeType(f), '', 'n1', (o) => o !== null && taintIds(o).length === 0);
   t.deepEqual(taintIds(healed!), []);
   t.true(f.lines.some((l) => l.includes('conditions set to Unknown')));
+});
+
+test('events: RegisteredNode when first seen, NodeNotReady on the node and its pods (Ready turned False) when it goes silent, RemovingNode when it goes', async (t) => {
+  const { f, c, recorder } = await setup(t);
+  await registerNode(f, 'n1');
+  const pods = f.type('', 'v1', 'pods');
+  const pod = (name: string, ready: string) =>
+    f.store
+      .create(pods, 'ns', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox:1.36' }] } }, adminCtx)
+      .then(() => f.store.update(pods, 'ns', name, (cur) => ({ ...cur!, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready, reason: ready === 'True' ? undefined : 'ContainersNotReady' }] } }), { ...adminCtx, subresource: 'status' }));
+  await pod('ready', 'True');
+  await pod('not-ready', 'False');
+  await c.monitor();
+  const n1 = await node(f, 'n1');
+  t.deepEqual(recorder.events, [{ regarding: { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: n1.metadata.uid }, type: 'Normal', reason: 'RegisteredNode', message: 'Node n1 event: Registered Node n1 in Controller' }]);
+  f.clock.advance(GRACE + 1);
+  await c.monitor();
+  t.deepEqual(recorder.lines().slice(1), ['NodeNotReady: Node n1 status is now: NodeNotReady', 'NodeNotReady: Node is not ready']);
+  t.like(recorder.events[2], { type: 'Warning', regarding: { kind: 'Pod', namespace: 'ns', name: 'ready' } });
+  const ready = ((await f.store.get(pods, 'ns', 'ready')).status as { conditions: Condition[] }).conditions[0];
+  t.like(ready, { type: 'Ready', status: 'False' });
+  f.clock.advance(10_000);
+  await c.monitor();
+  t.is(recorder.events.length, 3, 'once per transition');
+  await f.store.delete(nodeType(f), '', 'n1', {}, adminCtx);
+  await c.monitor();
+  t.deepEqual(recorder.lines().slice(3), ['RemovingNode: Node n1 event: Removing Node n1 from Controller']);
 });

@@ -2,6 +2,7 @@ import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { matchingTolerations, minTolerationSeconds, TaintEvictionController } from '../../../../apiserver/controllers/taint-eviction';
 import type { Toleration } from '../../../../apiserver/scheduler/taints';
+import { RecordingRecorder } from '../../../helpers/recording-recorder';
 import { FakeTimers } from '../scheduler/fake-timers';
 import { adminCtx, openFixture, waitFor, type Fixture } from './store-fixture';
 
@@ -37,12 +38,14 @@ for (const [name, used, want] of mins) {
 interface Ctx {
   f: Fixture;
   timers: FakeTimers;
+  recorder: RecordingRecorder;
 }
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }): Promise<Ctx> {
   const f = await openFixture();
   const timers = new FakeTimers(f.clock);
-  const c = new TaintEvictionController(f.store, f.cache, f.registry, { now: f.clock.now, log: f.log, timers });
+  const recorder = new RecordingRecorder();
+  const c = new TaintEvictionController(f.store, f.cache, f.registry, { now: f.clock.now, log: f.log, timers, recorder });
   const ac = new AbortController();
   const running = c.run(ac.signal);
   t.teardown(async () => {
@@ -51,7 +54,7 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }): Promise<Ct
     await f.close();
   });
   await f.store.create(f.type('', 'v1', 'nodes'), '', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: {} }, adminCtx);
-  return { f, timers };
+  return { f, timers, recorder };
 }
 
 const pods = (f: Fixture) => f.type('', 'v1', 'pods');
@@ -150,4 +153,20 @@ test('tolerationSeconds 0 evicts at once; a shorter toleration added later bring
   t.deepEqual(timers.delays(), [20_000]);
   timers.advance(20_000);
   t.true(evicted(await waitFor(f, pods(f), 'ns', 'long', evicted)));
+});
+
+test('events: TaintManagerEviction "Marking for deletion Pod ns/name" on eviction, "Cancelling deletion of Pod ns/name" when a pending one is called off', async (t) => {
+  const { f, timers, recorder } = await setup(t);
+  await boundPod(f, 'waits', [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }]);
+  await boundPod(f, 'plain');
+  const armed = timers.nextTimer();
+  await taint(f, [{ key: 'k', effect: 'NoExecute' }]);
+  await waitFor(f, pods(f), 'ns', 'plain', evicted);
+  await armed;
+  const cancelled = timers.nextCancel();
+  await taint(f, []);
+  await cancelled;
+  t.deepEqual(recorder.lines(), ['TaintManagerEviction: Marking for deletion Pod ns/plain', 'TaintManagerEviction: Cancelling deletion of Pod ns/waits']);
+  t.deepEqual(recorder.events[0].regarding, { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'plain' });
+  t.true(recorder.events.every((e) => e.type === 'Normal'));
 });

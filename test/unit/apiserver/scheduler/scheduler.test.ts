@@ -1,6 +1,7 @@
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { Scheduler } from '../../../../apiserver/scheduler/scheduler';
+import { RecordingRecorder } from '../../../helpers/recording-recorder';
 import { adminCtx, openFixture, waitFor, type Fixture } from '../controllers/store-fixture';
 import { FakeTimers } from './fake-timers';
 import { node, type NodeOpts } from './objects';
@@ -8,12 +9,14 @@ import { node, type NodeOpts } from './objects';
 interface Ctx {
   f: Fixture;
   timers: FakeTimers;
+  recorder: RecordingRecorder;
 }
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }): Promise<Ctx> {
   const f = await openFixture();
   const timers = new FakeTimers(f.clock);
-  const s = new Scheduler(f.store, f.cache, f.registry, { now: f.clock.now, log: f.log, timers });
+  const recorder = new RecordingRecorder();
+  const s = new Scheduler(f.store, f.cache, f.registry, { now: f.clock.now, log: f.log, timers, recorder });
   const ac = new AbortController();
   const running = s.run(ac.signal);
   t.teardown(async () => {
@@ -21,7 +24,7 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }): Promise<Ct
     await running;
     await f.close();
   });
-  return { f, timers };
+  return { f, timers, recorder };
 }
 
 const pods = (f: Fixture) => f.type('', 'v1', 'pods');
@@ -158,4 +161,25 @@ test('pods of other schedulers are left alone; gated pods wait for their gates',
   t.is(scheduledCond(await f.store.get(pods(f), 'ns', 'other')), undefined);
   await f.store.update(pods(f), 'ns', 'gated', (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), schedulingGates: [] } }), adminCtx);
   t.is(nodeName(await bound(f, 'gated')), 'n1');
+});
+
+test('events: FailedScheduling with the per-node reasons on each failed attempt, then Scheduled with upstream\'s message', async (t) => {
+  const { f, recorder } = await setup(t);
+  await addNode(f, 'n1', { allocatable: { cpu: '1', memory: '1Gi', pods: '10' } });
+  await addNode(f, 'n2', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
+  await addPod(f, 'big', {}, { cpu: '2' });
+  const p = await unschedulable(f, 'big');
+  const failed = recorder.events.find((e) => e.reason === 'FailedScheduling');
+  t.like(failed, {
+    type: 'Warning',
+    action: 'Scheduling',
+    message: '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}.',
+    regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'big', uid: p!.metadata.uid },
+  });
+  await addNode(f, 'n3');
+  await bound(f, 'big');
+  const scheduled = recorder.events.filter((e) => e.reason === 'Scheduled');
+  t.is(scheduled.length, 1);
+  t.like(scheduled[0], { type: 'Normal', action: 'Binding', message: 'Successfully assigned ns/big to n3', regarding: { kind: 'Pod', name: 'big' } });
+  t.is(recorder.reasons().at(-1), 'Scheduled');
 });

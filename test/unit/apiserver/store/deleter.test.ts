@@ -32,7 +32,7 @@ function setup(lister?: (reader: ListReader) => CollectionLister) {
     async put(t: ResourceType, name: string, meta: Partial<KObject['metadata']> = {}, spec?: unknown): Promise<KObject> {
       const obj: KObject = { metadata: { name, namespace: 'ns', ...meta } };
       if (spec !== undefined) obj.spec = spec;
-      return decodeStored(t, await storage.create(objectKey(t, 'ns', name), encodeStored(obj)));
+      return decodeStored(t, await storage.create(objectKey(t, 'ns', name), encodeStored(t, obj)));
     },
     async read(t: ResourceType, name: string): Promise<KObject | null> {
       const kv = await storage.get(objectKey(t, 'ns', name));
@@ -143,7 +143,7 @@ test('a write racing the delete makes it read again and decide on the latest obj
     const kv = (await s.storage.get(objectKey(w, 'ns', 'a')))!;
     const o = decodeStored(w, kv);
     o.metadata.finalizers = ['example.com/late'];
-    await s.storage.update(kv.key, encodeStored(o), kv.modRevision);
+    await s.storage.update(kv.key, encodeStored(w, o), kv.modRevision);
     t.is(a.oldObject?.metadata.finalizers, undefined);
   };
   const r = await s.deleter.delete(w, 'ns', 'a', {}, ctx());

@@ -151,3 +151,12 @@ test('conversion between the two Event APIs renames fields both ways', (t) => {
   const back = v1EventToCore(v1);
   t.deepEqual({ ...back, apiVersion: undefined, kind: undefined }, { ...coreEvent(), apiVersion: undefined, kind: undefined });
 });
+
+test('served as events/v1, an event written without eventTime has eventTime = firstTimestamp (events/v1 requires it), which is not stored back', (t) => {
+  const v1 = coreEventToV1(coreEvent());
+  t.is(v1.eventTime, new Date(Date.parse(coreEvent().firstTimestamp as string)).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'));
+  t.false('eventTime' in v1EventToCore(v1));
+  const set = coreEventToV1(coreEvent({ eventTime: '2025-03-01T11:59:00.123456Z' }));
+  t.is(set.eventTime, '2025-03-01T11:59:00.123456Z', 'an eventTime of its own is kept');
+  t.is(v1EventToCore(set).eventTime, '2025-03-01T11:59:00.123456Z');
+});
