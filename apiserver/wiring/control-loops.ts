@@ -14,6 +14,7 @@ import { GarbageCollector } from '../controllers/garbage-collector';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
+import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
@@ -77,6 +78,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
     new DisruptionController(store, cache, registry, { log: log.child({ controller: 'disruption' }), informers }).run(leading),
+    new ResourceQuotaController(store, cache, registry, { log: log.child({ controller: 'resourcequota' }), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
   ];
