@@ -40,6 +40,9 @@ export interface EvictionRequest {
 /** What an eviction answers when it does not throw: done (201 Success), or upstream's 500 Status for several budgets. */
 export type EvictionOutcome = { evicted: true } | { evicted: false; code: 500; message: string };
 
+/** Upstream takes the disruption through its loopback client: the budget's status is written by the API server itself, not the evicting user. */
+const BUDGET_WRITER: WriteContext = { user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] }, dryRun: false, fieldManager: 'svc-apiserver', subresource: 'status' };
+
 const MULTIPLE_BUDGETS = 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
 
 /** Evicts the pod; throws ApiErrors with upstream's codes (404 pod, 429 budget, 403, 409 preconditions). */
@@ -165,7 +168,7 @@ async function takeDisruption(store: ObjectStore, pdbType: ResourceType, listed:
   await store.update(pdbType, req.namespace, name, (current) => {
     if (!current) throw errors.notFound(pdbType.resource, name, pdbType.group);
     return take(current);
-  }, { ...req.ctx, dryRun: false, subresource: 'status' });
+  }, BUDGET_WRITER);
 }
 
 /**
