@@ -5,7 +5,9 @@
  * startup error naming the flag, as upstream's.
  *
  * Where we differ: NodeRestriction is on by default (upstream leaves it to the operator; kubeadm
- * and every distribution turn it on, and svc's default authorization is Node,RBAC). Plugins
+ * and every distribution turn it on, and svc's default authorization is Node,RBAC), and it runs
+ * before ServiceAccount (upstream: after), as it did before plugins were selectable, so that a
+ * node's mirror pod naming a service account is refused by NodeRestriction saying why. Plugins
  * upstream enables by default that svc does not implement (PodSecurity, Priority, RuntimeClass,
  * DefaultStorageClass, webhooks, ...) cannot be named.
  */
@@ -14,13 +16,13 @@ export interface AdmissionPluginInfo {
   defaultOn: boolean;
 }
 
-/** Upstream's AllOrderedPlugins, restricted to what is implemented here. */
+/** Upstream's AllOrderedPlugins, restricted to what is implemented here (NodeRestriction apart, see above). */
 export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'AlwaysAdmit', defaultOn: false },
   { name: 'NamespaceLifecycle', defaultOn: true },
   { name: 'LimitRanger', defaultOn: true },
-  { name: 'ServiceAccount', defaultOn: true },
   { name: 'NodeRestriction', defaultOn: true },
+  { name: 'ServiceAccount', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },
