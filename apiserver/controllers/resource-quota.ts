@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { realClock, type Clock } from '../../common/informer/clock';
+import { isDeepStrictEqual } from 'node:util';
+import { realClock, sleepOn, type Clock } from '../../common/informer/clock';
 import type { Informer } from '../../common/informer/informer';
 import { NAMESPACE_INDEX } from '../../common/informer/indexer';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
@@ -64,9 +65,13 @@ export class ResourceQuotaController {
     const quotas = this.informers.informer(quotaType);
     const queue = new WorkQueue({ clock: this.clock });
     const enqueue = (q: KObject) => queue.add(`${q.metadata.namespace ?? ''}/${q.metadata.name ?? ''}`);
-    quotas.addEventHandler({ onAdd: enqueue, onUpdate: (_old, q) => enqueue(q) }, { signal, resyncPeriodMs: this.opts.resyncMs ?? QUOTA_RESYNC_MS });
+    // As upstream: status changes are not followed (admission's charges and this controller's own
+    // writes change only status; recounting on them would race a charged object not yet stored).
+    const specChanged = (a: KObject, b: KObject) => !isDeepStrictEqual(a.spec, b.spec);
+    quotas.addEventHandler({ onAdd: enqueue, onUpdate: (old, q) => void (specChanged(old, q) && enqueue(q)) }, { signal });
     this.informers.start(signal);
     if (!(await waitForCacheSync(signal, quotas))) return;
+    void this.resync(quotas, enqueue, signal);
     const replenish = (t: ResourceType) => (obj: KObject) => {
       for (const q of quotas.store.byIndex(NAMESPACE_INDEX, obj.metadata.namespace ?? '')) {
         if (evaluatorFor(t).matchingResources(Object.keys(rec(get(q, 'spec', 'hard')) ?? {})).length > 0) enqueue(q);
@@ -84,6 +89,13 @@ export class ResourceQuotaController {
         onError: (key, err) => (isConflict(err) ? this.opts.log.debug({ quota: key }, 'quota changed while recounted; retrying') : this.opts.log.warn({ err, quota: key }, 'recounting the quota failed; retrying')),
       },
     );
+  }
+
+  /** Upstream's resync: every quota recounted each period (what was charged for writes that never happened is given back here). */
+  private async resync(quotas: Informer<KObject>, enqueue: (q: KObject) => void, signal: AbortSignal): Promise<void> {
+    while (await sleepOn(this.clock, this.opts.resyncMs ?? QUOTA_RESYNC_MS, signal)) {
+      for (const q of quotas.store.list()) enqueue(q);
+    }
   }
 
   /** The kinds that count some of these names (upstream: the evaluators matching the quota's hard resources). */
