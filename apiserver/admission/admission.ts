@@ -1,5 +1,5 @@
 import { ApiError } from '../api/errors';
-import type { AdmissionAttributes } from '../store/write-admission';
+import { reclaim, type AdmissionAttributes } from '../store/write-admission';
 
 // The attributes are the store's (it calls admission on every write): defined at that consumer.
 export type { AdmissionAttributes, Operation } from '../store/write-admission';
@@ -20,10 +20,20 @@ export interface AdmissionPlugin {
 export class AdmissionChain {
   constructor(private readonly plugins: readonly AdmissionPlugin[]) {}
 
-  /** Rejects with the first plugin's error. */
+  /** Rejects with the first plugin's error, after undoing what earlier plugins charged (attrs.onRejected). */
   async admit(attrs: AdmissionAttributes): Promise<void> {
-    for (const p of this.plugins) if (p.mutate) await named(p, () => p.mutate!(attrs));
-    for (const p of this.plugins) if (p.validate) await named(p, () => p.validate!(attrs));
+    try {
+      for (const p of this.plugins) if (p.mutate) await named(p, () => p.mutate!(attrs));
+      for (const p of this.plugins) if (p.validate) await named(p, () => p.validate!(attrs));
+    } catch (err) {
+      await reclaim(attrs);
+      throw err;
+    }
+  }
+
+  /** The plugins' names, in the order they run. */
+  names(): string[] {
+    return this.plugins.map((p) => p.name);
   }
 }
 

@@ -27,9 +27,11 @@ export class NamespaceLifecycle implements AdmissionPlugin {
     const ns = await this.getNamespace(a.namespace);
     if (!ns) throw errors.notFound('namespaces', a.namespace);
     if (ns.metadata.deletionTimestamp) {
+      // The cause, as upstream's: kubectl drain deletes a pod whose eviction is refused for it.
       throw new ApiError(
         'Forbidden',
         `${a.type.resource} "${a.name}" is forbidden: unable to create new content in namespace ${a.namespace} because it is being terminated`,
+        { name: a.name, kind: a.type.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }] },
       );
     }
   }

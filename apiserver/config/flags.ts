@@ -1,5 +1,6 @@
 import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
+import { ADMISSION_PLUGINS, selectAdmissionPlugins } from './admission-plugins';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
@@ -32,6 +33,8 @@ export interface ApiServerFlags {
   eventTtlMs: number;
   /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
   controllerWatchTimeoutMs: number;
+  /** The admission plugins that run, in upstream's order (--enable-admission-plugins / --disable-admission-plugins over the defaults). */
+  admissionPlugins: string[];
   /** DefaultTolerationSeconds admission (upstream flag names). */
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
@@ -145,6 +148,11 @@ const defs: Record<string, Def> = {
     usage: 'Shortest lifetime of each watch of the in-process informers (control loops, scheduler, authorization and authentication caches): each ends after a random time between it and twice it, and its informer lists again, as upstream\'s reflectors (5m)',
     def: '5m',
   },
+  'enable-admission-plugins': {
+    kind: 'list',
+    usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
+  },
+  'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
@@ -213,6 +221,13 @@ function featureGates(pairs: readonly string[]): Set<string> {
     else on.delete(m[1]);
   }
   return on;
+}
+
+/** The chosen admission plugins; an unknown or contradictory name is a FlagError naming its flag (upstream's messages). */
+function admissionPlugins(enable: string[] | undefined, disable: string[] | undefined): string[] {
+  const chosen = selectAdmissionPlugins(enable, disable);
+  if ('errors' in chosen) throw new FlagError(`invalid admission plugin flags: ${chosen.errors.join('; ')}`);
+  return chosen.plugins;
 }
 
 /** The flags on the command line (pflag syntax): the last value of each, every value of the repeatable ones. */
@@ -313,6 +328,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     eventTtlMs: dur('event-ttl'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
+    admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),

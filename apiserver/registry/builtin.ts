@@ -8,12 +8,14 @@ import { makeEndpointsType } from './types/endpoints';
 import { makeCoreEventType } from './types/events';
 import { makeEventV1Type } from './types/events-v1';
 import { makeLeaseType } from './types/leases';
+import { makeLimitRangeType } from './types/limitranges';
 import { makeNamespaceType } from './types/namespaces';
 import { makeNodeType } from './types/nodes';
 import { makePersistentVolumeClaimType } from './types/persistentvolumeclaims';
 import { makePersistentVolumeType } from './types/persistentvolumes';
 import { makePodDisruptionBudgetType } from './types/poddisruptionbudgets';
 import { makePodType } from './types/pods';
+import { makeResourceQuotaType } from './types/resourcequotas';
 import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
 import { makeServiceType } from './types/services';
@@ -42,6 +44,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeCoreEventType(now),
     makePersistentVolumeType(now),
     makePersistentVolumeClaimType(now),
+    makeResourceQuotaType(now),
+    makeLimitRangeType(),
     makeLeaseType(now),
     makeEventV1Type(now),
     makePodDisruptionBudgetType(now),

@@ -5,6 +5,19 @@ const STORED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'pa
 const STATUS_VERBS = ['get', 'patch', 'update'];
 
 /**
+ * A sub-resource listed in discovery besides status (upstream lists each with its own kind):
+ * pods/eviction is a policy/v1 Eviction that can only be created; kubectl drain evicts only
+ * when discovery lists it, and deletes the pods otherwise.
+ */
+export interface SubresourceDoc {
+  name: string;
+  group: string;
+  version: string;
+  kind: string;
+  verbs: readonly string[];
+}
+
+/**
  * Discovery documents that kubectl and client libraries read to map kinds to URLs:
  * - legacy (/api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1): one request per group
  *   version;
@@ -18,6 +31,8 @@ export class Discovery {
     private readonly types: () => readonly ResourceType[],
     /** Virtual types (the review APIs) that can only be created. */
     private readonly createOnly: (t: ResourceType) => boolean = () => false,
+    /** Sub-resources with their own handler and kind, listed after status. */
+    private readonly extraSubresources: (t: ResourceType) => readonly SubresourceDoc[] = () => [],
   ) {}
 
   versions(): Record<string, unknown> {
@@ -52,6 +67,9 @@ export class Discovery {
       if (this.hasStatus(t)) {
         resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
       }
+      for (const sub of this.extraSubresources(t)) {
+        resources.push({ name: `${t.resource}/${sub.name}`, singularName: '', namespaced: t.namespaced, group: sub.group, version: sub.version, kind: sub.kind, verbs: [...sub.verbs] });
+      }
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
   }
@@ -77,6 +95,10 @@ export class Discovery {
 
   private aggregatedResource(t: ResourceType): Record<string, unknown> {
     const responseKind = { group: t.group, version: t.version, kind: t.kind };
+    const subresources = [
+      ...(this.hasStatus(t) ? [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] : []),
+      ...this.extraSubresources(t).map((s) => ({ subresource: s.name, responseKind: { group: s.group, version: s.version, kind: s.kind }, verbs: [...s.verbs] })),
+    ];
     return {
       resource: t.resource,
       responseKind,
@@ -85,7 +107,7 @@ export class Discovery {
       verbs: this.verbs(t),
       ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
       ...(t.categories?.length ? { categories: t.categories } : {}),
-      ...(this.hasStatus(t) ? { subresources: [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] } : {}),
+      ...(subresources.length > 0 ? { subresources } : {}),
     };
   }
 

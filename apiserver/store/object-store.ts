@@ -18,7 +18,7 @@ import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
-import type { WriteAdmission } from './write-admission';
+import { afterAdmission, type WriteAdmission } from './write-admission';
 import { writeAttributes, type WriteContext } from './write-context';
 
 // The store's public API, importable from here as before the split.
@@ -113,16 +113,20 @@ export class ObjectStore {
     t.defaults?.(obj);
     // Ownership is of what the request wrote and its defaults, not of admission's changes (upstream tracks before admission).
     trackFields(t, null, obj, ctx, now);
-    await this.admission.admit(writeAttributes('CREATE', t, namespace, meta.name ?? '', ctx, obj));
-    validate(t, obj);
-    if (ctx.dryRun) return obj;
-    try {
-      const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(t, obj));
-      return decodeStored(t, kv);
-    } catch (err) {
-      if (err instanceof StorageError && err.code === 'AlreadyExists') throw errors.alreadyExists(t.resource, meta.name!, t.group);
-      throw err;
-    }
+    const attrs = writeAttributes('CREATE', t, namespace, meta.name ?? '', ctx, obj);
+    await this.admission.admit(attrs);
+    // A write refused from here on gives back what admission charged (Appendix B).
+    return afterAdmission(attrs, async () => {
+      validate(t, obj);
+      if (ctx.dryRun) return obj;
+      try {
+        const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(t, obj));
+        return decodeStored(t, kv);
+      } catch (err) {
+        if (err instanceof StorageError && err.code === 'AlreadyExists') throw errors.alreadyExists(t.resource, meta.name!, t.group);
+        throw err;
+      }
+    });
   }
 
   /**
@@ -228,9 +232,17 @@ export class ObjectStore {
     keepOtherHalf(t, ctx.subresource, current, obj);
     forbidNewFinalizers(t, name, old, meta);
     t.defaults?.(obj);
-    const now = this.opts.now();
-    trackFields(t, current, obj, ctx, now);
-    await this.admission.admit(writeAttributes('UPDATE', t, namespace, name, ctx, obj, current));
+    trackFields(t, current, obj, ctx, this.opts.now());
+    const attrs = writeAttributes('UPDATE', t, namespace, name, ctx, obj, current);
+    await this.admission.admit(attrs);
+    // A write refused from here on (invalid, or a conflict update retries) gives back what admission charged.
+    return afterAdmission(attrs, () => this.write(t, namespace, name, current, kv, obj, ctx));
+  }
+
+  /** The rest of replace once admitted: validation, generation, the storage write. */
+  private async write(t: ResourceType, namespace: string, name: string, current: KObject, kv: KeyValue, obj: KObject, ctx: WriteContext): Promise<KObject> {
+    const meta = obj.metadata;
+    const old = current.metadata;
     // validateUpdate restores fields that may not change, so generation is judged after it.
     validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;

@@ -15,6 +15,35 @@ export interface AdmissionAttributes {
   oldObject?: KObject;
   user: UserInfo;
   dryRun: boolean;
+  /**
+   * Side effects admission made that must be undone if the write does not happen after all
+   * (Appendix B: quota usage charged by the ResourceQuota plugin). A plugin adds an undo; the
+   * chain runs them when a later plugin rejects the write, the store when validation or storage
+   * refuses it (reclaim).
+   */
+  onRejected?: Array<() => Promise<void>>;
+}
+
+/** Runs (once) the undos admission registered, newest first; an undo that fails is passed over (the quota controller recounts). */
+export async function reclaim(attrs: AdmissionAttributes): Promise<void> {
+  const undos = attrs.onRejected?.splice(0) ?? [];
+  for (const undo of undos.reverse()) {
+    try {
+      await undo();
+    } catch {
+      // Best effort: what is left over is corrected by the next recount.
+    }
+  }
+}
+
+/** Runs the write that follows a successful admission; if it throws, admission's side effects are reclaimed first. */
+export async function afterAdmission<T>(attrs: AdmissionAttributes, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    await reclaim(attrs);
+    throw err;
+  }
 }
 
 /**

@@ -22,7 +22,7 @@ import { handlePatch } from '../handlers/patch';
 import { handleUpdate } from '../handlers/update';
 import { handleWatch } from '../handlers/watch';
 import { aggregatedDiscovery } from '../server/aggregated-discovery';
-import { Discovery } from '../server/discovery';
+import { Discovery, type SubresourceDoc } from '../server/discovery';
 import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
 import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
@@ -62,6 +62,8 @@ export interface ApiServerOptions {
   gates?: ReadonlySet<string>;
   /** Extra handlers for sub-resources, keyed "group/resource/subresource" (e.g. certificatesigningrequests approval). */
   subresources?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
+  /** Sub-resources discovery lists besides status, keyed "group/version/resource" of their parent (pods/eviction). */
+  subresourceDocs?: ReadonlyMap<string, readonly SubresourceDoc[]>;
   /** Types that are created, never stored (the authorization reviews), keyed "group/version/resource": every verb goes to the handler. */
   virtual?: ReadonlyMap<string, (r: ResourceRequest) => Promise<void>>;
   /** --serve-k8s-io-groups: serve every svc.io group under its k8s.io name too (default true). */
@@ -97,6 +99,7 @@ export class ApiServer {
     this.discovery = new Discovery(
       () => this.documentTypes(),
       (t) => o.virtual?.has(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? false,
+      (t) => o.subresourceDocs?.get(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? [],
     );
   }
 

@@ -9,11 +9,13 @@ import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
+import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
 import { GarbageCollector } from '../controllers/garbage-collector';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
+import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
@@ -87,6 +89,8 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),
     new DaemonSetController(store, cache, registry, { log: log.child({ controller: 'daemonset' }), recorder: events.recorder('daemonset-controller'), informers }).run(leading),
+    new DisruptionController(store, cache, registry, { log: log.child({ controller: 'disruption' }), informers, recorder: events.recorder('controllermanager') }).run(leading),
+    new ResourceQuotaController(store, cache, registry, { log: log.child({ controller: 'resourcequota' }), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers, recorder: events.recorder('default-scheduler') }).run(leading),
   ];

@@ -4,6 +4,7 @@ import { handleCsrApproval } from '../handlers/csr-approval';
 import { nodeProxyHandler } from '../handlers/node-proxy';
 import { handlePodBinding } from '../handlers/pod-binding';
 import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containers';
+import { makePodEvictionHandler } from '../handlers/pod-eviction';
 import { podLogHandler } from '../handlers/pod-log';
 import type { ApiMetrics } from '../metrics/registry';
 import { ApiServer, type ApiServerOptions } from './api-server';
@@ -52,9 +53,12 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
       ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
+      ['/pods/eviction', makePodEvictionHandler({ podDisruptionBudgets: registry.lookup('policy', 'v1', 'poddisruptionbudgets')!, admit: (a) => admission.admit(a) })],
       ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, kubelet.caPem)],
       ['/nodes/proxy', nodeProxyHandler({ client: kubelet.client, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) })],
     ]),
+    // kubectl drain evicts only when discovery lists pods/eviction (as a policy/v1 Eviction).
+    subresourceDocs: new Map([['/v1/pods', [{ name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] }]]]),
     log: p.log,
     now: () => new Date(),
     checks: [storageCheck(storage), ...authz.checks, ...auth.checks],

@@ -1,15 +1,10 @@
 import type { Logger } from 'pino';
-import { AdmissionChain } from '../admission/admission';
-import { CsrRequestor } from '../admission/csr-requestor';
-import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
-import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
-import { NodeRestriction } from '../admission/node-restriction';
-import { ServiceAccountAdmission } from '../admission/service-account';
-import { getOrNull } from '../api/errors';
+import type { AdmissionChain } from '../admission/admission';
 import type { ApiServerFlags } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
 import { StoreInformers } from '../store/list-watch';
 import { ObjectStore } from '../store/object-store';
+import { buildAdmission } from './admission';
 import { buildAuthorizers, type Authorization } from './authorization';
 import { EventRecorders } from './events';
 import type { StorageLayer } from './storage';
@@ -34,24 +29,10 @@ export interface StoreLayer {
  */
 export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, metrics?: ApiMetrics): StoreLayer {
   const { registry } = s;
-  const nsType = registry.lookup('', 'v1', 'namespaces')!;
-  const podType = registry.lookup('', 'v1', 'pods')!;
-  const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
-  const nodeType = registry.lookup('', 'v1', 'nodes')!;
   let store: ObjectStore | undefined;
   let authz: Authorization | undefined;
-  const admission = new AdmissionChain([
-    new NamespaceLifecycle((name) => getOrNull(store!.get(nsType, '', name))),
-    new CsrRequestor(),
-    new NodeRestriction(
-      (ns, name) => getOrNull(store!.get(podType, ns, name)),
-      (name) => getOrNull(store!.get(nodeType, '', name)),
-    ),
-    new ServiceAccountAdmission((ns, name) => getOrNull(store!.get(saType, ns, name))),
-    new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
-    // RBAC escalation prevention needs the authorizer chain, built just below from the same store.
-    { name: 'RBACEscalation', validate: (a) => authz!.escalation.validate!(a) },
-  ]);
+  // Plugins reach the store and the authorizer chain late: both are built just below.
+  const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation });
   store = new ObjectStore(s.storage, s.cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
   const informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   authz = buildAuthorizers(

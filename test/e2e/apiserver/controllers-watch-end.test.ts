@@ -62,7 +62,7 @@ async function listCounts(s: RunningApiServer): Promise<Map<string, number>> {
 }
 
 /** Types that only informers list (the test itself never lists them). */
-const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts'];
+const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts', 'poddisruptionbudgets.policy'];
 
 async function waitForRelists(s: RunningApiServer, times: number): Promise<void> {
   const before = await listCounts(s);
@@ -203,6 +203,15 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
       await post(`/api/v1/namespaces/${ns}/events`, body, 'event');
       await eventually('the event expired', async () => (await get(`/api/v1/namespaces/${ns}/events/${event}`)).status === 404);
     }),
+    timed('disruption', async () => {
+      const pdbs = `${s.url}/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`;
+      await post(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`, { metadata: { name: 'budget' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'none' } } } }, 'budget');
+      await eventually('the budget computed', async () => (await call(s.admin, 'GET', `${pdbs}/budget`)).body?.status?.observedGeneration === 1);
+    }),
+    timed('resource quota', async () => {
+      await post(`/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name: 'quota' }, spec: { hard: { 'count/secrets': '100' } } }, 'quota');
+      await eventually('the quota counted', async () => (await get(`/api/v1/namespaces/${ns}/resourcequotas/quota`)).body?.status?.used?.['count/secrets'] !== undefined);
+    }),
     timed('RBAC aggregation', async () => {
       const rbac = `${s.url}/apis/rbac.authorization.svc.io/v1/clusterroles`;
       const label = { 'wt.example.com/aggregate': round };
@@ -217,10 +226,12 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
 const LOOPS = [
   'RBAC aggregation',
   'bootstrap signer, CSR approval and signing',
+  'disruption',
   'event TTL',
   'garbage collector',
   'namespace deletion',
   'node lifecycle',
+  'resource quota',
   'root CA publisher',
   'scheduler',
   'service accounts',

@@ -206,3 +206,27 @@ export const persistentVolumeClaimFixture = {
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
   },
 };
+
+export const resourceQuotaFixture = {
+  apiVersion: 'v1',
+  kind: 'ResourceQuota',
+  metadata: meta('compute', 'shop'),
+  spec: {
+    hard: { pods: '10', 'requests.cpu': '2', 'limits.memory': '4Gi' },
+    scopes: ['NotTerminating'],
+    scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high', 'low'] }] },
+  },
+  status: { hard: { pods: '10', 'requests.cpu': '2', 'limits.memory': '4Gi' }, used: { pods: '3', 'requests.cpu': '750m', 'limits.memory': '1536Mi' } },
+};
+
+export const limitRangeFixture = {
+  apiVersion: 'v1',
+  kind: 'LimitRange',
+  metadata: meta('limits', 'shop'),
+  spec: {
+    limits: [
+      { type: 'Container', max: { cpu: '2' }, min: { cpu: '50m' }, default: { cpu: '500m' }, defaultRequest: { cpu: '100m' }, maxLimitRequestRatio: { cpu: '10' } },
+      { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } },
+    ],
+  },
+};

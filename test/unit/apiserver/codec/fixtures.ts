@@ -35,6 +35,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'v1/Event': core.coreEventFixture,
   'v1/PersistentVolume': core.persistentVolumeFixture,
   'v1/PersistentVolumeClaim': core.persistentVolumeClaimFixture,
+  'v1/ResourceQuota': core.resourceQuotaFixture,
+  'v1/LimitRange': core.limitRangeFixture,
   'coordination.svc.io/v1/Lease': groups.leaseFixture,
   'events.svc.io/v1/Event': groups.eventV1Fixture,
   'policy/v1/PodDisruptionBudget': groups.pdbFixture,

@@ -60,6 +60,14 @@ const samples: Record<string, KObject> = {
     regarding: { kind: 'Pod', namespace: 'default', name: 'web' },
     type: 'Normal',
   },
+  '/resourcequotas': {
+    metadata: { name: 'q', namespace: 'default' },
+    spec: { hard: { pods: '10', 'requests.cpu': '2', 'limits.memory': '4Gi', 'count/deployments.apps': '3', 'requests.example.com/gpu': '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } },
+  },
+  '/limitranges': {
+    metadata: { name: 'l', namespace: 'default' },
+    spec: { limits: [{ type: 'Container', max: { cpu: '2' }, min: { cpu: '100m' }, defaultRequest: { cpu: '200m' }, maxLimitRequestRatio: { cpu: '4' } }, { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } }] },
+  },
   'policy/poddisruptionbudgets': { metadata: { name: 'p', namespace: 'default' }, spec: { maxUnavailable: 1, selector: {} } },
 };
 
@@ -145,7 +153,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services', 'statefulsets']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -165,7 +173,7 @@ test('registry: lookup, byKind, resources, duplicates', (t) => {
   t.is(r.lookup('', 'v1', 'events')?.group, '');
   t.is(r.lookup('', 'v2', 'pods'), undefined);
   t.is(r.byKind('coordination.svc.io', 'v1', 'Lease')?.resource, 'leases');
-  t.is(r.resources('', 'v1').length, 11);
+  t.is(r.resources('', 'v1').length, 13);
   t.is(r.all().length, builtinTypes.length);
   t.throws(() => r.register(builtinTypes[0]), { message: /registered twice/ });
 });

@@ -79,3 +79,21 @@ test('/apis: every group in the legacy order, each version with the resources of
   t.is(ssar.subresources, undefined);
   t.deepEqual(ssar.responseKind, { group: 'authorization.svc.io', version: 'v1', kind: 'SelfSubjectAccessReview' });
 });
+
+test('pods/eviction is listed as a create-only policy/v1 Eviction in both documents (kubectl drain evicts only then)', (t) => {
+  const eviction = { name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] };
+  const d = new Discovery(
+    () => builtinTypes,
+    () => false,
+    (ty) => (ty.group === '' && ty.resource === 'pods' ? [eviction] : []),
+  );
+  const legacy = d.resources('', 'v1') as { resources: Array<Record<string, unknown>> };
+  t.deepEqual(legacy.resources.find((r) => r.name === 'pods/eviction'), { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+  const agg = d.aggregated(true, 'apidiscovery.k8s.io/v2') as Doc;
+  const pods = agg.items[0].versions[0].resources.find((r) => r.resource === 'pods')!;
+  t.deepEqual(pods.subresources, [
+    { subresource: 'status', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get', 'patch', 'update'] },
+    { subresource: 'eviction', responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
+  ]);
+  t.is(agg.items[0].versions[0].resources.find((r) => r.resource === 'nodes')!.subresources.length, 1);
+});

@@ -1,0 +1,95 @@
+import { AdmissionChain, type AdmissionPlugin } from '../admission/admission';
+import { CsrRequestor } from '../admission/csr-requestor';
+import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
+import { LimitRanger } from '../admission/limit-ranger';
+import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
+import { NodeRestriction } from '../admission/node-restriction';
+import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
+import { ServiceAccountAdmission } from '../admission/service-account';
+import { errors, getOrNull } from '../api/errors';
+import type { KObject } from '../api/types';
+import type { ApiServerFlags } from '../config/flags';
+import type { ResourceRegistry } from '../registry/builtin';
+import { rec } from '../registry/obj-access';
+import { add, formatResourceList, parseResourceList, subtractNonNegative } from '../registry/quota/resource-list';
+import type { ResourceType } from '../registry/resource-type';
+import type { ObjectStore, WriteContext } from '../store/object-store';
+
+const everything = { labelSelector: [], fieldSelector: [] };
+
+/** The loopback identity admission writes quota status with (upstream's admission writes through the loopback client). */
+const apiserverCtx: WriteContext = { user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] }, dryRun: false, fieldManager: 'svc-apiserver', subresource: 'status' };
+
+export interface AdmissionDeps {
+  registry: ResourceRegistry;
+  /** The store and the RBAC escalation check exist only once the chain does; plugins reach them late. */
+  store: () => ObjectStore;
+  escalation: () => AdmissionPlugin;
+}
+
+function type(registry: ResourceRegistry, resource: string): ResourceType {
+  const t = registry.lookup('', 'v1', resource);
+  if (!t) throw new Error(`${resource} type not registered`);
+  return t;
+}
+
+/** status.used of quotas, read and written through the store (see QuotaAccess). */
+export function storeQuotaAccess(store: () => ObjectStore, quotaType: ResourceType): QuotaAccess {
+  return {
+    list: async (ns) => (await store().list(quotaType, ns, everything)).items,
+    async setUsed(quota, used) {
+      const next: KObject = { ...structuredClone(quota), status: { ...rec(quota.status), used: formatResourceList(used) } };
+      // At the version read: a concurrent charge makes this a 409 and the plugin checks again.
+      await store().update(quotaType, quota.metadata.namespace ?? '', quota.metadata.name ?? '', () => next, apiserverCtx);
+    },
+    async addUsed(ns, name, delta) {
+      await store().update(
+        quotaType,
+        ns,
+        name,
+        (cur) => {
+          if (!cur) throw errors.notFound(quotaType.resource, name);
+          const used = subtractNonNegative(add(parseResourceList(rec(cur.status)?.used), delta), {});
+          delete cur.metadata.resourceVersion;
+          return { ...cur, status: { ...rec(cur.status), used: formatResourceList(used) } };
+        },
+        apiserverCtx,
+      );
+    },
+  };
+}
+
+/**
+ * The admission chain of --enable-admission-plugins / --disable-admission-plugins
+ * (flags.admissionPlugins, already in upstream's order), plus two steps that always run because
+ * upstream does them outside admission: the CSR requestor (its CSR strategy) and RBAC escalation
+ * prevention (its RBAC storage).
+ */
+export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'>, d: AdmissionDeps): AdmissionChain {
+  const { registry, store } = d;
+  const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
+  const factories: Record<string, () => AdmissionPlugin> = {
+    AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
+    NamespaceLifecycle: () => new NamespaceLifecycle((name) => get(type(registry, 'namespaces'), '', name)),
+    LimitRanger: () => new LimitRanger(async (ns) => (await store().list(type(registry, 'limitranges'), ns, everything)).items),
+    ServiceAccount: () => new ServiceAccountAdmission((ns, name) => get(type(registry, 'serviceaccounts'), ns, name)),
+    NodeRestriction: () =>
+      new NodeRestriction(
+        (ns, name) => get(type(registry, 'pods'), ns, name),
+        (name) => get(type(registry, 'nodes'), '', name),
+      ),
+    DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
+    ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
+    AlwaysDeny: () => {
+      const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));
+      return { name: 'AlwaysDeny', mutate: deny, validate: deny };
+    },
+  };
+  const plugins = flags.admissionPlugins.map((name) => factories[name]());
+  // RBAC escalation prevention stays where it ran before plugins were selectable: after the
+  // others' checks and before quota is charged. The CSR requestor only mutates: after the mutators.
+  const quotaAt = plugins.findIndex((p) => p.name === 'ResourceQuota' || p.name === 'AlwaysDeny');
+  plugins.splice(quotaAt < 0 ? plugins.length : quotaAt, 0, { name: 'RBACEscalation', validate: (a) => d.escalation().validate!(a) });
+  plugins.push(new CsrRequestor());
+  return new AdmissionChain(plugins);
+}
