@@ -10,10 +10,12 @@ import { makeNamespaceType } from './types/namespaces';
 import { makeNodeType } from './types/nodes';
 import { makePersistentVolumeClaimType } from './types/persistentvolumeclaims';
 import { makePersistentVolumeType } from './types/persistentvolumes';
+import { makeDeploymentType } from './types/deployments';
 import { makePodDisruptionBudgetType } from './types/poddisruptionbudgets';
 import { makePodType } from './types/pods';
 import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
+import { makeReplicaSetType } from './types/replicasets';
 import { makeServiceType } from './types/services';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
@@ -42,6 +44,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeLeaseType(now),
     makeEventV1Type(now),
     makePodDisruptionBudgetType(now),
+    makeDeploymentType(now),
+    makeReplicaSetType(now),
     makeCsrType(now),
     makeRoleType(now),
     makeClusterRoleType(now),

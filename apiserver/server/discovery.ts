@@ -3,6 +3,8 @@ import type { ResourceType } from '../registry/resource-type';
 /** Verbs of a stored type's collection and items, as upstream's discovery lists them. */
 const STORED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const STATUS_VERBS = ['get', 'patch', 'update'];
+/** The kind every scale sub-resource answers (kubectl scale's client reads it from discovery). */
+const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 /**
  * Discovery documents that kubectl and client libraries read to map kinds to URLs:
@@ -52,6 +54,7 @@ export class Discovery {
       if (this.hasStatus(t)) {
         resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
       }
+      if (t.scale) resources.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, ...SCALE_KIND, verbs: STATUS_VERBS });
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
   }
@@ -85,8 +88,15 @@ export class Discovery {
       verbs: this.verbs(t),
       ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
       ...(t.categories?.length ? { categories: t.categories } : {}),
-      ...(this.hasStatus(t) ? { subresources: [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] } : {}),
+      ...this.subresources(t, responseKind),
     };
+  }
+
+  private subresources(t: ResourceType, responseKind: Record<string, string>): Record<string, unknown> {
+    const out: Record<string, unknown>[] = [];
+    if (this.hasStatus(t)) out.push({ subresource: 'status', responseKind, verbs: STATUS_VERBS });
+    if (t.scale) out.push({ subresource: 'scale', responseKind: SCALE_KIND, verbs: STATUS_VERBS });
+    return out.length ? { subresources: out } : {};
   }
 
   private verbs(t: ResourceType): string[] {

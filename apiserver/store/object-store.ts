@@ -194,7 +194,7 @@ export class ObjectStore {
     // validateUpdate restores fields that may not change, so generation is judged after it.
     validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;
-    if (specChanged(t, current, obj)) meta.generation++;
+    if (specChanged(t, current, obj) || t.bumpsGeneration?.(obj, current, ctx.subresource)) meta.generation++;
     const now = this.opts.now();
     meta.managedFields = updateManagedFields(current, obj, manager(t, ctx, now));
     if (meta.managedFields.length === 0) delete meta.managedFields;

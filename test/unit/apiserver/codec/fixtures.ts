@@ -3,8 +3,10 @@ import { makeBuiltinTypes } from '../../../../apiserver/registry/builtin';
 import { deleteOptionsSchema, statusSchema } from '../../../../apiserver/registry/meta-schemas';
 import type { ResourceType } from '../../../../apiserver/registry/resource-type';
 import { authenticationTypes } from '../../../../apiserver/registry/types/authentication-types';
+import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-scale';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as apps from './apps-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
 import { podFixture } from './pod-fixture';
@@ -37,6 +39,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'coordination.svc.io/v1/Lease': groups.leaseFixture,
   'events.svc.io/v1/Event': groups.eventV1Fixture,
   'policy/v1/PodDisruptionBudget': groups.pdbFixture,
+  'apps/v1/Deployment': apps.deploymentFixture,
+  'apps/v1/ReplicaSet': apps.replicaSetFixture,
   'certificates.svc.io/v1/CertificateSigningRequest': groups.csrFixture,
   'rbac.authorization.svc.io/v1/Role': groups.roleFixture,
   'rbac.authorization.svc.io/v1/ClusterRole': groups.clusterRoleFixture,
@@ -73,6 +77,7 @@ export function fixtures(): Fixture[] {
   out.push(
     { name: 'authentication.svc.io/v1/TokenRequest', schema: tokenRequestSchema, object: groups.tokenRequestFixture },
     { name: 'policy/v1/Eviction', schema: evictionSchema, object: groups.evictionFixture },
+    { name: 'autoscaling/v1/Scale', schema: scaleSchema, object: apps.scaleFixture },
     { name: 'v1/Status', schema: statusSchema, object: groups.statusFixture },
     { name: 'meta.k8s.io/v1/DeleteOptions', schema: deleteOptionsSchema, object: groups.deleteOptionsFixture },
   );

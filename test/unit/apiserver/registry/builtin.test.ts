@@ -61,6 +61,14 @@ const samples: Record<string, KObject> = {
     type: 'Normal',
   },
   'policy/poddisruptionbudgets': { metadata: { name: 'p', namespace: 'default' }, spec: { maxUnavailable: 1, selector: {} } },
+  'apps/deployments': {
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
+  },
+  'apps/replicasets': {
+    metadata: { name: 'web-5d8c9f', namespace: 'default' },
+    spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
+  },
 };
 
 const CSR = `-----BEGIN CERTIFICATE REQUEST-----
@@ -133,7 +141,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'deployments', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'services']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -165,7 +173,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
   r.register(extra('coordination.svc.io', 'v1beta1', 'leases'));
   r.register(extra('coordination.svc.io', 'v1alpha2', 'leasecandidates'));
   r.register(extra('zeta.example.com', 'v1', 'things'));
-  r.register(extra('apps', 'v1', 'deployments'));
+  r.register(extra('apps', 'v1', 'widgets'));
   t.deepEqual(
     r.groups().map((g) => [g.name, g.versions.join(','), g.preferredVersion]),
     [
