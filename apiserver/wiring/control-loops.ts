@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { NOOP_RECORDER } from '../../common/events/recorder';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { isAlreadyExists, isConflict } from '../api/errors';
 import { ensureClusterInfo } from '../authn/cluster-info';
@@ -17,6 +18,7 @@ import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
+import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
@@ -75,6 +77,8 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
+    // recorder: replaced by the event recorder (events helper)
+    new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: NOOP_RECORDER, informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
   ];
