@@ -18,6 +18,7 @@ import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
+import { DeploymentController } from '../controllers/workloads/deployment-controller';
 import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
@@ -79,6 +80,8 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
     // recorder: replaced by the event recorder (events helper)
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: NOOP_RECORDER, informers }).run(leading),
+    // recorder: replaced by the event recorder (events helper)
+    new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: NOOP_RECORDER, informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
   ];
