@@ -1,5 +1,5 @@
-import { jsonEqual } from '../../api/json-equal';
 import type { KObject } from '../../api/types';
+import { isZero, semanticEqual } from '../../registry/semantic-equal';
 
 /**
  * Pure helpers of the Deployment controller, after upstream's pkg/controller/deployment/util:
@@ -89,11 +89,15 @@ function fnv32a(bytes: Uint8Array, h = 0x811c9dc5): number {
   return h;
 }
 
-/** JSON with object keys sorted: one text per template, whatever the key order it was stored with. */
+/**
+ * JSON with object keys sorted and zero-valued members left out: one text per template, whatever
+ * its key order and however a client spelled its zeros (kubectl rollout undo sends
+ * `creationTimestamp: null`, which Go decodes to the same struct as no field).
+ */
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => !isZero(x)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
   }
   return JSON.stringify(v);
@@ -118,7 +122,7 @@ export function computeHash(template: unknown, collisionCount?: number): string 
   return [...String(h)].map((c) => SAFE_ALPHANUMS[c.charCodeAt(0) % SAFE_ALPHANUMS.length]).join('');
 }
 
-/** Two templates equal apart from the pod-template-hash label (upstream EqualIgnoreHash). */
+/** Two templates semantically equal apart from the pod-template-hash label (upstream EqualIgnoreHash). */
 export function equalIgnoreHash(a: unknown, b: unknown): boolean {
   const strip = (t: unknown) => {
     const c = structuredClone((t ?? {}) as DeploymentSpec['template'] & object);
@@ -128,7 +132,7 @@ export function equalIgnoreHash(a: unknown, b: unknown): boolean {
     }
     return c;
   };
-  return jsonEqual(strip(a), strip(b));
+  return semanticEqual(strip(a), strip(b));
 }
 
 /** The ReplicaSet whose template is the Deployment's, oldest first if several (upstream FindNewReplicaSet). */

@@ -173,9 +173,11 @@ test('rolling back to an older template reuses its ReplicaSet, moving it to the 
   await setImage(f, 'web', 'img:v2');
   await agent(f, () => complete(f, 'web', 'img:v2'));
   const first = (await replicaSets(f, d)).find((rs) => image(rs) === 'img:v1')!;
-  // What kubectl rollout undo sends: the old ReplicaSet's template without its hash label.
+  // What kubectl rollout undo sends: the old ReplicaSet's template without its hash label, as Go
+  // encodes it (with metadata.creationTimestamp: null).
   const tpl = structuredClone((first.spec as any).template);
   delete tpl.metadata.labels['pod-template-hash'];
+  tpl.metadata.creationTimestamp = null;
   await patchSpec(f, 'web', (s) => (s.template = tpl));
   await agent(f, () => complete(f, 'web', 'img:v1'));
   const rss = await replicaSets(f, d);

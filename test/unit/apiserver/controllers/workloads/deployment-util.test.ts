@@ -16,6 +16,10 @@ test('equalIgnoreHash ignores only the pod-template-hash label', (t) => {
   const tpl = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } };
   t.true(equalIgnoreHash(tpl, { ...tpl, metadata: { labels: { app: 'web', 'pod-template-hash': 'abc' } } }));
   t.false(equalIgnoreHash(tpl, { ...tpl, metadata: { labels: { app: 'web', other: 'x' } } }));
+  // Go's encoding of a template (kubectl rollout undo) has creationTimestamp: null; it is the same template.
+  const fromGo = { ...tpl, metadata: { ...tpl.metadata, creationTimestamp: null } };
+  t.true(equalIgnoreHash(tpl, fromGo));
+  t.is(computeHash(fromGo), computeHash(tpl));
 });
 
 test('fenceposts: surge rounds up, unavailable down, never both zero; Recreate has neither', (t) => {
