@@ -4,7 +4,6 @@ import {
   activeReplicaSets,
   actualReplicas,
   availableReplicas,
-  availableReplicasSum,
   byCreation,
   dspec,
   findActiveOrLatest,
@@ -109,7 +108,10 @@ async function cleanupUnhealthyReplicas(ops: RolloutOps, d: KObject, oldRSs: KOb
 /** Upstream scaleDownOldReplicaSetsForRollingUpdate: remove available old replicas down to minAvailable, oldest ReplicaSet first. */
 async function scaleDownOldForRollingUpdate(ops: RolloutOps, d: KObject, all: (KObject | undefined)[], oldRSs: KObject[]): Promise<{ count: number; oldRSs: KObject[] }> {
   const minAvailable = replicasOf(d) - maxUnavailable(d);
-  const available = availableReplicasSum(all);
+  // A ReplicaSet counts at most the replicas it is asked for: just scaled down, its status still
+  // shows the pods its controller is deleting (upstream counts them, and can then scale down
+  // below minAvailable when that status is read before the ReplicaSet controller rewrites it).
+  const available = all.reduce((n, rs) => n + (rs ? Math.min(availableReplicas(rs), replicasOf(rs)) : 0), 0);
   if (available <= minAvailable) return { count: 0, oldRSs };
   const toScaleDown = available - minAvailable;
   const out = [...oldRSs].sort(byCreation);

@@ -181,15 +181,19 @@ export class ReplicaSetController {
     const active = ownedAndOrphans(this.podInf, rs.metadata.namespace ?? '', rs.metadata.uid!).filter(isPodActive);
     const pods = await claim(this.store, rs, active, { selector, ref: newControllerRef(rs, API_VERSION, KIND), type: this.podType, ctx });
     let manageError: unknown;
+    const deleted = new Set<string>();
     if (needsSync && !rs.metadata.deletionTimestamp) {
       try {
-        await this.manageReplicas(key, rs, pods);
+        await this.manageReplicas(key, rs, pods, deleted);
       } catch (err) {
         manageError = err;
       }
     }
     const now = this.clock.now();
-    const status = calculateReplicaSetStatus(rs, pods, manageError, now);
+    // Pods this sync deleted are no longer active: counted, they would make status claim (until
+    // the next sync) more available pods than the ReplicaSet keeps; upstream counts them, and a
+    // Deployment reading that status could scale another ReplicaSet down too far.
+    const status = calculateReplicaSetStatus(rs, deleted.size ? pods.filter((p) => !deleted.has(p.metadata.uid!)) : pods, manageError, now);
     await this.writeStatus(rs, status);
     if (manageError !== undefined) throw asError(manageError);
     // Come back when the next ready pod becomes available (minReadySeconds after it turned ready).
@@ -197,7 +201,8 @@ export class ReplicaSetController {
     if (waits.length) this.queue.addAfter(key, Math.min(...waits));
   }
 
-  private async manageReplicas(key: string, rs: KObject, pods: KObject[]): Promise<void> {
+  /** Creates or deletes pods toward spec.replicas; the uids of the pods it deleted go into `deleted`. */
+  private async manageReplicas(key: string, rs: KObject, pods: KObject[], deleted: Set<string>): Promise<void> {
     const burst = this.opts.burstReplicas ?? 500;
     const diff = pods.length - desiredReplicas(rs);
     if (diff < 0) {
@@ -217,7 +222,7 @@ export class ReplicaSetController {
       const results = await Promise.allSettled(victims.map((p) => this.podControl.delete(rs, p)));
       let first: unknown;
       results.forEach((r, i) => {
-        if (r.status === 'fulfilled') return;
+        if (r.status === 'fulfilled') return void deleted.add(victims[i].metadata.uid!);
         this.expectations.deletionObserved(key, victims[i].metadata.uid);
         if (first === undefined && !isNotFound(r.reason)) first = r.reason;
       });
