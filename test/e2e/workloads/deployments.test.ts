@@ -158,6 +158,20 @@ test.serial('describe deployment: strategy, conditions, new and old ReplicaSets'
   t.regex(out, /^Events:/m);
 });
 
+test.serial('kubectl apply switching a defaulted RollingUpdate to Recreate: the $retainKeys kubectl sends drops the defaulted rollingUpdate', async (t) => {
+  const manifest = (strategy: string) =>
+    ['apiVersion: apps/v1', 'kind: Deployment', 'metadata: {name: applied}', 'spec:', '  replicas: 1', `  strategy: ${strategy}`, '  selector: {matchLabels: {app: applied}}', '  template:', '    metadata: {labels: {app: applied}}', '    spec: {containers: [{name: c, image: busybox}]}', ''].join('\n');
+  const apply = (strategy: string) => kubectlRun(s.kubeconfig, ['-n', 'apps', 'apply', '-f', '-'], { input: manifest(strategy) });
+  // The first manifest leaves the strategy to the server's defaults (RollingUpdate, 25%/25%), so
+  // kubectl's last-applied state has no rollingUpdate to remove: only $retainKeys drops it.
+  const first = await apply('{}');
+  t.is(first.code, 0, first.stderr);
+  const second = await apply('{type: Recreate}');
+  t.is(second.code, 0, second.stderr);
+  t.deepEqual((await json('get', 'deployment', 'applied')).spec.strategy, { type: 'Recreate' });
+  await ok('delete', 'deployment', 'applied');
+});
+
 test.serial('delete --cascade: orphan keeps ReplicaSets and pods, foreground and background take them', async (t) => {
   t.timeout(120_000);
   for (const name of ['orphan', 'fg', 'bg']) {
