@@ -2,6 +2,7 @@ import test from 'ava';
 import type { KObject } from '../../../../../apiserver/api/types';
 import { controllerRefOf } from '../../../../../apiserver/controllers/workloads/controller-ref';
 import { DeploymentController } from '../../../../../apiserver/controllers/workloads/deployment-controller';
+import { computeHash } from '../../../../../apiserver/controllers/workloads/deployment-util';
 import { ReplicaSetController } from '../../../../../apiserver/controllers/workloads/replicaset-controller';
 import { StoreInformers } from '../../../../../apiserver/store/list-watch';
 import { adminCtx, openFixture, type Fixture } from '../store-fixture';
@@ -253,4 +254,18 @@ test('scaling in the middle of a rollout adds to both ReplicaSets in proportion'
   });
   // 9 pods for 6+3 become 15 for 12+3: each keeps its share (6→10, 3→5).
   t.deepEqual(sizes, { 'img:v1': 10, 'img:v2': 5 });
+});
+
+test('a ReplicaSet name taken by another object is a hash collision: collisionCount goes up and the next hash names the ReplicaSet', async (t) => {
+  const { f } = await setup(t);
+  // The template as the server stores it (defaulted), hashed as the controller will.
+  const dry = await f.store.create(dType(f), 'default', deployment('web', 1), { ...adminCtx, dryRun: true });
+  const taken = `web-${computeHash((dry.spec as any).template)}`;
+  await f.store.create(rsType(f), 'default', { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: taken }, spec: { replicas: 0, selector: { matchLabels: { app: 'other' } }, template: podTemplate({ app: 'other' }) } }, adminCtx);
+  const d = await f.store.create(dType(f), 'default', deployment('web', 1), adminCtx);
+  const done = await waitStatus(f, 'apps', 'deployments', 'web', (s) => s.collisionCount === 1 && s.updatedReplicas === 1);
+  const [rs] = await replicaSets(f, d);
+  t.is(rs.metadata.name, `web-${computeHash((dry.spec as any).template, 1)}`);
+  t.not(rs.metadata.name, taken);
+  t.is((done!.status as any).collisionCount, 1);
 });
