@@ -23,6 +23,7 @@ const apiserver = [
   // a package below the authorizers), and the codec itself needs only registry/validation/storage.
   ['server'],
   ['store'], // ObjectStore, watch cache, the informer adapter
+  ['apply'], // field ownership on typed field sets: managedFields of every write, server-side apply
   ['registry', 'validation'],
   ['patch'], // field validation checks patch bodies with the patchers' own JSON reader
   ['storage', 'cel', 'pki', 'metrics', 'config', 'codec'], // codec: protobuf wire form, driven by api/schema

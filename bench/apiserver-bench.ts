@@ -3,6 +3,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '../test/helpers/apiserver-process';
 import { startEtcd } from '../test/helpers/etcd-process';
+import { runApiServerApplyBench } from './apiserver-apply-bench';
 import { runApiServerProtobufBench } from './apiserver-protobuf-bench';
 import { measureEtcd } from './lib/etcd-baseline';
 import type { Cleanup } from './lib/cleanup';
@@ -66,10 +67,12 @@ const FLOOR_REFERENCE = { creates_per_second: 3500, gets_per_second: 8600, get_p
  * `npm run bench -- apiserver [--quick] [--store etcd]`: every figure of issue 2's Performance
  * section, as one JSON document. `--store etcd` (issue 7) runs the server on a real etcd member
  * (--etcd-servers) and takes the store baseline from that member instead of SQLite. `--protobuf`
- * (issue 17) runs the protobuf-against-JSON comparison instead (apiserver-protobuf-bench.ts).
+ * (issue 17) runs the protobuf-against-JSON comparison instead (apiserver-protobuf-bench.ts);
+ * `--apply` (issue 18) server-side apply against merge patch (apiserver-apply-bench.ts).
  */
 export async function runApiServerBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   if (args.includes('--protobuf')) return runApiServerProtobufBench(args, cleanup);
+  if (args.includes('--apply')) return runApiServerApplyBench(args, cleanup);
   const plan = args.includes('--quick') ? QUICK : FULL;
   const storeIdx = args.indexOf('--store');
   const backend = storeIdx >= 0 ? args[storeIdx + 1] : 'sqlite';

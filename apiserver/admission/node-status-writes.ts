@@ -49,9 +49,9 @@ export const NODE_STATUS_WRITES = {
 export type NodeStatusSubresource = keyof typeof NODE_STATUS_WRITES;
 
 /**
- * Fields the store sets after admission whatever the request carried (managedFields from the
- * write, generation from the stored object, resourceVersion from storage), so a difference in
- * them is no change and is never compared.
+ * Fields the store sets whatever the request carried (managedFields from the write, before
+ * admission; generation from the stored object and resourceVersion from storage, after it), so
+ * a difference in them is no change and is never compared.
  */
 export const STORE_SET_FIELDS: readonly string[] = ['metadata.managedFields', 'metadata.generation', 'metadata.resourceVersion'];
 

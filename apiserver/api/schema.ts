@@ -13,7 +13,10 @@ export type Schema =
   | ArraySchema
   | AnySchema;
 
-/** Any JSON value. */
+/**
+ * Any JSON value (a custom resource's x-kubernetes-preserve-unknown-fields without properties):
+ * apply merges its objects key by key and replaces its lists whole (upstream's deduced type).
+ */
 export interface AnySchema {
   type: 'any';
   description?: string;
@@ -42,13 +45,22 @@ export interface ScalarSchema {
    * field (Go's encoder writes every non-pointer field, even zero; its JSON omits them).
    */
   keepZero?: boolean;
+  /**
+   * The OpenAPI default, where server-side apply needs it: a key field of a listType map list
+   * that an element leaves out takes this value in the element's key (upstream's
+   * x-kubernetes-list-map-keys with a +default, e.g. ContainerPort.protocol "TCP").
+   */
+  default?: string | number | boolean;
 }
 
 export interface ObjectSchema {
   type: 'object';
   properties: Record<string, Schema>;
   required?: readonly string[];
-  /** structType atomic: a patch or apply replaces the whole value. */
+  /**
+   * structType atomic (a custom resource's x-kubernetes-map-type: atomic on an object with
+   * properties): a patch or apply replaces the whole value, and one manager owns it whole.
+   */
   atomic?: boolean;
   /**
    * The field holding this object has patchStrategy retainKeys (a Deployment's strategy): a client's
@@ -84,6 +96,8 @@ export interface ProtoMessage {
 export interface MapSchema {
   type: 'map';
   values: Schema;
+  /** mapType atomic (x-kubernetes-map-type: atomic): apply replaces and owns the whole map, not its keys. */
+  atomic?: boolean;
   description?: string;
 }
 
@@ -92,7 +106,8 @@ export interface ArraySchema {
   items: Schema;
   /**
    * How strategic merge patch and apply treat the list (upstream's patchStrategy,
-   * patchMergeKey, x-kubernetes-list-type and -list-map-keys). Absent means atomic: replaced whole.
+   * patchMergeKey, x-kubernetes-list-type and -list-map-keys). Absent means atomic: replaced whole
+   * (a CRD list without x-kubernetes-list-type, and a built-in list without patchStrategy merge).
    */
   listType?: 'atomic' | 'set' | 'map';
   /** Key fields of a listType map list; the first is the strategic-merge patchMergeKey. */

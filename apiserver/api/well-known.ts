@@ -124,6 +124,11 @@ export function wellKnownNodeLabels(hostname: string, os: string, arch: string):
 export const TAINT_UNREACHABLE = 'node.svc.io/unreachable';
 export const TAINT_NOT_READY = 'node.svc.io/not-ready';
 export const TAINT_UNSCHEDULABLE = 'node.svc.io/unschedulable';
+/** The NoSchedule taints of node conditions (upstream TaintNodesByCondition: node.kubernetes.io/memory-pressure, ...). */
+export const TAINT_MEMORY_PRESSURE = 'node.svc.io/memory-pressure';
+export const TAINT_DISK_PRESSURE = 'node.svc.io/disk-pressure';
+export const TAINT_PID_PRESSURE = 'node.svc.io/pid-pressure';
+export const TAINT_NETWORK_UNAVAILABLE = 'node.svc.io/network-unavailable';
 
 /**
  * Whether a toleration's key names a taint's key: equal, or the same key in the other spelling

@@ -1,4 +1,5 @@
 import { ApiError } from '../api/errors';
+import { handleApply, patchOptionsInvalid } from './apply';
 import { bodyFormat } from '../server/negotiation';
 import { checkObject, parseDocument, readBody } from '../server/decode';
 import { applyPatch, type PatchFormat } from '../patch/patch-by-format';
@@ -8,16 +9,14 @@ import { cborServed, reply, writeContext, type ResourceRequest } from './context
 /**
  * PATCH item (4.3): json-patch, merge-patch and strategic-merge-patch. The patch is re-applied to
  * the latest object when a concurrent write wins, unless it pins metadata.resourceVersion.
+ * Server-side apply (apply-patch+yaml, and +cbor behind its gate) is apply.ts's.
  */
 export async function handlePatch(r: ResourceRequest): Promise<void> {
   // For PATCH, bodyFormat answers a patch format or apply-patch (415 otherwise); with the
   // CBORServingAndStorage gate, application/apply-patch+cbor is apply too (spec 4.3).
   const format = bodyFormat(r.req.headers['content-type'], 'PATCH', { cbor: cborServed(r) });
-  // Server-side apply is not implemented yet (issue 18), in YAML or in CBOR: both answer 415.
-  if (format === 'apply-patch' || format === 'apply-patch-cbor') {
-    const type = format === 'apply-patch' ? 'application/apply-patch+yaml' : 'application/apply-patch+cbor';
-    throw new ApiError('UnsupportedMediaType', `server-side apply (${type}) is not served by this version of svc-apiserver yet`);
-  }
+  if (format === 'apply-patch' || format === 'apply-patch-cbor') return handleApply(r, format === 'apply-patch' ? 'yaml' : 'cbor');
+  if (r.query.has('force')) throw patchOptionsInvalid('force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = writeContext(r);
   const { value: patch, duplicates } = parseDocument(await readBody(r.req), 'json');

@@ -2,6 +2,8 @@ import type { ResourceType } from './resource-type';
 import type { Now } from './table';
 import { makeCsrType } from './types/certificatesigningrequests';
 import { makeConfigMapType } from './types/configmaps';
+import { makeControllerRevisionType } from './types/controllerrevisions';
+import { makeDaemonSetType } from './types/daemonsets';
 import { makeEndpointsType } from './types/endpoints';
 import { makeCoreEventType } from './types/events';
 import { makeEventV1Type } from './types/events-v1';
@@ -17,6 +19,7 @@ import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
 import { makeReplicaSetType } from './types/replicasets';
 import { makeServiceType } from './types/services';
+import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
@@ -46,6 +49,9 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makePodDisruptionBudgetType(now),
     makeDeploymentType(now),
     makeReplicaSetType(now),
+    makeStatefulSetType(now),
+    makeDaemonSetType(now),
+    makeControllerRevisionType(now),
     makeCsrType(now),
     makeRoleType(now),
     makeClusterRoleType(now),

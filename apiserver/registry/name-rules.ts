@@ -3,7 +3,7 @@ import type { ResourceType } from './resource-type';
 
 /**
  * Which name rule validateObjectMeta applies to a type, as upstream's per-kind ValidateXName:
- * namespaces are DNS-1123 labels, services DNS-1035 labels (must start with a letter), and
+ * namespaces and StatefulSets are DNS-1123 labels, services DNS-1035 labels (must start with a letter), and
  * PersistentVolumes, PersistentVolumeClaims, CertificateSigningRequests and RBAC objects only need
  * to be a valid path segment; everything else is a DNS-1123 subdomain.
  */
@@ -13,6 +13,8 @@ export function nameRuleFor(t: Pick<ResourceType, 'group' | 'resource'>): NameRu
     if (t.resource === 'services') return 'dns1035';
     if (t.resource === 'persistentvolumes' || t.resource === 'persistentvolumeclaims') return 'path-segment';
   }
+  // Upstream ValidateStatefulSetName: a DNS label, so that <name>-<ordinal> pod names and hostnames are valid.
+  if (t.group === 'apps' && t.resource === 'statefulsets') return 'label';
   if (t.group === 'certificates.svc.io' && t.resource === 'certificatesigningrequests') return 'path-segment';
   if (t.group === 'rbac.authorization.svc.io') return 'path-segment';
   return 'subdomain';

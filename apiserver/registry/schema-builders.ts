@@ -101,6 +101,10 @@ function withOptions(s: ObjectSchema, opts: ObjOptions): ObjectSchema {
 
 export const map = (values: Schema, description?: string): MapSchema => ({ type: 'map', values, description });
 export const strMap = (description?: string): MapSchema => map(str(), description);
+/** A map that apply replaces and owns whole (upstream's +mapType=atomic, e.g. PodSpec.nodeSelector). */
+export const atomicMap = (values: Schema, description?: string): MapSchema => ({ ...map(values, description), atomic: true });
+/** A scalar with its OpenAPI default (upstream's +default), which a listType map key takes when an element leaves it out. */
+export const withDefault = (s: ScalarSchema, value: string | number | boolean): ScalarSchema => ({ ...s, default: value });
 export const quantityMap = (description?: string): MapSchema => map(quantity(), description);
 
 /** An atomic list (upstream: no patchStrategy, listType atomic). */

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { isObject } from '../api/types';
 
 /**
@@ -39,4 +40,27 @@ export function diffPaths(a: unknown, b: unknown, path = '', out: string[] = [])
     a.forEach((x, i) => diffPaths(x, b[i], `${path}[${i}]`, out));
   } else if (!semanticEqual(a, b)) out.push(path);
   return out;
+}
+
+/**
+ * A JSON value as upstream would hold it after decoding into its Go type and writing it back: an
+ * object field that is null (or an empty list) is the same as an absent one. Unlike isZero, '', 0,
+ * false and {} are kept: a pointer field set to 0 (runAsUser: 0) is not an absent one. Used where
+ * a change must be told from a re-spelling (a StatefulSet's immutable fields, a DaemonSet's
+ * template generation, the templates controllers keep as revisions).
+ */
+export function decodedForm(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(decodedForm);
+  if (!isObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === null || x === undefined || (Array.isArray(x) && x.length === 0)) continue;
+    out[k] = decodedForm(x);
+  }
+  return out;
+}
+
+/** Deep equality of the decodedForm of two values (key order ignored). */
+export function decodedEqual(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(decodedForm(a), decodedForm(b));
 }

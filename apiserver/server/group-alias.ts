@@ -75,7 +75,24 @@ function servedObject(o: unknown, canonical: string, served: string): unknown {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return o;
   const obj = o as Record<string, unknown>;
   const apiVersion = servedApiVersion(obj.apiVersion, canonical, served);
-  return apiVersion === obj.apiVersion ? obj : { ...obj, apiVersion };
+  const managed = servedManagedFields(obj.metadata, canonical, served);
+  if (apiVersion === obj.apiVersion && managed === undefined) return obj;
+  return managed === undefined ? { ...obj, apiVersion } : { ...obj, apiVersion, metadata: { ...(obj.metadata as object), managedFields: managed } };
+}
+
+/** metadata.managedFields with their apiVersion in the served group (upstream records the version written); undefined when none changes. */
+function servedManagedFields(metadata: unknown, canonical: string, served: string): unknown[] | undefined {
+  const entries = (metadata as { managedFields?: unknown } | undefined)?.managedFields;
+  if (!Array.isArray(entries)) return undefined;
+  let changed = false;
+  const out = entries.map((e: unknown) => {
+    const entry = e as { apiVersion?: unknown } | null;
+    const apiVersion = servedApiVersion(entry?.apiVersion, canonical, served);
+    if (apiVersion === entry?.apiVersion) return e;
+    changed = true;
+    return { ...entry, apiVersion };
+  });
+  return changed ? out : undefined;
 }
 
 /**

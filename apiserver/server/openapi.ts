@@ -32,7 +32,7 @@ function shapeOf(s: Schema): Json {
         ...(s.retainKeys ? { 'x-kubernetes-patch-strategy': 'retainKeys' } : {}),
       };
     case 'map':
-      return { type: 'object', additionalProperties: toOpenApi(s.values) };
+      return { type: 'object', additionalProperties: toOpenApi(s.values), ...(s.atomic ? { 'x-kubernetes-map-type': 'atomic' } : {}) };
     case 'array': {
       const a: Json = { type: 'array', items: toOpenApi(s.items) };
       if (s.listType) a['x-kubernetes-list-type'] = s.listType;
@@ -54,7 +54,7 @@ function shapeOf(s: Schema): Json {
       return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     default:
       // int32/int64/byte/double, as upstream's OpenAPI writes them (byte: base64 in JSON).
-      return { type: s.type, ...(s.format ? { format: s.format } : {}), ...(s.enum ? { enum: [...s.enum] } : {}) };
+      return { type: s.type, ...(s.format ? { format: s.format } : {}), ...(s.enum ? { enum: [...s.enum] } : {}), ...(s.default !== undefined ? { default: s.default } : {}) };
   }
 }
 

@@ -11,7 +11,10 @@ import { validateAgainstSchema } from '../validation/validate-schema';
 import { Deleter, forbidNewFinalizers, type DeleteOptions, type DeleteResult } from './deleter';
 import { objectKey } from './keys';
 import { ListReader, type ListQuery, type RevisionWaiter } from './list-reader';
-import { managerFromUserAgent, updateManagedFields } from './managed-fields';
+import { applyConfiguration } from '../apply/field-manager';
+import type { FieldSet } from '../apply/field-set';
+import { bodyLimitBytes, measureJson } from '../patch/json-bounds';
+import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
 import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
@@ -23,6 +26,18 @@ export type { DeleteOptions, DeleteResult } from './deleter';
 export { fieldValue, selectableFields, type ListQuery } from './list-reader';
 export type { WriteAdmission } from './write-admission';
 export type { WriteContext } from './write-context';
+
+/** How a server-side apply goes (ObjectStore.apply). */
+export interface ApplyOptions {
+  /** Take fields other managers own instead of answering 409 (?force=true). */
+  force: boolean;
+  /** Runs before an apply creates the object (the create permission); rejects to refuse. */
+  beforeCreate?: () => Promise<void>;
+  /** What of the applied object a sub-resource writes (pods/ephemeralcontainers: only its list). */
+  keep?: (applied: KObject, current: KObject | null) => KObject;
+  /** The only fields that sub-resource's applier owns (apply/updater.ts UpdateScope.only). */
+  only?: FieldSet;
+}
 
 export interface ObjectStoreOptions {
   now: () => Date;
@@ -96,10 +111,10 @@ export class ObjectStore {
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
     t.defaults?.(obj);
+    // Ownership is of what the request wrote and its defaults, not of admission's changes (upstream tracks before admission).
+    trackFields(t, null, obj, ctx, now);
     await this.admission.admit(writeAttributes('CREATE', t, namespace, meta.name ?? '', ctx, obj));
     validate(t, obj);
-    meta.managedFields = updateManagedFields(null, obj, manager(t, ctx, now));
-    if (meta.managedFields.length === 0) delete meta.managedFields;
     if (ctx.dryRun) return obj;
     try {
       const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(obj));
@@ -151,6 +166,29 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Server-side apply (Appendix C): config merged onto the current object by the kind's schema,
+   * field ownership tracked (apply/field-manager.ts; 409 on conflicts unless force). On the main
+   * resource an absent object is created, after beforeCreate (its create permission); a
+   * resourceVersion in config pins the write.
+   */
+  apply(t: ResourceType, namespace: string, name: string, config: KObject, ctx: WriteContext, opts: ApplyOptions): Promise<{ object: KObject; created: boolean }> {
+    const compute = async (current: KObject | null) => {
+      if (!current) {
+        if (config.metadata.uid) throw errors.conflict(t.resource, name, `uid mismatch: the provided object specified uid ${config.metadata.uid}, and no existing object was found`, t.group);
+        await opts.beforeCreate?.();
+      }
+      const object = applyConfiguration(current, config, managerOf(ctx), opts.force, { ...trackScope(t, ctx.subresource, this.opts.now()), only: opts.only });
+      if (!config.metadata.resourceVersion) delete object.metadata.resourceVersion;
+      // As a patched object (patch-by-format.ts): the live object and the configuration may each be near the body limit.
+      if (measureJson(object, bodyLimitBytes).size > bodyLimitBytes) {
+        throw new ApiError('RequestEntityTooLarge', `the applied object is larger than the limit of ${bodyLimitBytes} bytes`);
+      }
+      return opts.keep ? opts.keep(object, current) : object;
+    };
+    return this.update(t, namespace, name, compute, { ...ctx, applied: true }, !ctx.subresource);
+  }
+
   /** Deletes an object (DELETE with DeleteOptions, 2.5); see Deleter. */
   delete(t: ResourceType, namespace: string, name: string, options: DeleteOptions, ctx: WriteContext): Promise<DeleteResult> {
     return this.deleter.delete(t, namespace, name, options, ctx);
@@ -190,14 +228,13 @@ export class ObjectStore {
     keepOtherHalf(t, ctx.subresource, current, obj);
     forbidNewFinalizers(t, name, old, meta);
     t.defaults?.(obj);
+    const now = this.opts.now();
+    trackFields(t, current, obj, ctx, now);
     await this.admission.admit(writeAttributes('UPDATE', t, namespace, name, ctx, obj, current));
     // validateUpdate restores fields that may not change, so generation is judged after it.
     validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;
     if (specChanged(t, current, obj) || t.bumpsGeneration?.(obj, current, ctx.subresource)) meta.generation++;
-    const now = this.opts.now();
-    meta.managedFields = updateManagedFields(current, obj, manager(t, ctx, now));
-    if (meta.managedFields.length === 0) delete meta.managedFields;
     if (equalIgnoringTimes(current, obj)) return current; // no-op writes do not bump resourceVersion (upstream)
     if (ctx.dryRun) {
       obj.metadata.resourceVersion = current.metadata.resourceVersion;
@@ -268,17 +305,6 @@ function validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''
   if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
   if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old, subresource));
   if (causes.length > 0) throw errors.invalid(t.kind, obj.metadata.name ?? obj.metadata.generateName ?? '', causes, t.group);
-}
-
-function manager(t: ResourceType, ctx: WriteContext, now: Date) {
-  return {
-    manager: ctx.fieldManager || managerFromUserAgent(ctx.userAgent),
-    operation: 'Update' as const,
-    apiVersion: apiVersionOf(t),
-    time: rfc3339(now),
-    subresource: ctx.subresource,
-    schema: t.schema,
-  };
 }
 
 function specChanged(t: ResourceType, a: KObject, b: KObject): boolean {

@@ -10,6 +10,8 @@ export interface WriteContext {
   fieldManager?: string;
   userAgent?: string;
   subresource: string;
+  /** Server-side apply wrote the object's managedFields (apply/field-manager.ts); the store keeps them. */
+  applied?: boolean;
 }
 
 export function writeAttributes(

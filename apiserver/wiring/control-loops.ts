@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { NOOP_RECORDER } from '../../common/events/recorder';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { NOOP_RECORDER } from '../../common/events/recorder';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { isAlreadyExists, isConflict } from '../api/errors';
 import { ensureClusterInfo } from '../authn/cluster-info';
@@ -18,8 +18,10 @@ import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
+import { DaemonSetController } from '../controllers/workloads/daemonset-controller';
 import { DeploymentController } from '../controllers/workloads/deployment-controller';
 import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
+import { StatefulSetController } from '../controllers/workloads/statefulset-controller';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
@@ -66,6 +68,8 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
   const { store, authz, informers } = core;
   const { ca } = tls.pki;
   const now = () => new Date();
+  // replaced by the event recorder (events helper)
+  const recorder = NOOP_RECORDER;
   const loops = [
     new NamespaceController(store, cache, registry, log.child({ controller: 'namespace' }), informers).run(leading),
     new GarbageCollector(store, cache, registry, log.child({ controller: 'garbage-collector' }), informers).run(leading),
@@ -78,10 +82,10 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
-    // recorder: replaced by the event recorder (events helper)
-    new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: NOOP_RECORDER, informers }).run(leading),
-    // recorder: replaced by the event recorder (events helper)
-    new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: NOOP_RECORDER, informers }).run(leading),
+    new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder, informers }).run(leading),
+    new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder, informers }).run(leading),
+    new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder, informers }).run(leading),
+    new DaemonSetController(store, cache, registry, { log: log.child({ controller: 'daemonset' }), recorder, informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
   ];

@@ -27,6 +27,8 @@ export interface ClaimOptions {
   selector: unknown;
   /** Written into adopted objects. */
   ref: OwnerReference;
+  /** Further conditions an object must meet to be the owner's, after the selector (upstream ClaimPods' filters: a StatefulSet's pods must carry its name). */
+  filter?: (obj: KObject) => boolean;
   /** The type of the objects claimed (pods, controllerrevisions). */
   type: ResourceType;
   ctx: WriteContext;
@@ -43,7 +45,7 @@ export async function claim(store: ObjectStore, owner: KObject, objects: readonl
   const out: KObject[] = [];
   for (const obj of objects) {
     const ref = controllerRefOf(obj);
-    const matches = reqs !== null && reqs.length > 0 && selectorMatchesLabels(reqs, obj.metadata.labels);
+    const matches = reqs !== null && reqs.length > 0 && selectorMatchesLabels(reqs, obj.metadata.labels) && (o.filter?.(obj) ?? true);
     if (ref) {
       if (ref.uid !== owner.metadata.uid) continue;
       if (matches || ownerDeleting) {

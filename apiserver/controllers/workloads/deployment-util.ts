@@ -1,5 +1,7 @@
 import type { KObject } from '../../api/types';
-import { isZero, semanticEqual } from '../../registry/semantic-equal';
+import { decodedEqual } from '../../registry/semantic-equal';
+import { scaledValue } from '../../registry/types/workload-common';
+import { computeTemplateHash } from './revision-hash';
 
 /**
  * Pure helpers of the Deployment controller, after upstream's pkg/controller/deployment/util:
@@ -83,46 +85,23 @@ export function byCreation(a: KObject, b: KObject): number {
   return na < nb ? -1 : na > nb ? 1 : 0;
 }
 
-/** Upstream's FNV-32a, over bytes. */
-function fnv32a(bytes: Uint8Array, h = 0x811c9dc5): number {
-  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
-
 /**
- * JSON with object keys sorted and zero-valued members left out: one text per template, whatever
- * its key order and however a client spelled its zeros (kubectl rollout undo sends
- * `creationTimestamp: null`, which Go decodes to the same struct as no field).
- */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => !isZero(x)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
-const SAFE_ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
-
-/**
- * The pod-template-hash (upstream ComputeHash): FNV-32a of the template, then of collisionCount as
- * 8 little-endian bytes when set, printed in decimal and each digit mapped through upstream's
- * SafeEncodeString alphabet (no vowels, so no words). Upstream hashes a dump of the Go struct; we
- * hash the template's canonical JSON, so values differ from upstream's for the same template
- * (names keep their form: `<deployment>-<hash>`, up to 10 characters).
+ * The pod-template-hash (upstream ComputeHash, shared with the DaemonSet's revisions in
+ * revision-hash.ts): FNV-1a of the template's canonical JSON (keys sorted; null and empty-list
+ * fields left out, as Go decodes them alike: `kubectl rollout undo` sends `creationTimestamp:
+ * null`), then of collisionCount, in upstream's no-vowel alphabet. Upstream hashes a dump of the
+ * Go struct, so the digits differ from upstream's for the same template (names keep their form:
+ * `<deployment>-<hash>`).
  */
 export function computeHash(template: unknown, collisionCount?: number): string {
-  let h = fnv32a(new TextEncoder().encode(canonicalJson(template ?? {})));
-  if (collisionCount !== undefined) {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setUint32(0, collisionCount >>> 0, true);
-    h = fnv32a(b, h);
-  }
-  return [...String(h)].map((c) => SAFE_ALPHANUMS[c.charCodeAt(0) % SAFE_ALPHANUMS.length]).join('');
+  return computeTemplateHash(template ?? {}, collisionCount);
 }
 
-/** Two templates semantically equal apart from the pod-template-hash label (upstream EqualIgnoreHash). */
+/**
+ * Two templates equal apart from the pod-template-hash label (upstream EqualIgnoreHash, whose
+ * semantic equality sees decoded Go structs: null and empty-list fields are absent ones, while a
+ * pointer set to 0 or false is not).
+ */
 export function equalIgnoreHash(a: unknown, b: unknown): boolean {
   const strip = (t: unknown) => {
     const c = structuredClone((t ?? {}) as DeploymentSpec['template'] & object);
@@ -132,7 +111,7 @@ export function equalIgnoreHash(a: unknown, b: unknown): boolean {
     }
     return c;
   };
-  return semanticEqual(strip(a), strip(b));
+  return decodedEqual(strip(a), strip(b));
 }
 
 /** The ReplicaSet whose template is the Deployment's, oldest first if several (upstream FindNewReplicaSet). */
@@ -147,19 +126,11 @@ export function findOldReplicaSets(d: KObject, rss: readonly KObject[]): KObject
   return rss.filter((rs) => rs !== fresh);
 }
 
-/** Upstream GetScaledValueFromIntOrPercent: an int as is, a percentage of total rounded up or down. */
-export function scaledValue(v: number | string | undefined, total: number, roundUp: boolean): number {
-  if (typeof v === 'number') return v;
-  const m = typeof v === 'string' ? /^([0-9]+)%$/.exec(v) : null;
-  if (!m) return 0;
-  const x = (Number(m[1]) * total) / 100;
-  return roundUp ? Math.ceil(x) : Math.floor(x);
-}
-
 /** Upstream ResolveFenceposts: surge rounds up, unavailable down; both zero makes unavailable 1. */
 export function resolveFenceposts(maxSurge: number | string | undefined, maxUnavailable: number | string | undefined, desired: number): { surge: number; unavailable: number } {
-  const surge = scaledValue(maxSurge ?? 0, desired, true);
-  let unavailable = scaledValue(maxUnavailable ?? 0, desired, false);
+  // A malformed value (validation refuses it) counts as 0.
+  const surge = scaledValue(maxSurge, desired, true) ?? 0;
+  let unavailable = scaledValue(maxUnavailable, desired, false) ?? 0;
   if (surge === 0 && unavailable === 0) unavailable = 1;
   return { surge, unavailable };
 }

@@ -1,16 +1,17 @@
 import type { Cause } from '../../api/errors';
-import { labelSelectorRequirements, labelSelectorString } from '../../api/label-selector';
+import { labelSelectorRequirements } from '../../api/label-selector';
 import { percentErrors } from '../../api/name-validation';
-import type { KObject } from '../../api/types';
 import { messages, nonNegative, validateLabelSelector } from '../common-validation';
 import { invalid, required } from '../field-errors';
-import { rec, recs, str } from '../obj-access';
+import { rec } from '../obj-access';
 import type { TableColumn } from '../resource-type';
 import { column } from '../table';
+import { containerColumns, formatLabelSelector } from './workload-common';
 
 /**
- * Pieces the apps/v1 workload kinds share (ReplicaSet, Deployment; StatefulSet and DaemonSet may
- * use them too): upstream's apps validation helpers and the wide columns of `kubectl get`.
+ * The validation pieces ReplicaSet and Deployment share (upstream's apps validation helpers), and
+ * their wide columns from workload-common.ts. Kept apart from intOrPercentCauses there: a
+ * Deployment's maxSurge may exceed 100% (upstream checks only maxUnavailable).
  */
 
 /** Upstream ValidatePositiveIntOrPercent: a non-negative integer or a percent string ("25%"). */
@@ -25,13 +26,6 @@ export function intOrPercentErrors(path: string, v: unknown): Cause[] {
 export function notOver100Percent(path: string, v: unknown): Cause[] {
   const m = typeof v === 'string' ? /^([0-9]+)%$/.exec(v) : null;
   return m && Number(m[1]) > 100 ? [invalid(path, v, 'must not be greater than 100%')] : [];
-}
-
-/** Upstream getIntOrPercentValue: the number of an int, or of a percent string; 0 otherwise. */
-export function intOrPercentValue(v: unknown): number {
-  if (typeof v === 'number') return v;
-  const m = typeof v === 'string' ? /^([0-9]+)%$/.exec(v) : null;
-  return m ? Number(m[1]) : 0;
 }
 
 /**
@@ -58,15 +52,7 @@ export function notGreater(status: Record<string, unknown>, field: string, than:
   return typeof a === 'number' && typeof b === 'number' && a > b ? [invalid(`status.${field}`, a, message)] : [];
 }
 
-function templateContainers(o: KObject): Record<string, unknown>[] {
-  return recs(rec(rec(rec(o.spec)?.template)?.spec)?.containers);
-}
-
-/** The wide columns upstream prints for every pod-template workload: Containers, Images, Selector. */
+/** The wide columns of the pod-template workloads (upstream's printers): Containers, Images, Selector. */
 export function workloadWideColumns(selectorDoc: string): TableColumn[] {
-  return [
-    column('Containers', 'string', 'Names of each container in the template.', (o) => templateContainers(o).map((c) => str(c.name) ?? '').join(','), 1),
-    column('Images', 'string', 'Images referenced by each container in the template.', (o) => templateContainers(o).map((c) => str(c.image) ?? '').join(','), 1),
-    column('Selector', 'string', selectorDoc, (o) => labelSelectorString(rec(o.spec)?.selector) || '<none>', 1),
-  ];
+  return [...containerColumns(), column('Selector', 'string', selectorDoc, (o) => formatLabelSelector(rec(o.spec)?.selector), 1)];
 }

@@ -15,6 +15,7 @@ import {
   str,
   strEnum,
   described,
+  withDefault,
   type Field,
 } from '../schema-builders';
 import { securityContextSchema } from './security-context-schema';
@@ -36,7 +37,7 @@ const containerPortSchema = obj(
     name: [1, str('An IANA_SVC_NAME a Service may refer to the port by.')],
     hostPort: [2, int32('The port on the host, usually unset.')],
     containerPort: [3, ptr(int32('The port on the pod IP.'))],
-    protocol: [4, strEnum(PROTOCOLS, 'TCP (the default), UDP or SCTP.')],
+    protocol: [4, withDefault(strEnum(PROTOCOLS, 'TCP (the default), UDP or SCTP.'), 'TCP')],
     hostIP: [5, str('The host IP to bind the host port to.')],
   },
   { required: ['containerPort'] },

@@ -8,7 +8,8 @@ import type { ResourceType, TableColumn } from '../resource-type';
 import { bool, described, int32, int64, intOrStr, mapList, obj, ptr, str, strEnum, time } from '../schema-builders';
 import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { intOrPercentErrors, intOrPercentValue, nonNegativeCounters, notGreater, notOver100Percent, validateWorkloadSelector, workloadWideColumns } from './apps-common';
+import { intOrPercentErrors, nonNegativeCounters, notGreater, notOver100Percent, validateWorkloadSelector, workloadWideColumns } from './apps-common';
+import { intOrPercentValue } from './workload-common';
 import { defaultPodTemplate, podTemplateSpecSchema, validatePodTemplate } from './pod-template';
 
 /**

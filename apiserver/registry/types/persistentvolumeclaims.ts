@@ -76,8 +76,8 @@ export const persistentVolumeClaimSchema = withMeta(`${V1}.PersistentVolumeClaim
   ],
 });
 
-/** Upstream SetDefaults_PersistentVolumeClaim(Spec): phase Pending, volumeMode Filesystem. */
-function defaults(o: KObject): void {
+/** Upstream SetDefaults_PersistentVolumeClaim(Spec): phase Pending, volumeMode Filesystem (claims and StatefulSet claim templates alike). */
+export function defaultPersistentVolumeClaim(o: KObject): void {
   canonicalizeQuantities(persistentVolumeClaimSchema, o);
   const spec = ensureRec(o, 'spec');
   if (!spec.volumeMode) spec.volumeMode = 'Filesystem';
@@ -85,8 +85,8 @@ function defaults(o: KObject): void {
   if (!status.phase) status.phase = 'Pending';
 }
 
-/** Upstream ValidatePersistentVolumeClaimSpec (the commonly hit rules). */
-function validate(o: KObject): Cause[] {
+/** Upstream ValidatePersistentVolumeClaimSpec (the commonly hit rules); paths start at spec. */
+export function validatePersistentVolumeClaimSpec(o: KObject): Cause[] {
   const spec = rec(o.spec) ?? {};
   const out = accessModeCauses(spec.accessModes, 'spec.accessModes', 'at least 1 access mode is required');
   out.push(...validateLabelSelector(spec.selector, 'spec.selector'));
@@ -161,8 +161,8 @@ export function makePersistentVolumeClaimType(now: Now = Date.now): ResourceType
     hasStatus: true,
     specFields: ['spec'],
     tableColumns: persistentVolumeClaimColumns(now),
-    defaults,
-    validate,
+    defaults: defaultPersistentVolumeClaim,
+    validate: validatePersistentVolumeClaimSpec,
     validateUpdate,
   };
 }

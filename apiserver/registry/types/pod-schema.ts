@@ -2,6 +2,7 @@ import type { ObjectSchema } from '../../api/schema';
 import { localObjectReferenceSchema, withMeta } from '../common-schemas';
 import {
   atomicList,
+  atomicMap,
   bool,
   described,
   int32,
@@ -14,7 +15,6 @@ import {
   setList,
   str,
   strEnum,
-  strMap,
   time,
 } from '../schema-builders';
 import { affinitySchema, tolerationSchema, topologySpreadConstraintSchema } from './affinity-schema';
@@ -196,7 +196,7 @@ export const podSpecSchema: ObjectSchema = obj(
     terminationGracePeriodSeconds: [4, ptr(int64('Seconds the pod is given to stop gracefully; 30 by default.'))],
     activeDeadlineSeconds: [5, ptr(int64('Seconds the pod may be active before the kubelet fails it.'))],
     dnsPolicy: [6, strEnum(DNS_POLICIES, 'How DNS is set up for the pod; ClusterFirst by default.')],
-    nodeSelector: [7, strMap('Labels a node must have for the pod to be scheduled to it.')],
+    nodeSelector: [7, atomicMap(str(), 'Labels a node must have for the pod to be scheduled to it.')], // +mapType=atomic upstream
     serviceAccountName: [8, str('The ServiceAccount the pod runs as.')],
     serviceAccount: [9, str('Deprecated alias of serviceAccountName.')],
     automountServiceAccountToken: [21, ptr(bool('Whether a service account token is mounted automatically.'))],

@@ -49,6 +49,8 @@ export interface TemplateRules {
   selector?: unknown;
   /** Restart policies the workload allows (RS/Deployment/StatefulSet/DaemonSet: Always; Job: OnFailure, Never). */
   restartPolicies: readonly string[];
+  /** The workload kind named in upstream's activeDeadlineSeconds message ("activeDeadlineSeconds in StatefulSet is not Supported"); default ReplicaSet. */
+  kind?: string;
 }
 
 /**
@@ -74,7 +76,7 @@ export function validatePodTemplate(template: unknown, path: string, rules: Temp
     out.push(notSupported(`${path}.spec.restartPolicy`, policy, rules.restartPolicies));
   }
   if (rules.restartPolicies.includes('Always') && spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds !== null) {
-    out.push(forbidden(`${path}.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in ReplicaSet is not Supported'));
+    out.push(forbidden(`${path}.spec.activeDeadlineSeconds`, `activeDeadlineSeconds in ${rules.kind ?? 'ReplicaSet'} is not Supported`));
   }
   return out;
 }

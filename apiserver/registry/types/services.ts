@@ -7,7 +7,7 @@ import { validateLabels } from '../meta-validation';
 import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
-import { atomicList, bool, described, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, strMap } from '../schema-builders';
+import { atomicList, atomicMap, bool, described, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, withDefault } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 
 /** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
@@ -22,7 +22,7 @@ const servicePortSchema = obj(
   `${V1}.ServicePort`,
   {
     name: [1, s('The name of this port within the service; must be a DNS_LABEL.')],
-    protocol: [2, strEnum(['TCP', 'UDP', 'SCTP'], 'The IP protocol for this port: TCP, UDP or SCTP. Default is TCP.')],
+    protocol: [2, withDefault(strEnum(['TCP', 'UDP', 'SCTP'], 'The IP protocol for this port: TCP, UDP or SCTP. Default is TCP.'), 'TCP')],
     appProtocol: [6, ptr(s('The application protocol for this port, used as a hint.'))],
     port: [3, ptr(int32('The port this service exposes.'))],
     targetPort: [4, intOrStr('Number or name of the port on the pods; defaults to port.')],
@@ -37,7 +37,7 @@ export const serviceSchema = withMeta(`${V1}.Service`, {
     described('Spec defines the behavior of a service.', obj(`${V1}.ServiceSpec`, {
       // Upstream: patchMergeKey port, listMapKeys port + protocol.
       ports: [1, mapList(servicePortSchema, ['port', 'protocol'], 'The list of ports that are exposed by this service.')],
-      selector: [2, strMap('Route service traffic to pods with label keys and values matching this selector.')],
+      selector: [2, atomicMap(s(), 'Route service traffic to pods with label keys and values matching this selector.')], // +mapType=atomic upstream
       clusterIP: [3, s('The IP address of the service, usually assigned randomly; None makes a headless service.')],
       clusterIPs: [18, atomicList(s(), 'The IP addresses of the service, one per IP family; clusterIPs[0] equals clusterIP.')],
       type: [4, strEnum(SERVICE_TYPES, 'How the service is exposed: ClusterIP, ExternalName, NodePort or LoadBalancer.')],

@@ -83,7 +83,7 @@ test('get, list and update: CBOR in the client\'s order, JSON when it comes firs
     t.deepEqual(decoded(updated).data, { k: 'new' });
   }));
 
-test('errors to a CBOR client are a CBOR Status; CBOR patches other than apply are 415, apply is 415 until it is served', (t) =>
+test('errors to a CBOR client are a CBOR Status; CBOR patches other than apply are 415; apply in CBOR is served', (t) =>
   withStore(async (f) => {
     const missing = await call(f, handleGet, 'GET', `${CMS}/nope`, { headers: { accept: CBOR }, gates });
     t.is(missing.statusCode, 404);
@@ -93,10 +93,15 @@ test('errors to a CBOR client are a CBOR Status; CBOR patches other than apply a
     const merge = await call(f, handlePatch, 'PATCH', `${CMS}/a`, { raw: encodeCbor(undefined, { data: { x: 'y' } }), headers: CLIENT_GO, gates });
     t.is(merge.statusCode, 415);
     t.regex(decoded(merge).message as string, /application\/apply-patch\+cbor/);
-    const apply = await call(f, handlePatch, 'PATCH', `${CMS}/a`, { raw: encodeCbor(undefined, { data: { x: 'y' } }), headers: { ...CLIENT_GO, 'content-type': 'application/apply-patch+cbor' }, gates });
-    t.is(apply.statusCode, 415);
-    t.regex(decoded(apply).message as string, /server-side apply \(application\/apply-patch\+cbor\) is not served/);
+    // Server-side apply in CBOR (issue 18): the applied configuration merged, answered in CBOR.
+    const config = encodeCbor(undefined, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { x: 'y' } });
+    const apply = await call(f, handlePatch, 'PATCH', `${CMS}/a?fieldManager=cbor-client`, { raw: config, headers: { ...CLIENT_GO, 'content-type': 'application/apply-patch+cbor' }, gates });
+    t.is(apply.statusCode, 200);
+    t.is(apply.headers['content-type'], CBOR);
+    t.deepEqual(decoded(apply).data, { k: 'v', x: 'y' });
+    t.like(decoded(apply).metadata.managedFields[0], { manager: 'cbor-client', operation: 'Apply', fieldsV1: { 'f:data': { 'f:x': {} } } });
   }));
+
 
 test('DeleteOptions and bindings in CBOR are read', (t) =>
   withStore(async (f) => {

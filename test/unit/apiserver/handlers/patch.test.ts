@@ -53,14 +53,18 @@ test('a patch pinning a stale resourceVersion is 409; one without applies to wha
     t.deepEqual((await f.store.get(f.type('configmaps'), 'default', 'a')).data, { k: 'second' });
   }));
 
-test('patch errors: missing object 404, apply-patch and unknown types 415, bad JSON 400, invalid result 422', (t) =>
+test('patch errors: missing object 404, unknown types 415, bad JSON 400, invalid result 422, force on a non-apply patch 422', (t) =>
   withA(async (f) => {
     const missing = await call(f, handlePatch, 'PATCH', '/api/v1/namespaces/default/configmaps/nope', { body: { data: {} }, headers: merge });
     t.is(missing.statusCode, 404);
     t.like(missing.body, { kind: 'Status', reason: 'NotFound' });
+    // Server-side apply is served (apply.test.ts); without fieldManager it is upstream's 422.
     const apply = await call(f, handlePatch, 'PATCH', A, { raw: 'data: {}', headers: { 'content-type': 'application/apply-patch+yaml' } });
-    t.is(apply.statusCode, 415);
-    t.regex(apply.body.message, /server-side apply/);
+    t.is(apply.statusCode, 422);
+    t.is(apply.body.message, 'PatchOptions.meta.svc.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    const force = await call(f, handlePatch, 'PATCH', `${A}?force=true`, { body: { data: {} }, headers: merge });
+    t.is(force.statusCode, 422);
+    t.is(force.body.message, 'PatchOptions.meta.svc.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
     const plain = await call(f, handlePatch, 'PATCH', A, { body: { data: {} }, headers: { 'content-type': 'application/json' } });
     t.is(plain.statusCode, 415);
     const garbled = await call(f, handlePatch, 'PATCH', A, { raw: '{"data":', headers: merge });

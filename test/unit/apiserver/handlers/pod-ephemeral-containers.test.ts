@@ -64,3 +64,26 @@ test('other verbs are 405; a missing pod is 404', async (t) => {
     await f.close();
   }
 });
+
+test('server-side apply adds an ephemeral container under an ephemeralcontainers entry; the rest of the configuration is dropped', (t) =>
+  withPod(async (f) => {
+    const config = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', labels: { sneaky: 'yes' } },
+      spec: { ephemeralContainers: [debug], containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+    };
+    const res = await call(f, handlePodEphemeralContainers, 'PATCH', `${EPH}?fieldManager=debugger`, { raw: JSON.stringify(config), headers: { 'content-type': 'application/apply-patch+yaml' } });
+    t.is(res.statusCode, 200, res.text);
+    t.deepEqual(
+      res.body.spec.ephemeralContainers.map((c: { name: string }) => c.name),
+      ['debug'],
+    );
+    t.is(res.body.metadata.labels, undefined);
+    const entry = res.body.metadata.managedFields.find((e: { manager: string }) => e.manager === 'debugger');
+    t.like(entry, { operation: 'Apply', subresource: 'ephemeralcontainers' });
+    // It owns only what this sub-resource writes (upstream's include filter), not the labels or containers it sent.
+    t.deepEqual(Object.keys(entry.fieldsV1), ['f:spec']);
+    t.deepEqual(Object.keys(entry.fieldsV1['f:spec']), ['f:ephemeralContainers']);
+    t.deepEqual(Object.keys(entry.fieldsV1['f:spec']['f:ephemeralContainers']), ['k:{"name":"debug"}']);
+  }));

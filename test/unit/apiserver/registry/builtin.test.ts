@@ -87,6 +87,18 @@ samples['rbac.authorization.svc.io/roles'] = { metadata: { name: 'pod-reader', n
 samples['rbac.authorization.svc.io/clusterroles'] = { metadata: { name: 'system:agg' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }], aggregationRule: { clusterRoleSelectors: [{ matchLabels: { a: 'b' } }] } };
 samples['rbac.authorization.svc.io/rolebindings'] = { metadata: { name: 'rb', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' }, { kind: 'ServiceAccount', name: 'default' }] };
 samples['rbac.authorization.svc.io/clusterrolebindings'] = { metadata: { name: 'crb' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.svc.io', name: 'devs' }] };
+const appTemplate = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', volumeMounts: [{ name: 'www', mountPath: '/www' }] }] } };
+samples['apps/statefulsets'] = {
+  metadata: { name: 'web', namespace: 'default' },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    serviceName: 'web',
+    template: appTemplate,
+    volumeClaimTemplates: [{ metadata: { name: 'www' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+  },
+};
+samples['apps/daemonsets'] = { metadata: { name: 'agent', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, template: { ...appTemplate, spec: { containers: [{ name: 'app', image: 'nginx' }] } } } };
+samples['apps/controllerrevisions'] = { metadata: { name: 'web-5d4f', namespace: 'default' }, data: { spec: { template: { $patch: 'replace' } } }, revision: 1 };
 samples['authorization.svc.io/selfsubjectaccessreviews'] = { metadata: { name: 'r' }, spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
 samples['authorization.svc.io/selfsubjectrulesreviews'] = { metadata: { name: 'r' }, spec: { namespace: 'default' } };
 samples['authorization.svc.io/subjectaccessreviews'] = { metadata: { name: 'r' }, spec: { user: 'alice', nonResourceAttributes: { path: '/healthz', verb: 'get' } } };
@@ -141,7 +153,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'deployments', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'services']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'deployments', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });

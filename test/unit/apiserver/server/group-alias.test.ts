@@ -77,6 +77,15 @@ test('responses are spelled in the group the client asked for; the canonical req
   t.is(servedEventObject(served, lease as never).apiVersion, 'coordination.k8s.io/v1');
 });
 
+test('managedFields entries name the API version in the group the client asked for, as upstream records the version written', (t) => {
+  const entry = (apiVersion: string) => ({ manager: 'm', operation: 'Update', apiVersion, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } });
+  const lease = { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', metadata: { name: 'l', managedFields: [entry('coordination.svc.io/v1')] }, spec: {} };
+  const out = servedBody(served, lease) as typeof lease;
+  t.deepEqual(out.metadata, { name: 'l', managedFields: [entry('coordination.k8s.io/v1')] });
+  t.is(lease.metadata.managedFields[0].apiVersion, 'coordination.svc.io/v1', 'the stored object is not changed');
+  t.is(servedEventObject(served, lease as never).metadata.managedFields![0].apiVersion, 'coordination.k8s.io/v1');
+});
+
 test('errors name the group the client asked for, in details and message', (t) => {
   const nf = servedError(served, errors.notFound('leases', 'l', 'coordination.svc.io')) as ApiError;
   t.is(nf.message, 'leases.coordination.k8s.io "l" not found');

@@ -6,7 +6,7 @@ import { computeHash } from '../../../../../apiserver/controllers/workloads/depl
 import { ReplicaSetController } from '../../../../../apiserver/controllers/workloads/replicaset-controller';
 import { StoreInformers } from '../../../../../apiserver/store/list-watch';
 import { adminCtx, openFixture, type Fixture } from '../store-fixture';
-import { fakeClock, podsOf, podTemplate, RecordingRecorder, setPodState, until, waitStatus } from './harness';
+import { fakeClock, podsOf, podTemplate, RecordingRecorder, setPodState, until, waitStatus } from './deployment-harness';
 
 interface Ctx {
   f: Fixture;

@@ -20,6 +20,10 @@ test('equalIgnoreHash ignores only the pod-template-hash label', (t) => {
   const fromGo = { ...tpl, metadata: { ...tpl.metadata, creationTimestamp: null } };
   t.true(equalIgnoreHash(tpl, fromGo));
   t.is(computeHash(fromGo), computeHash(tpl));
+  // A pointer set to 0 is a value: a new template, not a re-spelling.
+  const root = { ...tpl, spec: { ...tpl.spec, securityContext: { runAsUser: 0 } } };
+  t.false(equalIgnoreHash(tpl, root));
+  t.not(computeHash(root), computeHash(tpl));
 });
 
 test('fenceposts: surge rounds up, unavailable down, never both zero; Recreate has neither', (t) => {

@@ -1,87 +1,84 @@
 /**
- * Helpers for the ReplicaSet and Deployment controller tests: a recording event recorder, a
- * clock over the fixture's fake time, and writes that play the node agent's part (pods bound,
- * running and ready) since no agent runs in-process.
+ * Shared set-up of the StatefulSet and DaemonSet controller tests: the store fixture, a recording
+ * event recorder, the controller's clock on the fixture's fake time, and waits on store state.
  */
-import type { Clock } from '../../../../../common/informer/clock';
 import type { EventObjectRef, EventRecorder } from '../../../../../common/events/recorder';
+import type { Clock } from '../../../../../common/informer/clock';
 import type { KObject } from '../../../../../apiserver/api/types';
-import { controllerRefOf } from '../../../../../apiserver/controllers/workloads/controller-ref';
-import { assignPod, BINDING_SUBRESOURCE } from '../../../../../apiserver/store/assign-pod';
 import { FakeTimers } from '../../scheduler/fake-timers';
-import { adminCtx, waitFor, type Fixture } from '../store-fixture';
+import { adminCtx, type Fixture } from '../store-fixture';
 
 export interface RecordedEvent {
-  kind: string;
-  name: string;
+  regarding: string;
   type: string;
   reason: string;
   message: string;
 }
 
+/** An EventRecorder that keeps what it is told. */
 export class RecordingRecorder implements EventRecorder {
   readonly events: RecordedEvent[] = [];
   event(regarding: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.events.push({ kind: regarding.kind, name: regarding.name, type, reason, message });
+    this.events.push({ regarding: `${regarding.kind}/${regarding.name}`, type, reason, message });
   }
-  /** "reason: message" of the events about one object, in order. */
-  about(name: string): string[] {
-    return this.events.filter((e) => e.name === name).map((e) => `${e.reason}: ${e.message}`);
+  messages(reason?: string): string[] {
+    return this.events.filter((e) => !reason || e.reason === reason).map((e) => e.message);
   }
 }
 
-/** The fixture's fake time as the controllers' Clock: now() reads it, after() fires on advance(). */
+/** The controller's Clock on the fixture's fake time: timers fire only when the test advances them. */
 export function fakeClock(f: Fixture): { clock: Clock; timers: FakeTimers } {
   const timers = new FakeTimers(f.clock);
   return { clock: { now: () => f.clock.ms, after: (ms, fn) => timers.after(ms, fn) }, timers };
 }
 
-export const statusCtx = { ...adminCtx, subresource: 'status' };
+const everything = { labelSelector: [], fieldSelector: [] };
 
-export const podTemplate = (labels: Record<string, string>, image = 'nginx:1.27') => ({
-  metadata: { labels },
-  spec: { containers: [{ name: 'app', image }] },
-});
-
-/** Every pod of the namespace controlled by the owner uid (or all pods). */
-export async function podsOf(f: Fixture, ownerUid?: string, namespace = 'default'): Promise<KObject[]> {
-  const list = await f.store.list(f.type('', 'v1', 'pods'), namespace, { labelSelector: [], fieldSelector: [] });
-  return list.items.filter((p) => ownerUid === undefined || controllerRefOf(p)?.uid === ownerUid);
+export async function list(f: Fixture, group: string, resource: string, ns: string): Promise<KObject[]> {
+  return (await f.store.list(f.type(group, 'v1', resource), ns, everything)).items;
 }
 
-/** Plays the agent: the pod bound to node, Running, and Ready since the fake clock's now (or not ready). */
-export async function setPodState(f: Fixture, pod: KObject, o: { node?: string; ready?: boolean; phase?: string } = {}): Promise<void> {
-  const pods = f.type('', 'v1', 'pods');
-  const ns = pod.metadata.namespace ?? 'default';
-  const name = pod.metadata.name!;
-  if (o.node) await assignPod(f.store, pods, ns, name, { node: o.node }, { ...adminCtx, subresource: BINDING_SUBRESOURCE }, f.clock.now);
-  const at = new Date(f.clock.ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+export async function podNames(f: Fixture, ns: string): Promise<string[]> {
+  return (await list(f, '', 'pods', ns)).map((p) => p.metadata.name!).sort();
+}
+
+/**
+ * Resolves with check's first truthy answer, checking now and after every store event from now on
+ * (a condition, not a sleep); rejects after a generous bound with what it waited for.
+ */
+export async function until<T>(f: Fixture, check: () => Promise<T | undefined | false | null>, what: string, boundMs = 20_000): Promise<T> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), boundMs);
+  try {
+    const from = f.cache.currentRevision();
+    const first = await check();
+    if (first) return first;
+    for await (const _ev of f.cache.watch('/', from, ac.signal)) {
+      const v = await check();
+      if (v) return v;
+    }
+  } catch (err) {
+    if (!ac.signal.aborted) throw err;
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
+  }
+  throw new Error(`never ${what}`);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** What the node agent would report: the pod Running, Ready since now (fake time), or with the phase given. */
+export async function setPodStatus(f: Fixture, ns: string, name: string, o: { phase?: string; ready?: boolean } = {}): Promise<void> {
+  const ready = o.ready ?? true;
   await f.store.update(
-    pods,
+    f.type('', 'v1', 'pods'),
     ns,
     name,
     (cur) => ({
       ...cur!,
-      status: {
-        phase: o.phase ?? 'Running',
-        conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: at }],
-      },
+      status: { ...(cur!.status as object), phase: o.phase ?? 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: iso(f.clock.ms) }] },
     }),
-    statusCtx,
+    { ...adminCtx, subresource: 'status' },
   );
-}
-
-/** Waits until the object's status satisfies pred (watch-driven, bounded by the fixture). */
-export function waitStatus(f: Fixture, group: string, resource: string, name: string, pred: (status: Record<string, any>, o: KObject) => boolean, namespace = 'default'): Promise<KObject | null> {
-  return waitFor(f, f.type(group, 'v1', resource), namespace, name, (o) => !!o && pred((o.status ?? {}) as Record<string, any>, o));
-}
-
-/** Polls (on the event loop, no timers) until fn returns a value; each try lets pending I/O run first. Bounded by tries. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, tries = 2000): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error(`never: ${what}`);
 }

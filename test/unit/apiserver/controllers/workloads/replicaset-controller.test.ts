@@ -4,7 +4,7 @@ import type { KObject } from '../../../../../apiserver/api/types';
 import { controllerRefOf } from '../../../../../apiserver/controllers/workloads/controller-ref';
 import { ReplicaSetController } from '../../../../../apiserver/controllers/workloads/replicaset-controller';
 import { adminCtx, openFixture, type Fixture } from '../store-fixture';
-import { fakeClock, podsOf, podTemplate, RecordingRecorder, setPodState, until, waitStatus } from './harness';
+import { fakeClock, podsOf, podTemplate, RecordingRecorder, setPodState, until, waitStatus } from './deployment-harness';
 
 interface Ctx {
   f: Fixture;
