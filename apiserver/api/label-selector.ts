@@ -33,3 +33,36 @@ export function selectorMatchesLabels(reqs: readonly Requirement[] | null, label
   const l = labels ?? {};
   return matches(reqs, (k) => (Object.hasOwn(l, k) ? l[k] : undefined));
 }
+
+/**
+ * Upstream LabelSelectorAsSelector(sel).String(): the selector in query-parameter syntax
+ * (`app=web,tier in (a,b),!legacy`), requirements sorted by key and set values sorted, as a
+ * Scale's status.selector and kubectl's Selector column show it. '' for an empty selector; a
+ * malformed one is '' too (upstream's conversion fails and callers print nothing).
+ */
+export function labelSelectorString(sel: unknown): string {
+  const reqs = labelSelectorRequirements(sel);
+  if (!reqs) return '';
+  const byKey = [...reqs].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return byKey.map(requirementString).join(',');
+}
+
+function requirementString(r: Requirement): string {
+  const values = [...r.values].sort();
+  switch (r.operator) {
+    case 'Exists':
+      return r.key;
+    case 'DoesNotExist':
+      return `!${r.key}`;
+    case 'In':
+      return `${r.key} in (${values.join(',')})`;
+    case 'NotIn':
+      return `${r.key} notin (${values.join(',')})`;
+    case 'Gt':
+      return `${r.key}>${values[0] ?? ''}`;
+    case 'Lt':
+      return `${r.key}<${values[0] ?? ''}`;
+    default:
+      return `${r.key}${r.operator}${values[0] ?? ''}`;
+  }
+}

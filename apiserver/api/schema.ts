@@ -62,6 +62,12 @@ export interface ObjectSchema {
    * properties): a patch or apply replaces the whole value, and one manager owns it whole.
    */
   atomic?: boolean;
+  /**
+   * The field holding this object has patchStrategy retainKeys (a Deployment's strategy): a client's
+   * strategic merge patch lists the keys to keep in `$retainKeys`, so switching the strategy type
+   * drops the other type's fields. Written to OpenAPI as x-kubernetes-patch-strategy for clients.
+   */
+  retainKeys?: boolean;
   description?: string;
   /** protobuf: the upstream message this object is; absent on JSON-only shapes. */
   proto?: ProtoMessage;

@@ -13,11 +13,13 @@ import { makeNamespaceType } from './types/namespaces';
 import { makeNodeType } from './types/nodes';
 import { makePersistentVolumeClaimType } from './types/persistentvolumeclaims';
 import { makePersistentVolumeType } from './types/persistentvolumes';
+import { makeDeploymentType } from './types/deployments';
 import { makePodDisruptionBudgetType } from './types/poddisruptionbudgets';
 import { makePodType } from './types/pods';
 import { makeResourceQuotaType } from './types/resourcequotas';
 import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
+import { makeReplicaSetType } from './types/replicasets';
 import { makeServiceType } from './types/services';
 import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
@@ -49,6 +51,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeLeaseType(now),
     makeEventV1Type(now),
     makePodDisruptionBudgetType(now),
+    makeDeploymentType(now),
+    makeReplicaSetType(now),
     makeStatefulSetType(now),
     makeDaemonSetType(now),
     makeControllerRevisionType(now),

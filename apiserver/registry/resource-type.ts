@@ -48,6 +48,25 @@ export interface StorageView {
 }
 
 /**
+ * The scale sub-resource ({resource}/scale, an autoscaling/v1 Scale), declared by where its three
+ * values live in the object, as a CustomResourceDefinition's `subresources.scale` declares them:
+ * simple JSON paths such as `.spec.replicas`. One generic handler serves every type that declares
+ * it (Deployments and ReplicaSets today; StatefulSets and custom resources by declaring it too).
+ */
+export interface ScaleDeclaration {
+  /** Desired replicas (Scale spec.replicas), e.g. `.spec.replicas`; a scale write sets it. */
+  specReplicasPath: string;
+  /** Observed replicas (Scale status.replicas), e.g. `.status.replicas`; absent in the object: 0. */
+  statusReplicasPath: string;
+  /**
+   * The pods' selector (Scale status.selector, a string in label-selector syntax): the value at the
+   * path is either that string already (custom resources) or a metav1.LabelSelector, converted as
+   * upstream's LabelSelectorAsSelector(...).String() (built-in workloads).
+   */
+  labelSelectorPath?: string;
+}
+
+/**
  * Everything the generic handlers need to serve one group/version/resource. Registered
  * explicitly in registry/builtin.ts; handlers never special-case a kind.
  */
@@ -79,6 +98,14 @@ export interface ResourceType {
   fieldSelectors?: Readonly<Record<string, (obj: KObject) => string | undefined>>;
   /** Table columns after Name (which is always first); absent: Created At only. */
   tableColumns?: readonly TableColumn[];
+  /**
+   * Whether an update bumps metadata.generation besides a change of specFields (Deployments: an
+   * annotation change does, as upstream's strategy, since annotations are copied to ReplicaSets).
+   * subresource names the write path ('' for the main resource).
+   */
+  bumpsGeneration?(obj: KObject, old: KObject, subresource: string): boolean;
+  /** The scale sub-resource; absent: {resource}/scale is 404. */
+  scale?: ScaleDeclaration;
   /** Fills defaults in place (create, update and dry-run alike). Must be idempotent. */
   defaults?(obj: KObject): void;
   /** Kind-specific validation; old is set on update. Object metadata is validated generically before. */

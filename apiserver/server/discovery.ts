@@ -3,6 +3,8 @@ import type { ResourceType } from '../registry/resource-type';
 /** Verbs of a stored type's collection and items, as upstream's discovery lists them. */
 const STORED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const STATUS_VERBS = ['get', 'patch', 'update'];
+/** The kind every scale sub-resource answers (kubectl scale's client reads it from discovery). */
+const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 /**
  * A sub-resource listed in discovery besides status (upstream lists each with its own kind):
@@ -67,7 +69,7 @@ export class Discovery {
       if (this.hasStatus(t)) {
         resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
       }
-      for (const sub of this.extraSubresources(t)) {
+      for (const sub of this.subresourceDocs(t)) {
         resources.push({ name: `${t.resource}/${sub.name}`, singularName: '', namespaced: t.namespaced, group: sub.group, version: sub.version, kind: sub.kind, verbs: [...sub.verbs] });
       }
     }
@@ -97,7 +99,7 @@ export class Discovery {
     const responseKind = { group: t.group, version: t.version, kind: t.kind };
     const subresources = [
       ...(this.hasStatus(t) ? [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] : []),
-      ...this.extraSubresources(t).map((s) => ({ subresource: s.name, responseKind: { group: s.group, version: s.version, kind: s.kind }, verbs: [...s.verbs] })),
+      ...this.subresourceDocs(t).map((s) => ({ subresource: s.name, responseKind: { group: s.group, version: s.version, kind: s.kind }, verbs: [...s.verbs] })),
     ];
     return {
       resource: t.resource,
@@ -109,6 +111,12 @@ export class Discovery {
       ...(t.categories?.length ? { categories: t.categories } : {}),
       ...(subresources.length > 0 ? { subresources } : {}),
     };
+  }
+
+  /** The sub-resources besides status: the scale of a type that declares one, and the server's extra ones (pods/eviction). */
+  private subresourceDocs(t: ResourceType): readonly SubresourceDoc[] {
+    const extra = this.extraSubresources(t);
+    return t.scale ? [{ name: 'scale', ...SCALE_KIND, verbs: STATUS_VERBS }, ...extra] : extra;
   }
 
   private verbs(t: ResourceType): string[] {

@@ -29,6 +29,7 @@ function shapeOf(s: Schema): Json {
         properties: Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toOpenApi(v)])),
         ...(s.required?.length ? { required: [...s.required] } : {}),
         ...(s.atomic ? { 'x-kubernetes-map-type': 'atomic' } : {}),
+        ...(s.retainKeys ? { 'x-kubernetes-patch-strategy': 'retainKeys' } : {}),
       };
     case 'map':
       return { type: 'object', additionalProperties: toOpenApi(s.values), ...(s.atomic ? { 'x-kubernetes-map-type': 'atomic' } : {}) };

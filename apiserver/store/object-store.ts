@@ -246,7 +246,7 @@ export class ObjectStore {
     // validateUpdate restores fields that may not change, so generation is judged after it.
     validate(t, obj, current, ctx.subresource);
     meta.generation = old.generation ?? 1;
-    if (specChanged(t, current, obj)) meta.generation++;
+    if (specChanged(t, current, obj) || t.bumpsGeneration?.(obj, current, ctx.subresource)) meta.generation++;
     if (equalIgnoringTimes(current, obj)) return current; // no-op writes do not bump resourceVersion (upstream)
     if (ctx.dryRun) {
       obj.metadata.resourceVersion = current.metadata.resourceVersion;

@@ -2,6 +2,7 @@ import type { ObjectSchema, Schema } from '../api/schema';
 import { describesField } from '../registry/schema-builders';
 import { makeBuiltinTypes } from '../registry/builtin';
 import { deleteOptionsSchema, listSchemaOf, statusSchema } from '../registry/meta-schemas';
+import { scaleSchema } from '../registry/types/autoscaling-scale';
 import { evictionSchema } from '../registry/types/poddisruptionbudgets';
 import { selfSubjectReviewSchema } from '../registry/types/authentication-selfsubjectreviews';
 import { tokenReviewSchema } from '../registry/types/authentication-tokenreviews';
@@ -21,6 +22,7 @@ const PACKAGES = [
   'k8s.io.api.apps.v1',
   'k8s.io.api.authentication.v1',
   'k8s.io.api.authorization.v1',
+  'k8s.io.api.autoscaling.v1',
   'k8s.io.api.certificates.v1',
   'k8s.io.api.coordination.v1',
   'k8s.io.api.core.v1',
@@ -122,7 +124,7 @@ function timestamp(name: string, comment: string): MessageDecl {
 
 /** The schemas every served message is reached from. */
 function roots(): ObjectSchema[] {
-  const out: ObjectSchema[] = [statusSchema, deleteOptionsSchema, evictionSchema, tokenRequestSchema, tokenReviewSchema, selfSubjectReviewSchema];
+  const out: ObjectSchema[] = [statusSchema, deleteOptionsSchema, evictionSchema, scaleSchema, tokenRequestSchema, tokenReviewSchema, selfSubjectReviewSchema];
   for (const t of makeBuiltinTypes()) {
     out.push(t.schema);
     // The review kinds are created, never listed: upstream has no list messages for them.

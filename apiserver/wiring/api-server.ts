@@ -18,6 +18,7 @@ import type { ResourceRequest } from '../handlers/context';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete';
 import { handleGet } from '../handlers/get';
 import { handleList } from '../handlers/list';
+import { handleScale } from '../handlers/scale';
 import { handlePatch } from '../handlers/patch';
 import { handleUpdate } from '../handlers/update';
 import { handleWatch } from '../handlers/watch';
@@ -212,6 +213,7 @@ export class ApiServer {
     if (info.subresource) {
       const extra = o.subresources?.get(`${type.group}/${type.resource}/${info.subresource}`);
       if (extra) return extra(r);
+      if (info.subresource === 'scale' && type.scale) return handleScale(r, type.scale);
       if (info.subresource !== 'status' || !type.hasStatus) throw notFound();
       switch (info.verb) {
         case 'get':

@@ -21,6 +21,8 @@ import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
 import { DaemonSetController } from '../controllers/workloads/daemonset-controller';
+import { DeploymentController } from '../controllers/workloads/deployment-controller';
+import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
 import { StatefulSetController } from '../controllers/workloads/statefulset-controller';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
@@ -87,6 +89,8 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
+    new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
+    new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),
     new DaemonSetController(store, cache, registry, { log: log.child({ controller: 'daemonset' }), recorder: events.recorder('daemonset-controller'), informers }).run(leading),
     new DisruptionController(store, cache, registry, { log: log.child({ controller: 'disruption' }), informers, recorder: events.recorder('controllermanager') }).run(leading),

@@ -35,6 +35,11 @@ export class Indexer<T extends MetaObject> implements IndexerReader<T> {
     this.addIndexers({ [NAMESPACE_INDEX]: (o) => [o.metadata.namespace ?? ''], ...indexers });
   }
 
+  /** Whether an index of that name exists (client-go: GetIndexers()[name]). */
+  hasIndexer(name: string): boolean {
+    return this.funcs.has(name);
+  }
+
   /** Adds index functions, indexing what is already stored. A name already in use throws. */
   addIndexers(indexers: Readonly<Record<string, IndexFunc<T>>>): void {
     for (const [name, fn] of Object.entries(indexers)) {

@@ -122,6 +122,11 @@ export class Informer<T extends MetaObject> {
     return this.indexer.get(key);
   }
 
+  /** Whether the cache has an index of that name (several loops may want the same one; add it once). */
+  hasIndexer(name: string): boolean {
+    return this.indexer.hasIndexer(name);
+  }
+
   /** Adds index functions (before or after start; existing objects are indexed at once). */
   addIndexers(indexers: Readonly<Record<string, IndexFunc<T>>>): void {
     this.indexer.addIndexers(indexers);

@@ -62,7 +62,7 @@ async function listCounts(s: RunningApiServer): Promise<Map<string, number>> {
 }
 
 /** Types that only informers list (the test itself never lists them). */
-const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts', 'poddisruptionbudgets.policy'];
+const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts', 'poddisruptionbudgets.policy', 'deployments.apps', 'replicasets.apps'];
 
 async function waitForRelists(s: RunningApiServer, times: number): Promise<void> {
   const before = await listCounts(s);
@@ -212,6 +212,16 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
       await post(`/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name: 'quota' }, spec: { hard: { 'count/secrets': '100' } } }, 'quota');
       await eventually('the quota counted', async () => (await get(`/api/v1/namespaces/${ns}/resourcequotas/quota`)).body?.status?.used?.['count/secrets'] !== undefined);
     }),
+    timed('deployment and replica set', async () => {
+      await serviceAccount;
+      const template = { metadata: { labels: { app: 'wt' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+      await post(`/apis/apps/v1/namespaces/${ns}/deployments`, { metadata: { name: 'wt' }, spec: { replicas: 1, selector: { matchLabels: { app: 'wt' } }, template } }, 'deployment');
+      // The Deployment controller makes its ReplicaSet; the ReplicaSet controller makes the pod.
+      await eventually('the deployment\'s pod created', async () => {
+        const pods = (await get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dwt`)).body?.items ?? [];
+        return pods.length === 1 && pods[0].metadata.ownerReferences?.[0]?.kind === 'ReplicaSet';
+      });
+    }),
     timed('RBAC aggregation', async () => {
       const rbac = `${s.url}/apis/rbac.authorization.svc.io/v1/clusterroles`;
       const label = { 'wt.example.com/aggregate': round };
@@ -226,6 +236,7 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
 const LOOPS = [
   'RBAC aggregation',
   'bootstrap signer, CSR approval and signing',
+  'deployment and replica set',
   'disruption',
   'event TTL',
   'garbage collector',

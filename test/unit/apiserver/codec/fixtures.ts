@@ -3,6 +3,7 @@ import { makeBuiltinTypes } from '../../../../apiserver/registry/builtin';
 import { deleteOptionsSchema, statusSchema } from '../../../../apiserver/registry/meta-schemas';
 import type { ResourceType } from '../../../../apiserver/registry/resource-type';
 import { authenticationTypes } from '../../../../apiserver/registry/types/authentication-types';
+import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-scale';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
 import * as apps from './apps-fixtures';
@@ -40,6 +41,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'coordination.svc.io/v1/Lease': groups.leaseFixture,
   'events.svc.io/v1/Event': groups.eventV1Fixture,
   'policy/v1/PodDisruptionBudget': groups.pdbFixture,
+  'apps/v1/Deployment': apps.deploymentFixture,
+  'apps/v1/ReplicaSet': apps.replicaSetFixture,
   'apps/v1/StatefulSet': apps.statefulSetFixture,
   'apps/v1/DaemonSet': apps.daemonSetFixture,
   'apps/v1/ControllerRevision': apps.controllerRevisionFixture,
@@ -79,6 +82,7 @@ export function fixtures(): Fixture[] {
   out.push(
     { name: 'authentication.svc.io/v1/TokenRequest', schema: tokenRequestSchema, object: groups.tokenRequestFixture },
     { name: 'policy/v1/Eviction', schema: evictionSchema, object: groups.evictionFixture },
+    { name: 'autoscaling/v1/Scale', schema: scaleSchema, object: apps.scaleFixture },
     { name: 'v1/Status', schema: statusSchema, object: groups.statusFixture },
     { name: 'meta.k8s.io/v1/DeleteOptions', schema: deleteOptionsSchema, object: groups.deleteOptionsFixture },
   );

@@ -69,6 +69,14 @@ const samples: Record<string, KObject> = {
     spec: { limits: [{ type: 'Container', max: { cpu: '2' }, min: { cpu: '100m' }, defaultRequest: { cpu: '200m' }, maxLimitRequestRatio: { cpu: '4' } }, { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } }] },
   },
   'policy/poddisruptionbudgets': { metadata: { name: 'p', namespace: 'default' }, spec: { maxUnavailable: 1, selector: {} } },
+  'apps/deployments': {
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
+  },
+  'apps/replicasets': {
+    metadata: { name: 'web-5d8c9f', namespace: 'default' },
+    spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
+  },
 };
 
 const CSR = `-----BEGIN CERTIFICATE REQUEST-----
@@ -153,7 +161,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'resourcequotas', 'services', 'statefulsets']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'deployments', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -185,7 +193,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
   r.register(extra('coordination.svc.io', 'v1beta1', 'leases'));
   r.register(extra('coordination.svc.io', 'v1alpha2', 'leasecandidates'));
   r.register(extra('zeta.example.com', 'v1', 'things'));
-  r.register(extra('apps', 'v1', 'deployments'));
+  r.register(extra('apps', 'v1', 'widgets'));
   t.deepEqual(
     r.groups().map((g) => [g.name, g.versions.join(','), g.preferredVersion]),
     [

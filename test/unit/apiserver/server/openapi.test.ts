@@ -14,3 +14,10 @@ test('integer properties carry their Go format (int32, int64), as upstream publi
   t.deepEqual(shape(pod.properties.metadata.properties.generation), { type: 'integer', format: 'int64' });
   t.deepEqual(shape(spec.containers.items.properties.ports.items.properties.containerPort), { type: 'integer', format: 'int32' });
 });
+
+test('a Deployment\'s strategy is marked retainKeys, so kubectl apply drops rollingUpdate when switching to Recreate', (t) => {
+  const doc = openApiV2(makeBuiltinTypes(() => Date.now()), 'test') as { definitions: Record<string, any> };
+  const d = Object.entries(doc.definitions).find(([, x]) => x['x-kubernetes-group-version-kind']?.[0]?.kind === 'Deployment')?.[1];
+  t.is(d.properties.spec.properties.strategy['x-kubernetes-patch-strategy'], 'retainKeys');
+  t.is(d.properties.spec.properties.template['x-kubernetes-patch-strategy'], undefined);
+});
