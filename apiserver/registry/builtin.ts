@@ -2,9 +2,11 @@ import type { ResourceType } from './resource-type';
 import type { Now } from './table';
 import { makeCsrType } from './types/certificatesigningrequests';
 import { makeConfigMapType } from './types/configmaps';
+import { makeCronJobType } from './types/cronjobs';
 import { makeEndpointsType } from './types/endpoints';
 import { makeCoreEventType } from './types/events';
 import { makeEventV1Type } from './types/events-v1';
+import { makeJobType } from './types/jobs';
 import { makeLeaseType } from './types/leases';
 import { makeNamespaceType } from './types/namespaces';
 import { makeNodeType } from './types/nodes';
@@ -42,6 +44,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeLeaseType(now),
     makeEventV1Type(now),
     makePodDisruptionBudgetType(now),
+    makeJobType(now),
+    makeCronJobType(now),
     makeCsrType(now),
     makeRoleType(now),
     makeClusterRoleType(now),

@@ -5,6 +5,7 @@ import type { ResourceType } from '../../../../apiserver/registry/resource-type'
 import { authenticationTypes } from '../../../../apiserver/registry/types/authentication-types';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
 import { podFixture } from './pod-fixture';
@@ -37,6 +38,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'coordination.svc.io/v1/Lease': groups.leaseFixture,
   'events.svc.io/v1/Event': groups.eventV1Fixture,
   'policy/v1/PodDisruptionBudget': groups.pdbFixture,
+  'batch/v1/Job': batch.jobFixture,
+  'batch/v1/CronJob': batch.cronJobFixture,
   'certificates.svc.io/v1/CertificateSigningRequest': groups.csrFixture,
   'rbac.authorization.svc.io/v1/Role': groups.roleFixture,
   'rbac.authorization.svc.io/v1/ClusterRole': groups.clusterRoleFixture,

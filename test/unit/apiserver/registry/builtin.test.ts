@@ -61,6 +61,15 @@ const samples: Record<string, KObject> = {
     type: 'Normal',
   },
   'policy/poddisruptionbudgets': { metadata: { name: 'p', namespace: 'default' }, spec: { maxUnavailable: 1, selector: {} } },
+  // The store assigns the uid before defaulting, which generates the Job's selector from it.
+  'batch/jobs': {
+    metadata: { name: 'pi', namespace: 'default', uid: '6b8e2c1a-0000-4000-8000-000000000001' },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'perl', command: ['perl', '-e', '1'] }] } } },
+  },
+  'batch/cronjobs': {
+    metadata: { name: 'hello', namespace: 'default' },
+    spec: { schedule: '*/5 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } },
+  },
 };
 
 const CSR = `-----BEGIN CERTIFICATE REQUEST-----
@@ -133,7 +142,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'services']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -173,6 +182,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
       ['authorization.svc.io', 'v1,v1beta1', 'v1'],
+      ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
