@@ -78,21 +78,30 @@ export async function openBatch(t: { teardown(fn: () => Promise<void>): void }):
   };
 }
 
-/** Re-evaluates check after every store change until it answers something (bounded by the test timeout). */
-export async function until<T>(f: Fixture, check: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
-  const ac = new AbortController();
-  try {
-    for (;;) {
-      const from = f.cache.currentRevision();
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-      const it = f.cache.watch('/', from, ac.signal)[Symbol.asyncIterator]();
-      await it.next();
-      await it.return(undefined);
+/**
+ * Re-evaluates check after every store change (and, given timers, every timer set) until it
+ * answers something; bounded by the test timeout.
+ */
+export async function until<T>(f: Fixture, check: () => T | undefined | false | Promise<T | undefined | false>, timers?: FakeTimers): Promise<T> {
+  for (;;) {
+    const from = f.cache.currentRevision();
+    const timerSet = timers?.nextTimer();
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    // One watch per wait, ended by its own signal (an async generator's return() would wait for its pending next()).
+    const ac = new AbortController();
+    const it = f.cache.watch('/', from, ac.signal)[Symbol.asyncIterator]();
+    try {
+      await Promise.race([it.next(), ...(timerSet ? [timerSet] : [])]);
+    } finally {
+      ac.abort();
     }
-  } finally {
-    ac.abort();
   }
+}
+
+/** Waits until a fake timer of exactly ms is pending (a controller asked to come back then). */
+export function timerSet(b: Batch, ms: number): Promise<true> {
+  return until(b.f, () => b.timers.delays().includes(ms), b.timers);
 }
 
 export async function listAll(b: Batch, t: ResourceType, namespace = 'default'): Promise<KObject[]> {

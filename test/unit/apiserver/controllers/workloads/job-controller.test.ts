@@ -2,7 +2,7 @@ import test from 'ava';
 import type { KObject } from '../../../../../apiserver/api/types';
 import { JobController } from '../../../../../apiserver/controllers/workloads/job-controller';
 import { StoreInformers } from '../../../../../apiserver/store/list-watch';
-import { adminCtx, conditionTypes, finishPod, getJob, jobOf, openBatch, podsOf, statusOf, until, type Batch } from './batch-fixture';
+import { adminCtx, conditionTypes, finishPod, getJob, jobOf, openBatch, podsOf, statusOf, until, type Batch, timerSet } from './batch-fixture';
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }): Promise<Batch> {
   const b = await openBatch(t);
@@ -70,7 +70,7 @@ test('failed pods are replaced after 10 s, then 20 s of back-off; two failures a
     await finishPod(b, pod, 'Failed', 1);
     await jobWhere(b, 'flaky', (j) => statusOf(j).failed === (wait === 10_000 ? 1 : 2));
     // The replacement waits for its back-off: the sync asked to come back exactly then.
-    await until(b.f, () => b.timers.delays().includes(wait));
+    await timerSet(b, wait);
     t.is((await podsOf(b, job)).length, wait === 10_000 ? 1 : 2);
     b.timers.advance(wait);
     [pod] = await activePods(b, job, 1);
@@ -98,7 +98,7 @@ test('activeDeadlineSeconds: at the deadline the active pods are stopped and the
   const b = await setup(t);
   const job = await create(b, jobOf('slow', { activeDeadlineSeconds: 30, parallelism: 2, completions: 4 }));
   await activePods(b, job, 2);
-  await until(b.f, () => b.timers.delays().includes(30_000));
+  await timerSet(b, 30_000);
   b.timers.advance(30_000);
   const failed = await jobWhere(b, 'slow', (j) => conditionTypes(j).includes('Failed'));
   t.like(statusOf(failed).conditions.find((c: any) => c.type === 'Failed'), { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' });
@@ -156,7 +156,7 @@ test('podFailurePolicy: Ignore on DisruptionTarget is not counted; FailJob on an
   const [evicted] = await activePods(b, job, 1);
   await finishPod(b, evicted, 'Failed', 137, { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }] });
   // Ignored: nothing counted; the replacement comes after the back-off (upstream counts every new failure there).
-  await until(b.f, () => b.timers.delays().includes(10_000));
+  await timerSet(b, 10_000);
   t.is(statusOf(await getJob(b, 'pfp')).failed, undefined);
   b.timers.advance(10_000);
   const [next] = await activePods(b, job, 1);

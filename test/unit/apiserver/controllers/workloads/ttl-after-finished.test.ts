@@ -3,7 +3,7 @@ import { isNotFound } from '../../../../../apiserver/api/errors';
 import { GarbageCollector } from '../../../../../apiserver/controllers/garbage-collector';
 import { JobController } from '../../../../../apiserver/controllers/workloads/job-controller';
 import { jobExpiresAt, TtlAfterFinishedController } from '../../../../../apiserver/controllers/workloads/ttl-after-finished';
-import { adminCtx, conditionTypes, finishPod, getJob, jobOf, listAll, openBatch, podsOf, until } from './batch-fixture';
+import { adminCtx, conditionTypes, finishPod, getJob, jobOf, listAll, openBatch, podsOf, until, timerSet } from './batch-fixture';
 
 test('jobExpiresAt: the finish condition time plus the TTL; nothing for unfinished Jobs, Jobs without TTL or being deleted', (t) => {
   const done = { metadata: { name: 'j' }, spec: { ttlSecondsAfterFinished: 100 }, status: { conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: '2025-03-01T11:00:00Z' }, { type: 'Complete', status: 'True', lastTransitionTime: '2025-03-01T12:00:00Z' }] } };
@@ -27,7 +27,7 @@ test('a finished Job is deleted with its pods once ttlSecondsAfterFinished has p
   await finishPod(b, pod, 'Succeeded');
   await until(f, async () => conditionTypes(await getJob(b, 'brief')).includes('Complete'));
   // The controller comes back exactly when the TTL expires, not before.
-  await until(f, () => b.timers.delays().includes(60_000));
+  await timerSet(b, 60_000);
   t.truthy(await getJob(b, 'brief'));
   b.timers.advance(60_000);
   await until(f, async () => isNotFound(await getJob(b, 'brief').catch((e: unknown) => e)));
