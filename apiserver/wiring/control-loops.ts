@@ -17,6 +17,10 @@ import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
+import { CronJobController } from '../controllers/workloads/cronjob-controller';
+import { JobController } from '../controllers/workloads/job-controller';
+import { TtlAfterFinishedController } from '../controllers/workloads/ttl-after-finished';
+import { NOOP_RECORDER } from '../../common/events/recorder';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
@@ -77,6 +81,10 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers }).run(leading),
+    // recorder: NOOP_RECORDER until merged; replaced by the event recorder (events helper)
+    new JobController(store, cache, registry, { now, log: log.child({ controller: 'job' }), recorder: NOOP_RECORDER, informers }).run(leading),
+    new CronJobController(store, cache, registry, { now, log: log.child({ controller: 'cronjob' }), recorder: NOOP_RECORDER, informers }).run(leading),
+    new TtlAfterFinishedController(store, cache, registry, { now, log: log.child({ controller: 'ttl-after-finished' }), informers }).run(leading),
   ];
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {
