@@ -63,12 +63,12 @@ test.serial('kubectl create job: defaults, generated selector and labels, a pod 
   t.like(job.spec, { completions: 1, parallelism: 1, backoffLimit: 6, completionMode: 'NonIndexed', suspend: false, manualSelector: false, podReplacementPolicy: 'TerminatingOrFailed' });
   t.deepEqual(job.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': job.metadata.uid } });
   t.like(job.metadata.labels, { 'batch.kubernetes.io/job-name': 'pi', 'job-name': 'pi', 'controller-uid': job.metadata.uid });
-  const [pod] = await eventually('pi pod running', async () => ((p) => (p.length === 1 && p[0]!.status.phase === 'Running' ? p : undefined))(await podsOf('pi')), 60_000);
-  t.is(pod!.spec.nodeName, NODE);
-  t.deepEqual(pod!.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['Job', 'pi', true]]);
-  t.true(pod!.metadata.name.startsWith('pi-'));
+  const [pod] = await eventually('pi pod running', async () => ((p) => (p.length === 1 && p[0].status.phase === 'Running' ? p : undefined))(await podsOf('pi')), 60_000);
+  t.is(pod.spec.nodeName, NODE);
+  t.deepEqual(pod.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['Job', 'pi', true]]);
+  t.true(pod.metadata.name.startsWith('pi-'));
   const table = await eventually('pi active in the table', async () => ((out) => (/\bRunning\s+0\/1\b/.test(out) ? out : undefined))(await kubectl(['get', 'jobs'])));
-  t.regex(table.split('\n')[0]!, /^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE/);
+  t.regex(table.split('\n')[0], /^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE/);
   // kubectl deletes with background propagation: the pod goes too, its tracking finalizer released.
   await kubectl(['delete', 'job', 'pi']);
   await eventually('pi pods gone', async () => ((await podsOf('pi')).length === 0 ? true : undefined), 60_000);
@@ -109,7 +109,7 @@ test.serial('kubectl create cronjob, then kubectl create job --from=cronjob/x ru
   const cj = await kubectlJson<Obj>(api!.kubeconfig, ['get', 'cronjob', 'hello']);
   t.like(cj.spec, { schedule: '*/1 * * * *', concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
   const table = await kubectl(['get', 'cronjobs']);
-  t.regex(table.split('\n')[0]!, /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE/);
+  t.regex(table.split('\n')[0], /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE/);
   t.regex(table, /hello\s+\*\/1 \* \* \* \*\s+<none>\s+False\s+0\s+<none>/);
   // A CronJob whose pods complete on the simulator, started by hand.
   await kubectlStdin(
