@@ -121,7 +121,9 @@ export class JobController {
       if (job) {
         this.expectations.creationObserved(keyOf(job));
         this.queue.add(keyOf(job));
-      } else if (hasTrackingFinalizer(pod) && isBatchJobRef(ref)) this.orphans.add(keyOf(pod));
+      }
+      // A pod still tracked by a Job that is gone or finished (a backup: finished Jobs count all their pods first).
+      if (hasTrackingFinalizer(pod) && isBatchJobRef(ref) && (!job || finishedType(job))) this.orphans.add(keyOf(pod));
       return;
     }
     if (hasTrackingFinalizer(pod)) this.orphans.add(keyOf(pod));
@@ -136,6 +138,7 @@ export class JobController {
     const oldJob = this.resolve(ns, controllerRefOf(old));
     if (oldJob && oldJob.metadata.uid !== job?.metadata.uid) this.queue.add(keyOf(oldJob));
     if (pod.metadata.deletionTimestamp) return this.podGoing(pod, false);
+    if (job && hasTrackingFinalizer(pod) && finishedType(job)) this.orphans.add(keyOf(pod));
     if (job) return this.queue.add(keyOf(job));
     const ref = controllerRefOf(pod);
     if (hasTrackingFinalizer(pod) && (!ref || isBatchJobRef(ref))) this.orphans.add(keyOf(pod));

@@ -5,6 +5,7 @@ import type { KObject } from '../../api/types';
 import { num, rec, recs } from '../../registry/obj-access';
 import type { ResourceType } from '../../registry/resource-type';
 import { remainingBackoffMs } from './job-backoff';
+import { failureCountAnnotations, hasBackoffLimitPerIndex, indexesReadyNow } from './job-per-index';
 import { completionIndex, completionsOf, hasTrackingFinalizer, isIndexedJob, jobSpec, onlyReplaceFailedPods, UNKNOWN_INDEX } from './job-pods';
 import { removeTrackingFinalizer, type StatusWriter, type SyncCtx } from './job-status';
 import type { Expectations } from './expectations';
@@ -118,15 +119,19 @@ function generateNameWithIndex(jobName: string, index: number): string {
   return prefix.length > MAX_GENERATED_NAME_LENGTH ? `${prefix.slice(0, MAX_GENERATED_NAME_LENGTH - suffix.length)}${suffix}` : prefix;
 }
 
-/** The pod of one creation: the template with the tracking finalizer and, for an index, its annotation, label, hostname and name. */
-function podFor(job: KObject, template: Record<string, unknown>, index: number): KObject {
+/**
+ * The pod of one creation: the template with the tracking finalizer and, for an index, its
+ * annotation, label, hostname and name (and, with backoffLimitPerIndex, the failure counts
+ * carried over from the pod it replaces).
+ */
+function podFor(job: KObject, template: Record<string, unknown>, index: number, perIndex: boolean, replaced?: KObject): KObject {
   const tpl = structuredClone(template);
   const meta = (rec(tpl.metadata) ?? {}) as Record<string, unknown>;
   tpl.metadata = meta;
   meta.finalizers = [...new Set([...((meta.finalizers as string[] | undefined) ?? []), JOB_TRACKING_FINALIZER])];
   const ref = newControllerRef(job, 'batch/v1', 'Job');
   if (index === UNKNOWN_INDEX) return podFromTemplate(tpl, ref, { generateName: podNamePrefix(job.metadata.name!) });
-  meta.annotations = { ...(rec(meta.annotations) ?? {}), [JOB_COMPLETION_INDEX]: String(index) };
+  meta.annotations = { ...(rec(meta.annotations) ?? {}), [JOB_COMPLETION_INDEX]: String(index), ...(perIndex ? failureCountAnnotations(job, replaced) : {}) };
   meta.labels = { ...(rec(meta.labels) ?? {}), [JOB_COMPLETION_INDEX]: String(index) };
   const spec = (rec(tpl.spec) ?? {}) as Record<string, unknown>;
   spec.hostname = `${job.metadata.name}-${index}`;
@@ -148,7 +153,8 @@ async function createPods(d: ManageDeps, ctx: SyncCtx, diff: number, indexes: re
   let created = 0;
   const res = await slowStartBatch(diff, 1, async (i) => {
     try {
-      await d.podControl.create(job, podFor(job, template, indexes[i] ?? UNKNOWN_INDEX));
+      const ix = indexes[i] ?? UNKNOWN_INDEX;
+      await d.podControl.create(job, podFor(job, template, ix, hasBackoffLimitPerIndex(job), ctx.delayedDeletion.get(ix)));
       created++;
     } catch (err) {
       // The informer will never see this pod.
@@ -203,7 +209,9 @@ export async function manageJob(d: ManageDeps, ctx: SyncCtx): Promise<ManageResu
   const terminating = onlyReplaceFailedPods(job) ? ctx.terminating : 0;
   let diff = wantActive - terminating - active;
   if (diff <= 0) return { active };
-  const wait = remainingBackoffMs(ctx.newBackoff, nowMs);
+  // With backoffLimitPerIndex each index waits its own back-off instead.
+  const perIndex = hasBackoffLimitPerIndex(job);
+  const wait = perIndex ? 0 : remainingBackoffMs(ctx.newBackoff, nowMs);
   if (wait > 0) {
     d.requeueAfter(ctx.key, wait);
     return { active };
@@ -212,6 +220,11 @@ export async function manageJob(d: ManageDeps, ctx: SyncCtx): Promise<ManageResu
   let indexes: number[] = [];
   if (isIndexedJob(job)) {
     indexes = firstPendingIndexes(ctx, diff, completions ?? 0);
+    if (perIndex) {
+      const ready = indexesReadyNow(indexes, ctx.delayedDeletion, nowMs);
+      if (ready.waitMs > 0) d.requeueAfter(ctx.key, ready.waitMs);
+      indexes = ready.now;
+    }
     diff = indexes.length;
     if (diff === 0) return { active };
   }

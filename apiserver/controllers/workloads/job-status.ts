@@ -50,6 +50,8 @@ export interface SyncCtx {
   prevSucceededIndexes: Interval[];
   succeededIndexes: Interval[];
   failedIndexes?: Interval[];
+  /** backoffLimitPerIndex: per index, the failed pod whose finalizer waits for its replacement (it carries the index's failure count). */
+  delayedDeletion: Map<number, KObject>;
 }
 
 /** The status as read from the Job, with upstream's empty uncountedTerminatedPods when absent. */

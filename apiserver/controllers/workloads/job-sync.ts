@@ -18,6 +18,7 @@ import {
   matchPodFailurePolicy,
   validIndex,
 } from './job-pods';
+import { calculateFailedIndexes, hasBackoffLimitPerIndex, podsWithDelayedDeletion } from './job-per-index';
 import { readStatus, type SyncCtx } from './job-status';
 import { asError, trackStatusAndRemoveFinalizers, type TrackingDeps } from './job-tracking';
 import { refTo } from './pod-control';
@@ -121,6 +122,7 @@ function buildCtx(d: SyncDeps, key: string, job: KObject, pods: KObject[], now: 
     newBackoff: { failuresAfterLastSuccess: 0 },
     prevSucceededIndexes: [],
     succeededIndexes: [],
+    delayedDeletion: new Map(),
   };
   const newSucceeded = newFinishedPods(ctx, ctx.uncounted.succeeded, (p) => podPhase(p) === 'Succeeded');
   const newFailed = newFinishedPods(ctx, ctx.uncounted.failed, (p) => isPodFailed(p, job));
@@ -154,13 +156,21 @@ function failureCondition(d: SyncDeps, ctx: SyncCtx, now: Date): JobCondition | 
   return undefined;
 }
 
-/** Indexed Jobs: the succeeded indexes (status plus pods not yet counted), and the success policy. */
+/** Indexed Jobs: the succeeded indexes (status plus pods not yet counted), failed indexes (backoffLimitPerIndex), and the success policy. */
 function indexedState(ctx: SyncCtx, now: Date): void {
   const completions = completionsOf(ctx.job) ?? 0;
   ctx.prevSucceededIndexes = parseIntervals(ctx.status.completedIndexes, completions);
   const fresh = ctx.pods.filter((p) => podPhase(p) === 'Succeeded' && validIndex(ctx.job, p) && hasTrackingFinalizer(p)).map(completionIndex);
   ctx.succeededIndexes = withIndexes(ctx.prevSucceededIndexes, [...new Set(fresh)].sort((a, b) => a - b));
   ctx.succeeded = countIntervals(ctx.succeededIndexes);
+  if (hasBackoffLimitPerIndex(ctx.job)) {
+    ctx.failedIndexes = calculateFailedIndexes(ctx.job, ctx.pods, ctx.status.failedIndexes);
+    const failed = countIntervals(ctx.failedIndexes);
+    const maxFailed = num(jobSpec(ctx.job).maxFailedIndexes);
+    if (!ctx.finishedCondition && maxFailed !== undefined && failed > maxFailed) ctx.finishedCondition = newFailure(REASON.maxFailedIndexesExceeded, MESSAGE.maxFailedIndexesExceeded, now);
+    else if (!ctx.finishedCondition && failed > 0 && failed + ctx.succeeded >= completions) ctx.finishedCondition = newFailure(REASON.failedIndexes, MESSAGE.failedIndexes, now);
+    ctx.delayedDeletion = podsWithDelayedDeletion(ctx);
+  }
   if (ctx.finishedCondition) return;
   const msg = matchSuccessPolicy(ctx.job, ctx.succeededIndexes);
   if (msg !== undefined) ctx.finishedCondition = newCondition('SuccessCriteriaMet', 'True', REASON.successPolicy, msg, now);

@@ -62,9 +62,11 @@ export function asError(e: unknown): Error {
 
 const isSuccessCriteriaMet = (c?: JobCondition) => c?.type === 'SuccessCriteriaMet' && c.status === 'True';
 
-/** Upstream canRemoveFinalizer (without backoffLimitPerIndex's delayed removals). */
+/** Upstream canRemoveFinalizer: a failed pod keeps it while its index's replacement is not there yet (backoffLimitPerIndex). */
 function canRemoveFinalizer(ctx: SyncCtx, pod: KObject, failed: boolean): boolean {
-  return !!ctx.job.metadata.deletionTimestamp || ctx.finishedCondition !== undefined || podPhase(pod) === 'Succeeded' || failed;
+  if (ctx.job.metadata.deletionTimestamp || ctx.finishedCondition !== undefined || podPhase(pod) === 'Succeeded') return true;
+  if (!failed) return false;
+  return ctx.delayedDeletion.get(completionIndex(pod))?.metadata.uid !== pod.metadata.uid;
 }
 
 /** Moves uids whose finalizer is gone from uncountedTerminatedPods into the counters; true when it changed anything. */
@@ -191,6 +193,9 @@ export async function trackStatusAndRemoveFinalizers(d: TrackingDeps, ctx: SyncC
     if (text !== (ctx.status.completedIndexes ?? '')) flush = true;
     ctx.status.completedIndexes = text;
     ctx.status.succeeded = ctx.succeededIndexes.reduce((n, v) => n + v.last - v.first + 1, 0);
+    const failedText = ctx.failedIndexes ? formatIntervals(ctx.failedIndexes) : undefined;
+    if (failedText !== ctx.status.failedIndexes) flush = true;
+    ctx.status.failedIndexes = failedText;
   }
   flush = interimCondition(ctx, now) || flush;
   // 1. The uids (and interim condition) go to the status before any finalizer is removed.

@@ -225,3 +225,38 @@ test('a deleted Job\'s pods lose their tracking finalizer (orphans)', async (t) 
   });
   t.truthy(freed);
 });
+
+test('backoffLimitPerIndex: an index retries on its own with its failure count carried over, then is failed; the Job fails with FailedIndexes', async (t) => {
+  const b = await setup(t);
+  const job = await create(b, jobOf('per-index', { completionMode: 'Indexed', completions: 2, parallelism: 2, backoffLimitPerIndex: 1 }));
+  t.is((job.spec as any).backoffLimit, 2147483647);
+  const pods = await activePods(b, job, 2);
+  const at = (ps: KObject[], ix: string) => ps.find((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === ix)!;
+  t.is(at(pods, '0').metadata.annotations?.['batch.kubernetes.io/job-index-failure-count'], '0');
+  await finishPod(b, at(pods, '0'), 'Failed');
+  // The index waits its own back-off; its failed pod keeps the finalizer until the replacement exists.
+  await timerSet(b, 10_000);
+  t.deepEqual((await b.f.store.get(b.pods, 'default', at(pods, '0').metadata.name!)).metadata.finalizers, ['batch.kubernetes.io/job-tracking']);
+  b.timers.advance(10_000);
+  const retry = await until(b.f, async () => (await podsOf(b, job)).find((p) => p.metadata.annotations?.['batch.kubernetes.io/job-index-failure-count'] === '1'));
+  t.is(retry.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], '0');
+  await jobWhere(b, 'per-index', (j) => statusOf(j).failed === 1);
+  await finishPod(b, retry, 'Failed');
+  t.like(statusOf(await jobWhere(b, 'per-index', (j) => statusOf(j).failedIndexes === '0' && statusOf(j).failed === 2)), { active: 1 });
+  await finishPod(b, at(pods, '1'), 'Succeeded');
+  const failed = await jobWhere(b, 'per-index', (j) => conditionTypes(j).includes('Failed'));
+  t.like(statusOf(failed), { failedIndexes: '0', completedIndexes: '1', succeeded: 1, failed: 2 });
+  t.like(statusOf(failed).conditions.find((c: any) => c.type === 'Failed'), { reason: 'FailedIndexes', message: 'Job has failed indexes' });
+  t.is((await podsOf(b, job)).length, 3);
+});
+
+test('podFailurePolicy FailIndex fails the index at its first matching failure, whatever retries are left', async (t) => {
+  const b = await setup(t);
+  const policy = { rules: [{ action: 'FailIndex', onExitCodes: { operator: 'In', values: [42] } }] };
+  const job = await create(b, jobOf('fail-index', { completionMode: 'Indexed', completions: 1, backoffLimitPerIndex: 3, podFailurePolicy: policy }));
+  const [pod] = await activePods(b, job, 1);
+  await finishPod(b, pod, 'Failed', 42);
+  const failed = await jobWhere(b, 'fail-index', (j) => conditionTypes(j).includes('Failed'));
+  t.like(statusOf(failed), { failedIndexes: '0', failed: 1 });
+  t.like(statusOf(failed).conditions.find((c: any) => c.type === 'Failed'), { reason: 'FailedIndexes' });
+});
