@@ -137,6 +137,13 @@ export function makeJobType(now: Now = Date.now): ResourceType {
     defaults: defaultJob,
     validate,
     validateUpdate,
+    // Upstream's batch/v1 Jobs orphan their pods unless the delete says otherwise (kubectl sends Background).
+    deletion: {
+      defaultPropagation: {
+        policy: 'Orphan',
+        warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning',
+      },
+    },
   };
 }
 
