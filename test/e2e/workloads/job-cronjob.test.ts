@@ -21,9 +21,12 @@ const RUN_TO_COMPLETION = { 'sim.svc.io/exit-after-ms': '300', 'sim.svc.io/exit-
 let api: RunningApiServer | undefined;
 let agent: AgentProcess | undefined;
 let dir: string | undefined;
+/** The server's data dir, ours so that a restarted server finds its state. */
+let apiDir: string | undefined;
 
 test.before(async () => {
-  api = await startApiServer();
+  apiDir = mkdtempSync(path.join(tmpdir(), 'svc-batch-e2e-api-'));
+  api = await startApiServer({ dataDir: apiDir });
   dir = mkdtempSync(path.join(tmpdir(), 'svc-batch-e2e-'));
   agent = startAgent({ dir, nodeName: NODE, kubeconfig: api.kubeconfig, configLines: ['enableServer: false'] });
   await agent.waitForLog('node registered and heartbeating', 90_000);
@@ -35,6 +38,7 @@ test.after.always(async () => {
   await agent?.stop('SIGKILL');
   await api?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
+  if (apiDir) rmSync(apiDir, { recursive: true, force: true });
 });
 
 function kubectl(args: string[], timeoutMs = 60_000): Promise<string> {
@@ -132,4 +136,22 @@ test.serial('kubectl create cronjob, then kubectl create job --from=cronjob/x ru
   // A bad schedule is refused with upstream's message.
   const err = await t.throwsAsync(kubectl(['create', 'cronjob', 'bad', `--image=${IMAGE}`, '--schedule=61 * * * *']));
   t.regex(err?.message ?? '', /spec\.schedule: Invalid value: "61 \* \* \* \*": end of range \(61\) above maximum \(59\): 61/);
+});
+
+test.serial('svc-apiserver killed (kill -9) in the middle of a Job: after the restart every completion is counted once', async (t) => {
+  const manifest = JSON.parse(completingJob('survivor', { completions: 5, parallelism: 1 }));
+  manifest.spec.template.metadata.annotations['sim.svc.io/exit-after-ms'] = '1000';
+  await kubectlStdin(api!.kubeconfig, ['apply', '-f', '-'], JSON.stringify(manifest));
+  await eventually('two completions', async () => ((s) => (s >= 2 ? s : undefined))((await kubectlJson<Obj>(api!.kubeconfig, ['get', 'job', 'survivor'])).status.succeeded ?? 0), 60_000, 200);
+  const { dataDir, port } = api!;
+  api!.proc.kill('SIGKILL');
+  await api!.stop();
+  api = await startApiServer({ dataDir, port });
+  await kubectl(['wait', '--for=condition=complete', 'job/survivor', '--timeout=120s'], 130_000);
+  const job = await kubectlJson<Obj>(api.kubeconfig, ['get', 'job', 'survivor']);
+  t.like(job.status, { succeeded: 5, uncountedTerminatedPods: {} });
+  t.is(job.status.failed, undefined);
+  const pods = await podsOf('survivor');
+  t.is(pods.length, 5);
+  t.true(pods.every((p) => p.status.phase === 'Succeeded'));
 });
