@@ -16,11 +16,18 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
   if (dryRun) ctx.dryRun = true;
   if (options.unsafeIgnoreReadError) return unsafeDelete(r);
   const { object, gone } = await r.store.delete(r.type, r.info.namespace, r.info.name, options, ctx);
+  const warnings = defaultPropagationWarnings(r, options);
   if (!gone) {
-    reply(r, 200, object);
+    reply(r, 200, object, { warnings });
     return;
   }
-  reply(r, 200, success(r, object));
+  reply(r, 200, success(r, object), { warnings });
+}
+
+/** The type's warning when a delete names no propagation policy and gets its default (upstream: Jobs orphan their pods). */
+function defaultPropagationWarnings(r: ResourceRequest, options: RequestDeleteOptions['options']): string[] {
+  const warning = r.type.deletion?.defaultPropagation?.warning;
+  return warning && options.propagationPolicy === undefined && options.orphanDependents === undefined ? [warning] : [];
 }
 
 /** DELETE collection: deletes every object the selectors match, with the same options each. */
@@ -28,7 +35,7 @@ export async function handleDeleteCollection(r: ResourceRequest): Promise<void> 
   const ctx = writeContext(r);
   const { options, dryRun } = await deleteOptions(r);
   if (dryRun) ctx.dryRun = true;
-  reply(r, 200, await r.store.deleteCollection(r.type, r.info.namespace, listQuery(r), options, ctx));
+  reply(r, 200, await r.store.deleteCollection(r.type, r.info.namespace, listQuery(r), options, ctx), { warnings: defaultPropagationWarnings(r, options) });
 }
 
 /**

@@ -4,9 +4,11 @@ import { makeCsrType } from './types/certificatesigningrequests';
 import { makeConfigMapType } from './types/configmaps';
 import { makeControllerRevisionType } from './types/controllerrevisions';
 import { makeDaemonSetType } from './types/daemonsets';
+import { makeCronJobType } from './types/cronjobs';
 import { makeEndpointsType } from './types/endpoints';
 import { makeCoreEventType } from './types/events';
 import { makeEventV1Type } from './types/events-v1';
+import { makeJobType } from './types/jobs';
 import { makeLeaseType } from './types/leases';
 import { makeLimitRangeType } from './types/limitranges';
 import { makeNamespaceType } from './types/namespaces';
@@ -56,6 +58,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeStatefulSetType(now),
     makeDaemonSetType(now),
     makeControllerRevisionType(now),
+    makeJobType(now),
+    makeCronJobType(now),
     makeCsrType(now),
     makeRoleType(now),
     makeClusterRoleType(now),

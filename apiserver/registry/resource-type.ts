@@ -28,6 +28,11 @@ export interface DeletionStrategy {
   markTerminating?(obj: KObject): void;
   /** Whether an update that takes the last finalizer off a terminating object removes it (upstream ShouldDeleteDuringUpdate); absent: it does. */
   deleteWhenFinalized?(obj: KObject): boolean;
+  /**
+   * The propagation policy of a delete that names none (upstream DefaultGarbageCollectionPolicy;
+   * batch/v1 Jobs orphan their pods), and the warning such a delete is answered with.
+   */
+  defaultPropagation?: { policy: 'Orphan' | 'Background' | 'Foreground'; warning?: string };
 }
 
 /**

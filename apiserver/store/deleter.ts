@@ -116,7 +116,7 @@ export class Deleter {
   /** One attempt at a delete read at revision rev; undefined when a concurrent write won and it may be retried. */
   private async deleteOnce(at: Target, current: KObject, options: DeleteOptions, ctx: WriteContext, mayRetry: boolean): Promise<DeleteResult | undefined> {
     const { t, key, rev } = at;
-    const finalizers = finalizersAfterDelete(current.metadata, options);
+    const finalizers = finalizersAfterDelete(current.metadata, options, t.deletion?.defaultPropagation?.policy);
     const grace = gracePeriod(t, current, options);
     const keep = finalizers.size > 0 || grace > 0 || (t.deletion?.holdsDeletion?.(current) ?? false);
     if (!keep) {
@@ -163,8 +163,8 @@ function checkPreconditions(current: KObject, pre: DeleteOptions['preconditions'
 }
 
 /** The object's finalizers once the propagation policy has added or dropped the garbage collector's own. */
-function finalizersAfterDelete(meta: ObjectMeta, options: DeleteOptions): Set<string> {
-  const policy = options.propagationPolicy ?? (options.orphanDependents ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+function finalizersAfterDelete(meta: ObjectMeta, options: DeleteOptions, typeDefault?: DeleteOptions['propagationPolicy']): Set<string> {
+  const policy = options.propagationPolicy ?? (options.orphanDependents ? 'Orphan' : options.orphanDependents === false ? 'Background' : typeDefault);
   const finalizers = new Set(meta.finalizers ?? []);
   if (policy === 'Orphan') finalizers.add('orphan');
   if (policy === 'Foreground') finalizers.add('foregroundDeletion');

@@ -23,6 +23,7 @@ const PACKAGES = [
   'k8s.io.api.authentication.v1',
   'k8s.io.api.authorization.v1',
   'k8s.io.api.autoscaling.v1',
+  'k8s.io.api.batch.v1',
   'k8s.io.api.certificates.v1',
   'k8s.io.api.coordination.v1',
   'k8s.io.api.core.v1',

@@ -20,10 +20,13 @@ import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
+import { CronJobController } from '../controllers/workloads/cronjob-controller';
 import { DaemonSetController } from '../controllers/workloads/daemonset-controller';
 import { DeploymentController } from '../controllers/workloads/deployment-controller';
+import { JobController } from '../controllers/workloads/job-controller';
 import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
 import { StatefulSetController } from '../controllers/workloads/statefulset-controller';
+import { TtlAfterFinishedController } from '../controllers/workloads/ttl-after-finished';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
@@ -97,6 +100,9 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new ResourceQuotaController(store, cache, registry, { log: log.child({ controller: 'resourcequota' }), informers }).run(leading),
     // Upstream runs the scheduler as its own process with its own election; here it is one more loop.
     new Scheduler(store, cache, registry, { now, log: log.child({ controller: 'scheduler' }), informers, recorder: events.recorder('default-scheduler') }).run(leading),
+    new JobController(store, cache, registry, { now, log: log.child({ controller: 'job' }), recorder: events.recorder('job-controller'), informers }).run(leading),
+    new CronJobController(store, cache, registry, { now, log: log.child({ controller: 'cronjob' }), recorder: events.recorder('cronjob-controller'), informers }).run(leading),
+    new TtlAfterFinishedController(store, cache, registry, { now, log: log.child({ controller: 'ttl-after-finished' }), informers }).run(leading),
   ];
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {

@@ -32,6 +32,11 @@ export interface ClaimOptions {
   /** The type of the objects claimed (pods, controllerrevisions). */
   type: ResourceType;
   ctx: WriteContext;
+  /**
+   * Finalizers an adopted object gets with its owner reference and a released one loses (upstream
+   * PodControllerRefManager's finalizers: the Job controller's batch.kubernetes.io/job-tracking).
+   */
+  finalizers?: readonly string[];
 }
 
 /**
@@ -71,6 +76,7 @@ async function adopt(store: ObjectStore, obj: KObject, o: ClaimOptions): Promise
       (cur) => {
         if (!cur || cur.metadata.uid !== obj.metadata.uid || controllerRefOf(cur) || cur.metadata.deletionTimestamp) throw new SkipClaim();
         cur.metadata.ownerReferences = [...(cur.metadata.ownerReferences ?? []), o.ref];
+        if (o.finalizers?.length) cur.metadata.finalizers = [...new Set([...(cur.metadata.finalizers ?? []), ...o.finalizers])];
         return cur;
       },
       o.ctx,
@@ -93,6 +99,11 @@ async function release(store: ObjectStore, obj: KObject, ownerUid: string, o: Cl
         const refs = (cur.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
         if (refs.length) cur.metadata.ownerReferences = refs;
         else delete cur.metadata.ownerReferences;
+        if (o.finalizers?.length) {
+          const rest = (cur.metadata.finalizers ?? []).filter((f) => !o.finalizers!.includes(f));
+          if (rest.length) cur.metadata.finalizers = rest;
+          else delete cur.metadata.finalizers;
+        }
         return cur;
       },
       o.ctx,

@@ -47,8 +47,12 @@ export function defaultPodTemplate(template: unknown): void {
 export interface TemplateRules {
   /** The workload's selector: the template's labels must match it (upstream "`selector` does not match template `labels`"). */
   selector?: unknown;
-  /** Restart policies the workload allows (RS/Deployment/StatefulSet/DaemonSet: Always; Job: OnFailure, Never). */
-  restartPolicies: readonly string[];
+  /**
+   * Restart policies the workload allows (RS/Deployment/StatefulSet/DaemonSet: Always). Absent:
+   * the caller checks the policy itself (Job: upstream answers Always with "Required value:
+   * valid values: OnFailure, Never", since Always is what an unset policy defaults to).
+   */
+  restartPolicies?: readonly string[];
   /** The workload kind named in upstream's activeDeadlineSeconds message ("activeDeadlineSeconds in StatefulSet is not Supported"); default ReplicaSet. */
   kind?: string;
 }
@@ -72,10 +76,10 @@ export function validatePodTemplate(template: unknown, path: string, rules: Temp
     if (reqs && reqs.length > 0 && !selectorMatchesLabels(reqs, labels)) out.push(invalid(`${path}.metadata.labels`, labels, '`selector` does not match template `labels`'));
   }
   const policy = spec.restartPolicy;
-  if (typeof policy === 'string' && !rules.restartPolicies.includes(policy)) {
+  if (rules.restartPolicies && typeof policy === 'string' && !rules.restartPolicies.includes(policy)) {
     out.push(notSupported(`${path}.spec.restartPolicy`, policy, rules.restartPolicies));
   }
-  if (rules.restartPolicies.includes('Always') && spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds !== null) {
+  if (rules.restartPolicies?.includes('Always') && spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds !== null) {
     out.push(forbidden(`${path}.spec.activeDeadlineSeconds`, `activeDeadlineSeconds in ${rules.kind ?? 'ReplicaSet'} is not Supported`));
   }
   return out;

@@ -22,7 +22,7 @@ export const podFieldSelectors: Readonly<Record<string, (o: KObject) => string>>
   'status.nominatedNodeName': (o) => strAt(o, 'status', 'nominatedNodeName'),
 };
 
-/** Upstream's pod CheckGracefulDelete: unscheduled or finished pods go at once; others get their spec's grace period. */
+/** Upstream's pod CheckGracefulDelete (unscheduled or finished pods go at once; others get their spec's grace period) and ShouldDeleteDuringUpdate. */
 export const podDeletion: DeletionStrategy = {
   defaultGracePeriodSeconds(o) {
     const spec = (o.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
@@ -30,6 +30,9 @@ export const podDeletion: DeletionStrategy = {
     if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
     return spec.terminationGracePeriodSeconds ?? 30;
   },
+  // Upstream ShouldDeleteDuringUpdate: a pod whose last finalizer is removed while it is still in
+  // its graceful termination stays until the node agent's final delete (grace period 0).
+  deleteWhenFinalized: (o) => (o.metadata.deletionGracePeriodSeconds ?? 0) === 0,
 };
 
 export function makePodType(now: Now = Date.now): ResourceType {

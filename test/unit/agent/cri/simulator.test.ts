@@ -572,3 +572,27 @@ test('verbose ContainerStatus shows the config CreateContainer got (info["info"]
   t.deepEqual(info.config.devices, cfg.devices);
   t.deepEqual(info.config.cdiDevices, ['example.com/x=1']);
 });
+
+test('pod annotations sim.svc.io/exit-after-ms and exit-code make every container of the pod run to completion; malformed ones fail creation', async (t) => {
+  const { sim, clock } = setup();
+  const sb = sandboxConfig('job-pod');
+  sb.annotations = { ...sb.annotations, 'sim.svc.io/exit-after-ms': '500', 'sim.svc.io/exit-code': '3' };
+  const sandboxId = await sim.runPodSandbox(sb);
+  const id = await sim.createContainer(sandboxId, containerConfig('main', BUSYBOX), sb);
+  await sim.startContainer(id);
+  await clock.advance(500);
+  const st = (await sim.containerStatus(id)).status;
+  t.is(st.state, 'CONTAINER_EXITED');
+  t.is(st.exitCode, 3);
+  t.is(st.reason, 'Error');
+  const ok = sandboxConfig('ok');
+  ok.annotations = { ...ok.annotations, 'sim.svc.io/exit-after-ms': '0' };
+  const okId = await sim.createContainer(await sim.runPodSandbox(ok), containerConfig('main', BUSYBOX), ok);
+  await sim.startContainer(okId);
+  await clock.advance(0);
+  t.like((await sim.containerStatus(okId)).status, { state: 'CONTAINER_EXITED', exitCode: 0, reason: 'Completed' });
+  const bad = sandboxConfig('bad');
+  bad.annotations = { ...bad.annotations, 'sim.svc.io/exit-after-ms': 'soon' };
+  const e = await rejectsWith(t, sim.createContainer(await sim.runPodSandbox(bad), containerConfig('main', BUSYBOX), bad), 'Unknown');
+  t.is(e.message, 'annotation sim.svc.io/exit-after-ms="soon": must be a number of milliseconds');
+});

@@ -7,6 +7,7 @@ import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-sc
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
 import * as apps from './apps-fixtures';
+import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
 import { podFixture } from './pod-fixture';
@@ -46,6 +47,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'apps/v1/StatefulSet': apps.statefulSetFixture,
   'apps/v1/DaemonSet': apps.daemonSetFixture,
   'apps/v1/ControllerRevision': apps.controllerRevisionFixture,
+  'batch/v1/Job': batch.jobFixture,
+  'batch/v1/CronJob': batch.cronJobFixture,
   'certificates.svc.io/v1/CertificateSigningRequest': groups.csrFixture,
   'rbac.authorization.svc.io/v1/Role': groups.roleFixture,
   'rbac.authorization.svc.io/v1/ClusterRole': groups.clusterRoleFixture,

@@ -198,3 +198,18 @@ test('DELETE collection honours dryRun in the body', (t) =>
     t.false(await gone(f, 'a'));
     t.false(await gone(f, 'b'));
   }));
+
+test('DELETE of a batch/v1 Job without a propagation policy orphans its pods and warns, as upstream; an explicit policy does not warn', (t) =>
+  withStore(async (f) => {
+    const jobs = f.type('jobs', 'batch', 'v1');
+    const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } });
+    await f.store.create(jobs, 'default', job('a'), admin);
+    await f.store.create(jobs, 'default', job('b'), admin);
+    const res = await call(f, handleDelete, 'DELETE', '/apis/batch/v1/namespaces/default/jobs/a');
+    t.is(res.statusCode, 200);
+    t.deepEqual(res.body.metadata.finalizers, ['orphan']);
+    t.deepEqual(res.headers['warning'], ['299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"']);
+    const background = await call(f, handleDelete, 'DELETE', '/apis/batch/v1/namespaces/default/jobs/b', { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
+    t.is(background.body.kind, 'Status');
+    t.false('warning' in background.headers);
+  }));

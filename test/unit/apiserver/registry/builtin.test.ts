@@ -77,6 +77,15 @@ const samples: Record<string, KObject> = {
     metadata: { name: 'web-5d8c9f', namespace: 'default' },
     spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
   },
+  // The store assigns the uid before defaulting, which generates the Job's selector from it.
+  'batch/jobs': {
+    metadata: { name: 'pi', namespace: 'default', uid: '6b8e2c1a-0000-4000-8000-000000000001' },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'perl', command: ['perl', '-e', '1'] }] } } },
+  },
+  'batch/cronjobs': {
+    metadata: { name: 'hello', namespace: 'default' },
+    spec: { schedule: '*/5 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } },
+  },
 };
 
 const CSR = `-----BEGIN CERTIFICATE REQUEST-----
@@ -161,7 +170,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'daemonsets', 'deployments', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -201,6 +210,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
       ['authorization.svc.io', 'v1,v1beta1', 'v1'],
+      ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
