@@ -174,6 +174,7 @@ export function makeStatefulSetType(now: Now = Date.now): ResourceType {
     categories: ['all'],
     schema: statefulSetSchema,
     hasStatus: true,
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
     specFields: ['spec'],
     tableColumns: statefulSetColumns(now),
     defaults,

@@ -147,7 +147,7 @@ test.serial('StatefulSet: 0 → 3 in order, a partitioned rolling update, rollou
     spec: { replicas: 0, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template: template('web', 'svc.local/web:1') },
   });
   const start = events.length;
-  await kubectl('patch', 'statefulset', 'web', '-n', NS, '--type=merge', '-p', '{"spec":{"replicas":3}}');
+  await kubectl('scale', 'statefulset', 'web', '-n', NS, '--replicas=3');
   // The defaulted rollingUpdate.partition (0) makes kubectl report a RollingUpdate set as partitioned, as it does against upstream.
   t.regex(await kubectl('rollout', 'status', 'statefulset/web', '-n', NS, '--timeout=120s'), /Waiting for \d pods to be ready\.\.\.[\s\S]*partitioned roll out complete: 3 new pods have been updated\.\.\./);
   await revisionsConverged();
@@ -183,7 +183,7 @@ test.serial('StatefulSet: 0 → 3 in order, a partitioned rolling update, rollou
 
   // Scale to 0: web-2 goes first, and each next one only once the one above it is gone.
   const down = events.length;
-  await kubectl('patch', 'statefulset', 'web', '-n', NS, '--type=merge', '-p', '{"spec":{"replicas":0}}');
+  await kubectl('scale', 'statefulset/web', '-n', NS, '--replicas=0');
   await eventually('no web pods', async () => ((await podsJson()).some((p) => p.metadata.name.startsWith('web-')) ? undefined : true), 90_000);
   const after = (pred: (e: PodEvent) => boolean) => events.findIndex((e, i) => i >= down && pred(e));
   for (const i of [1, 0]) {
