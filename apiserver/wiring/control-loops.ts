@@ -31,13 +31,15 @@ import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
 import { controllerContext } from '../store/system-context';
+import { moveViewObjects } from '../store/view-migration';
 import { HISTORY_MS, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
 import type { ServingTls } from './tls';
 
 /**
  * Runs until the signal aborts: once the store is reachable, the system namespaces and
- * cluster-info (svc-public: the CA and address for joining nodes, 5.9), then the control loops
+ * cluster-info (svc-public: the CA and address for joining nodes, 5.9), objects an older svc stored
+ * under a type's own keys moved to the storage the type now shares (store/view-migration.ts), then the control loops
  * (upstream's controller manager) on the replica holding the leader Lease, or on this one
  * without --leader-elect.
  */
@@ -49,6 +51,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
   const bootstrap = s.cache.whenReady().then(() =>
     retry(async () => {
       await ensureSystemNamespaces(store, nsType);
+      await moveViewObjects(s.storage, s.registry.all(), log);
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
     }, signal, log),
   );
