@@ -155,7 +155,45 @@ test.serial('describe deployment: strategy, conditions, new and old ReplicaSets'
   t.regex(out, /^\s+Progressing\s+True\s+NewReplicaSetAvailable$/m);
   t.regex(out, /^NewReplicaSet:\s+web-\w+ \(5\/5 replicas created\)$/m);
   t.regex(out, /^OldReplicaSets:\s+web-\w+ \(0\/0 replicas created\)/m);
-  t.regex(out, /^Events:/m);
+  // The Deployment controller's events, written through the event recorder as deployment-controller.
+  const described = await eventually('describe shows the scaling events', async () => {
+    const text = await ok('describe', 'deployment', 'web');
+    return /Normal\s+ScalingReplicaSet\s+\S+\s+deployment-controller\s+Scaled up replica set web-\w+ from 0 to 3/.test(text) ? text : undefined;
+  }, 30_000);
+  t.regex(described, /^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message/m);
+  const rsOut = await ok('describe', 'rs', '-l', 'app=web');
+  t.regex(rsOut, /Normal\s+SuccessfulCreate\s+\S+\s+replicaset-controller\s+Created pod: web-\w+-\w+/);
+});
+
+test.serial('kubectl apply -f of one multi-document file with all five workload kinds; each runs; delete -f removes them and what they made', async (t) => {
+  t.timeout(180_000);
+  const tpl = (app: string, extra = '') => ['  template:', `    metadata: {labels: {app: ${app}}${extra}}`, '    spec:', `      containers: [{name: c, image: busybox}]`].join('\n');
+  const docs = [
+    ['apiVersion: apps/v1', 'kind: Deployment', 'metadata: {name: mix-deploy}', 'spec:', '  replicas: 2', '  selector: {matchLabels: {app: mix-deploy}}', tpl('mix-deploy')].join('\n'),
+    ['apiVersion: apps/v1', 'kind: StatefulSet', 'metadata: {name: mix-sts}', 'spec:', '  replicas: 2', '  serviceName: mix-sts', '  selector: {matchLabels: {app: mix-sts}}', tpl('mix-sts')].join('\n'),
+    ['apiVersion: apps/v1', 'kind: DaemonSet', 'metadata: {name: mix-ds}', 'spec:', '  selector: {matchLabels: {app: mix-ds}}', tpl('mix-ds')].join('\n'),
+    // The simulator ends the Job's container after 200 ms with exit code 0 (sim.svc.io/exit-after-ms).
+    ['apiVersion: batch/v1', 'kind: Job', 'metadata: {name: mix-job}', 'spec:', '  completions: 2', '  template:', "    metadata: {annotations: {sim.svc.io/exit-after-ms: '200'}}", '    spec:', '      restartPolicy: Never', '      containers: [{name: c, image: busybox}]'].join('\n'),
+    ['apiVersion: batch/v1', 'kind: CronJob', 'metadata: {name: mix-cron}', 'spec:', "  schedule: '@hourly'", '  jobTemplate:', '    spec:', '      template:', '        spec:', '          restartPolicy: OnFailure', '          containers: [{name: c, image: busybox}]'].join('\n'),
+  ].join('\n---\n');
+  const applied = await kubectlRun(s.kubeconfig, ['-n', 'apps', 'apply', '-f', '-'], { input: docs });
+  t.is(applied.code, 0, applied.stderr);
+  for (const kind of ['deployment.apps/mix-deploy', 'statefulset.apps/mix-sts', 'daemonset.apps/mix-ds', 'job.batch/mix-job', 'cronjob.batch/mix-cron']) t.true(applied.stdout.includes(`${kind} created`), applied.stdout);
+  await ok('rollout', 'status', 'deployment/mix-deploy', '--timeout=90s');
+  await ok('rollout', 'status', 'statefulset/mix-sts', '--timeout=90s');
+  await ok('rollout', 'status', 'daemonset/mix-ds', '--timeout=90s');
+  await ok('wait', '--for=condition=complete', 'job/mix-job', '--timeout=90s');
+  t.is((await livePods('app=mix-ds')).length, 2, 'one daemon pod per node');
+  t.deepEqual((await livePods('app=mix-sts')).map((p) => p.metadata.name).sort(), ['mix-sts-0', 'mix-sts-1']);
+  t.like((await json('get', 'job', 'mix-job')).status, { succeeded: 2 });
+  t.regex(await ok('get', 'cronjob', 'mix-cron'), /^mix-cron\s+@hourly\s+\S+\s+False\s+0\s+<none>/m);
+  const deleted = await kubectlRun(s.kubeconfig, ['-n', 'apps', 'delete', '-f', '-', '--wait=true', '--timeout=90s'], { input: docs });
+  t.is(deleted.code, 0, deleted.stderr);
+  await eventually('the workloads\' pods are gone', async () => {
+    const left = (await json('get', 'pods')).items.filter((p: any) => /^mix-/.test(p.metadata.name));
+    return left.length === 0 ? true : undefined;
+  }, 90_000);
+  t.is((await json('get', 'rs', '-l', 'app=mix-deploy')).items.length, 0);
 });
 
 test.serial('kubectl apply switching a defaulted RollingUpdate to Recreate: the $retainKeys kubectl sends drops the defaulted rollingUpdate', async (t) => {
