@@ -214,10 +214,15 @@ export class JobController {
     // Our own last status write has not reached the cache yet: a sync now would work from the
     // status before it and fail its write on the conflict; the write's event queues the Job again.
     if (Number(job.metadata.resourceVersion) < (this.written.get(key) ?? 0)) return;
-    // Expectations first: a pod arriving after this read is seen by the next sync.
+    // Expectations first: a pod arriving after this read is seen by the next sync. The same holds
+    // for finalizer removals: the informer caches a pod before its handlers run, so a uid no longer
+    // expected here is already seen without its finalizer (or gone) in the list read next. Read
+    // after the list (upstream's order), a removal observed while the pods are claimed would leave
+    // the list's stale copy (deleted, finalizer on) unexpected, and it would count as failed.
     const satisfied = this.expectations.satisfied(key);
+    const expectedRmFinalizers = this.finalizerExpectations.expected(key);
     const pods = await this.podsFor(job);
-    await syncJob(this.deps(), key, job, pods, satisfied);
+    await syncJob(this.deps(), key, job, pods, { satisfied, expectedRmFinalizers });
   }
 
   /** Upstream syncOrphanPod: the finalizer comes off a pod whose Job is gone or finished (never one of another controller). */

@@ -104,7 +104,7 @@ function matchSuccessPolicy(job: KObject, succeeded: readonly Interval[]): strin
 }
 
 /** The sync's starting state: pods, counters (counted, uncounted and new), start time, back-off. */
-function buildCtx(d: SyncDeps, key: string, job: KObject, pods: KObject[], now: Date): SyncCtx {
+function buildCtx(d: SyncDeps, key: string, job: KObject, pods: KObject[], expectedRmFinalizers: ReadonlySet<string>, now: Date): SyncCtx {
   const status = readStatus(job);
   const activePods = pods.filter(isPodActive);
   const ctx: SyncCtx = {
@@ -116,7 +116,7 @@ function buildCtx(d: SyncDeps, key: string, job: KObject, pods: KObject[], now: 
     ready: activePods.filter(isPodReady).length,
     terminating: pods.filter(isTerminating).length,
     uncounted: { succeeded: new Set(status.uncountedTerminatedPods.succeeded), failed: new Set(status.uncountedTerminatedPods.failed) },
-    expectedRmFinalizers: d.finalizerExpectations.expected(key),
+    expectedRmFinalizers,
     succeeded: 0,
     failed: 0,
     newBackoff: { failuresAfterLastSuccess: 0 },
@@ -207,11 +207,21 @@ function suspendCondition(d: SyncDeps, ctx: SyncCtx, now: Date): boolean {
   return true;
 }
 
-/**
- * One sync of the Job as the informer has it, with the pods it controls. satisfied: the pods the
- * controller created or deleted have all been seen (else it must not create or delete again).
- */
-export async function syncJob(d: SyncDeps, key: string, cached: KObject, pods: KObject[], satisfied: boolean): Promise<void> {
+/** What the controller knew before it listed the Job's pods. */
+export interface SyncExpectations {
+  /** The pods the controller created or deleted have all been seen (else it must not create or delete again). */
+  satisfied: boolean;
+  /**
+   * Uids whose finalizer removal was issued and not yet seen, read BEFORE the pods were listed: a
+   * removal seen after the list is still expected here, so the list's older copy of that pod is
+   * skipped rather than counted again (as failed, when it was being deleted).
+   */
+  expectedRmFinalizers: ReadonlySet<string>;
+}
+
+/** One sync of the Job as the informer has it, with the pods it controls. */
+export async function syncJob(d: SyncDeps, key: string, cached: KObject, pods: KObject[], seen: SyncExpectations): Promise<void> {
+  const { satisfied } = seen;
   const job = structuredClone(cached);
   if (finishedType(job)) {
     d.backoff.delete(key);
@@ -220,7 +230,7 @@ export async function syncJob(d: SyncDeps, key: string, cached: KObject, pods: K
   const managedBy = str(jobSpec(job).managedBy);
   if (managedBy !== undefined && managedBy !== JOB_CONTROLLER_NAME) return;
   const now = d.now();
-  const ctx = buildCtx(d, key, job, pods, now);
+  const ctx = buildCtx(d, key, job, pods, seen.expectedRmFinalizers, now);
   const met = findCondition(job, 'SuccessCriteriaMet');
   ctx.finishedCondition = met?.status === 'True' ? met : failureCondition(d, ctx, now);
   if (isIndexedJob(job)) indexedState(ctx, now);
