@@ -46,6 +46,8 @@ export class EventBroadcaster {
   private wake?: () => void;
   private busy = false;
   private readonly idleWaiters: Array<() => void> = [];
+  /** Events dropped since the queue filled: one warning when it fills, one with the count when it has room again (not a line per event). */
+  private droppedWhileFull = 0;
 
   constructor(
     private readonly sink: EventSink,
@@ -110,9 +112,14 @@ export class EventBroadcaster {
       }
       const event = makeEvent(source, regarding, type, reason, message, this.o.clock.now(), opts);
       if (this.queue.length >= (this.o.maxQueued ?? MAX_QUEUED_EVENTS)) {
-        this.o.log.warn({ reason, object: `${regarding.kind}/${regarding.name}` }, 'too many queued events; event dropped');
+        // Upstream logs every drop; a burst of thousands is one line here, and the metric counts each.
+        if (this.droppedWhileFull++ === 0) this.o.log.warn({ reason, object: `${regarding.kind}/${regarding.name}` }, 'too many queued events; dropping events until the queue has room');
         this.o.onDropped?.('QueueFull', event);
         return;
+      }
+      if (this.droppedWhileFull > 0) {
+        this.o.log.warn({ dropped: this.droppedWhileFull }, `the event queue has room again; ${this.droppedWhileFull} events were dropped while it was full`);
+        this.droppedWhileFull = 0;
       }
       this.queue.push(event);
       this.wake?.();

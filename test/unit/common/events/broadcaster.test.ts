@@ -1,5 +1,5 @@
 import test from 'ava';
-import { EventBroadcaster, type DropReason } from '../../../../common/events/broadcaster';
+import { EventBroadcaster, type DropReason, type EventBroadcasterOptions } from '../../../../common/events/broadcaster';
 import type { CoreEvent, EventPatch } from '../../../../common/events/core-event';
 import { EventSinkError, type EventSink } from '../../../../common/events/event-sink';
 import type { EventObjectRef } from '../../../../common/events/recorder';
@@ -53,7 +53,7 @@ class MemorySink implements EventSink {
   }
 }
 
-function setup(o: { maxQueued?: number } = {}) {
+function setup(o: { maxQueued?: number; log?: EventBroadcasterOptions['log'] } = {}) {
   const clock = new FakeClock();
   const sink = new MemorySink();
   const dropped: DropReason[] = [];
@@ -134,17 +134,21 @@ test('an unreachable API is retried after a randomised then a fixed delay, up to
   ac.abort();
 });
 
-test('never blocks: a full queue drops the newest event and counts it; invalid types are not recorded; recording never throws', async (t) => {
-  const { sink, dropped, b, ac, start } = setup({ maxQueued: 3 });
+test('never blocks: a full queue drops the newest event and counts it, with one warning per burst; invalid types are not recorded; recording never throws', async (t) => {
+  const warnings: string[] = [];
+  const { sink, dropped, b, ac, start } = setup({ maxQueued: 3, log: { warn: (_o, msg) => void warnings.push(msg), debug: () => {} } });
   const r = b.recorder({ component: 'kubelet', host: 'n' });
   for (let i = 0; i < 5; i++) r.event(pod, 'Normal', 'Pulled', `m${i}`);
   t.is(b.queued, 3);
   t.deepEqual(dropped, ['QueueFull', 'QueueFull']);
+  t.deepEqual(warnings, ['too many queued events; dropping events until the queue has room']);
   (r.event as (...a: unknown[]) => void)(pod, 'Fatal', 'X', 'y');
   t.notThrows(() => r.event(null as unknown as EventObjectRef, 'Normal', 'X', 'y'));
   start();
   await b.idle();
   ac.abort();
   t.deepEqual([...sink.events.values()].map((e) => e.message), ['m0', 'm1', 'm2']);
+  r.event(pod, 'Normal', 'Pulled', 'after');
+  t.is(warnings.at(-1), 'the event queue has room again; 2 events were dropped while it was full');
   t.notThrows(() => NOOP_RECORDER.event(pod, 'Normal', 'X', 'y'));
 });
