@@ -136,7 +136,7 @@ test('a protobuf create answers the stored version and caches it: the get after 
     const cms = f.type('configmaps');
     const post = (name: string, query = '') =>
       call(f, handleCreate, 'POST', `${CMS}${query}`, {
-        raw: encodeObject(configMapSchema, configMap(name, { data: { k: name } }) as Record<string, unknown>),
+        raw: encodeObject(configMapSchema, configMap(name, { data: { k: name } })),
         headers: { 'content-type': PROTOBUF_MEDIA_TYPE, accept: PB.accept },
       });
     const created = await post('a');
