@@ -107,12 +107,15 @@ export function decodeObject(schema: ObjectSchema, body: Uint8Array): Json {
   return Object.assign(out, obj);
 }
 
-/** One watch stream frame: the length prefix and the WatchEvent whose object is obj, enveloped. */
-export function encodeWatchFrame(type: string, schema: ObjectSchema, obj: Json): Buffer {
+/**
+ * One watch stream frame: the length prefix and the WatchEvent whose object is obj, enveloped.
+ * With a cache, obj is a stored version (an initial event of a watch): see EncodedCache.
+ */
+export function encodeWatchFrame(type: string, schema: ObjectSchema, obj: Json, cache?: CachedEncoding): Buffer {
   const w = takeWriter();
   // WatchEvent {type 1, object 2 RawExtension {raw 1: the enveloped object}}, written backwards.
   const end = w.mark();
-  writeEnveloped(w, schema, obj);
+  writeEnveloped(w, schema, obj, cache);
   w.lengthSince(end);
   w.byte((1 << 3) | WIRE_BYTES);
   w.lengthSince(end);
