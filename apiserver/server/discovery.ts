@@ -18,6 +18,16 @@ export class Discovery {
     private readonly types: () => readonly ResourceType[],
     /** Virtual types (the review APIs) that can only be created. */
     private readonly createOnly: (t: ResourceType) => boolean = () => false,
+    /**
+     * Types listed under the second name of their group (svc.io, when the k8s.io name is served
+     * too: GroupAliases.isSecondName). They are listed, so that clients map the kinds of manifests
+     * written with that name to their paths (kubectl's RESTMapper reads every listed resource),
+     * but without verbs, short names or categories: kubectl api-resources, `kubectl get all`,
+     * completion and generic tools that walk every resource skip resources without verbs, so each
+     * resource shows once, under its upstream name, as on an upstream cluster. The paths answer
+     * every verb all the same.
+     */
+    private readonly secondName: (t: ResourceType) => boolean = () => false,
   ) {}
 
   versions(): Record<string, unknown> {
@@ -46,11 +56,10 @@ export class Discovery {
         namespaced: t.namespaced,
         kind: t.kind,
         verbs: this.verbs(t),
-        ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
-        ...(t.categories?.length ? { categories: t.categories } : {}),
+        ...this.names(t),
       });
       if (this.hasStatus(t)) {
-        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
+        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: this.statusVerbs(t) });
       }
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
@@ -83,14 +92,24 @@ export class Discovery {
       scope: t.namespaced ? 'Namespaced' : 'Cluster',
       singularResource: t.singular,
       verbs: this.verbs(t),
-      ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
-      ...(t.categories?.length ? { categories: t.categories } : {}),
-      ...(this.hasStatus(t) ? { subresources: [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] } : {}),
+      ...this.names(t),
+      ...(this.hasStatus(t) ? { subresources: [{ subresource: 'status', responseKind, verbs: this.statusVerbs(t) }] } : {}),
     };
   }
 
-  private verbs(t: ResourceType): string[] {
+  private verbs(t: ResourceType): readonly string[] {
+    if (this.secondName(t)) return [];
     return this.createOnly(t) ? ['create'] : STORED_VERBS;
+  }
+
+  private statusVerbs(t: ResourceType): readonly string[] {
+    return this.secondName(t) ? [] : STATUS_VERBS;
+  }
+
+  /** Short names and categories, for a type not listed under its group's second name. */
+  private names(t: ResourceType): { shortNames?: readonly string[]; categories?: readonly string[] } {
+    if (this.secondName(t)) return {};
+    return { ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}), ...(t.categories?.length ? { categories: t.categories } : {}) };
   }
 
   private hasStatus(t: ResourceType): boolean {

@@ -100,6 +100,7 @@ export class ApiServer {
     this.discovery = new Discovery(
       () => this.documentTypes(),
       (t) => o.virtual?.has(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? false,
+      (t) => this.aliases.isSecondName(t.group),
     );
   }
 
