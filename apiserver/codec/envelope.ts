@@ -17,6 +17,8 @@ import { protobufError, Reader } from './reader';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+/** An envelope without raw: the object's message is empty (shared; never written to). */
+const NO_BYTES = Buffer.alloc(0);
 
 type Json = Record<string, unknown>;
 
@@ -70,7 +72,7 @@ export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
   const r = new Reader(buf, 4);
   let apiVersion = '';
   let kind = '';
-  let raw: Buffer = Buffer.alloc(0);
+  let raw: Buffer = NO_BYTES;
   let encoding = '';
   while (r.pos < r.end) {
     const tag = r.uint32();
@@ -97,14 +99,13 @@ export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
   return { apiVersion, kind, raw };
 }
 
-/** Decodes an enveloped object; apiVersion and kind come from the envelope. */
+/** Decodes an enveloped object; apiVersion and kind come from the envelope (and come first, as in JSON). */
 export function decodeObject(schema: ObjectSchema, body: Uint8Array): Json {
   const env = decodeEnvelope(body);
-  const obj = decodeProto(schema, env.raw);
   const out: Json = {};
   if (env.apiVersion) out.apiVersion = env.apiVersion;
   if (env.kind) out.kind = env.kind;
-  return Object.assign(out, obj);
+  return decodeProto(schema, env.raw, out);
 }
 
 /**
