@@ -116,7 +116,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       lastRv = ev.revision;
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      const chunk = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev);
+      const chunk = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev, cached);
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {
@@ -168,11 +168,16 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
  * The event's chunk in a form other than the plain JSON one, made once per form and event and
  * shared by every watcher of that form (WatchCache.rendering): its encoding, the type this watcher
  * sees (a selector may turn MODIFIED into ADDED or DELETED) and the group name it asked under. A
- * Table depends on more (the request's columns options) and is made for each watcher.
+ * Table depends on more (the request's columns options) and is made for each watcher. The object
+ * of an ADDED or MODIFIED event is the stored version at the event's revision: its protobuf
+ * message goes to (or comes from) the cache of encoded versions, so the first protobuf get or list
+ * of what a protobuf watcher was sent copies it. A DELETED event's object carries the deletion's
+ * revision, which names no stored version: it is not cached.
  */
-function sharedEvent(r: ResourceRequest, rendering: Rendering, type: string, ev: CachedEvent): string | Buffer {
+function sharedEvent(r: ResourceRequest, rendering: Rendering, type: string, ev: CachedEvent, cached: CachedEncoding | undefined): string | Buffer {
   if (rendering.kind === 'table') return encode(r, rendering, type, ev.object);
-  return r.cache.rendering(ev, `${rendering.kind} ${type} ${r.info.servedGroup ?? ''}`, () => encode(r, rendering, type, ev.object));
+  const versions = ev.type === 'DELETED' ? undefined : cached;
+  return r.cache.rendering(ev, `${rendering.kind} ${type} ${r.info.servedGroup ?? ''}`, () => encode(r, rendering, type, ev.object, versions));
 }
 
 /**

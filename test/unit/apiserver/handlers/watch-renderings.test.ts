@@ -7,9 +7,11 @@
 import test from 'ava';
 import type { KList, KObject } from '../../../../apiserver/api/types';
 import { decodeObject, decodeWatchFrames } from '../../../../apiserver/codec/envelope';
+import { handleGet } from '../../../../apiserver/handlers/get';
 import { handleList } from '../../../../apiserver/handlers/list';
 import { handleWatch } from '../../../../apiserver/handlers/watch';
 import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
+import { readsOf } from '../../../../apiserver/server/protobuf';
 import type { CachedEvent } from '../../../../apiserver/store/watch-cache';
 import { admin, configMap, withStore, type StoreFixture } from '../store/fixture';
 import { call, start, type Call } from './fake-http';
@@ -133,4 +135,37 @@ test('a protobuf watch with initial events takes their messages from the cache o
       first.slice(0, 3).map((e) => (decodeObject(configMapSchema, e.object).data as { k: string }).k),
       ['a', 'b', 'c'],
     );
+  }));
+
+test('the message of a version a protobuf watcher was sent is the one the next protobuf get copies; a deletion caches nothing', (t) =>
+  withStore(async (f) => {
+    const cms = f.type('configmaps');
+    const rv = f.cache.currentRevision();
+    const versions = readsOf(f.store, cms).cache;
+    const ac = new AbortController();
+    const w = start(f, handleWatch, 'GET', `${CMS}?watch=1&resourceVersion=${rv}`, { signal: ac.signal, headers: { accept: `${PB}, application/json` } });
+    try {
+      await f.store.create(cms, 'default', configMap('a', { data: { k: 'v1' } }), admin);
+      await f.store.update(cms, 'default', 'a', (cur) => ({ ...cur!, data: { k: 'v2' } }), admin);
+      await frames(w, 2);
+      t.is(versions.count, 2, 'the ADDED and the MODIFIED version');
+      let decoded = 0;
+      const get = f.store.get.bind(f.store);
+      f.store.get = async (...args: Parameters<typeof f.store.get>) => {
+        const o = await get(...args);
+        if (o.metadata.name !== undefined) decoded++;
+        return o;
+      };
+      const one = await call(f, handleGet, 'GET', `${CMS}/a`, { headers: { accept: PB } });
+      t.is(decoded, 0, 'a stand-in: the watch frame’s message, not a decoded object');
+      t.deepEqual(decodeObject(configMapSchema, one.bytes), await get(cms, 'default', 'a'));
+      const modified = (await frames(w, 2))[1];
+      t.deepEqual(one.bytes, modified.object, 'the same enveloped bytes the watcher got');
+      await f.store.delete(cms, 'default', 'a', {}, admin);
+      t.is((await frames(w, 3))[2].type, 'DELETED');
+      t.is(versions.count, 2);
+    } finally {
+      ac.abort();
+      await w.done;
+    }
   }));
