@@ -17,10 +17,9 @@ type Json = Record<string, unknown>;
 /** Nested messages deeper than this are refused (the schemas nest far less). */
 const MAX_DEPTH = 64;
 
-/** Decodes one message (no envelope) into its JSON shape. */
-export function decodeProto(schema: ObjectSchema, bytes: Uint8Array): Json {
+/** Decodes one message (no envelope) into its JSON shape: into `out` (whose keys the message's fields override), a new object by default. */
+export function decodeProto(schema: ObjectSchema, bytes: Uint8Array, out: Json = {}): Json {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const out: Json = {};
   decodeMessage(new Reader(buf), planOf(schema), out, 0);
   return out;
 }

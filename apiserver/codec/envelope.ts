@@ -17,6 +17,8 @@ import { protobufError, Reader } from './reader';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+/** An envelope without raw: the object's message is empty (shared; never written to). */
+const NO_BYTES = Buffer.alloc(0);
 
 type Json = Record<string, unknown>;
 
@@ -70,7 +72,7 @@ export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
   const r = new Reader(buf, 4);
   let apiVersion = '';
   let kind = '';
-  let raw: Buffer = Buffer.alloc(0);
+  let raw: Buffer = NO_BYTES;
   let encoding = '';
   while (r.pos < r.end) {
     const tag = r.uint32();
@@ -97,22 +99,24 @@ export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
   return { apiVersion, kind, raw };
 }
 
-/** Decodes an enveloped object; apiVersion and kind come from the envelope. */
+/** Decodes an enveloped object; apiVersion and kind come from the envelope (and come first, as in JSON). */
 export function decodeObject(schema: ObjectSchema, body: Uint8Array): Json {
   const env = decodeEnvelope(body);
-  const obj = decodeProto(schema, env.raw);
   const out: Json = {};
   if (env.apiVersion) out.apiVersion = env.apiVersion;
   if (env.kind) out.kind = env.kind;
-  return Object.assign(out, obj);
+  return decodeProto(schema, env.raw, out);
 }
 
-/** One watch stream frame: the length prefix and the WatchEvent whose object is obj, enveloped. */
-export function encodeWatchFrame(type: string, schema: ObjectSchema, obj: Json): Buffer {
+/**
+ * One watch stream frame: the length prefix and the WatchEvent whose object is obj, enveloped.
+ * With a cache, obj is a stored version (an initial event of a watch): see EncodedCache.
+ */
+export function encodeWatchFrame(type: string, schema: ObjectSchema, obj: Json, cache?: CachedEncoding): Buffer {
   const w = takeWriter();
   // WatchEvent {type 1, object 2 RawExtension {raw 1: the enveloped object}}, written backwards.
   const end = w.mark();
-  writeEnveloped(w, schema, obj);
+  writeEnveloped(w, schema, obj, cache);
   w.lengthSince(end);
   w.byte((1 << 3) | WIRE_BYTES);
   w.lengthSince(end);

@@ -1,6 +1,7 @@
 import { ApiError } from '../api/errors';
 import { bodyFormat } from '../server/negotiation';
 import { decodeObject, objectFormat, readBody } from '../server/decode';
+import { readsOf } from '../server/protobuf';
 import { parseFieldValidation } from '../validation/field-validation';
 import { cborServed, reply, writeContext, type ResourceRequest } from './context';
 
@@ -18,5 +19,8 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
     });
   }
   const created = await r.store.create(r.type, r.info.namespace, object, ctx);
-  reply(r, 201, created, { warnings, yaml: format === 'yaml' && /yaml/.test(r.req.headers.accept ?? '') });
+  // What a create answers is the stored version (not a dry run's): its protobuf goes to the cache of
+  // encoded versions, so the get that usually follows copies it instead of decoding and encoding.
+  const protobufCache = ctx.dryRun ? undefined : readsOf(r.store, r.type);
+  reply(r, 201, created, { warnings, yaml: format === 'yaml' && /yaml/.test(r.req.headers.accept ?? ''), protobufCache });
 }

@@ -4,9 +4,12 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { encodeCborWatchEvent } from '../codec/cbor-encode';
 import { CBOR_SEQ_MEDIA_TYPE } from '../codec/cbor-wire';
+import type { CachedEncoding } from '../codec/encoded-cache';
 import { encodeWatchFrame, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { hasProtobuf } from '../codec/plan';
 import { statusSchema } from '../registry/meta-schemas';
 import { servedError, servedEventObject } from '../server/group-alias';
+import { cachedStandIns, readsOf } from '../server/protobuf';
 import { queryBool } from '../server/request-info';
 import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
@@ -69,9 +72,13 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   // The start: a consistent list for synthetic ADDED events, else the given version.
   let initial: KObject[] = [];
   let from: number;
+  // Initial events in protobuf are stored versions: their messages may come from (and go to) the
+  // cache of encoded versions, as a protobuf list's items (EncodedCache).
+  const cached = rendering.kind === 'protobuf' && hasProtobuf(r.type.schema) ? readsOf(r.store, r.type) : undefined;
   if (sendInitial) {
     const list = await r.store.list(r.type, ns, {
       ...q,
+      ...(cached ? { stored: cachedStandIns(r.store) } : {}),
       limit: undefined,
       continue: undefined,
       resourceVersion: rvText === '' ? undefined : rvText,
@@ -101,7 +108,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   let last: string | Buffer | undefined;
   const bookmarkTimer = bookmarks ? setInterval(() => out.offer(bookmark(r, rendering, lastRv)), BOOKMARK_EVERY_MS) : undefined;
   try {
-    for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj)))) return;
+    for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj, cached)))) return;
     initial = []; // sent: not held for the life of the watch
     if (sendInitialText !== null && sendInitial) {
       if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true', [SVC_INITIAL_EVENTS_END]: 'true' })))) return;
@@ -111,10 +118,9 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       const ev = servedEvent(r.type, stored);
       const type = visibleType(r, ev, q);
       if (!type) continue;
-      // The cached rendering is the stored form of the canonical group: a client of the k8s.io
-      // name, or of a type served from another's storage (storedAs), gets its own.
+      // The plain JSON line is of the stored form: k8s.io names and storedAs views get their own.
       const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs;
-      const chunk = cachedForm ? plainEvent(r, ev) : encode(r, rendering, type, ev.object);
+      const chunk = cachedForm ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev, cached);
       if (!(await out.write(chunk))) break;
     }
   } catch (err) {
@@ -162,10 +168,33 @@ function plainEvent(r: ResourceRequest, ev: CachedEvent): string {
   return `{"type":"${ev.type}","object":${r.cache.render(ev)}}\n`;
 }
 
-/** One event in the negotiated form, spelled in the group the client asked for: a JSON line (the object or its Table), a protobuf frame or a CBOR item. */
-function encode(r: ResourceRequest, rendering: Rendering, type: string, stored: KObject): string | Buffer {
+/**
+ * The event's chunk in a form other than the plain JSON one, made once per form and event and
+ * shared by every watcher of that form (WatchCache.rendering): its encoding, the type this watcher
+ * sees (a selector may turn MODIFIED into ADDED or DELETED) and the group name it asked under. A
+ * Table depends on more (the request's columns options) and is made for each watcher. The object
+ * of an ADDED or MODIFIED event is the stored version at the event's revision: its protobuf
+ * message goes to (or comes from) the cache of encoded versions, so the first protobuf get or list
+ * of what a protobuf watcher was sent copies it. A DELETED event's object carries the deletion's
+ * revision, which names no stored version: it is not cached.
+ */
+function sharedEvent(r: ResourceRequest, rendering: Rendering, type: string, ev: CachedEvent, cached: CachedEncoding | undefined): string | Buffer {
+  if (rendering.kind === 'table') return encode(r, rendering, type, ev.object);
+  const versions = ev.type === 'DELETED' ? undefined : cached;
+  // The served type is part of the key: the events of a type served from another's storage
+  // (storedAs: events.svc.io/v1 over core/v1 Events) are the same stored events in another form.
+  const key = `${rendering.kind} ${type} ${r.info.servedGroup ?? ''} ${r.type.group}/${r.type.version}/${r.type.resource}`;
+  return r.cache.rendering(ev, key, () => encode(r, rendering, type, ev.object, versions));
+}
+
+/**
+ * One event in the negotiated form, spelled in the group the client asked for: a JSON line (the
+ * object or its Table), a protobuf frame or a CBOR item. cache: stored is a stored version whose
+ * protobuf message may come from the cache of encoded versions (EncodedCache).
+ */
+function encode(r: ResourceRequest, rendering: Rendering, type: string, stored: KObject, cache?: CachedEncoding): string | Buffer {
   const obj = servedEventObject(r.info, stored);
-  if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj);
+  if (rendering.kind === 'protobuf') return encodeWatchFrame(type, r.type.schema, obj, cache);
   if (rendering.kind === 'cbor') return encodeCborWatchEvent(type, r.type.schema, obj);
   const object = rendering.kind === 'table' ? toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering) : obj;
   return JSON.stringify({ type, object }) + '\n';

@@ -80,10 +80,10 @@ export type ObjectFormat = 'json' | 'yaml' | 'protobuf' | 'cbor';
  * the schema telling its []byte fields (unknown fields are reported as for JSON).
  */
 export function decodeObject(body: Buffer, format: ObjectFormat, t: ResourceType, fieldValidation: FieldValidation): { object: KObject; warnings: string[] } {
-  let parsed: { value: unknown; duplicates: string[] };
-  if (format === 'protobuf') parsed = { value: decodeProtobuf(t.schema, body), duplicates: [] };
-  else if (format === 'cbor') parsed = { value: decodeCbor(body, t.schema, bodyLimits), duplicates: [] };
-  else parsed = parseDocument(body, format);
+  // The protobuf decoder keeps only the schema's fields (unknown field numbers are skipped, as
+  // upstream's), so there is nothing unknown to look for in what it returns.
+  if (format === 'protobuf') return checkObject(decodeProtobuf(t.schema, body), [], t, fieldValidation, { schemaOnly: true });
+  const parsed = format === 'cbor' ? { value: decodeCbor(body, t.schema, bodyLimits), duplicates: [] } : parseDocument(body, format);
   return checkObject(parsed.value, parsed.duplicates, t, fieldValidation);
 }
 
@@ -92,11 +92,17 @@ export function objectFormat(format: string): ObjectFormat {
   return format === 'yaml' || format === 'protobuf' || format === 'cbor' ? format : 'json';
 }
 
+/**
+ * Checks a decoded body's kind and apiVersion against the type and applies field validation to its
+ * unknown and duplicate fields. opts.schemaOnly: the decoder returned only the schema's fields
+ * (protobuf), so the walk for unknown fields is skipped.
+ */
 export function checkObject(
   value: unknown,
   duplicates: string[],
   t: ResourceType,
   fieldValidation: FieldValidation,
+  opts: { schemaOnly?: boolean } = {},
 ): { object: KObject; warnings: string[] } {
   if (!isObject(value)) throw new ApiError('BadRequest', 'the request body must be a JSON or YAML object');
   const want = apiVersionOf(t);
@@ -111,7 +117,7 @@ export function checkObject(
   }
   if (value.metadata === undefined) value.metadata = {};
   if (!isObject(value.metadata)) throw new ApiError('BadRequest', 'metadata must be an object');
-  const unknown = findUnknownFields(value, t.schema);
+  const unknown = opts.schemaOnly ? [] : findUnknownFields(value, t.schema);
   const warnings = checkFields({ unknown, duplicates }, fieldValidation);
   if (unknown.length > 0) pruneUnknownFields(value, t.schema);
   return { object: value as KObject, warnings };

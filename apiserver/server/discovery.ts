@@ -33,6 +33,16 @@ export class Discovery {
     private readonly types: () => readonly ResourceType[],
     /** Virtual types (the review APIs) that can only be created. */
     private readonly createOnly: (t: ResourceType) => boolean = () => false,
+    /**
+     * Types listed under the second name of their group (svc.io, when the k8s.io name is served
+     * too: GroupAliases.isSecondName). They are listed, so that clients map the kinds of manifests
+     * written with that name to their paths (kubectl's RESTMapper reads every listed resource),
+     * but without verbs, short names or categories: kubectl api-resources, `kubectl get all`,
+     * completion and generic tools that walk every resource skip resources without verbs, so each
+     * resource shows once, under its upstream name, as on an upstream cluster. The paths answer
+     * every verb all the same.
+     */
+    private readonly secondName: (t: ResourceType) => boolean = () => false,
     /** Sub-resources with their own handler and kind, listed after status. */
     private readonly extraSubresources: (t: ResourceType) => readonly SubresourceDoc[] = () => [],
   ) {}
@@ -63,11 +73,10 @@ export class Discovery {
         namespaced: t.namespaced,
         kind: t.kind,
         verbs: this.verbs(t),
-        ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
-        ...(t.categories?.length ? { categories: t.categories } : {}),
+        ...this.names(t),
       });
       if (this.hasStatus(t)) {
-        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: STATUS_VERBS });
+        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: this.statusVerbs(t) });
       }
       for (const sub of this.subresourceDocs(t)) {
         resources.push({ name: `${t.resource}/${sub.name}`, singularName: '', namespaced: t.namespaced, group: sub.group, version: sub.version, kind: sub.kind, verbs: [...sub.verbs] });
@@ -98,7 +107,7 @@ export class Discovery {
   private aggregatedResource(t: ResourceType): Record<string, unknown> {
     const responseKind = { group: t.group, version: t.version, kind: t.kind };
     const subresources = [
-      ...(this.hasStatus(t) ? [{ subresource: 'status', responseKind, verbs: STATUS_VERBS }] : []),
+      ...(this.hasStatus(t) ? [{ subresource: 'status', responseKind, verbs: this.statusVerbs(t) }] : []),
       ...this.subresourceDocs(t).map((s) => ({ subresource: s.name, responseKind: { group: s.group, version: s.version, kind: s.kind }, verbs: [...s.verbs] })),
     ];
     return {
@@ -107,20 +116,31 @@ export class Discovery {
       scope: t.namespaced ? 'Namespaced' : 'Cluster',
       singularResource: t.singular,
       verbs: this.verbs(t),
-      ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
-      ...(t.categories?.length ? { categories: t.categories } : {}),
+      ...this.names(t),
       ...(subresources.length > 0 ? { subresources } : {}),
     };
   }
 
-  /** The sub-resources besides status: the scale of a type that declares one, and the server's extra ones (pods/eviction). */
+  /** The sub-resources besides status: the scale of a type that declares one, and the server's extra ones (pods/eviction); without verbs under a group's second name. */
   private subresourceDocs(t: ResourceType): readonly SubresourceDoc[] {
     const extra = this.extraSubresources(t);
-    return t.scale ? [{ name: 'scale', ...SCALE_KIND, verbs: STATUS_VERBS }, ...extra] : extra;
+    const docs = t.scale ? [{ name: 'scale', ...SCALE_KIND, verbs: STATUS_VERBS }, ...extra] : extra;
+    return this.secondName(t) ? docs.map((d) => ({ ...d, verbs: [] })) : docs;
   }
 
-  private verbs(t: ResourceType): string[] {
+  private verbs(t: ResourceType): readonly string[] {
+    if (this.secondName(t)) return [];
     return this.createOnly(t) ? ['create'] : STORED_VERBS;
+  }
+
+  private statusVerbs(t: ResourceType): readonly string[] {
+    return this.secondName(t) ? [] : STATUS_VERBS;
+  }
+
+  /** Short names and categories, for a type not listed under its group's second name. */
+  private names(t: ResourceType): { shortNames?: readonly string[]; categories?: readonly string[] } {
+    if (this.secondName(t)) return {};
+    return { ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}), ...(t.categories?.length ? { categories: t.categories } : {}) };
   }
 
   private hasStatus(t: ResourceType): boolean {

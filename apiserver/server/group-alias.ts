@@ -31,6 +31,16 @@ export class GroupAliases {
     }
   }
 
+  /**
+   * Whether group is a canonical (svc.io) name also served under its upstream name: discovery then
+   * lists its resources without verbs (see Discovery), so that each resource shows once to
+   * clients that list what they can do, while kinds in either name still map to their paths.
+   */
+  isSecondName(group: string): boolean {
+    for (const canonical of this.toCanonical.values()) if (canonical === group) return true;
+    return false;
+  }
+
   /** The canonical group an upstream name stands for, when served under it. */
   canonicalOf(group: string): string | undefined {
     return this.toCanonical.get(group);

@@ -19,6 +19,24 @@ interface MediaRange {
   q: number;
 }
 
+/**
+ * Parsed Accept headers by their text: a client sends the same header with every request (client-go
+ * one per content type), so each is parsed once. Bounded: emptied when it reaches 256 headers.
+ */
+const parsedAccept = new Map<string, readonly MediaRange[]>();
+const PARSED_ACCEPT_MAX = 256;
+
+/** The header's ranges by quality, highest first (stable: equal qualities keep the client's order); never mutate it. */
+function acceptRanges(header: string): readonly MediaRange[] {
+  let ranges = parsedAccept.get(header);
+  if (!ranges) {
+    if (parsedAccept.size >= PARSED_ACCEPT_MAX) parsedAccept.clear();
+    ranges = parseAccept(header).sort((a, b) => b.q - a.q);
+    parsedAccept.set(header, ranges);
+  }
+  return ranges;
+}
+
 function parseAccept(header: string): MediaRange[] {
   return header
     .split(',')
@@ -56,7 +74,7 @@ export interface RenderingOptions {
  */
 export function negotiate(accept: string | undefined, opts: RenderingOptions): Rendering {
   if (!accept || accept.trim() === '') return { kind: 'json' };
-  const ranges = parseAccept(accept).sort((a, b) => b.q - a.q);
+  const ranges = acceptRanges(accept);
   for (const m of ranges) {
     if (m.type === PROTOBUF_MEDIA_TYPE) {
       if (opts.protobuf && !m.params.as && (m.params.stream === undefined || m.params.stream === 'watch')) return { kind: 'protobuf' };

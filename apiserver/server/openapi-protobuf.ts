@@ -331,12 +331,3 @@ export function openApiV2MediaType(accept: string | undefined): 'json' | 'protob
   }
   return undefined;
 }
-
-let memo: { json: string; bytes: Buffer } | undefined;
-
-/** openApiV2Protobuf, kept for the last document converted (the document changes only with the served types). */
-export function openApiV2ProtobufCached(doc: Json): Buffer {
-  const json = JSON.stringify(doc);
-  if (memo?.json !== json) memo = { json, bytes: openApiV2Protobuf(doc) };
-  return memo.bytes;
-}

@@ -55,7 +55,22 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   }
   headers['Content-Length'] = String(Buffer.byteLength(payload));
   res.writeHead(status, headers);
-  res.end(payload);
+  endWith(res, payload);
+}
+
+/** Binary bodies up to this size are handed to Node as latin1 text (see endWith). */
+const ONE_WRITE_BYTES = 64 * 1024;
+
+/**
+ * Ends the response with its body. A small binary body (protobuf, CBOR, gzip) goes as a latin1
+ * string, which maps each byte to one character and back: Node's http joins a string body with
+ * the header block into one socket write, but writes a Buffer body apart from it (a writev of two
+ * chunks through TLS), which cost the server about 1.5 µs more a request, as much as the protobuf
+ * codec saves on a small object. Larger bodies are not worth the copy.
+ */
+function endWith(res: ServerResponse, payload: string | Buffer): void {
+  if (typeof payload !== 'string' && payload.length <= ONE_WRITE_BYTES) res.end(payload.toString('latin1'), 'latin1');
+  else res.end(payload);
 }
 
 /**

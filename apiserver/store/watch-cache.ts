@@ -191,6 +191,20 @@ export class WatchCache {
     return ev.json!;
   }
 
+  /**
+   * A watch-stream chunk of the event in a form named by key, made by make() the first time any
+   * watcher asks for that form and kept with the event (counted against the history's bound as
+   * render's JSON is), so that a thousand watchers of one form encode each event once, not a
+   * thousand times. key must name everything the chunk depends on besides the event.
+   */
+  rendering(ev: CachedEvent, key: string, make: () => string | Buffer): string | Buffer {
+    const kept = ev.renderings?.get(key);
+    if (kept !== undefined) return kept;
+    const chunk = make();
+    this.history.renderedAs(ev, key, chunk);
+    return chunk;
+  }
+
   private async *replayThenFollow(prefix: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<CachedEvent> {
     if (fromRevision < this.history.coveredFrom) {
       // Older than memory: replay the store's history, then continue from memory without a gap.

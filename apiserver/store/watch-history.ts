@@ -11,8 +11,14 @@ export interface CachedEvent {
   /** The object's JSON, rendered once and shared by every watcher that sends it unchanged (WatchCache.render). */
   json?: string;
   /**
+   * Whole watch-stream chunks of this event in other forms (a protobuf frame, a CBOR item, JSON
+   * under a group's other name), each made once and shared by every watcher that sends that form
+   * (WatchCache.rendering); keyed by the caller's name of the form.
+   */
+  renderings?: Map<string, string | Buffer>;
+  /**
    * What holding the event costs, in bytes: the stored encodings of object and prevObject (the
-   * decoded objects take about as much: their strings dominate), plus json once rendered.
+   * decoded objects take about as much: their strings dominate), plus json and renderings once made.
    */
   size: number;
 }
@@ -89,8 +95,18 @@ export class WatchHistory {
   /** Sets an event's rendering, adding its bytes to the event's cost and, while the history holds the event, to the total. */
   rendered(ev: CachedEvent, json: string): void {
     ev.json = json;
-    ev.size += json.length;
-    if (this.events[this.firstAfter(ev.revision - 1)] === ev) this.heldBytes += json.length;
+    this.grew(ev, json.length);
+  }
+
+  /** Keeps another form of an event under key (see CachedEvent.renderings), counted as rendered is. */
+  renderedAs(ev: CachedEvent, key: string, chunk: string | Buffer): void {
+    (ev.renderings ??= new Map()).set(key, chunk);
+    this.grew(ev, chunk.length);
+  }
+
+  private grew(ev: CachedEvent, bytes: number): void {
+    ev.size += bytes;
+    if (this.events[this.firstAfter(ev.revision - 1)] === ev) this.heldBytes += bytes;
   }
 
   /**

@@ -27,7 +27,8 @@ import { Discovery, type SubresourceDoc } from '../server/discovery';
 import { GroupAliases, servedError } from '../server/group-alias';
 import { runChecks, type HealthCheck } from '../server/health';
 import { openApiV2, openApiV3, openApiV3Index } from '../server/openapi';
-import { OPENAPI_V2_PROTOBUF, openApiV2MediaType, openApiV2ProtobufCached } from '../server/openapi-protobuf';
+import { OPENAPI_V2_PROTOBUF, openApiV2MediaType } from '../server/openapi-protobuf';
+import { OpenApiV2Answers } from '../server/openapi-v2-answer';
 import { parseRequestInfo, queryBool, reviewAlias, type RequestInfo } from '../server/request-info';
 import { versionDocument, type ServerVersion } from '../server/version';
 import { requestAttributes } from '../authz/attributes';
@@ -92,14 +93,17 @@ export class ApiServer {
   private startedAt = 0;
   private shuttingDown = false;
   private readonly requests = new AbortController();
+  private readonly openApiV2: OpenApiV2Answers;
   private inFlight = 0;
   private idle?: () => void;
 
   constructor(private readonly o: ApiServerOptions) {
     this.aliases = new GroupAliases(o.registry.groups().map((g) => g.name), o.serveK8sIoGroups ?? true);
+    this.openApiV2 = new OpenApiV2Answers(o.now);
     this.discovery = new Discovery(
       () => this.documentTypes(),
       (t) => o.virtual?.has(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? false,
+      (t) => this.aliases.isSecondName(t.group),
       (t) => o.subresourceDocs?.get(`${this.aliases.canonicalOf(t.group) ?? t.group}/${t.version}/${t.resource}`) ?? [],
     );
   }
@@ -289,10 +293,11 @@ export class ApiServer {
       const as = openApiV2MediaType(req.headers.accept);
       if (!as) throw new ApiError('NotAcceptable', `only application/json and ${OPENAPI_V2_PROTOBUF} are served for /openapi/v2`);
       const doc = openApiV2(this.documentTypes(), this.o.version.gitVersion);
-      if (as === 'json') return send(req, res, 200, doc, { pretty, headers: { Vary: 'Accept' } });
-      const bytes = openApiV2ProtobufCached(doc);
-      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, 'Content-Length': String(bytes.length), Vary: 'Accept', 'Cache-Control': 'no-cache, private' });
-      res.end(bytes);
+      if (as === 'json' && pretty) return send(req, res, 200, doc, { pretty, headers: { Vary: 'Accept' } });
+      // ETag, If-None-Match / If-Modified-Since 304s and gzip, as upstream's kube-openapi handler.
+      const answer = this.openApiV2.answer(doc, as, req.headers);
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
       return;
     }
     if (path === '/openapi/v3') return json(openApiV3Index(this.documentTypes()));

@@ -2,9 +2,9 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { ObjectSchema } from '../../apiserver/api/schema';
 import type { Encoding } from './encodings';
 import { runClosedLoop, summarize, type LoadResult, type LoadRun } from './load';
-import { procCpuSeconds } from './proc-cpu';
+import { procCpuPrecise } from './proc-cpu';
 import { progress } from './progress';
-import { round } from './stats';
+import { median, percentile, round } from './stats';
 import type { Target } from './target';
 
 /** One request in one encoding: the answer's status and raw bytes (never decoded here). */
@@ -37,11 +37,17 @@ export async function expectIn(
   return r.bytes;
 }
 
+/** The request phases compared, in the order each round runs them. */
+export const PHASES = ['creates', 'gets', 'first_gets'] as const;
+export type Phase = (typeof PHASES)[number];
+
 export interface EncodingFigures extends LoadResult {
-  /** Server CPU (user + system) per request over this encoding's parts, ms. */
+  /** Server CPU (user + system, all threads, ns precision) per request: the median over parts, ms. */
   server_cpu_ms_per_request: number;
-  /** The same per part, in run order (paired with the other encoding's part of the same round). */
+  /** The same per part, in round order (paired with the other encoding's part of the same round). */
   server_cpu_ms_per_request_parts: number[];
+  /** Each part's rate, median over parts. */
+  median_per_second: number;
   /** This process's CPU per request (the client's encoding and reading included), ms. */
   client_cpu_ms_per_request: number;
   /** Size of one answer, bytes. */
@@ -60,70 +66,101 @@ export interface EncodingPlan {
   /** Requests per part, per encoding. */
   createsPerPart: number;
   getsPerPart: number;
-  /** Parts per encoding; each round runs every encoding once, the order alternating (A B B A …). */
-  parts: number;
+  firstGetsPerPart: number;
+  /** Rounds; each runs every phase once per encoding, the encodings' order alternating (A B, B A, …). */
+  rounds: number;
 }
 
 interface Acc {
   load: LoadRun[];
-  serverCpu: number;
   clientCpu: number;
   cpuParts: number[];
   bytes: number;
 }
 
+/** The spread of one ratio over rounds: quartiles by nearest rank, and every round's value. */
+export interface RatioSpread {
+  median: number;
+  min: number;
+  p25: number;
+  p75: number;
+  max: number;
+  rounds: number[];
+}
+
 /**
- * Creates and then gets of one small kind in several encodings against one server, each encoding
- * on its own keep-alive pool of TLS connections, parts interleaved A-B-B-A so that other work on
- * the shared machine skews every encoding alike. Each encoding creates its own objects (names
- * prefixed by the encoding) and gets them back. Every answer must be 201 / 200.
+ * Creates and gets of one small kind in several encodings against one server, rounds interleaved
+ * so that other work on the shared machine skews every encoding alike: each round runs creates,
+ * gets and first gets, every encoding once each, on its own keep-alive pool of TLS connections.
+ * - creates: each encoding creates its own objects (names prefixed by the encoding);
+ * - gets: each encoding reads back the objects it created (in protobuf, versions whose message the
+ *   create's answer left in the server's cache of encoded versions);
+ * - first_gets: objects a JSON client created before the rounds, each read once, by one encoding
+ *   only (in protobuf, each read decodes the stored version and encodes it: the cache's misses).
+ * Server CPU is read from /proc (every thread, to the nanosecond) around each part. Every answer
+ * must be 201 / 200.
  */
 export async function compareEncodings(
   target: Target,
   serverPid: number,
   encodings: readonly Encoding[],
   plan: EncodingPlan,
-): Promise<{ creates: Record<string, EncodingFigures>; gets: Record<string, EncodingFigures> }> {
+): Promise<Record<Phase, Record<string, EncodingFigures>>> {
   const collection = `/api/v1/namespaces/${plan.namespace}/configmaps`;
   const pools = new Map<string, { creates: Agent; gets: Agent }>(encodings.map((e) => [e.name, { creates: target.pool(plan.createClients), gets: target.pool(plan.getClients) }]));
   const created = new Map<string, number>(encodings.map((e) => [e.name, 0]));
-  const create = (e: Encoding, acc?: Acc) => async (i: number) => {
-    const n = created.get(e.name)! + i;
-    const bytes = await expectIn(target, e, pools.get(e.name)!.creates, [201], 'POST', collection, e.body(plan.schema, plan.object(`${e.name}-${n}`)));
-    if (acc) acc.bytes = bytes.length;
-  };
-  const get = (e: Encoding, part: number, acc?: Acc) => async (i: number) => {
-    const name = `${e.name}-${((part * plan.getsPerPart + i) * 7919) % created.get(e.name)!}`;
-    const bytes = await expectIn(target, e, pools.get(e.name)!.gets, [200], 'GET', `${collection}/${name}`);
-    if (acc) acc.bytes = bytes.length;
-  };
-  const fresh = (): Map<string, Acc> => new Map(encodings.map((e) => [e.name, { load: [], serverCpu: 0, clientCpu: 0, cpuParts: [], bytes: 0 }]));
-  const accs = { creates: fresh(), gets: fresh() };
-  try {
-    // Warm-up: JIT of both codecs, TLS sessions of every pool, the objects the warm-up gets read.
-    for (const e of encodings) {
-      await runClosedLoop(plan.createClients, plan.warmupCreates, create(e));
-      created.set(e.name, plan.warmupCreates);
-      await runClosedLoop(plan.getClients, plan.warmupGets, get(e, 0));
+  const seeds = plan.rounds * plan.firstGetsPerPart * encodings.length;
+  let seedsRead = 0;
+  const seedWriter = encodings.find((e) => e.name === 'json') ?? encodings[0];
+  const ops = (e: Encoding, phase: Phase | 'seed', part: number, acc?: Acc) => {
+    const pool = pools.get(e.name)!;
+    const note = (bytes: Buffer) => {
+      if (acc) acc.bytes = bytes.length;
+    };
+    if (phase === 'creates' || phase === 'seed') {
+      const prefix = phase === 'seed' ? 'seed' : e.name;
+      const from = phase === 'seed' ? 0 : created.get(e.name)!;
+      return async (i: number) => note(await expectIn(target, e, pool.creates, [201], 'POST', collection, e.body(plan.schema, plan.object(`${prefix}-${from + i}`))));
     }
-    for (const phase of ['creates', 'gets'] as const) {
-      for (let part = 0; part < plan.parts; part++) {
-        const order = part % 2 === 0 ? encodings : [...encodings].reverse();
+    if (phase === 'gets') {
+      const n = created.get(e.name)!;
+      return async (i: number) => note(await expectIn(target, e, pool.gets, [200], 'GET', `${collection}/${e.name}-${((part * plan.getsPerPart + i) * 7919) % n}`));
+    }
+    const from = seedsRead;
+    seedsRead += plan.firstGetsPerPart;
+    return async (i: number) => note(await expectIn(target, e, pool.gets, [200], 'GET', `${collection}/seed-${from + i}`));
+  };
+  const fresh = (): Map<string, Acc> => new Map(encodings.map((e) => [e.name, { load: [], clientCpu: 0, cpuParts: [], bytes: 0 }]));
+  const accs = { creates: fresh(), gets: fresh(), first_gets: fresh() };
+  const counts = { creates: plan.createsPerPart, gets: plan.getsPerPart, first_gets: plan.firstGetsPerPart };
+  try {
+    // Warm-up: JIT of both codecs, TLS sessions of every pool, the objects the warm-up gets read;
+    // then the objects of the first gets, written by a JSON client.
+    for (const e of encodings) {
+      await runClosedLoop(plan.createClients, plan.warmupCreates, ops(e, 'creates', 0));
+      created.set(e.name, plan.warmupCreates);
+      await runClosedLoop(plan.getClients, plan.warmupGets, ops(e, 'gets', 0));
+    }
+    progress(`writing ${seeds} objects for the first gets`);
+    await runClosedLoop(plan.createClients, seeds, ops(seedWriter, 'seed', 0));
+    for (let round = 0; round < plan.rounds; round++) {
+      const order = round % 2 === 0 ? encodings : [...encodings].reverse();
+      for (const phase of PHASES) {
         for (const e of order) {
           const acc = accs[phase].get(e.name)!;
-          const count = phase === 'creates' ? plan.createsPerPart : plan.getsPerPart;
-          const s0 = procCpuSeconds(serverPid);
+          const count = counts[phase];
+          const op = ops(e, phase, round, acc);
+          const s0 = procCpuPrecise(serverPid);
           const c0 = process.cpuUsage();
-          const r = await runClosedLoop(phase === 'creates' ? plan.createClients : plan.getClients, count, phase === 'creates' ? create(e, acc) : get(e, part, acc));
+          const r = await runClosedLoop(phase === 'creates' ? plan.createClients : plan.getClients, count, op);
           const c = process.cpuUsage(c0);
-          const cpu = procCpuSeconds(serverPid) - s0;
+          const cpu = procCpuPrecise(serverPid) - s0;
           if (phase === 'creates') created.set(e.name, created.get(e.name)! + count);
           acc.load.push(r);
-          acc.serverCpu += cpu;
-          acc.cpuParts.push(round((cpu * 1000) / count, 4));
+          acc.cpuParts.push(round4((cpu * 1000) / count));
           acc.clientCpu += (c.user + c.system) / 1e6;
           const s = summarize([r]);
-          progress(`${e.name}: ${phase} part ${part + 1}/${plan.parts}: ${s.per_second}/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms, server ${round((cpu * 1000) / count, 3)} ms CPU/request`);
+          progress(`round ${round + 1}/${plan.rounds} ${e.name} ${phase}: ${s.per_second}/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms, server ${round4((cpu * 1000) / count)} ms CPU/request`);
         }
       }
     }
@@ -136,25 +173,48 @@ export async function compareEncodings(
       const load = summarize(acc.load);
       out[name] = {
         ...load,
-        server_cpu_ms_per_request: round((acc.serverCpu * 1000) / load.count, 4),
+        median_per_second: round(median(acc.load.map((r) => r.count / r.seconds)), 0),
+        server_cpu_ms_per_request: round4(median(acc.cpuParts)),
         server_cpu_ms_per_request_parts: acc.cpuParts,
-        client_cpu_ms_per_request: round((acc.clientCpu * 1000) / load.count, 4),
+        client_cpu_ms_per_request: round4((acc.clientCpu * 1000) / load.count),
         answer_bytes: acc.bytes,
       };
     }
     return out;
   };
-  return { creates: figures(accs.creates), gets: figures(accs.gets) };
+  return { creates: figures(accs.creates), gets: figures(accs.gets), first_gets: figures(accs.first_gets) };
 }
 
-/**
- * The median over parts of one encoding's server CPU per request divided by the baseline's in the
- * same round (the two ran seconds apart): robust to the odd part another tenant's burst inflated.
- */
-export function pairedCpuRatio(x: EncodingFigures, baseline: EncodingFigures): number | null {
-  const ratios = x.server_cpu_ms_per_request_parts.map((c, i) => c / (baseline.server_cpu_ms_per_request_parts[i] ?? 0));
+function round4(x: number): number {
+  return round(x, 4);
+}
+
+/** The spread of per-round ratios x[i] / baseline[i] (the two ran seconds apart in the same round); null when a ratio cannot be formed. */
+export function pairedSpread(x: readonly number[], baseline: readonly number[]): RatioSpread | null {
+  const ratios = x.map((v, i) => v / (baseline[i] ?? 0));
   if (ratios.length === 0 || ratios.some((r) => !Number.isFinite(r))) return null;
-  ratios.sort((a, b) => a - b);
-  const mid = ratios.length >> 1;
-  return round(ratios.length % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2, 3);
+  const r3 = (v: number) => round(v, 3);
+  return {
+    median: r3(middle(ratios)),
+    min: r3(Math.min(...ratios)),
+    p25: r3(percentile(ratios, 0.25)),
+    p75: r3(percentile(ratios, 0.75)),
+    max: r3(Math.max(...ratios)),
+    rounds: ratios.map(r3),
+  };
+}
+
+/** The median, averaging the two middle values of an even count. */
+function middle(sample: readonly number[]): number {
+  const s = [...sample].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Per-round ratios of throughput (parts' rates) and of server CPU per request, x against baseline. */
+export function pairedRatios(x: EncodingFigures, baseline: EncodingFigures): { per_second: RatioSpread | null; server_cpu: RatioSpread | null } {
+  return {
+    per_second: pairedSpread(x.runs_per_second ?? [x.per_second], baseline.runs_per_second ?? [baseline.per_second]),
+    server_cpu: pairedSpread(x.server_cpu_ms_per_request_parts, baseline.server_cpu_ms_per_request_parts),
+  };
 }

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ObjectSchema } from '../../apiserver/api/schema';
 import type { Encoding } from './encodings';
 import { expectIn } from './encoding-requests';
-import { procCpuSeconds } from './proc-cpu';
+import { procCpuPrecise } from './proc-cpu';
 import { progress } from './progress';
 import { median, round } from './stats';
 import type { Target } from './target';
@@ -41,11 +41,11 @@ export async function measureListEncodings(
   const pools = new Map(encodings.map((e) => [e.name, target.pool(1)]));
   const samples = new Map(encodings.map((e) => [e.name, { served: [] as number[], decode: [] as number[], whole: [] as number[], cpu: [] as number[], bytes: 0 }]));
   const once = async (e: Encoding) => {
-    const s0 = procCpuSeconds(serverPid);
+    const s0 = procCpuPrecise(serverPid);
     const t0 = performance.now();
     const bytes = await expectIn(target, e, pools.get(e.name)!, [200], 'GET', o.collection);
     const t1 = performance.now();
-    const cpu = procCpuSeconds(serverPid) - s0;
+    const cpu = procCpuPrecise(serverPid) - s0;
     const items = e.listItems(o.itemSchema, bytes);
     const t2 = performance.now();
     if (items.length !== o.pods) throw new Error(`${e.name}: the list holds ${items.length} items, not ${o.pods}`);

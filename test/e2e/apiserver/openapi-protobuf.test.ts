@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 
@@ -178,3 +179,41 @@ for (const version of ['1.27', '1.28']) {
     t.regex(explain.stdout, /^DESCRIPTION:\n\s+\S/m);
   });
 }
+
+test.serial('ETag, 304 and gzip as upstream: kubectl 1.27 revalidates its cached document and gets a 304', async (t) => {
+  const first = await request(`${s.url}/openapi/v2`, { dispatcher: s.admin, headers: { accept: PB_CLIENT_GO, 'accept-encoding': 'gzip' } });
+  const zipped = Buffer.from(await first.body.arrayBuffer());
+  t.is(first.statusCode, 200);
+  t.is(first.headers['content-encoding'], 'gzip');
+  const etag = first.headers.etag as string;
+  t.regex(etag, /^"[0-9A-F]{128}"$/);
+  t.deepEqual(gunzipSync(zipped), (await fetchV2(PB_CLIENT_GO)).bytes);
+  const again = await request(`${s.url}/openapi/v2`, { dispatcher: s.admin, headers: { accept: 'application/json', 'if-none-match': etag } });
+  t.is(again.statusCode, 304);
+  t.is((await again.body.arrayBuffer()).byteLength, 0);
+
+  // kubectl keeps /openapi/v2 in its HTTP cache (--cache-dir) and asks again with If-None-Match,
+  // below its -v=8 log (which shows the cache's answer): the server's request counter shows the 304.
+  const cache = mkdtempSync(join(tmpdir(), 'svc-openapi-cache-'));
+  const file = join(cache, 'cm.yaml');
+  writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cached\n  namespace: default\ndata:\n  a: b\n');
+  const notModified = async () => {
+    const res = await request(`${s.url}/metrics`, { dispatcher: s.admin });
+    const m = /^apiserver_request_total\{verb="GET",resource="",code="304"\} (\d+)$/m.exec(await res.body.text());
+    return m ? Number(m[1]) : 0;
+  };
+  try {
+    const apply = () => run(`${SDK}/kubectl.1.27`, ['--kubeconfig', s.kubeconfig, `--cache-dir=${cache}`, 'apply', '--dry-run=server', '-f', file, '-v=8']);
+    const before = await notModified();
+    const one = await apply();
+    t.is(one.code, 0, one.stderr);
+    t.regex(one.stderr, /Etag: "[0-9A-F]{128}"/);
+    t.is(await notModified(), before, 'the first run has nothing cached');
+    const two = await apply();
+    t.is(two.code, 0, two.stderr);
+    t.regex(two.stdout, /configmap\/cached created \(server dry run\)/);
+    t.is(await notModified(), before + 1, 'the second run revalidated its cached document: one 304');
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+});

@@ -79,3 +79,23 @@ test('the cache holds at most its bound: the oldest entries go first; a message 
   t.is(c.get('big'), undefined);
   t.is(c.count, 2);
 });
+
+test('over many evictions the cache keeps exactly the newest entries that fit, oldest out first', (t) => {
+  // 10 bytes each under a 1,000-byte bound: 100 entries held; 5,000 sets evict 4,900 (past the
+  // point where the eviction order drops the keys it has passed, several times).
+  const c = new EncodedCache(1000);
+  for (let i = 0; i < 5000; i++) {
+    c.set(`k${i}`, Buffer.alloc(10, i % 256));
+    const held = Math.min(i + 1, 100);
+    if (c.count !== held || c.bytes !== held * 10) t.fail(`after ${i + 1} sets: ${c.count} entries, ${c.bytes} bytes`);
+  }
+  t.is(c.get('k4899'), undefined);
+  t.deepEqual(c.get('k4900'), Buffer.alloc(10, 4900 % 256));
+  t.deepEqual(c.get('k4999'), Buffer.alloc(10, 4999 % 256));
+  // Sizes vary: a large entry evicts as many old ones as its bytes need.
+  c.set('large', Buffer.alloc(505));
+  t.is(c.count, 50);
+  t.is(c.bytes, 995);
+  t.is(c.get('k4950'), undefined);
+  t.truthy(c.get('k4951'));
+});

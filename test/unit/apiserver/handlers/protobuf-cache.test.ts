@@ -5,7 +5,8 @@
  * see a stand-in, and two stores never share entries.
  */
 import test from 'ava';
-import { decodeObject } from '../../../../apiserver/codec/envelope';
+import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../../../apiserver/codec/envelope';
+import { handleCreate } from '../../../../apiserver/handlers/create';
 import { handleGet } from '../../../../apiserver/handlers/get';
 import { handleList } from '../../../../apiserver/handlers/list';
 import type { KList, KObject } from '../../../../apiserver/api/types';
@@ -129,3 +130,32 @@ test('two stores never share cached versions (the same key and revision in each)
       }
     }),
   ));
+
+test('a protobuf create answers the stored version and caches it: the get after it is a stand-in of the same bytes; a dry run is not cached', (t) =>
+  withStore(async (f) => {
+    const cms = f.type('configmaps');
+    const post = (name: string, query = '') =>
+      call(f, handleCreate, 'POST', `${CMS}${query}`, {
+        raw: encodeObject(configMapSchema, configMap(name, { data: { k: name } })),
+        headers: { 'content-type': PROTOBUF_MEDIA_TYPE, accept: PB.accept },
+      });
+    const created = await post('a');
+    t.is(created.statusCode, 201);
+    const stored = await f.store.get(cms, 'default', 'a');
+    t.deepEqual(decodeObject(configMapSchema, created.bytes), stored);
+    const seen = spy(f.store);
+    const got = await call(f, handleGet, 'GET', `${CMS}/a`, { headers: PB });
+    t.deepEqual([seen.decoded(), seen.standIns()], [0, 1], 'the get copies the message the create cached');
+    t.deepEqual(decodeObject(configMapSchema, got.bytes), stored);
+    // Byte for byte the create's answer, which is a fresh encoding of the stored version.
+    t.deepEqual(got.bytes, created.bytes);
+    t.deepEqual(created.bytes, encodeObject(configMapSchema, stored as unknown as Record<string, unknown>));
+    // A dry run answers what would be stored, which is no stored version: nothing is cached.
+    const dry = await post('b', '?dryRun=All');
+    t.is(dry.statusCode, 201);
+    await f.store.create(cms, 'default', configMap('b', { data: { k: 'real' } }), admin);
+    seen.reset();
+    const b = await call(f, handleGet, 'GET', `${CMS}/b`, { headers: PB });
+    t.deepEqual([seen.decoded(), seen.standIns()], [1, 0]);
+    t.deepEqual(decodeObject(configMapSchema, b.bytes).data, { k: 'real' });
+  }));

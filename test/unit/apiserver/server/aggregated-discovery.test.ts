@@ -1,7 +1,8 @@
 import test from 'ava';
-import { builtinTypes } from '../../../../apiserver/registry/builtin';
+import { builtinTypes, ResourceRegistry } from '../../../../apiserver/registry/builtin';
 import { aggregatedDiscovery } from '../../../../apiserver/server/aggregated-discovery';
 import { Discovery } from '../../../../apiserver/server/discovery';
+import { GroupAliases } from '../../../../apiserver/server/group-alias';
 
 // Issue 17, item 4: aggregated discovery (apidiscovery v2), negotiated by Accept, built from the same types as the legacy documents.
 
@@ -85,6 +86,7 @@ test('pods/eviction is listed as a create-only policy/v1 Eviction in both docume
   const d = new Discovery(
     () => builtinTypes,
     () => false,
+    () => false,
     (ty) => (ty.group === '' && ty.resource === 'pods' ? [eviction] : []),
   );
   const legacy = d.resources('', 'v1') as { resources: Array<Record<string, unknown>> };
@@ -96,4 +98,40 @@ test('pods/eviction is listed as a create-only policy/v1 Eviction in both docume
     { subresource: 'eviction', responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
   ]);
   t.is(agg.items[0].versions[0].resources.find((r) => r.resource === 'nodes')!.subresources.length, 1);
+});
+
+test('with both group names served, the svc.io names are listed without verbs, short names or categories; each resource has verbs once, under its k8s.io name', (t) => {
+  const registry = new ResourceRegistry();
+  for (const bt of builtinTypes) registry.register(bt);
+  const aliases = new GroupAliases(registry.groups().map((g) => g.name), true);
+  const d = new Discovery(
+    () => aliases.documentTypes(registry.all()),
+    (x) => virtual(aliases.canonicalOf(x.group) ?? x.group, x.resource),
+    (x) => aliases.isSecondName(x.group),
+  );
+  const doc = d.aggregated(false, 'apidiscovery.k8s.io/v2') as Doc;
+  const group = (name: string) => doc.items.find((i) => i.metadata.name === name)!.versions[0].resources;
+  const roles = (g: string) => group(g).find((r) => r.resource === 'roles')!;
+  t.deepEqual(roles('rbac.authorization.k8s.io').verbs, ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
+  t.deepEqual(roles('rbac.authorization.svc.io').verbs, []);
+  t.deepEqual(roles('rbac.authorization.svc.io').responseKind, { group: 'rbac.authorization.svc.io', version: 'v1', kind: 'Role' });
+  const csr = group('certificates.svc.io').find((r) => r.resource === 'certificatesigningrequests')!;
+  t.is(csr.shortNames, undefined);
+  t.deepEqual(csr.subresources, [{ subresource: 'status', responseKind: { group: 'certificates.svc.io', version: 'v1', kind: 'CertificateSigningRequest' }, verbs: [] }]);
+  t.deepEqual(group('certificates.k8s.io').find((r) => r.resource === 'certificatesigningrequests')!.shortNames, ['csr']);
+  t.deepEqual(group('authorization.k8s.io').find((r) => r.resource === 'selfsubjectaccessreviews')!.verbs, ['create']);
+  // What kubectl api-resources prints (resources with verbs, sub-resources left out): each once.
+  const printed = doc.items.flatMap((i) => i.versions[0].resources.filter((r) => r.verbs.length > 0).map((r) => `${r.resource}.${r.responseKind.kind}`));
+  t.is(new Set(printed).size, printed.length, printed.filter((p, i) => printed.indexOf(p) !== i).join(' '));
+  t.false(doc.items.some((i) => i.metadata.name!.endsWith('.svc.io') && i.versions[0].resources.some((r) => r.verbs.length > 0)));
+  // The legacy documents say the same.
+  const legacy = d.resources('coordination.svc.io', 'v1') as { resources: Array<{ name: string; verbs: string[] }> };
+  t.deepEqual(legacy.resources.map((r) => [r.name, r.verbs]), [['leases', []]]);
+  t.true((d.groups() as { groups: Array<{ name: string }> }).groups.some((g) => g.name === 'coordination.svc.io'), 'the group is still listed');
+  // With the k8s.io names off, the svc.io names have their verbs.
+  const off = new GroupAliases(registry.groups().map((g) => g.name), false);
+  t.false(off.isSecondName('rbac.authorization.svc.io'));
+  t.true(aliases.isSecondName('rbac.authorization.svc.io'));
+  t.false(aliases.isSecondName('rbac.authorization.k8s.io'));
+  t.false(aliases.isSecondName('apps'));
 });

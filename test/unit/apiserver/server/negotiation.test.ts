@@ -101,3 +101,17 @@ test('CBOR bodies with the gate: whole objects and apply-patch+cbor; no CBOR jso
   t.regex(patch?.message ?? '', /application\/apply-patch\+cbor/);
   t.regex(t.throws(() => bodyFormat('text/plain', 'POST', { cbor: true }), { instanceOf: ApiError })?.message ?? '', /application\/cbor$/);
 });
+
+test('a header parsed once answers every later request alike, whatever each one offers; many distinct headers still parse', (t) => {
+  const accept = 'application/vnd.kubernetes.protobuf;q=0.9, application/json;q=0.5, application/yaml';
+  for (let i = 0; i < 3; i++) {
+    t.is(negotiate(accept, { tableAllowed: false, protobuf: true }).kind, 'yaml');
+    t.is(negotiate(accept.replace('application/yaml', 'application/yaml;q=0.1'), { tableAllowed: false, protobuf: true }).kind, 'protobuf');
+    t.is(negotiate(accept.replace('application/yaml', 'application/yaml;q=0.1'), { tableAllowed: false, protobuf: false }).kind, 'json');
+  }
+  for (let i = 0; i < 600; i++) {
+    const h = `application/x-${i};q=0.${(i % 9) + 1}, application/json;q=0.05`;
+    t.is(negotiate(h, { tableAllowed: false }).kind, 'json');
+  }
+  t.throws(() => negotiate('application/x-1', { tableAllowed: false }), { message: /only the following media types/ });
+});
