@@ -62,7 +62,7 @@ async function listCounts(s: RunningApiServer): Promise<Map<string, number>> {
 }
 
 /** Types that only informers list (the test itself never lists them). */
-const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts', 'poddisruptionbudgets.policy', 'deployments.apps', 'replicasets.apps'];
+const INFORMER_TYPES = ['nodes', 'certificatesigningrequests.certificates.svc.io', 'clusterroles.rbac.authorization.svc.io', 'leases.coordination.svc.io', 'serviceaccounts', 'poddisruptionbudgets.policy', 'deployments.apps', 'replicasets.apps', 'statefulsets.apps', 'daemonsets.apps', 'jobs.batch'];
 
 async function waitForRelists(s: RunningApiServer, times: number): Promise<void> {
   const before = await listCounts(s);
@@ -222,6 +222,34 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
         return pods.length === 1 && pods[0].metadata.ownerReferences?.[0]?.kind === 'ReplicaSet';
       });
     }),
+    timed('statefulset', async () => {
+      await serviceAccount;
+      const template = { metadata: { labels: { app: 'wt-sts' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+      await post(`/apis/apps/v1/namespaces/${ns}/statefulsets`, { metadata: { name: 'wt-sts' }, spec: { replicas: 1, serviceName: 'wt-sts', selector: { matchLabels: { app: 'wt-sts' } }, template } }, 'statefulset');
+      await eventually('the statefulset\'s ordinal pod created', async () => (await get(`/api/v1/namespaces/${ns}/pods/wt-sts-0`)).body?.metadata?.ownerReferences?.[0]?.kind === 'StatefulSet');
+    }),
+    timed('daemonset', async () => {
+      await serviceAccount;
+      // A node of this round only: the DaemonSet selects it by a label no other node has.
+      const node = `wt-${round}-ds`;
+      const label = { 'wt.example.com/ds': round };
+      await post('/api/v1/nodes', { metadata: { name: node, labels: label } }, 'daemon node');
+      const template = { metadata: { labels: { app: 'wt-ds' } }, spec: { nodeSelector: label, containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+      await post(`/apis/apps/v1/namespaces/${ns}/daemonsets`, { metadata: { name: 'wt-ds' }, spec: { selector: { matchLabels: { app: 'wt-ds' } }, template } }, 'daemonset');
+      await eventually('the daemon pod made for the node', async () => {
+        const pods = (await get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dwt-ds`)).body?.items ?? [];
+        return pods.length === 1 && JSON.stringify(pods[0].spec?.affinity ?? {}).includes(node);
+      });
+    }),
+    timed('job', async () => {
+      await serviceAccount;
+      const template = { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+      await post(`/apis/batch/v1/namespaces/${ns}/jobs`, { metadata: { name: 'wt-job' }, spec: { template } }, 'job');
+      await eventually('the job\'s pod created', async () => {
+        const pods = (await get(`/api/v1/namespaces/${ns}/pods?labelSelector=job-name%3Dwt-job`)).body?.items ?? [];
+        return pods.length === 1 && pods[0].metadata.ownerReferences?.[0]?.kind === 'Job';
+      });
+    }),
     timed('RBAC aggregation', async () => {
       const rbac = `${s.url}/apis/rbac.authorization.svc.io/v1/clusterroles`;
       const label = { 'wt.example.com/aggregate': round };
@@ -236,16 +264,19 @@ async function everyLoopActs(s: RunningApiServer, round: string): Promise<Record
 const LOOPS = [
   'RBAC aggregation',
   'bootstrap signer, CSR approval and signing',
+  'daemonset',
   'deployment and replica set',
   'disruption',
   'event TTL',
   'garbage collector',
+  'job',
   'namespace deletion',
   'node lifecycle',
   'resource quota',
   'root CA publisher',
   'scheduler',
   'service accounts',
+  'statefulset',
   'taint eviction',
   'token cleaner',
 ];
