@@ -59,7 +59,7 @@ test.serial('a namespace at its quota refuses a pod with upstream\'s message; de
   // Object counts under count/<resource>.
   await k('create', 'configmap', 'c1', '-n', 'q');
   await eventually('configmaps counted', async () => ((await json('get', 'quota', 'q', '-n', 'q')).status.used['count/configmaps'] === '2' ? true : undefined), 30_000, 200);
-  t.pass();
+  t.is((await json('get', 'quota', 'q', '-n', 'q')).status.used['count/configmaps'], '2');
 });
 
 test.serial('a LimitRange\'s defaults show in the created pod; its max refuses a pod; with a quota requiring requests the defaults satisfy it', async (t) => {

@@ -232,5 +232,6 @@ test.serial('delete --cascade: orphan keeps ReplicaSets and pods, foreground and
     const pods = await json('get', 'pods', '-l', 'app=bg');
     return rs.length === 0 && pods.items.length === 0 ? true : undefined;
   }, 60_000);
-  t.pass();
+  t.is((await json('get', 'rs', '-l', 'app=bg')).items.length, 0, 'background: the ReplicaSet went after the Deployment');
+  t.is((await json('get', 'pods', '-l', 'app=bg')).items.length, 0, 'background: the pods went too');
 });

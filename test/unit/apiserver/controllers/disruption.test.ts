@@ -234,5 +234,6 @@ test('events: NoPods for a budget selecting nothing; MultiplePodDisruptionBudget
   t.regex(h.events.find((e) => e.reason === 'MultiplePodDisruptionBudgets')!.message, /matches multiple PodDisruptionBudgets/);
   // Both are computed with the pod.
   await h.until('both', async () => (await h.pdb('one')).status?.currentHealthy === 1 && (await h.pdb('two')).status?.currentHealthy === 1);
-  t.pass();
+  t.like((await h.pdb('one')).status, { currentHealthy: 1, expectedPods: 1 });
+  t.like((await h.pdb('two')).status, { currentHealthy: 1, expectedPods: 1 });
 });

@@ -31,7 +31,8 @@ test('background: deleting a CronJob takes its Jobs and their pods', async (t) =
   await runningJob(b, 'nightly-1', cj);
   await b.f.store.delete(b.cronJobs, 'default', 'nightly', { propagationPolicy: 'Background' }, adminCtx);
   await until(b.f, async () => (await gone(b, b.jobs, 'nightly-1')) && (await listAll(b, b.pods)).length === 0);
-  t.pass();
+  t.true(await gone(b, b.jobs, 'nightly-1'));
+  t.deepEqual(await listAll(b, b.pods), []);
 });
 
 test('foreground: a Job stays (terminating) until its pods are gone, which first lose the tracking finalizer', async (t) => {
@@ -40,7 +41,8 @@ test('foreground: a Job stays (terminating) until its pods are gone, which first
   await b.f.store.delete(b.jobs, 'default', 'fg', { propagationPolicy: 'Foreground' }, adminCtx);
   t.deepEqual((await b.f.store.get(b.jobs, 'default', 'fg')).metadata.finalizers, ['foregroundDeletion']);
   await until(b.f, async () => (await listAll(b, b.pods)).length === 0 && (await gone(b, b.jobs, 'fg')));
-  t.pass();
+  t.true(await gone(b, b.jobs, 'fg'));
+  t.deepEqual(await listAll(b, b.pods), []);
 });
 
 test('orphan: the Job goes, its pods stay without owner or tracking finalizer', async (t) => {

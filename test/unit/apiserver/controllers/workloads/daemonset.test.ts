@@ -129,7 +129,7 @@ test('a cordoned node still gets its daemon pod (the unschedulable toleration), 
   await nodesAre(f, ['n1', 'n2']);
   await f.store.delete(f.type('', 'v1', 'nodes'), '', 'n2', {}, adminCtx);
   await nodesAre(f, ['n1']);
-  t.pass();
+  t.deepEqual(await onNodes(f), ['n1']);
 });
 
 test('RollingUpdate maxUnavailable 1: one node at a time, the next after the new pod is available', async (t) => {
@@ -176,7 +176,7 @@ test('RollingUpdate maxSurge: the new pod starts beside the old one, which goes 
   await until(f, async () => { const p = await pods(f); return p.length === 3 && p.filter((x) => (x.spec as any).containers[0].image === 'agent:2').length === 2; }, 'second surge');
   await readyAll(f);
   await until(f, async () => { const p = await pods(f); return p.length === 2 && p.every((x) => (x.spec as any).containers[0].image === 'agent:2'); }, 'rolled');
-  t.pass();
+  t.deepEqual((await pods(f)).map((x) => (x.spec as any).containers[0].image), ['agent:2', 'agent:2']);
 });
 
 test('OnDelete: a template change leaves pods alone; a deleted pod comes back at the new revision', async (t) => {

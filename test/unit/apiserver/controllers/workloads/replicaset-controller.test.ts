@@ -93,7 +93,10 @@ test('adopts a matching orphan, releases a pod whose labels stop matching, and r
     const stray = await f.store.get(pods, 'default', 'stray');
     return mine.length === 2 && !mine.some((p) => p.metadata.name === 'stray') && stray.metadata.ownerReferences === undefined ? true : undefined;
   });
-  t.pass();
+  t.is((await f.store.get(pods, 'default', 'stray')).metadata.ownerReferences, undefined);
+  const mine = await podsOf(f, rs.metadata.uid);
+  t.is(mine.length, 2);
+  t.false(mine.some((p) => p.metadata.name === 'stray'));
 });
 
 test('a pod being deleted no longer counts: its replacement is created at once', async (t) => {
@@ -121,8 +124,8 @@ test('availableReplicas waits minReadySeconds after readiness', async (t) => {
   const ready = await waitStatus(f, 'apps', 'replicasets', 'web', (s) => s.readyReplicas === 1);
   t.is((ready!.status as any).availableReplicas, undefined);
   advance(31_000);
-  await waitStatus(f, 'apps', 'replicasets', 'web', (s) => s.availableReplicas === 1);
-  t.pass();
+  const available = await waitStatus(f, 'apps', 'replicasets', 'web', (s) => s.availableReplicas === 1);
+  t.is((available!.status as any).availableReplicas, 1);
 });
 
 test('failed creates: slow start stops after the first failing batch, FailedCreate events and a ReplicaFailure condition, cleared once creates succeed', async (t) => {
