@@ -47,6 +47,17 @@ export function labelSelectorString(sel: unknown): string {
   return byKey.map(requirementString).join(',');
 }
 
+/**
+ * Upstream metav1.FormatLabelSelector, the Selector column of `kubectl get -o wide` for workloads:
+ * the same text as labelSelectorString, "<none>" for an absent or empty selector and "<error>"
+ * for a malformed one.
+ */
+export function formatLabelSelector(sel: unknown): string {
+  if (sel === undefined || sel === null) return '<none>';
+  if (!labelSelectorRequirements(sel)) return '<error>';
+  return labelSelectorString(sel) || '<none>';
+}
+
 function requirementString(r: Requirement): string {
   const values = [...r.values].sort();
   switch (r.operator) {

@@ -6,7 +6,8 @@ import { invalid, required } from '../field-errors';
 import { rec } from '../obj-access';
 import type { TableColumn } from '../resource-type';
 import { column } from '../table';
-import { containerColumns, formatLabelSelector } from './workload-common';
+import { formatLabelSelector } from '../../api/label-selector';
+import { containerColumns } from './workload-common';
 
 /**
  * The validation pieces ReplicaSet and Deployment share (upstream's apps validation helpers), and

@@ -10,7 +10,8 @@ import { decodedEqual } from '../semantic-equal';
 import { described, int32, int64, intOrStr, mapList, obj, ptr, str, time } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 import { defaultPodTemplate, podTemplateSpecSchema, validatePodTemplate } from './pod-template';
-import { containerColumns, formatLabelSelector, intOrPercentCauses, intOrPercentValue } from './workload-common';
+import { formatLabelSelector } from '../../api/label-selector';
+import { containerColumns, intOrPercentCauses, intOrPercentValue } from './workload-common';
 
 /** apps/v1 DaemonSet: upstream's messages and field numbers, defaults, validation and table columns. */
 

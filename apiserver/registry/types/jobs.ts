@@ -1,7 +1,8 @@
 import { CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL } from '../../api/batch-names';
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
-import { containerCells, formatLabelSelector } from '../label-selector-format';
+import { formatLabelSelector } from '../../api/label-selector';
+import { containerCells } from '../container-cells';
 import { ensureRec, num, rec, recs, setDefault, str } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { ageColumn, column, humanDuration, type Now } from '../table';

@@ -1,7 +1,6 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { percentErrors } from '../../api/name-validation';
-import { isObject } from '../../api/types';
 import { messages, nonNegative } from '../common-validation';
 import { invalid } from '../field-errors';
 import { get, recs, str } from '../obj-access';
@@ -9,8 +8,8 @@ import { column } from '../table';
 import type { TableColumn } from '../resource-type';
 
 /**
- * Pieces the apps/v1 kinds of this folder share: upstream's int-or-percent checks, the label
- * selector as kubectl prints it, and the wide Containers / Images / Selector columns.
+ * Pieces the apps/v1 kinds of this folder share: upstream's int-or-percent checks and the wide
+ * Containers / Images columns (the Selector column prints api/label-selector's formatLabelSelector).
  */
 
 /** Upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent. */
@@ -44,38 +43,6 @@ export function scaledValue(v: unknown, total: number, roundUp: boolean): number
   if (!m) return /^[0-9]+$/.test(v) ? Number(v) : undefined;
   const exact = (Number(m[1]) * total) / 100;
   return roundUp ? Math.ceil(exact) : Math.floor(exact);
-}
-
-/** Upstream metav1.FormatLabelSelector: the selector's requirements as labels.Selector prints them, "<none>" when empty. */
-export function formatLabelSelector(sel: unknown): string {
-  if (!isObject(sel)) return '<none>';
-  const parts: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(isObject(sel.matchLabels) ? sel.matchLabels : {})) parts.push([k, `${k}=${String(v)}`]);
-  for (const e of recs(sel.matchExpressions)) {
-    const k = str(e.key) ?? '';
-    const values = (Array.isArray(e.values) ? e.values.map(String) : []).sort();
-    switch (e.operator) {
-      case 'In':
-        parts.push([k, `${k} in (${values.join(',')})`]);
-        break;
-      case 'NotIn':
-        parts.push([k, `${k} notin (${values.join(',')})`]);
-        break;
-      case 'Exists':
-        parts.push([k, k]);
-        break;
-      case 'DoesNotExist':
-        parts.push([k, `!${k}`]);
-        break;
-      default:
-        return '<error>';
-    }
-  }
-  if (parts.length === 0) return '<none>';
-  return parts
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, s]) => s)
-    .join(',');
 }
 
 const templateContainers = (o: KObject) => recs(get(o, 'spec', 'template', 'spec', 'containers'));

@@ -3,7 +3,8 @@ import type { KObject } from '../../../../../apiserver/api/types';
 import { makeControllerRevisionType } from '../../../../../apiserver/registry/types/controllerrevisions';
 import { makeDaemonSetType, TEMPLATE_GENERATION_ANNOTATION } from '../../../../../apiserver/registry/types/daemonsets';
 import { makeStatefulSetType } from '../../../../../apiserver/registry/types/statefulsets';
-import { formatLabelSelector, scaledValue } from '../../../../../apiserver/registry/types/workload-common';
+import { formatLabelSelector } from '../../../../../apiserver/api/label-selector';
+import { scaledValue } from '../../../../../apiserver/registry/types/workload-common';
 import { ago, cells, fields, now } from './fixtures';
 
 const sts = makeStatefulSetType(now);
