@@ -1,14 +1,14 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { labelSelectorSchema, metaConditionSchema, withMeta } from '../common-schemas';
-import { messages, nonNegative, oneOf, validateLabelSelector } from '../common-validation';
+import { nonNegative, oneOf, validateLabelSelector } from '../common-validation';
 import { invalid } from '../field-errors';
-import { percentErrors } from '../../api/name-validation';
 import { num, rec } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { described, int32, int64, intOrStr, map, mapList, obj, ptr, strEnum, time } from '../schema-builders';
 import { deleteOptionsSchema } from '../meta-schemas';
 import { ageColumn, column, type Now } from '../table';
+import { intOrPercentCauses } from './workload-common';
 
 /** policy/v1 PodDisruptionBudget. An empty selector selects every pod of the namespace; an absent one none (spec 2.7). */
 
@@ -46,16 +46,6 @@ export const podDisruptionBudgetSchema = withMeta(`${POLICY}.PodDisruptionBudget
  */
 export const evictionSchema = withMeta(`${POLICY}.Eviction`, { deleteOptions: [2, described('DeleteOptions may be provided for the deletion of the pod.', deleteOptionsSchema)] });
 
-/** Upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent. */
-function intOrPercent(path: string, v: unknown): Cause[] {
-  if (typeof v === 'number') return nonNegative(path, v);
-  if (typeof v !== 'string') return [];
-  const out = messages(path, v, percentErrors(v));
-  const m = /^([0-9]+)%$/.exec(v);
-  if (m && Number(m[1]) > 100) out.push(invalid(path, v, 'must not be greater than 100%'));
-  return out;
-}
-
 /** Upstream ValidatePodDisruptionBudgetSpec (+ status counters non-negative). */
 function validate(o: KObject): Cause[] {
   const spec = rec(o.spec) ?? {};
@@ -63,8 +53,8 @@ function validate(o: KObject): Cause[] {
   const min = spec.minAvailable;
   const max = spec.maxUnavailable;
   if (min !== undefined && min !== null && max !== undefined && max !== null) out.push(invalid('spec', spec, 'minAvailable and maxUnavailable cannot be both set'));
-  out.push(...intOrPercent('spec.minAvailable', min));
-  out.push(...intOrPercent('spec.maxUnavailable', max));
+  out.push(...intOrPercentCauses('spec.minAvailable', min));
+  out.push(...intOrPercentCauses('spec.maxUnavailable', max));
   out.push(...validateLabelSelector(spec.selector, 'spec.selector'));
   out.push(...oneOf('spec.unhealthyPodEvictionPolicy', spec.unhealthyPodEvictionPolicy, EVICTION_POLICIES));
   const status = rec(o.status) ?? {};
