@@ -6,6 +6,7 @@ import { svcBuildDate, svcVersion } from '../common/version';
 import { AuthenticationConfigError } from './authn/authentication-config';
 import { AuthorizationConfigError } from './authz/config-error';
 import { loadCbor } from './codec/cbor-lib';
+import { AdmissionConfigError } from './config/admission-config';
 import { CBOR_GATE, FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { ApiMetrics } from './metrics/registry';
 import { buildAuthn, type AuthnLayer } from './wiring/authn';
@@ -42,7 +43,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     tls = await loadServingTls(flags);
     authn = buildAuthn(flags, storage, core, tls, apiMetrics, log);
   } catch (err) {
-    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError) {
+    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError || err instanceof AdmissionConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
       await storage.storage.close();
       return 2;

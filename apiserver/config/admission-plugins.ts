@@ -8,7 +8,7 @@
  * and every distribution turn it on, and svc's default authorization is Node,RBAC), and it runs
  * before ServiceAccount (upstream: after), as it did before plugins were selectable, so that a
  * node's mirror pod naming a service account is refused by NodeRestriction saying why. Plugins
- * upstream enables by default that svc does not implement (PodSecurity, Priority, RuntimeClass,
+ * upstream enables by default that svc does not implement (Priority, RuntimeClass,
  * DefaultStorageClass, webhooks, ...) cannot be named.
  */
 export interface AdmissionPluginInfo {
@@ -23,6 +23,7 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'LimitRanger', defaultOn: true },
   { name: 'NodeRestriction', defaultOn: true },
   { name: 'ServiceAccount', defaultOn: true },
+  { name: 'PodSecurity', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },

@@ -35,6 +35,8 @@ export interface ApiServerFlags {
   controllerWatchTimeoutMs: number;
   /** The admission plugins that run, in upstream's order (--enable-admission-plugins / --disable-admission-plugins over the defaults). */
   admissionPlugins: string[];
+  /** --admission-control-config-file: per-plugin configuration (config/admission-config.ts), read at start. */
+  admissionControlConfigFile?: string;
   /** DefaultTolerationSeconds admission (upstream flag names). */
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
@@ -153,6 +155,7 @@ const defs: Record<string, Def> = {
     usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
   },
   'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
+  'admission-control-config-file': { kind: 'string', usage: 'AdmissionConfiguration file (apiserver.config.k8s.io/v1) with the configuration of admission plugins that take one (PodSecurity: defaults and exemptions)' },
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
@@ -329,6 +332,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     eventTtlMs: dur('event-ttl'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
+    admissionControlConfigFile: str('admission-control-config-file'),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),

@@ -22,6 +22,10 @@ export interface AdmissionAttributes {
    * refuses it (reclaim).
    */
   onRejected?: Array<() => Promise<void>>;
+  /** Warnings for the client (the response's Warning headers), appended by plugins (upstream's admission warnings). */
+  warnings?: string[];
+  /** Annotations for the request's audit event, added by plugins (upstream's audit annotations, e.g. pod-security.kubernetes.io/*). */
+  auditAnnotations?: Record<string, string>;
 }
 
 /** Runs (once) the undos admission registered, newest first; an undo that fails is passed over (the quota controller recounts). */

@@ -12,6 +12,10 @@ export interface WriteContext {
   subresource: string;
   /** Server-side apply wrote the object's managedFields (apply/field-manager.ts); the store keeps them. */
   applied?: boolean;
+  /** Where admission's warnings for the client go (the handler sends them as Warning headers); absent for internal writes. */
+  warnings?: string[];
+  /** Where admission's audit annotations go; absent for internal writes. */
+  auditAnnotations?: Record<string, string>;
 }
 
 export function writeAttributes(
@@ -23,5 +27,5 @@ export function writeAttributes(
   object?: KObject,
   oldObject?: KObject,
 ): AdmissionAttributes {
-  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun, warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations };
 }

@@ -3,11 +3,14 @@ import { CsrRequestor } from '../admission/csr-requestor';
 import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
+import { parsePodSecurityConfig } from '../admission/pod-security/config';
+import { PodSecurityAdmission } from '../admission/pod-security/plugin';
 import { NodeRestriction } from '../admission/node-restriction';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
+import { loadAdmissionConfig } from '../config/admission-config';
 import type { ApiServerFlags } from '../config/flags';
 import type { ResourceRegistry } from '../registry/builtin';
 import { rec } from '../registry/obj-access';
@@ -65,8 +68,12 @@ export function storeQuotaAccess(store: () => ObjectStore, quotaType: ResourceTy
  * upstream does them outside admission: the CSR requestor (its CSR strategy) and RBAC escalation
  * prevention (its RBAC storage).
  */
-export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'>, d: AdmissionDeps): AdmissionChain {
+export function buildAdmission(
+  flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds' | 'admissionControlConfigFile'>,
+  d: AdmissionDeps,
+): AdmissionChain {
   const { registry, store } = d;
+  const pluginConfig = loadAdmissionConfig(flags.admissionControlConfigFile);
   const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
@@ -79,6 +86,11 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
         (name) => get(type(registry, 'nodes'), '', name),
       ),
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
+    PodSecurity: () =>
+      new PodSecurityAdmission(parsePodSecurityConfig(pluginConfig.get('PodSecurity')), {
+        namespace: async (name) => (await get(type(registry, 'namespaces'), '', name)) ?? undefined,
+        pods: async (ns) => (await store().list(type(registry, 'pods'), ns, everything)).items,
+      }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));
