@@ -7,6 +7,10 @@ import { AuthenticationConfigError } from './authn/authentication-config';
 import { AuthorizationConfigError } from './authz/config-error';
 import { loadCbor } from './codec/cbor-lib';
 import { AdmissionConfigError } from './config/admission-config';
+import type { Auditor } from './filters/audit/auditor';
+import { AuditPolicyError } from './filters/audit/policy';
+import { WebhookConfigError } from './authn/webhook-client-config';
+import { buildAuditor } from './wiring/audit';
 import { CBOR_GATE, FlagError, helpText, parseFlags, type ApiServerFlags } from './config/flags';
 import { ApiMetrics } from './metrics/registry';
 import { buildAuthn, type AuthnLayer } from './wiring/authn';
@@ -37,13 +41,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
   const apiMetrics = new ApiMetrics({ processMetrics: true });
   const storage = await openStorage(flags, apiMetrics, log);
-  let core: StoreLayer, tls: ServingTls, authn: AuthnLayer;
+  let core: StoreLayer, tls: ServingTls, authn: AuthnLayer, audit: Auditor | undefined;
   try {
     core = buildStore(flags, storage, log, apiMetrics);
     tls = await loadServingTls(flags);
     authn = buildAuthn(flags, storage, core, tls, apiMetrics, log);
+    audit = buildAuditor(flags, apiMetrics, log, storage.registry);
   } catch (err) {
-    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError || err instanceof AdmissionConfigError) {
+    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError || err instanceof AdmissionConfigError || err instanceof AuditPolicyError || err instanceof WebhookConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
       await storage.storage.close();
       return 2;
@@ -57,7 +62,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   core.informers.start(signal);
   // The CBOR library is an ES module, imported once before serving so that the codec is synchronous.
   if (flags.featureGates.has(CBOR_GATE)) await loadCbor();
-  const server = buildApiServer(flags, { storage, core, tls, authn, metrics: apiMetrics, log, version: VERSION });
+  const server = buildApiServer(flags, { storage, core, tls, authn, audit, metrics: apiMetrics, log, version: VERSION });
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
   const loops = [

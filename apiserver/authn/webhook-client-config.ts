@@ -185,6 +185,21 @@ export class WebhookClient {
     }
   }
 
+  /** POSTs the body and resolves with the status alone, whatever the answer's body (audit webhooks answer nothing useful). */
+  async postStatus(body: unknown): Promise<number> {
+    const res = await undici().request(this.cfg.server, {
+      method: 'POST',
+      dispatcher: this.agent,
+      signal: AbortSignal.timeout(this.timeoutMs),
+      headers: { 'content-type': 'application/json', ...(this.cfg.token ? { authorization: `Bearer ${this.cfg.token}` } : {}) },
+      body: JSON.stringify(body),
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    await res.body.dump();
+    return res.statusCode;
+  }
+
   /** Closes pooled connections. */
   async close(): Promise<void> {
     await this.agent.close();

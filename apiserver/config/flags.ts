@@ -35,6 +35,19 @@ export interface ApiServerFlags {
   controllerWatchTimeoutMs: number;
   /** The admission plugins that run, in upstream's order (--enable-admission-plugins / --disable-admission-plugins over the defaults). */
   admissionPlugins: string[];
+  /** The --audit-* flags (filters/audit/, built by wiring/audit.ts). */
+  audit: {
+    policyFile?: string;
+    logPath?: string;
+    logMaxAgeDays: number;
+    logMaxBackups: number;
+    logMaxSizeMB: number;
+    webhookConfigFile?: string;
+    webhookBatchMaxSize: number;
+    webhookBatchMaxWaitMs: number;
+    webhookBufferSize: number;
+    webhookInitialBackoffMs: number;
+  };
   /** --admission-control-config-file: per-plugin configuration (config/admission-config.ts), read at start. */
   admissionControlConfigFile?: string;
   /** DefaultTolerationSeconds admission (upstream flag names). */
@@ -155,6 +168,16 @@ const defs: Record<string, Def> = {
     usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
   },
   'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
+  'audit-policy-file': { kind: 'string', usage: 'Audit policy (audit.k8s.io/v1 Policy); without it nothing is audited' },
+  'audit-log-path': { kind: 'string', usage: 'Write audit events to this file, one JSON object per line (mode 0600); "-" for standard output' },
+  'audit-log-maxage': { kind: 'int', usage: 'Days to keep rotated audit log files (0: no limit)', def: '0' },
+  'audit-log-maxbackup': { kind: 'int', usage: 'Rotated audit log files to keep (0: no limit)', def: '0' },
+  'audit-log-maxsize': { kind: 'int', usage: 'Megabytes an audit log file may reach before it is rotated (0: never rotated)', def: '0' },
+  'audit-webhook-config-file': { kind: 'string', usage: 'kubeconfig naming the remote service audit events are sent to in batches' },
+  'audit-webhook-batch-max-size': { kind: 'int', usage: 'Most events in one audit webhook batch', def: '400' },
+  'audit-webhook-batch-max-wait': { kind: 'duration', usage: 'Longest an audit event waits for its batch to be sent', def: '30s' },
+  'audit-webhook-batch-buffer-size': { kind: 'int', usage: 'Audit events buffered for the webhook before new ones are dropped (counted in apiserver_audit_error_total)', def: '10000' },
+  'audit-webhook-initial-backoff': { kind: 'duration', usage: 'Wait before retrying a failed audit webhook batch (grows 1.5 times per attempt, 5 attempts)', def: '10s' },
   'admission-control-config-file': { kind: 'string', usage: 'AdmissionConfiguration file (apiserver.config.k8s.io/v1) with the configuration of admission plugins that take one (PodSecurity: defaults and exemptions)' },
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
@@ -333,6 +356,18 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     admissionControlConfigFile: str('admission-control-config-file'),
+    audit: {
+      policyFile: str('audit-policy-file'),
+      logPath: str('audit-log-path'),
+      logMaxAgeDays: int('audit-log-maxage'),
+      logMaxBackups: int('audit-log-maxbackup'),
+      logMaxSizeMB: int('audit-log-maxsize'),
+      webhookConfigFile: str('audit-webhook-config-file'),
+      webhookBatchMaxSize: int('audit-webhook-batch-max-size'),
+      webhookBatchMaxWaitMs: dur('audit-webhook-batch-max-wait'),
+      webhookBufferSize: int('audit-webhook-batch-buffer-size'),
+      webhookInitialBackoffMs: dur('audit-webhook-initial-backoff'),
+    },
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),

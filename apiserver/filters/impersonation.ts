@@ -36,8 +36,12 @@ export function wantsImpersonation(req: IncomingMessage): boolean {
  * resourceNames can restrict it), and return the user to act as. Without Impersonate-* headers the
  * caller is returned unchanged. 400 for headers without Impersonate-User, 403 when not allowed.
  */
+/** The authenticated caller of each request that impersonates someone (the audit event's user; its impersonatedUser is the result). */
+export const impersonators = new WeakMap<IncomingMessage, UserInfo>();
+
 export async function impersonate(req: IncomingMessage, caller: UserInfo, authorize: ImpersonationAuthorize): Promise<UserInfo> {
   if (!wantsImpersonation(req)) return caller;
+  impersonators.set(req, caller);
   const h = req.headersDistinct;
   const username = (h['impersonate-user'] ?? []).find((v) => v !== '');
   const groups = (h['impersonate-group'] ?? []).filter((v) => v !== '');

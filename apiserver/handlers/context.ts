@@ -37,6 +37,8 @@ export interface ResourceRequest {
   after?: Clock['after'];
   /** Authorizes this request's user for the same attributes with another verb; rejects with 403. */
   authorizeVerb?: (verb: string) => Promise<void>;
+  /** The audit event's annotations, when the request is audited: admission's annotations go there (writeContext). */
+  auditAnnotations?: Record<string, string>;
   /** Admission's warnings for this request (writeContext creates it); reply sends them as Warning headers. */
   admissionWarnings?: string[];
 }
@@ -105,6 +107,6 @@ export function writeContext(r: ResourceRequest): WriteContext {
     userAgent: r.req.headers['user-agent'],
     subresource: r.info.subresource,
     warnings: (r.admissionWarnings ??= []),
-    auditAnnotations: {},
+    auditAnnotations: (r.auditAnnotations ??= {}),
   };
 }

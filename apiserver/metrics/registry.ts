@@ -121,6 +121,23 @@ export class ApiMetrics {
     });
   }
 
+  /** The audit pipeline's counters, upstream's names (created on first use, so servers without auditing export none). */
+  audit(): { event(level: string): void; error(plugin: string, count: number): void } {
+    const registers = [this.registry];
+    const events = new Counter({ name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers });
+    const levels = new Counter({ name: 'apiserver_audit_level_total', help: 'Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers });
+    const errors = new Counter({ name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly.', labelNames: ['plugin'], registers });
+    return {
+      event(level) {
+        events.inc();
+        levels.inc({ level });
+      },
+      error(plugin, count) {
+        errors.inc({ plugin }, count);
+      },
+    };
+  }
+
   /** Counts one event of an in-process component that was not written. */
   eventDropped(component: string, reason: string): void {
     this.droppedEvents.inc({ component, reason });

@@ -9,6 +9,7 @@ import { bodyLimitBytes, maxNestingDepth } from '../patch/json-bounds';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import { parseJsonWithDuplicates, parseYamlWithDuplicates, type ParseLimits } from '../validation/duplicate-fields';
 import { checkFields, type FieldValidation } from '../validation/field-validation';
+import { requestBodyTaps } from './audit-taps';
 import { findUnknownFields, pruneUnknownFields } from '../validation/unknown-fields';
 
 /**
@@ -45,7 +46,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      requestBodyTaps.get(req)?.(body);
+      resolve(body);
+    });
     req.on('error', reject);
   });
 }

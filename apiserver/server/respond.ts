@@ -9,6 +9,7 @@ import type { CachedEncoding } from '../codec/encoded-cache';
 import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
+import { responseTaps } from './audit-taps';
 import { binaryReply } from './negotiation';
 
 export interface SendOptions {
@@ -30,6 +31,7 @@ export interface SendOptions {
 const GZIP_MIN_BYTES = 1024;
 
 export function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, opts: SendOptions = {}): void {
+  responseTaps.get(res)?.(status, body);
   let text: string | Buffer;
   let type: string;
   if (opts.protobuf) {

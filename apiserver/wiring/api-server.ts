@@ -7,6 +7,8 @@ import { ApiError } from '../api/errors';
 import type { AdmissionChain } from '../admission/admission';
 import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
+import type { Auditor } from '../filters/audit/auditor';
+import type { RequestAudit } from '../filters/audit/request-audit';
 import { CBOR_GATE } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
@@ -37,6 +39,8 @@ import { send, sendError } from '../server/respond';
 export interface ApiServerOptions {
   /** Request metrics (recorded for every request) and GET /metrics. */
   metrics?: ApiMetrics;
+  /** The audit pipeline (--audit-policy-file with a backend); absent: nothing is audited. */
+  audit?: Auditor;
   host: string;
   port: number;
   tls: { certPem: string; keyPem: string; clientCaPem?: string };
@@ -168,6 +172,8 @@ export class ApiServer {
     if (!inTime) o.log.warn({ inFlight: this.inFlight, drainMs }, 'shutdown: cutting the connections still open');
     server.closeAllConnections();
     await closed;
+    // Every event of the requests served is written (or sent) before the process may exit.
+    await o.audit?.flush();
     o.log.info('server stopped');
   }
 
@@ -176,18 +182,30 @@ export class ApiServer {
     const o = this.o;
     const started = performance.now();
     let info: RequestInfo | undefined;
+    const audit = o.audit?.begin(req, res);
+    let panicked = false;
     try {
       const url = new URL(req.url ?? '/', 'https://localhost');
       // k8s.io group names are handled as their svc.io group and answered in the client's
       // (GroupAliases); without them, stock kubectl's review APIs under authorization.k8s.io still are.
       info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
-      const user = await o.authn.authenticate(req);
-      await o.authz.authorize(requestAttributes(user, info, url.searchParams));
-      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
+      const user = await this.authenticate(req, info, audit);
+      await this.authorize(requestAttributes(user, info, url.searchParams), audit);
+      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
-      sendError(req, res, servedError(info, err), (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'), { cbor: o.gates?.has(CBOR_GATE) });
+      sendError(
+        req,
+        res,
+        servedError(info, err),
+        (e) => {
+          panicked = true;
+          o.log.error({ err: e, method: req.method, url: req.url }, 'request failed');
+        },
+        { cbor: o.gates?.has(CBOR_GATE) },
+      );
     } finally {
+      audit?.complete(panicked);
       // Upstream reports server-side apply as its own verb; res.statusCode is what was sent (a watch records on its end).
       const verb = info?.verb === 'patch' && /^application\/apply-patch/.test(req.headers['content-type'] ?? '') ? 'apply' : (info?.verb ?? (req.method ?? '').toLowerCase());
       o.metrics?.recordRequest(verb, info?.isResourceRequest ? info.resource : '', res.statusCode, (performance.now() - started) / 1000);
@@ -196,12 +214,37 @@ export class ApiServer {
     }
   }
 
+  /** Authenticates; the audit policy is applied to the user, or to no user when authentication fails (upstream audits failed authentication too). */
+  private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
+    let user: UserInfo;
+    try {
+      user = await this.o.authn.authenticate(req);
+    } catch (err) {
+      if (audit) this.o.audit!.decide(audit, req, undefined, info);
+      throw err;
+    }
+    if (audit) this.o.audit!.decide(audit, req, user, info);
+    return user;
+  }
+
+  /** Authorizes, noting the decision in the audit event's annotations as upstream. */
+  private async authorize(attrs: Parameters<AuthorizerChain['authorize']>[0], audit: RequestAudit | undefined): Promise<void> {
+    try {
+      await this.o.authz.authorize(attrs);
+    } catch (err) {
+      if (audit && err instanceof ApiError && err.code === 403) audit.annotations['authorization.k8s.io/decision'] = 'forbid';
+      throw err;
+    }
+    if (audit) audit.annotations['authorization.k8s.io/decision'] = 'allow';
+  }
+
   private async serveResource(
     req: IncomingMessage,
     res: ServerResponse,
     info: RequestInfo,
     query: URLSearchParams,
     user: ResourceRequest['user'],
+    audit?: RequestAudit,
   ): Promise<void> {
     const o = this.o;
     const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -211,6 +254,7 @@ export class ApiServer {
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
+    if (audit) r.auditAnnotations = audit.annotations;
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
     if (virtual) return virtual(r);

@@ -6,6 +6,7 @@ import { handlePodBinding } from '../handlers/pod-binding';
 import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containers';
 import { makePodEvictionHandler } from '../handlers/pod-eviction';
 import { podLogHandler } from '../handlers/pod-log';
+import type { Auditor } from '../filters/audit/auditor';
 import type { ApiMetrics } from '../metrics/registry';
 import { ApiServer, type ApiServerOptions } from './api-server';
 import type { AuthnLayer } from './authn';
@@ -20,6 +21,8 @@ export interface HttpParts {
   tls: ServingTls;
   authn: AuthnLayer;
   metrics: ApiMetrics;
+  /** The audit pipeline (wiring/audit.ts), when auditing is on. */
+  audit?: Auditor;
   log: Logger;
   version: ApiServerOptions['version'];
 }
@@ -37,6 +40,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const kubelet = kubeletClientTls(flags, p.tls.pki);
   return new ApiServer({
     metrics: p.metrics,
+    audit: p.audit,
     host: flags.bindAddress,
     port: flags.securePort,
     tls: { ...p.tls.serving, clientCaPem: auth.tlsClientCaPem ?? p.tls.clientCaPem },
