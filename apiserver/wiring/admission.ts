@@ -4,7 +4,9 @@ import { DefaultTolerationSeconds } from '../admission/default-toleration-second
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { NodeRestriction } from '../admission/node-restriction';
+import { PriorityAdmission } from '../admission/priority';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
+import { RuntimeClassAdmission } from '../admission/runtime-class';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -30,6 +32,12 @@ export interface AdmissionDeps {
 function type(registry: ResourceRegistry, resource: string): ResourceType {
   const t = registry.lookup('', 'v1', resource);
   if (!t) throw new Error(`${resource} type not registered`);
+  return t;
+}
+
+function groupType(registry: ResourceRegistry, group: string, resource: string): ResourceType {
+  const t = registry.lookup(group, 'v1', resource);
+  if (!t) throw new Error(`${resource}.${group} type not registered`);
   return t;
 }
 
@@ -79,6 +87,11 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
         (name) => get(type(registry, 'nodes'), '', name),
       ),
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
+    Priority: () => {
+      const t = () => groupType(registry, 'scheduling.svc.io', 'priorityclasses');
+      return new PriorityAdmission({ get: (name) => get(t(), '', name), list: async () => (await store().list(t(), '', everything)).items });
+    },
+    RuntimeClass: () => new RuntimeClassAdmission((name) => get(groupType(registry, 'node.svc.io', 'runtimeclasses'), '', name)),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));
