@@ -61,7 +61,7 @@ test('a priority or policy in the pod that disagrees with the class is refused',
   t.is(policy?.message, 'pods "p" is forbidden: the string value of PreemptionPolicy (Never) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the given PriorityClass name');
   // With no class, only the computed 0 is accepted.
   const noClass = await t.throwsAsync(plugin([]).mutate(podCreate({ priority: 5 })));
-  t.regex(noClass!.message, /the integer value of priority \(5\) must not be provided/);
+  t.regex(noClass.message, /the integer value of priority \(5\) must not be provided/);
   const same = podCreate({ priorityClassName: 'high', priority: 1000 });
   await plugin(classes).mutate(same);
   t.is(spec(same).priority, 1000);

@@ -48,7 +48,7 @@ test('a pod setting another overhead, or one its class does not define, is refus
   const none = await t.throwsAsync(admit(create({ runtimeClassName: 'plain', overhead: { cpu: '1' } })));
   t.is(none?.message, 'pods "p" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
   const noClass = await t.throwsAsync(admit(create({ overhead: { cpu: '1' } })));
-  t.regex(noClass!.message, /Pod Overhead set without corresponding RuntimeClass/);
+  t.regex(noClass.message, /Pod Overhead set without corresponding RuntimeClass/);
   await t.notThrowsAsync(admit(create({ runtimeClassName: 'gvisor', overhead: { cpu: '250m', memory: '64Mi' } })));
 });
 
