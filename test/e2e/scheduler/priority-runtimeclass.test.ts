@@ -1,17 +1,19 @@
 /**
  * PriorityClass, preemption and RuntimeClass end to end (issue 20, items 3 and 4): a real
- * svc-apiserver, kubectl, and a real svc-node on the CRI simulator (which knows the runtime
+ * svc-apiserver, kubectl, and a real svc-node (as system:node:<name>) on the CRI simulator (which knows the runtime
  * handlers "" and runc only, as containerd's stock config). A high-priority pod that fits nowhere
  * preempts a low-priority one on the full node, is nominated there and runs once the victim is
  * gone; the system classes exist from the start; admission refuses unknown classes with
  * upstream's messages; a RuntimeClass's overhead reaches the pod and its handler the CRI (a
  * handler the runtime lacks fails the sandbox with containerd's message).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { request } from 'undici';
+import { kubeconfig } from '../../../apiserver/pki/bootstrap';
+import { issue } from '../../../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { kubectl } from '../../helpers/real-clients';
 import { eventually, startAgent, type AgentProcess } from '../agent/agent-process';
@@ -26,7 +28,12 @@ let dir: string | undefined;
 test.before(async () => {
   api = await startApiServer();
   dir = mkdtempSync(path.join(tmpdir(), 'svc-priority-e2e-'));
-  agent = startAgent({ dir, nodeName: NODE, kubeconfig: api.kubeconfig, configLines: ['enableServer: false'] });
+  // The node's own identity: the Node authorizer and system:node's rules decide what it may read (RuntimeClasses).
+  const ca = { certPem: readFileSync(path.join(api.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(path.join(api.dataDir, 'pki', 'ca.key'), 'utf8') };
+  const id = await issue(ca, { commonName: `system:node:${NODE}`, organizations: ['system:nodes'], usage: 'client', validityMs: 3600_000 });
+  const kc = path.join(dir, 'node.kubeconfig');
+  writeFileSync(kc, kubeconfig({ server: api.url, caPem: api.caPem, user: `system:node:${NODE}`, ...id }), { mode: 0o600 });
+  agent = startAgent({ dir, nodeName: NODE, kubeconfig: kc, configLines: ['enableServer: false'] });
   await agent.waitForLog('node registered and heartbeating', 90_000);
 });
 
