@@ -47,3 +47,29 @@ export async function preemptVictim(w: VictimWrites, victim: KObject, preemptor:
   }
   w.recorder.event(referenceTo(victim), 'Normal', 'Preempted', `Preempted by pod ${preemptor.metadata.uid ?? ''} on node ${node}`, { action: 'Preempting' });
 }
+
+/**
+ * Upstream's clearing of lower-priority nominations (getLowerPriorityNominatedPods): a pending pod
+ * of lower priority nominated to the node the preemptor now takes loses its nomination, so it is
+ * considered afresh rather than counted against the room.
+ */
+export async function clearNomination(w: VictimWrites, pod: KObject): Promise<void> {
+  try {
+    await w.store.update(
+      w.pods,
+      pod.metadata.namespace ?? '',
+      pod.metadata.name ?? '',
+      (fresh) => {
+        const status = fresh?.status as Record<string, unknown> | undefined;
+        if (!fresh || fresh.metadata.uid !== pod.metadata.uid || !status?.nominatedNodeName) return fresh ?? pod;
+        delete status.nominatedNodeName;
+        delete fresh.metadata.resourceVersion;
+        return fresh;
+      },
+      { ...w.ctx, subresource: 'status' },
+    );
+  } catch (err) {
+    if (isNotFound(err) || isConflict(err)) return;
+    throw err;
+  }
+}

@@ -14,7 +14,7 @@ import type { WatchCache } from '../store/watch-cache';
 import { assignPod } from '../store/assign-pod';
 import { filterNode, fitErrorMessage } from './filters';
 import { podInfo, type NodeInfo, type PodInfo } from './node-info';
-import { preemptVictim } from './preempt-victims';
+import { clearNomination, preemptVictim } from './preempt-victims';
 import { adjusted, eligibleToPreempt, findCandidates, pickOneNode, podPriority, type NodePod } from './preemption';
 import { podCondition, setPodCondition, type PodCondition } from '../registry/types/pod-conditions';
 import { podKey, SchedulerCache } from './scheduler-cache';
@@ -189,6 +189,10 @@ export class Scheduler {
     if (!best) return undefined;
     const writes = { store: this.store, pods: this.type('pods'), ctx: schedulerCtx, recorder: this.recorder, schedulerName: this.name, now: this.opts.now };
     for (const v of best.victims) await preemptVictim(writes, v, pod, best.node);
+    const prio = podPriority(pod);
+    for (const n of this.view.nominatedPods()) {
+      if (podKey(n.pod) !== podKey(pod) && podPriority(n.pod) < prio && strAt(n.pod, 'status', 'nominatedNodeName') === best.node) await clearNomination(writes, n.pod);
+    }
     this.opts.log.info({ pod: podKey(pod), node: best.node, victims: best.victims.map(podKey) }, 'preempting lower-priority pods');
     return best.node;
   }

@@ -66,3 +66,19 @@ test('preemptionPolicy Never and equal priorities preempt nothing', async (t) =>
   t.falsy(low.metadata.deletionTimestamp);
   t.false(recorder.reasons().includes('Preempted'));
 });
+
+test('a higher-priority preemptor takes over the room: the lower nomination on that node is cleared', async (t) => {
+  const { f } = await setup(t);
+  await f.store.create(f.type('', 'v1', 'nodes'), '', node('n1', { allocatable: { cpu: '1', memory: '2Gi', pods: '10' } }), adminCtx);
+  await addPod(f, 'low', 1, '800m');
+  await waitFor(f, pods(f), 'ns', 'low', (p) => spec(p).nodeName === 'n1');
+  await addPod(f, 'mid', 10, '800m');
+  await waitFor(f, pods(f), 'ns', 'mid', (p) => status(p).nominatedNodeName === 'n1');
+  await addPod(f, 'high', 1000, '800m');
+  await waitFor(f, pods(f), 'ns', 'high', (p) => status(p).nominatedNodeName === 'n1');
+  const mid = await waitFor(f, pods(f), 'ns', 'mid', (p) => !status(p).nominatedNodeName);
+  t.falsy(status(mid).nominatedNodeName);
+  await f.store.delete(pods(f), 'ns', 'low', { gracePeriodSeconds: 0 }, adminCtx);
+  t.is(spec(await waitFor(f, pods(f), 'ns', 'high', (p) => !!spec(p).nodeName)).nodeName, 'n1');
+  t.falsy(spec(await f.store.get(pods(f), 'ns', 'mid')).nodeName);
+});
