@@ -69,7 +69,9 @@ const schedulerCtx: WriteContext = {
  * PodScheduled=False reason Unschedulable with upstream's "0/N nodes are available: ..." message
  * and is retried with back-off (1 s doubling to 10 s), and at once when a node is added or changes
  * in what the filters read or a bound pod goes away. Gated pods (spec.schedulingGates) get
- * PodScheduled=False reason SchedulingGated and wait for their gates to go.
+ * PodScheduled=False reason SchedulingGated and wait for their gates to go. A pod that fits
+ * nowhere may preempt lower-priority pods on one node (./preemption, ./preempt-victims) and is
+ * nominated there (status.nominatedNodeName); it binds once the victims are gone.
  */
 export class Scheduler {
   private readonly view: SchedulerCache;
