@@ -162,6 +162,8 @@ export interface PodSpec {
   dnsPolicy?: string;
   dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
   runtimeClassName?: string;
+  /** Set by the RuntimeClass admission plugin from the class's overhead.podFixed. */
+  overhead?: Record<string, string>;
   priority?: number;
   nodeSelector?: Record<string, string>;
   affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } } };

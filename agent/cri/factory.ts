@@ -28,7 +28,7 @@ export function createRuntimeService(endpoint: string, imageEndpoint: string = '
         `container runtime endpoint ${endpoint} and image service endpoint ${imageEndpoint} must both name the same sim:// runtime`,
       );
     }
-    return new Simulator({ name: rt.name, ...opts.simulator });
+    return new Simulator({ name: rt.name, ...(rt.handlers ? { runtimeHandlers: rt.handlers } : {}), ...opts.simulator });
   }
   return new GrpcRuntimeService(endpoint, imageEndpoint || endpoint, opts);
 }

@@ -124,9 +124,17 @@ export interface SimulatorOptions {
   checkpoint?: boolean;
   /** Container log files are written under the sandbox's logDirectory (default true). */
   writeLogs?: boolean;
+  /**
+   * CRI runtime handlers RunPodSandbox accepts besides the default ('', always known); another is
+   * refused NotFound with containerd's message, as containerd refuses a handler its config lacks.
+   * Default DEFAULT_SIM_HANDLERS (containerd's stock config names runc only).
+   */
+  runtimeHandlers?: readonly string[];
   /** Reported in ImageFsInfo and stats as the filesystems' mount point (default /var/lib/svc-sim). */
   root?: string;
 }
+
+export const DEFAULT_SIM_HANDLERS: readonly string[] = ['runc'];
 
 export const DEFAULT_SIM_IMAGES: readonly string[] = [
   'registry.k8s.io/pause:3.10',

@@ -24,7 +24,7 @@ import { DOWN, SimGate } from './sim-gate';
 import { SimImageService } from './sim-image-service';
 import { SimImageStore } from './sim-images';
 import { IpPool } from './sim-ip-pool';
-import { DEFAULT_SIM_IMAGES, type SimImageSpec, type SimulatorOptions } from './sim-options';
+import { DEFAULT_SIM_HANDLERS, DEFAULT_SIM_IMAGES, type SimImageSpec, type SimulatorOptions } from './sim-options';
 import { SimProcesses } from './sim-processes';
 import {
   containerListItem,
@@ -158,7 +158,7 @@ export class Simulator implements RuntimeService {
     return {
       conditions: this.conditions.map((c) => ({ ...c })),
       info: verbose ? { config: JSON.stringify({ name: this.name, podCidr: this.opts.podCidr ?? '10.88.0.0/16' }) } : {},
-      handlers: [{ name: '', recursiveReadOnlyMounts: false, userNamespaces: false }],
+      handlers: ['', ...(this.opts.runtimeHandlers ?? DEFAULT_SIM_HANDLERS)].map((name) => ({ name, recursiveReadOnlyMounts: false, userNamespaces: false })),
       features: { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false, mountOptions: false },
     };
   }
@@ -171,7 +171,7 @@ export class Simulator implements RuntimeService {
     if (!m?.name || !m.namespace || !m.uid) {
       throw new RuntimeError('InvalidArgument', 'sandbox config must include metadata with name, namespace and uid', 'RunPodSandbox');
     }
-    if (runtimeHandler !== '') {
+    if (runtimeHandler !== '' && !(this.opts.runtimeHandlers ?? DEFAULT_SIM_HANDLERS).includes(runtimeHandler)) {
       throw new RuntimeError('NotFound', `failed to get sandbox runtime: no runtime for "${runtimeHandler}" is configured`, 'RunPodSandbox');
     }
     const host = hostNetwork(config);

@@ -12,8 +12,8 @@
  *     scheduler's business): TaintToleration, message "Predicate TaintToleration failed".
  * Differences on purpose: host port conflicts (NodePorts), OS selectors, extended resources and
  * critical-pod preemption are not checked; a pod's requests count the larger of its init
- * containers' and the sum of its app containers' (upstream's effective request, without
- * pod overhead).
+ * containers' and the sum of its app containers' (upstream's effective request), plus the pod
+ * overhead its RuntimeClass set (spec.overhead), as upstream's.
  */
 import { sameTaintKey } from '../../apiserver/api/well-known';
 import { containerRequests } from './resources';
@@ -44,7 +44,9 @@ export function podRequests(pod: Pod): { cpuMilli: number; memory: number } {
     cpu = Math.max(cpu, r.cpuMilli ?? 0);
     mem = Math.max(mem, r.memory ?? 0);
   }
-  return { cpuMilli: cpu, memory: mem };
+  // The overhead as a container's requests would read it (same quantities, same rounding).
+  const overhead = pod.spec.overhead ? containerRequests({ name: 'overhead', image: '', resources: { requests: pod.spec.overhead } }) : {};
+  return { cpuMilli: cpu + (overhead.cpuMilli ?? 0), memory: mem + (overhead.memory ?? 0) };
 }
 
 function insufficient(resource: string, requested: number, used: number, capacity: number): AdmitResult {

@@ -15,6 +15,7 @@ import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { SeccompResolver } from '../seccomp/resolve';
 import { ApiConfigObjects, type ConfigObjectGetter } from './config-objects';
+import { ApiRuntimeClasses, type RuntimeHandlerLookup } from './runtime-classes';
 import type { DiskUsage } from './image-gc';
 import { ImageManager } from './image-manager';
 import { NodeAdmissionGate } from './node-admission-gate';
@@ -68,6 +69,7 @@ export interface PodManagerOptions {
   /** Seams for tests; defaults are the real ones. */
   prober?: Prober;
   objects?: ConfigObjectGetter;
+  runtimeClasses?: RuntimeHandlerLookup;
   deleter?: PodDeleter;
   cgroupFsRoot?: string;
   diskUsage?: (mountpoint: string) => Promise<DiskUsage | undefined>;
@@ -312,6 +314,7 @@ export class PodManager {
       seccomp: new SeccompResolver({ profileRoot: path.join(this.o.rootDir, 'seccomp'), seccompDefault: this.o.seccompDefault }),
       probes: this.probes,
       objects: this.objects,
+      runtimeClasses: this.o.runtimeClasses ?? new ApiRuntimeClasses(this.o.client, this.o.clock),
       cgroups: this.cgroups,
       node: { name: this.o.nodeName, hostIPs: this.hostIPs, cpuMilli: this.o.nodeCpuMilli, memoryBytes: this.o.nodeMemoryBytes },
       podLogsDir: this.o.podLogsDir,

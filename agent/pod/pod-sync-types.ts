@@ -4,6 +4,7 @@
  * pod naming and grace period rules of upstream's kubelet.
  */
 import type { EventRecorder } from '../../common/events/recorder';
+import type { RuntimeHandlerLookup } from './runtime-classes';
 import type { RuntimeService } from '../cri';
 import type { DeviceRunOptions } from '../devices/container-allocation';
 import type { Clock } from '../platform/clock';
@@ -47,6 +48,8 @@ export interface PodSyncDeps {
   seccomp: SeccompResolver;
   probes: ProbeManager;
   objects: ConfigObjectGetter;
+  /** runtimeClassName → CRI handler; without it a pod naming a class gets the runtime's default handler. */
+  runtimeClasses?: RuntimeHandlerLookup;
   cgroups: PodCgroups;
   node: NodeFacts;
   podLogsDir: string;

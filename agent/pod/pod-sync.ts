@@ -9,6 +9,7 @@
  * cleanup removes them, the pod's volumes and its cgroup.
  */
 import { performance } from 'node:perf_hooks';
+import { RuntimeClassError } from './runtime-classes';
 import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import { isNotFound, RuntimeError, type PodSandboxConfig } from '../cri';
 import { DeviceAdmissionError } from '../devices/device-manager';
@@ -267,14 +268,16 @@ export class PodSyncer {
     try {
       this.d.log.info({ pod: podDesc(pod), attempt }, 'creating pod sandbox');
       pass.mark('sandboxConfig');
-      const sandboxId = (plan.sandboxId = await this.d.runtime.runPodSandbox(sandboxConfig, pod.spec.runtimeClassName ?? '', this.call(signal)));
+      // Upstream's kubelet resolves the RuntimeClass to its handler; the class name itself is not a handler.
+      const handler = this.d.runtimeClasses ? await this.d.runtimeClasses.handler(pod.spec.runtimeClassName, signal) : '';
+      const sandboxId = (plan.sandboxId = await this.d.runtime.runPodSandbox(sandboxConfig, handler, this.call(signal)));
       pass.mark('runPodSandbox');
       const sst = await this.d.runtime.podSandboxStatus(sandboxId, false, this.call(signal));
       plan.podIPs = [sst.status.ip, ...sst.status.additionalIps].filter((x) => x !== '');
       pass.mark('podSandboxStatus');
       pass.changed = true;
     } catch (e) {
-      if (!(e instanceof RuntimeError)) throw e;
+      if (!(e instanceof RuntimeError) && !(e instanceof RuntimeClassError)) throw e;
       this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'failed to create pod sandbox');
       this.recorder.event(podRef(pod), 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${e.message}`);
       const reason = (pod.spec.initContainers ?? []).length > 0 ? Reasons.PodInitializing : Reasons.ContainerCreating;

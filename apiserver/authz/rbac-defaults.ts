@@ -43,6 +43,7 @@ const COORD = 'coordination.svc.io';
 const DISCOVERY = 'discovery.svc.io';
 const EVENTS = 'events.svc.io';
 const NETWORKING = 'networking.svc.io';
+const NODE = 'node.svc.io';
 const POLICY = 'policy';
 const STORAGE = 'storage.svc.io';
 
@@ -101,6 +102,8 @@ export function nodeRules(): PolicyRule[] {
     rule(['get'], [STORAGE], ['volumeattachments']),
     rule(['create'], [CORE], ['serviceaccounts/token']),
     rule(['get', 'update', 'patch'], [CORE], ['persistentvolumeclaims/status']),
+    // Upstream's system:node reads RuntimeClasses: the kubelet resolves runtimeClassName to a CRI handler.
+    rule(READ, [NODE], ['runtimeclasses']),
   ];
 }
 

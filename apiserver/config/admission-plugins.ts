@@ -8,8 +8,8 @@
  * and every distribution turn it on, and svc's default authorization is Node,RBAC), and it runs
  * before ServiceAccount (upstream: after), as it did before plugins were selectable, so that a
  * node's mirror pod naming a service account is refused by NodeRestriction saying why. Plugins
- * upstream enables by default that svc does not implement (Priority, RuntimeClass,
- * DefaultStorageClass, webhooks, ...) cannot be named.
+ * upstream enables by default that svc does not implement (DefaultStorageClass, webhooks, ...)
+ * cannot be named.
  */
 export interface AdmissionPluginInfo {
   name: string;
@@ -24,7 +24,9 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'NodeRestriction', defaultOn: true },
   { name: 'ServiceAccount', defaultOn: true },
   { name: 'PodSecurity', defaultOn: true },
+  { name: 'Priority', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
+  { name: 'RuntimeClass', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },
 ];

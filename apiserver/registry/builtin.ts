@@ -18,6 +18,8 @@ import { makePersistentVolumeType } from './types/persistentvolumes';
 import { makeDeploymentType } from './types/deployments';
 import { makePodDisruptionBudgetType } from './types/poddisruptionbudgets';
 import { makePodType } from './types/pods';
+import { makePriorityClassType } from './types/priorityclasses';
+import { makeRuntimeClassType } from './types/runtimeclasses';
 import { makeResourceQuotaType } from './types/resourcequotas';
 import { makeSecretType } from './types/secrets';
 import { makeServiceAccountType } from './types/serviceaccounts';
@@ -66,6 +68,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeRoleBindingType(now),
     makeClusterRoleBindingType(now),
     ...makeAuthorizationReviewTypes(),
+    makePriorityClassType(now),
+    makeRuntimeClassType(now),
   ];
 }
 

@@ -4,6 +4,7 @@ import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceType } from '../registry/resource-type';
 import type { TypedHandler } from '../store/list-watch';
 import type { NodeInfo } from './node-info';
+import type { NodePod } from './preemption';
 import { nodeAllocatable, podRequests, type Resources } from './resources';
 import { nodeTaints, type Taint } from './taints';
 
@@ -51,6 +52,10 @@ export class SchedulerCache implements TypedHandler {
   private sortedNames?: string[];
   private readonly pods = new Map<string, CachedPod>();
   private readonly usage = new Map<string, Usage>();
+  /** Keys of the pods holding each node's resources (preemption weighs them). */
+  private readonly byNode = new Map<string, Set<string>>();
+  /** Pending pods that preemption nominated to a node (status.nominatedNodeName), by key. */
+  private readonly nominated = new Map<string, CachedPod>();
 
   constructor(private readonly events: CacheEvents) {}
 
@@ -73,6 +78,7 @@ export class SchedulerCache implements TypedHandler {
     if (!prev) return;
     this.release(prev);
     this.pods.delete(key);
+    this.nominated.delete(key);
     this.events.podChanged(key, undefined, prev.pod);
     if (prev.holds) this.events.clusterChanged();
   }
@@ -85,6 +91,16 @@ export class SchedulerCache implements TypedHandler {
   /** The cached pod, if any. */
   pod(key: string): KObject | undefined {
     return this.pods.get(key)?.pod;
+  }
+
+  /** The pods holding the node's resources, with what they hold. */
+  podsOn(node: string): NodePod[] {
+    return [...(this.byNode.get(node) ?? [])].map((k) => this.pods.get(k)!).filter((p) => p !== undefined);
+  }
+
+  /** Pending pods nominated to a node by preemption, with their requests. */
+  nominatedPods(): NodePod[] {
+    return [...this.nominated.values()];
   }
 
   /** Every node with its usage, ordered by name. */
@@ -122,6 +138,8 @@ export class SchedulerCache implements TypedHandler {
     if (prev) this.release(prev);
     this.hold(entry);
     this.pods.set(key, entry);
+    if (!strAt(pod, 'spec', 'nodeName') && strAt(pod, 'status', 'nominatedNodeName') && !pod.metadata.deletionTimestamp) this.nominated.set(key, entry);
+    else this.nominated.delete(key);
     this.events.podChanged(key, pod, prev?.pod);
     if (prev?.holds && prev.holds !== holds) this.events.clusterChanged();
   }
@@ -133,6 +151,9 @@ export class SchedulerCache implements TypedHandler {
     add(u.requested, p.requests, 1);
     add(u.nonZero, p.nonZero, 1);
     u.count++;
+    let keys = this.byNode.get(p.holds);
+    if (!keys) this.byNode.set(p.holds, (keys = new Set()));
+    keys.add(podKey(p.pod));
   }
 
   private release(p: CachedPod): void {
@@ -142,6 +163,9 @@ export class SchedulerCache implements TypedHandler {
     add(u.requested, p.requests, -1);
     add(u.nonZero, p.nonZero, -1);
     if (--u.count === 0) this.usage.delete(p.holds);
+    const keys = this.byNode.get(p.holds);
+    keys?.delete(podKey(p.pod));
+    if (keys?.size === 0) this.byNode.delete(p.holds);
   }
 }
 

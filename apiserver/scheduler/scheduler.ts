@@ -8,13 +8,16 @@ import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
 import { StoreInformers, typedHandler, waitForCacheSync } from '../store/list-watch';
+import type { Informer } from '../../common/informer/informer';
 import type { ObjectStore, WriteContext } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { assignPod } from '../store/assign-pod';
 import { filterNode, fitErrorMessage } from './filters';
-import { podInfo } from './node-info';
+import { podInfo, type NodeInfo, type PodInfo } from './node-info';
+import { clearNomination, preemptVictim } from './preempt-victims';
+import { adjusted, eligibleToPreempt, findCandidates, pickOneNode, podPriority, type NodePod } from './preemption';
 import { podCondition, setPodCondition, type PodCondition } from '../registry/types/pod-conditions';
-import { SchedulerCache } from './scheduler-cache';
+import { podKey, SchedulerCache } from './scheduler-cache';
 import { SchedulingQueue } from './scheduling-queue';
 import { selectHost } from './select-host';
 import { realTimers, type Timers } from './timers';
@@ -66,7 +69,9 @@ const schedulerCtx: WriteContext = {
  * PodScheduled=False reason Unschedulable with upstream's "0/N nodes are available: ..." message
  * and is retried with back-off (1 s doubling to 10 s), and at once when a node is added or changes
  * in what the filters read or a bound pod goes away. Gated pods (spec.schedulingGates) get
- * PodScheduled=False reason SchedulingGated and wait for their gates to go.
+ * PodScheduled=False reason SchedulingGated and wait for their gates to go. A pod that fits
+ * nowhere may preempt lower-priority pods on one node (./preemption, ./preempt-victims) and is
+ * nominated there (status.nominatedNodeName); it binds once the victims are gone.
  */
 export class Scheduler {
   private readonly view: SchedulerCache;
@@ -79,6 +84,8 @@ export class Scheduler {
 
   private readonly informers: StoreInformers;
   private readonly recorder: EventRecorder;
+  /** PodDisruptionBudgets, read by preemption (absent when the type is not registered). */
+  private pdbs?: Informer<KObject>;
 
   constructor(
     private readonly store: ObjectStore,
@@ -106,6 +113,8 @@ export class Scheduler {
       inf.addEventHandler(typedHandler(t, this.view), { signal });
       return inf;
     });
+    const pdbType = this.types.lookup('policy', 'v1', 'poddisruptionbudgets');
+    if (pdbType) informers.push((this.pdbs = this.informers.informer(pdbType)));
     this.informers.start(signal);
     try {
       await waitForCacheSync(signal, ...informers);
@@ -128,7 +137,7 @@ export class Scheduler {
       return { outcome: 'gated' };
     }
     const info = podInfo(pod);
-    const nodes = this.view.nodeInfos();
+    const nodes = this.nodesFor(pod);
     const choice = selectHost(info, nodes, (p, n) => filterNode(p, n));
     if ('node' in choice) {
       const node = choice.node.name;
@@ -146,10 +155,48 @@ export class Scheduler {
       return { outcome: 'bound', node };
     }
     const message = fitErrorMessage(nodes.length, choice.reasons);
+    // Upstream's PostFilter: preemption may make room on one node, which the pod is nominated to.
+    const nominated = await this.preempt(pod, info, nodes);
     // Every failed attempt, as upstream; repeats of one message count on one event.
     this.recorder.event(referenceTo(pod), 'Warning', 'FailedScheduling', message, { action: 'Scheduling' });
-    await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
+    await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }, nominated);
     return { outcome: 'unschedulable', message };
+  }
+
+  /**
+   * The nodes as the pod sees them: each also holding the requests of the pods of at least its
+   * priority nominated there (upstream's filter with nominated pods), so that room made by
+   * preemption is kept for the preemptor.
+   */
+  private nodesFor(pod: KObject): NodeInfo[] {
+    const nodes = this.view.nodeInfos();
+    const me = podKey(pod);
+    const prio = podPriority(pod);
+    const extra = new Map<string, NodePod[]>();
+    for (const n of this.view.nominatedPods()) {
+      if (podKey(n.pod) === me || podPriority(n.pod) < prio) continue;
+      const at = strAt(n.pod, 'status', 'nominatedNodeName');
+      extra.set(at, [...(extra.get(at) ?? []), n]);
+    }
+    return extra.size === 0 ? nodes : nodes.map((n) => (extra.has(n.name) ? adjusted(n, extra.get(n.name)!, 1) : n));
+  }
+
+  /** Upstream DefaultPreemption: evicts the victims on the node chosen and returns it, or undefined when preemption cannot help. */
+  private async preempt(pod: KObject, info: PodInfo, nodes: readonly NodeInfo[]): Promise<string | undefined> {
+    const podsOn = (n: string) => this.view.podsOn(n);
+    if (!eligibleToPreempt(pod, podsOn)) return undefined;
+    const nowMs = this.opts.now().getTime();
+    const candidates = findCandidates(info, nodes, podsOn, this.pdbs?.store.list() ?? [], (p, n) => filterNode(p, n).length === 0, nowMs);
+    const best = pickOneNode(candidates, nowMs);
+    if (!best) return undefined;
+    const writes = { store: this.store, pods: this.type('pods'), ctx: schedulerCtx, recorder: this.recorder, schedulerName: this.name, now: this.opts.now };
+    for (const v of best.victims) await preemptVictim(writes, v, pod, best.node);
+    const prio = podPriority(pod);
+    for (const n of this.view.nominatedPods()) {
+      if (podKey(n.pod) !== podKey(pod) && podPriority(n.pod) < prio && strAt(n.pod, 'status', 'nominatedNodeName') === best.node) await clearNomination(writes, n.pod);
+    }
+    this.opts.log.info({ pod: podKey(pod), node: best.node, victims: best.victims.map(podKey) }, 'preempting lower-priority pods');
+    return best.node;
   }
 
   private async attempt(key: string): Promise<void> {
@@ -201,10 +248,11 @@ export class Scheduler {
     return (strAt(pod, 'spec', 'schedulerName') || DEFAULT_SCHEDULER_NAME) === this.name;
   }
 
-  /** Writes the PodScheduled condition through pods/status unless it already says the same. */
-  private async setScheduledCondition(pod: KObject, cond: PodCondition): Promise<void> {
+  /** Writes the PodScheduled condition (and a node preemption nominated) through pods/status unless it already says the same. */
+  private async setScheduledCondition(pod: KObject, cond: PodCondition, nominated?: string): Promise<void> {
     const have = podCondition(pod, cond.type);
-    if (have && have.status === cond.status && (have.reason ?? '') === (cond.reason ?? '') && (have.message ?? '') === (cond.message ?? '')) return;
+    const sameNomination = !nominated || strAt(pod, 'status', 'nominatedNodeName') === nominated;
+    if (sameNomination && have && have.status === cond.status && (have.reason ?? '') === (cond.reason ?? '') && (have.message ?? '') === (cond.message ?? '')) return;
     try {
       await this.store.update(
         this.type('pods'),
@@ -214,6 +262,7 @@ export class Scheduler {
           // Bound or replaced meanwhile: leave it (an unchanged object is not written).
           if (!fresh || fresh.metadata.uid !== pod.metadata.uid || strAt(fresh, 'spec', 'nodeName')) return fresh ?? pod;
           setPodCondition(fresh, cond, this.opts.now());
+          if (nominated) (fresh.status as Record<string, unknown>).nominatedNodeName = nominated;
           delete fresh.metadata.resourceVersion; // unpinned: the store retries if the pod changes meanwhile
           return fresh;
         },

@@ -6,7 +6,9 @@ import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { parsePodSecurityConfig } from '../admission/pod-security/config';
 import { PodSecurityAdmission } from '../admission/pod-security/plugin';
 import { NodeRestriction } from '../admission/node-restriction';
+import { PriorityAdmission } from '../admission/priority';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
+import { RuntimeClassAdmission } from '../admission/runtime-class';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
@@ -33,6 +35,12 @@ export interface AdmissionDeps {
 function type(registry: ResourceRegistry, resource: string): ResourceType {
   const t = registry.lookup('', 'v1', resource);
   if (!t) throw new Error(`${resource} type not registered`);
+  return t;
+}
+
+function groupType(registry: ResourceRegistry, group: string, resource: string): ResourceType {
+  const t = registry.lookup(group, 'v1', resource);
+  if (!t) throw new Error(`${resource}.${group} type not registered`);
   return t;
 }
 
@@ -91,6 +99,11 @@ export function buildAdmission(
         namespace: async (name) => (await get(type(registry, 'namespaces'), '', name)) ?? undefined,
         pods: async (ns) => (await store().list(type(registry, 'pods'), ns, everything)).items,
       }),
+    Priority: () => {
+      const t = () => groupType(registry, 'scheduling.svc.io', 'priorityclasses');
+      return new PriorityAdmission({ get: (name) => get(t(), '', name), list: async () => (await store().list(t(), '', everything)).items });
+    },
+    RuntimeClass: () => new RuntimeClassAdmission((name) => get(groupType(registry, 'node.svc.io', 'runtimeclasses'), '', name)),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

@@ -26,6 +26,7 @@ import { DeploymentController } from '../controllers/workloads/deployment-contro
 import { JobController } from '../controllers/workloads/job-controller';
 import { ReplicaSetController } from '../controllers/workloads/replicaset-controller';
 import { StatefulSetController } from '../controllers/workloads/statefulset-controller';
+import { ensureSystemPriorityClasses } from '../controllers/system-priority-classes';
 import { TtlAfterFinishedController } from '../controllers/workloads/ttl-after-finished';
 import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
@@ -53,6 +54,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       await ensureSystemNamespaces(store, nsType);
       await moveViewObjects(s.storage, s.registry.all(), log);
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
+      await ensureSystemPriorityClasses(store, s.registry);
     }, signal, log),
   );
   const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);

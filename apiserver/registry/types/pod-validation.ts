@@ -181,7 +181,8 @@ function validateContainer(c: JsonMap, p: string, kind: ContainerKind, volumes: 
   return out;
 }
 
-function validateTolerations(tolerations: JsonMap[], path: string): Cause[] {
+/** Upstream ValidateTolerations (pod specs and RuntimeClass scheduling alike). */
+export function validateTolerations(tolerations: JsonMap[], path: string): Cause[] {
   const out: Cause[] = [];
   tolerations.forEach((t, i) => {
     const p = index(path, i);

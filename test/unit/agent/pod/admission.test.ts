@@ -134,3 +134,15 @@ test('the agent reads its Node: a NoExecute taint the pod does not tolerate and 
     await h.stop();
   }
 });
+
+test('the pod overhead its RuntimeClass set counts with its requests, as upstream\'s', (t) => {
+  const big = pod({}, { requests: { cpu: '1500m' } });
+  t.true(admitPod(pod({}, { requests: { cpu: '500m' } }), [big], node).admit);
+  t.deepEqual(admitPod(pod({ overhead: { cpu: '100m' } }, { requests: { cpu: '500m' } }), [big], node), {
+    admit: false,
+    reason: 'OutOfcpu',
+    message: "Node didn't have enough resource: cpu, requested: 600, used: 1500, capacity: 2000",
+  });
+  // The overhead of pods already admitted counts too.
+  t.false(admitPod(pod({}, { requests: { cpu: '400m' } }), [pod({ overhead: { cpu: '200m' } }, { requests: { cpu: '1500m' } })], node).admit);
+});

@@ -119,6 +119,13 @@ samples['apps/controllerrevisions'] = { metadata: { name: 'web-5d4f', namespace:
 samples['authorization.svc.io/selfsubjectaccessreviews'] = { metadata: { name: 'r' }, spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
 samples['authorization.svc.io/selfsubjectrulesreviews'] = { metadata: { name: 'r' }, spec: { namespace: 'default' } };
 samples['authorization.svc.io/subjectaccessreviews'] = { metadata: { name: 'r' }, spec: { user: 'alice', nonResourceAttributes: { path: '/healthz', verb: 'get' } } };
+samples['scheduling.svc.io/priorityclasses'] = { metadata: { name: 'high' }, value: 1000, description: 'batch jobs that may preempt' };
+samples['node.svc.io/runtimeclasses'] = {
+  metadata: { name: 'gvisor' },
+  handler: 'runsc',
+  overhead: { podFixed: { cpu: '250m', memory: '64Mi' } },
+  scheduling: { nodeSelector: { 'runtime/gvisor': 'yes' }, tolerations: [{ key: 'sandboxed', operator: 'Exists', effect: 'NoSchedule' }] },
+};
 samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
@@ -172,7 +179,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -214,7 +221,9 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
+      ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
+      ['node.svc.io', 'v1', 'v1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],
   );
