@@ -16,7 +16,7 @@ import { ApiMetrics } from './metrics/registry';
 import { buildAuthn, type AuthnLayer } from './wiring/authn';
 import { runControlLoops } from './wiring/control-loops';
 import { buildApiServer } from './wiring/http';
-import { openStorage } from './wiring/storage';
+import { applyRuntimeConfig, openStorage } from './wiring/storage';
 import { buildStore, type StoreLayer } from './wiring/store';
 import { loadServingTls, type ServingTls } from './wiring/tls';
 
@@ -40,6 +40,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (typeof flags === 'number') return flags;
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
   const apiMetrics = new ApiMetrics({ processMetrics: true });
+  for (const w of flags.featureGateWarnings) log.warn(w);
   const storage = await openStorage(flags, apiMetrics, log);
   let core: StoreLayer, tls: ServingTls, authn: AuthnLayer, audit: Auditor | undefined;
   try {
@@ -47,8 +48,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     tls = await loadServingTls(flags);
     authn = buildAuthn(flags, storage, core, tls, apiMetrics, log);
     audit = buildAuditor(flags, apiMetrics, log, storage.registry);
+    applyRuntimeConfig(storage.registry, flags.runtimeConfig);
   } catch (err) {
-    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError || err instanceof AdmissionConfigError || err instanceof AuditPolicyError || err instanceof WebhookConfigError) {
+    if (err instanceof AuthorizationConfigError || err instanceof AuthenticationConfigError || err instanceof AdmissionConfigError || err instanceof FlagError || err instanceof AuditPolicyError || err instanceof WebhookConfigError) {
       process.stderr.write(`svc-apiserver: ${err.message}\n`);
       await storage.storage.close();
       return 2;

@@ -1,18 +1,12 @@
 /**
  * The agent's feature gates: which exist, their stage and default, and how overrides from the
- * config file and --feature-gates are checked. Messages follow component-base/featuregate.
+ * config file and --feature-gates are checked (common/feature-gates.ts, shared with svc-apiserver).
  */
 
+import { FeatureGateSpecs, parseFeatureGatesFlag, type FeatureSpec } from '../../common/feature-gates';
 import { parseGoBool } from '../../common/query-bool';
 
-export type FeatureStage = 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
-
-export interface FeatureSpec {
-  stage: FeatureStage;
-  default: boolean;
-  /** GA (or deprecated) gates that can no longer be changed from their default. */
-  lockToDefault?: boolean;
-}
+export type { FeatureSpec, FeatureStage } from '../../common/feature-gates';
 
 /** Gates the agent reads. Stages and defaults match the spec (4.11, 9.4, Appendix D) and upstream at 1.33. */
 export const knownFeatures = {
@@ -29,51 +23,24 @@ export const knownFeatures = {
 
 export type FeatureName = keyof typeof knownFeatures;
 
+const specs = new FeatureGateSpecs<FeatureName>(knownFeatures);
+
 export function isKnownFeature(name: string): name is FeatureName {
-  return Object.prototype.hasOwnProperty.call(knownFeatures, name);
+  return specs.isKnown(name);
 }
 
 /** Checks one override; returns the error text (upstream's wording) or undefined when it may be applied. */
 export function checkFeatureGate(name: string, value: boolean): string | undefined {
-  if (!isKnownFeature(name)) return `unrecognized feature gate: ${name}`;
-  const spec: FeatureSpec = knownFeatures[name];
-  if (spec.lockToDefault && value !== spec.default) {
-    return `cannot set feature gate ${name} to ${value}, feature is locked to ${spec.default}`;
-  }
-  return undefined;
+  return specs.check(name, value);
 }
 
 /** Warnings upstream prints for GA and deprecated gates that are set explicitly. */
 export function featureGateWarnings(overrides: Record<string, boolean>): string[] {
-  const out: string[] = [];
-  for (const [name, value] of Object.entries(overrides)) {
-    if (!isKnownFeature(name)) continue;
-    const spec: FeatureSpec = knownFeatures[name];
-    if (spec.stage === 'GA') out.push(`Setting GA feature gate ${name}=${value}. It will be removed in a future release.`);
-    if (spec.stage === 'DEPRECATED') out.push(`Setting deprecated feature gate ${name}=${value}. It will be removed in a future release.`);
-  }
-  return out;
+  return specs.warnings(overrides);
 }
 
 /** Go's strconv.ParseBool, which --feature-gates values go through upstream (shared with the query parameters). */
-export { parseGoBool };
-
-/** Parses "A=true,B=false" (the --feature-gates flag); throws Error on malformed pairs. Does not check names. */
-export function parseFeatureGatesFlag(text: string): Record<string, boolean> {
-  const out: Record<string, boolean> = {};
-  for (const raw of text.split(',')) {
-    const pair = raw.trim();
-    if (pair === '') continue;
-    const eq = pair.indexOf('=');
-    if (eq < 0) throw new Error(`missing bool value for ${pair}`);
-    const name = pair.slice(0, eq).trim();
-    const valueText = pair.slice(eq + 1).trim();
-    const value = parseGoBool(valueText);
-    if (value === undefined) throw new Error(`invalid value of ${name}=${valueText}, err: strconv.ParseBool: parsing ${JSON.stringify(valueText)}: invalid syntax`);
-    out[name] = value;
-  }
-  return out;
-}
+export { parseFeatureGatesFlag, parseGoBool };
 
 /** The resolved set of gates the agent runs with. */
 export class FeatureGates {
@@ -81,11 +48,7 @@ export class FeatureGates {
 
   /** `overrides` must already be checked with checkFeatureGate. */
   constructor(overrides: Record<string, boolean> = {}) {
-    const values = {} as Record<FeatureName, boolean>;
-    for (const name of Object.keys(knownFeatures) as FeatureName[]) {
-      values[name] = overrides[name] ?? knownFeatures[name].default;
-    }
-    this.values = values;
+    this.values = specs.resolve(overrides);
   }
 
   /** Whether the gate is on. */

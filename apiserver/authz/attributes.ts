@@ -38,15 +38,16 @@ export function fieldSelectorPins(a: Attributes, key: string, value: string): bo
  * deletecollection the fieldSelector and labelSelector query parameters become requirements, and
  * a `metadata.name=x` field selector names the object, as upstream's RequestInfoFactory does (so
  * a rule with resourceNames, or a node reading one secret, can allow a watch of that one object).
- * Selectors that do not parse are left out (the handler answers 400 for them later).
+ * Selectors that do not parse are left out (the handler answers 400 for them later). Without
+ * withSelectors (the AuthorizeWithSelectors gate off) the requirements are not passed on.
  */
-export function requestAttributes(user: UserInfo, info: RequestInfo, query: URLSearchParams): SelectorAttributes {
+export function requestAttributes(user: UserInfo, info: RequestInfo, query: URLSearchParams, withSelectors = true): SelectorAttributes {
   if (!info.isResourceRequest || !['list', 'watch', 'deletecollection'].includes(info.verb)) return { user, info };
   const a: SelectorAttributes = { user, info };
   const fs = parseFieldRequirements(query.get('fieldSelector'));
   const ls = parseLabelRequirements(query.get('labelSelector'));
-  if (fs) a.fieldSelector = fs;
-  if (ls) a.labelSelector = ls;
+  if (fs && withSelectors) a.fieldSelector = fs;
+  if (ls && withSelectors) a.labelSelector = ls;
   if (!info.name && (info.verb === 'list' || info.verb === 'watch')) {
     const byName = fs?.find((r) => r.key === 'metadata.name' && r.operator === 'In' && r.values.length === 1);
     if (byName) a.info = { ...info, name: byName.values[0] };

@@ -1,6 +1,9 @@
 import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
+import { parseFeatureGatesFlag } from '../../common/feature-gates';
 import { ADMISSION_PLUGINS, selectAdmissionPlugins } from './admission-plugins';
+import { apiServerGates } from './feature-gates';
+import { parseRuntimeConfig, type RuntimeConfig } from './runtime-config';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
@@ -102,6 +105,10 @@ export interface ApiServerFlags {
   };
   /** --feature-gates: the gates switched on. */
   featureGates: Set<string>;
+  /** --runtime-config (config/runtime-config.ts), applied to the registry by wiring/storage.ts. */
+  runtimeConfig: RuntimeConfig;
+  /** Upstream's warnings for GA and deprecated gates set explicitly, logged at start. */
+  featureGateWarnings: string[];
   help: boolean;
   version: boolean;
 }
@@ -115,18 +122,7 @@ export interface Def {
   def?: string;
 }
 
-/**
- * CBOR as a request and response encoding (application/cbor, application/cbor-seq watches,
- * application/apply-patch+cbor); upstream's gate of the same name (alpha since 1.32) also stores
- * custom resources as CBOR, which svc does not serve, so storage stays JSON.
- */
-export const CBOR_GATE = 'CBORServingAndStorage';
-
-/** The gates this server knows, with their defaults (spec 9.4). */
-const FEATURE_GATES: Record<string, { stage: 'alpha' | 'beta'; default: boolean }> = {
-  AllowUnsafeMalformedObjectDeletion: { stage: 'alpha', default: false },
-  [CBOR_GATE]: { stage: 'alpha', default: false },
-};
+export { CBOR_GATE } from './feature-gates';
 
 const defs: Record<string, Def> = {
   'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
@@ -227,7 +223,8 @@ const defs: Record<string, Def> = {
   'authorization-webhook-cache-unauthorized-ttl': { kind: 'duration', usage: 'How long to cache denied webhook decisions (default 30s)' },
   'authorization-webhook-version': { kind: 'string', usage: 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)' },
   'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
-  'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${Object.keys(FEATURE_GATES).join(', ')}` },
+  'runtime-config': { kind: 'list', usage: 'API versions to serve or not: key[=true|false] pairs with keys api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (alpha versions and betas newer than 1.22 are off by default)' },
+  'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${apiServerGates.usage()}` },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
@@ -237,16 +234,30 @@ export const apiServerFlagDefs: Readonly<Record<string, Readonly<Def>>> = defs;
 
 export class FlagError extends Error {}
 
-function featureGates(pairs: readonly string[]): Set<string> {
-  const on = new Set(Object.entries(FEATURE_GATES).filter(([, g]) => g.default).map(([n]) => n));
+/** The gates switched on (config/feature-gates.ts); a malformed, unknown or locked gate is a FlagError as upstream words it. */
+function featureGates(pairs: readonly string[]): { on: Set<string>; warnings: string[] } {
+  const overrides: Record<string, boolean> = {};
   for (const p of pairs) {
-    const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(p);
-    if (!m) throw new FlagError(`invalid argument "${p}" for --feature-gates: expected Name=true|false`);
-    if (!FEATURE_GATES[m[1]]) throw new FlagError(`invalid argument "${p}" for --feature-gates: unrecognized feature gate: ${m[1]}`);
-    if (m[2] === 'true') on.add(m[1]);
-    else on.delete(m[1]);
+    let parsed: Record<string, boolean>;
+    try {
+      parsed = parseFeatureGatesFlag(p);
+    } catch (err) {
+      throw new FlagError(`invalid argument "${p}" for --feature-gates: ${(err as Error).message}`);
+    }
+    for (const [name, value] of Object.entries(parsed)) {
+      const why = apiServerGates.check(name, value);
+      if (why) throw new FlagError(`invalid argument "${p}" for --feature-gates: ${why}`);
+      overrides[name] = value;
+    }
   }
-  return on;
+  const values = apiServerGates.resolve(overrides);
+  return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
+}
+
+function runtimeConfig(pairs: readonly string[]): RuntimeConfig {
+  const cfg = parseRuntimeConfig(pairs);
+  if ('error' in cfg) throw new FlagError(`invalid argument "${pairs.join(',')}" for --runtime-config: ${cfg.error}`);
+  return cfg;
 }
 
 /** The chosen admission plugins; an unknown or contradictory name is a FlagError naming its flag (upstream's messages). */
@@ -323,6 +334,10 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   const { get, list, str, int, bool, dur } = r;
   const port = int('secure-port');
   if (port < 1 || port > 65535) throw new FlagError(`invalid argument "${port}" for --secure-port: must be 1-65535`);
+  const gates = featureGates(list('feature-gates') ?? []);
+  if (!gates.on.has('StructuredAuthenticationConfiguration') && str('authentication-config')) {
+    throw new FlagError('--authentication-config can only be used when the StructuredAuthenticationConfiguration feature gate is enabled');
+  }
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
   if (!!str('kubelet-client-certificate') !== !!str('kubelet-client-key')) throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be set together');
   if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
@@ -386,7 +401,9 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     authorizationWebhookVersion: str('authorization-webhook-version'),
     authorizationConfig: str('authorization-config'),
     authn: authnFlags(r),
-    featureGates: featureGates(list('feature-gates') ?? []),
+    featureGates: gates.on,
+    runtimeConfig: runtimeConfig(list('runtime-config') ?? []),
+    featureGateWarnings: gates.warnings,
     help: bool('help'),
     version: bool('version'),
   };

@@ -31,7 +31,7 @@ export interface ResourceRequest {
   /** Ends with the server's shutdown (long-running watches close). */
   signal: AbortSignal;
   now: () => Date;
-  /** Feature gates switched on (--feature-gates); absent means none. */
+  /** Feature gates switched on (--feature-gates); absent means each at its default (config/feature-gates.ts gateOn). */
   gates?: ReadonlySet<string>;
   /** One-shot timers (watch timeouts, write deadlines); default real timers. */
   after?: Clock['after'];
@@ -39,8 +39,8 @@ export interface ResourceRequest {
   authorizeVerb?: (verb: string) => Promise<void>;
   /** The audit event's annotations, when the request is audited: admission's annotations go there (writeContext). */
   auditAnnotations?: Record<string, string>;
-  /** Admission's warnings for this request (writeContext creates it); reply sends them as Warning headers. */
-  admissionWarnings?: string[];
+  /** Warnings for the client from admission (writeContext hands it over) and deprecation; reply sends them as Warning headers. */
+  warnings?: string[];
 }
 
 /** Whether CBOR is served (the CBORServingAndStorage feature gate, alpha, off by default). */
@@ -60,7 +60,7 @@ export function reply(r: ResourceRequest, status: number, body: unknown, extra: 
   const protobuf = binary === 'protobuf' ? protobufSchemaFor(r.type, served) : undefined;
   const cbor = binary === 'cbor' ? { schema: responseSchemaFor(r.type, served) } : undefined;
   // Admission may run more than once for one request (a conflict retry): each warning is sent once.
-  const warnings = r.admissionWarnings?.length ? [...new Set([...(extra.warnings ?? []), ...r.admissionWarnings])] : extra.warnings;
+  const warnings = r.warnings?.length ? [...new Set([...(extra.warnings ?? []), ...r.warnings])] : extra.warnings;
   send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, cbor, ...extra, warnings });
 }
 
@@ -106,7 +106,7 @@ export function writeContext(r: ResourceRequest): WriteContext {
     fieldManager: fm,
     userAgent: r.req.headers['user-agent'],
     subresource: r.info.subresource,
-    warnings: (r.admissionWarnings ??= []),
+    warnings: (r.warnings ??= []),
     auditAnnotations: (r.auditAnnotations ??= {}),
   };
 }

@@ -1,3 +1,4 @@
+import { gateOn } from '../config/feature-gates';
 import { negotiate } from '../server/negotiation';
 import { hasProtobuf } from '../codec/plan';
 import { cachedStandIns, readsOf } from '../server/protobuf';
@@ -11,8 +12,8 @@ export async function handleGet(r: ResourceRequest): Promise<void> {
   const cached = rendering.kind === 'protobuf' && hasProtobuf(r.type.schema) ? cachedStandIns(r.store) : undefined;
   const obj = await r.store.get(r.type, r.info.namespace, r.info.name, r.query.get('resourceVersion') ?? undefined, cached);
   if (rendering.kind === 'table') {
-    reply(r, 200, toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering), { compress: true });
+    reply(r, 200, toTable(r.type, [obj], { resourceVersion: obj.metadata.resourceVersion }, rendering), { compress: gateOn(r.gates, 'APIResponseCompression') });
     return;
   }
-  reply(r, 200, obj, { yaml: rendering.kind === 'yaml', compress: true, protobufCache: readsOf(r.store, r.type) });
+  reply(r, 200, obj, { yaml: rendering.kind === 'yaml', compress: gateOn(r.gates, 'APIResponseCompression'), protobufCache: readsOf(r.store, r.type) });
 }

@@ -1,3 +1,4 @@
+import { gateOn } from '../config/feature-gates';
 import { negotiate } from '../server/negotiation';
 import { hasProtobuf } from '../codec/plan';
 import { cachedStandIns, readsOf } from '../server/protobuf';
@@ -11,8 +12,8 @@ export async function handleList(r: ResourceRequest): Promise<void> {
   const cached = rendering.kind === 'protobuf' && hasProtobuf(r.type.schema);
   const list = await r.store.list(r.type, r.info.namespace, cached ? { ...listQuery(r), stored: cachedStandIns(r.store) } : listQuery(r));
   if (rendering.kind === 'table') {
-    reply(r, 200, toTable(r.type, list.items, list.metadata, rendering), { compress: true });
+    reply(r, 200, toTable(r.type, list.items, list.metadata, rendering), { compress: gateOn(r.gates, 'APIResponseCompression') });
     return;
   }
-  reply(r, 200, list, { yaml: rendering.kind === 'yaml', compress: true, protobufCache: readsOf(r.store, r.type) });
+  reply(r, 200, list, { yaml: rendering.kind === 'yaml', compress: gateOn(r.gates, 'APIResponseCompression'), protobufCache: readsOf(r.store, r.type) });
 }

@@ -1,3 +1,4 @@
+import { gateOn } from '../config/feature-gates';
 import { realClock } from '../../common/informer/clock';
 import { StreamWriter } from '../../common/stream-writer';
 import { ApiError } from '../api/errors';
@@ -56,6 +57,8 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const sendInitialAsked = queryBool(r.query, 'sendInitialEvents');
   const rvText = q.resourceVersion ?? '';
   if (sendInitialText !== null) {
+    // Upstream's ListOptions validation with its WatchList gate off (the spec calls the gate StreamingList).
+    if (!gateOn(r.gates, 'StreamingList')) throw new ApiError('BadRequest', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the StreamingList feature gate is enabled');
     if (q.resourceVersionMatch !== 'NotOlderThan') {
       throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
     }

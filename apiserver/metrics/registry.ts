@@ -138,6 +138,19 @@ export class ApiMetrics {
     };
   }
 
+  private deprecatedApis?: Gauge<'group' | 'version' | 'resource' | 'subresource' | 'removed_release'>;
+
+  /** apiserver_requested_deprecated_apis (upstream's, spec 6.2): 1 for each deprecated API requested since start. */
+  deprecatedApiRequested(group: string, version: string, resource: string, subresource: string, removedRelease: string): void {
+    this.deprecatedApis ??= new Gauge({
+      name: 'apiserver_requested_deprecated_apis',
+      help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
+      registers: [this.registry],
+    });
+    this.deprecatedApis.set({ group, version, resource, subresource, removed_release: removedRelease }, 1);
+  }
+
   /** Counts one event of an in-process component that was not written. */
   eventDropped(component: string, reason: string): void {
     this.droppedEvents.inc({ component, reason });

@@ -67,6 +67,8 @@ export class ResourceRegistry {
   private readonly types: ResourceType[] = [];
   private readonly byResource = new Map<string, ResourceType>();
   private readonly byKindKey = new Map<string, ResourceType>();
+  /** Types kept for the server's own use but not served (--runtime-config turned their version off). */
+  private readonly unserved = new Set<ResourceType>();
 
   /** Adds a type; throws if its group/version/resource (or group/version/kind) is already registered. */
   register(t: ResourceType): void {
@@ -110,8 +112,22 @@ export class ResourceRegistry {
       });
   }
 
-  /** Every registered type, in registration order. */
+  /** Every registered type, in registration order (served or not: the control loops use them all). */
   all(): readonly ResourceType[] {
     return this.types;
+  }
+
+  /** Stops serving a type: not found over HTTP, absent from discovery and OpenAPI (--runtime-config). */
+  stopServing(t: ResourceType): void {
+    this.unserved.add(t);
+  }
+
+  isServed(t: ResourceType): boolean {
+    return !this.unserved.has(t);
+  }
+
+  /** The types served over HTTP, in registration order. */
+  served(): readonly ResourceType[] {
+    return this.unserved.size ? this.types.filter((t) => !this.unserved.has(t)) : this.types;
   }
 }

@@ -10,9 +10,10 @@ import type { AuthorizerChain } from '../authz/chain';
 import type { Auditor } from '../filters/audit/auditor';
 import type { RequestAudit } from '../filters/audit/request-audit';
 import { CBOR_GATE } from '../config/flags';
+import { gateOn } from '../config/feature-gates';
 import type { ApiMetrics } from '../metrics/registry';
 import type { ResourceRegistry } from '../registry/builtin';
-import type { ResourceType } from '../registry/resource-type';
+import { deprecationWarning, type ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { handleCreate } from '../handlers/create';
@@ -114,7 +115,7 @@ export class ApiServer {
 
   /** The types discovery and OpenAPI list: the registry's, plus their k8s.io views when served. */
   private documentTypes(): readonly ResourceType[] {
-    return this.aliases.documentTypes(this.o.registry.all());
+    return this.aliases.documentTypes(this.o.registry.served());
   }
 
   /** The bound port (after run has started listening). */
@@ -190,7 +191,7 @@ export class ApiServer {
       // (GroupAliases); without them, stock kubectl's review APIs under authorization.k8s.io still are.
       info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
       const user = await this.authenticate(req, info, audit);
-      await this.authorize(requestAttributes(user, info, url.searchParams), audit);
+      await this.authorize(requestAttributes(user, info, url.searchParams, gateOn(o.gates, 'AuthorizeWithSelectors')), audit);
       if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
@@ -212,6 +213,16 @@ export class ApiServer {
       this.inFlight--;
       if (this.inFlight === 0) this.idle?.();
     }
+  }
+
+  /** The signals of a deprecated API (spec 6.2): a Warning, the audit annotations and the metric. */
+  private deprecated(r: ResourceRequest, type: ResourceType): void {
+    const group = r.info.servedGroup ?? type.group;
+    (r.warnings ??= []).push(deprecationWarning(type, group));
+    const removed = type.deprecation!.removedIn ?? '';
+    // The spec's annotation, and upstream's (audit tools look for k8s.io/deprecated).
+    Object.assign((r.auditAnnotations ??= {}), { 'svc.io/deprecated': 'true', 'k8s.io/deprecated': 'true', ...(removed ? { 'k8s.io/removed-release': removed } : {}) });
+    this.o.metrics?.deprecatedApiRequested(group, type.version, type.resource, r.info.subresource, removed);
   }
 
   /** Authenticates; the audit policy is applied to the user, or to no user when authentication fails (upstream audits failed authentication too). */
@@ -248,13 +259,14 @@ export class ApiServer {
   ): Promise<void> {
     const o = this.o;
     const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
-    if (!type) throw notFound();
+    if (!type || !o.registry.isServed(type)) throw notFound();
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (audit) r.auditAnnotations = audit.annotations;
+    if (type.deprecation) this.deprecated(r, type);
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
     if (virtual) return virtual(r);
@@ -314,7 +326,7 @@ export class ApiServer {
       const aggregated = aggregatedDiscovery(req.headers.accept);
       const headers = { Vary: 'Accept', ...(aggregated ? { 'Content-Type': aggregated.contentType } : {}) };
       const body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
-      return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined });
+      return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined && gateOn(this.o.gates, 'APIResponseCompression') });
     }
     if (parts[0] === 'api' && parts.length === 2) {
       const doc = this.discovery.resources('', parts[1]);

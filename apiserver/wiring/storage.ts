@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ApiServerFlags } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
+import { FlagError } from '../config/flags';
+import { canonicalGroup, isEnabled, unknownKeys, type RuntimeConfig } from '../config/runtime-config';
 import { makeBuiltinTypes, ResourceRegistry } from '../registry/builtin';
 import type { HealthCheck } from '../server/health';
 import type { EtcdStorage as EtcdStorageType } from '../storage/etcd';
@@ -106,4 +108,16 @@ export function storageCheck(storage: Storage): HealthCheck {
       }
     },
   };
+}
+
+/**
+ * Once every type is registered (authentication registers its review types later): turns off serving of the versions --runtime-config (or the defaults: alpha versions off, recent
+ * betas off) leaves off; a key naming a group version this server does not have stops the start
+ * (FlagError, exit 2), as upstream.
+ */
+export function applyRuntimeConfig(registry: ResourceRegistry, cfg: RuntimeConfig): void {
+  const known = new Set(registry.all().map((t) => `${canonicalGroup(t.group)}/${t.version}`));
+  const unknown = unknownKeys(cfg, known);
+  if (unknown.length) throw new FlagError(`invalid argument for --runtime-config: unknown api groups or versions: ${unknown.join(', ')}`);
+  for (const t of registry.all()) if (!isEnabled(cfg, t.group, t.version, t.resource)) registry.stopServing(t);
 }

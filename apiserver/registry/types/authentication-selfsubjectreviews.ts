@@ -23,6 +23,8 @@ export function makeSelfSubjectReviewType(version: 'v1' | 'v1beta1' | 'v1alpha1'
     namespaced: false,
     schema: selfSubjectReviewSchema,
     hasStatus: false,
+    // Upstream: v1beta1 since 1.27, deprecated with v1 GA in 1.28, served until 1.31 (svc still serves it, warning).
+    ...(version === 'v1beta1' ? { deprecation: { deprecatedIn: '1.28', removedIn: '1.31', replacement: { version: 'v1', kind: 'SelfSubjectReview' } } } : {}),
   };
 }
 

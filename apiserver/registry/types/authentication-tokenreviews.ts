@@ -40,6 +40,8 @@ export function makeTokenReviewType(version: 'v1' | 'v1beta1'): ResourceType {
     namespaced: false,
     schema: tokenReviewSchema,
     hasStatus: false,
+    // Upstream deprecated v1beta1 in 1.19 and stopped serving it in 1.22 (spec 9.3); svc serves it for old webhook clients, with the warning.
+    ...(version === 'v1beta1' ? { deprecation: { deprecatedIn: '1.19', removedIn: '1.22', replacement: { version: 'v1', kind: 'TokenReview' } } } : {}),
   };
 }
 

@@ -223,7 +223,8 @@ export function makeAuthorizationReviewTypes(): ResourceType[] {
     reviewType('v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, selfSubjectRulesReviewSchema),
     reviewType('v1', 'subjectaccessreviews', 'SubjectAccessReview', false, subjectAccessReviewSchema),
     reviewType('v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, localSubjectAccessReviewSchema),
-    reviewType('v1beta1', 'subjectaccessreviews', 'SubjectAccessReview', false, subjectAccessReviewV1beta1Schema),
+    // Upstream deprecated v1beta1 in 1.19 and stopped serving it in 1.22 (spec 9.3); svc serves it with the warning.
+    { ...reviewType('v1beta1', 'subjectaccessreviews', 'SubjectAccessReview', false, subjectAccessReviewV1beta1Schema), deprecation: { deprecatedIn: '1.19', removedIn: '1.22', replacement: { version: 'v1', kind: 'SubjectAccessReview' } } },
   ];
 }
 

@@ -7,7 +7,7 @@ import test from 'ava';
 import { decodeCbor, decodeCborSequence } from '../../../../apiserver/codec/cbor-decode';
 import { encodeCbor } from '../../../../apiserver/codec/cbor-encode';
 import { loadCbor } from '../../../../apiserver/codec/cbor-lib';
-import { CBOR_GATE } from '../../../../apiserver/config/flags';
+import { CBOR_GATE, parseFlags } from '../../../../apiserver/config/flags';
 import { handleCreate } from '../../../../apiserver/handlers/create';
 import { handleDelete } from '../../../../apiserver/handlers/delete';
 import { handleGet } from '../../../../apiserver/handlers/get';
@@ -23,7 +23,8 @@ import { call, start, type FakeResponse } from './fake-http';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const CBOR = 'application/cbor';
-const gates = new Set([CBOR_GATE]);
+/** The gates of `--feature-gates=CBORServingAndStorage=true`: the defaults (StreamingList among them) plus CBOR. */
+const gates = parseFlags([`--feature-gates=${CBOR_GATE}=true`]).featureGates;
 /** What client-go's CBOR clients send (ClientsAllowCBOR and ClientsPreferCBOR). */
 const CLIENT_GO = { accept: 'application/json;q=0.9,application/cbor;q=1', 'content-type': CBOR };
 const limits = { maxDepth: maxNestingDepth };

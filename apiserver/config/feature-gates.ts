@@ -1,0 +1,35 @@
+/**
+ * svc-apiserver's feature gates (spec 9.4; upstream's names, stages and defaults at 1.33 unless
+ * the spec says otherwise), in the framework both daemons share (common/feature-gates.ts). Each
+ * gate here switches the behaviour it names:
+ * - AllowUnsafeMalformedObjectDeletion: DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential.
+ * - APIResponseCompression: gzip of large read responses.
+ * - AuthorizeWithSelectors: field and label selectors passed to authorizers (the Node authorizer,
+ *   webhooks). Beta and on as upstream since 1.32 (the spec's list calls it alpha, from 1.31).
+ * - CBORServingAndStorage: application/cbor bodies and answers.
+ * - StreamingList: watches with sendInitialEvents (upstream names this gate WatchList).
+ * - StructuredAuthenticationConfiguration: --authentication-config.
+ * - StructuredAuthorizationConfiguration: --authorization-config (GA upstream since 1.32: locked on).
+ */
+import { FeatureGateSpecs, type FeatureSpec } from '../../common/feature-gates';
+
+export const CBOR_GATE = 'CBORServingAndStorage';
+
+export const apiServerFeatures = {
+  AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
+  APIResponseCompression: { stage: 'BETA', default: true },
+  AuthorizeWithSelectors: { stage: 'BETA', default: true },
+  [CBOR_GATE]: { stage: 'ALPHA', default: false },
+  StreamingList: { stage: 'BETA', default: true },
+  StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
+  StructuredAuthorizationConfiguration: { stage: 'GA', default: true, lockToDefault: true },
+} as const satisfies Record<string, FeatureSpec>;
+
+export type ApiServerFeature = keyof typeof apiServerFeatures;
+
+export const apiServerGates = new FeatureGateSpecs<ApiServerFeature>(apiServerFeatures);
+
+/** Whether a gate is on in a set of switched-on gates; no set at all (tests, tools) means every gate at its default. */
+export function gateOn(gates: ReadonlySet<string> | undefined, name: ApiServerFeature): boolean {
+  return gates ? gates.has(name) : apiServerFeatures[name].default;
+}
