@@ -1,8 +1,7 @@
 import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
-import { parseFeatureGatesFlag } from '../../common/feature-gates';
 import { ADMISSION_PLUGINS, selectAdmissionPlugins } from './admission-plugins';
-import { apiServerGates } from './feature-gates';
+import { apiServerGates, parseFeatureGatePairs } from './feature-gates';
 import { parseRuntimeConfig, type RuntimeConfig } from './runtime-config';
 
 /**
@@ -236,22 +235,9 @@ export class FlagError extends Error {}
 
 /** The gates switched on (config/feature-gates.ts); a malformed, unknown or locked gate is a FlagError as upstream words it. */
 function featureGates(pairs: readonly string[]): { on: Set<string>; warnings: string[] } {
-  const overrides: Record<string, boolean> = {};
-  for (const p of pairs) {
-    let parsed: Record<string, boolean>;
-    try {
-      parsed = parseFeatureGatesFlag(p);
-    } catch (err) {
-      throw new FlagError(`invalid argument "${p}" for --feature-gates: ${(err as Error).message}`);
-    }
-    for (const [name, value] of Object.entries(parsed)) {
-      const why = apiServerGates.check(name, value);
-      if (why) throw new FlagError(`invalid argument "${p}" for --feature-gates: ${why}`);
-      overrides[name] = value;
-    }
-  }
-  const values = apiServerGates.resolve(overrides);
-  return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
+  const gates = parseFeatureGatePairs(pairs);
+  if ('error' in gates) throw new FlagError(gates.error);
+  return gates;
 }
 
 function runtimeConfig(pairs: readonly string[]): RuntimeConfig {

@@ -64,6 +64,8 @@ const byKind: Record<string, Record<string, unknown>> = {
   'authentication.svc.io/v1/SelfSubjectReview': groups.selfSubjectReviewFixture,
   'authentication.svc.io/v1beta1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
   'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
+  'scheduling.svc.io/v1/PriorityClass': groups.priorityClassFixture,
+  'node.svc.io/v1/RuntimeClass': groups.runtimeClassFixture,
 };
 
 function gvk(t: ResourceType): string {

@@ -219,3 +219,22 @@ export const deleteOptionsFixture = {
   propagationPolicy: 'Foreground',
   dryRun: ['All'],
 };
+
+export const priorityClassFixture = {
+  apiVersion: 'scheduling.svc.io/v1',
+  kind: 'PriorityClass',
+  metadata: { name: 'high', uid: 'u-pc', resourceVersion: '7' },
+  value: 1000000,
+  globalDefault: true,
+  description: 'For the pods that must run first.',
+  preemptionPolicy: 'PreemptLowerPriority',
+};
+
+export const runtimeClassFixture = {
+  apiVersion: 'node.svc.io/v1',
+  kind: 'RuntimeClass',
+  metadata: { name: 'kata', uid: 'u-rc', resourceVersion: '8' },
+  handler: 'kata',
+  overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+  scheduling: { nodeSelector: { 'runtime.svc.io/kata': 'true' }, tolerations: [{ key: 'kata', operator: 'Exists', effect: 'NoSchedule' }] },
+};

@@ -49,7 +49,8 @@ def fill(msg, obj, path):
     """Sets msg's fields from the JSON object; returns the JSON keys it consumed."""
     used = set()
     for field in msg.DESCRIPTOR.fields:
-        if field.name in INLINE:
+        # Embedded Go structs are messages; a scalar of the same name (RuntimeClass.handler) is a plain field.
+        if field.name in INLINE and field.message_type is not None:
             sub = getattr(msg, field.name)
             sub.SetInParent()  # Go writes an embedded struct even when empty
             used |= fill(sub, obj, path)
