@@ -1,6 +1,7 @@
 import { AdmissionChain, type AdmissionPlugin } from '../admission/admission';
 import { CsrRequestor } from '../admission/csr-requestor';
 import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
+import { DefaultStorageClass } from '../admission/default-storage-class';
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { NodeRestriction } from '../admission/node-restriction';
@@ -79,6 +80,11 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
         (name) => get(type(registry, 'nodes'), '', name),
       ),
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
+    DefaultStorageClass: () => {
+      const classes = registry.lookup('storage.svc.io', 'v1', 'storageclasses');
+      if (!classes) throw new Error('storageclasses type not registered');
+      return new DefaultStorageClass(async () => (await store().list(classes, '', everything)).items);
+    },
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

@@ -11,7 +11,7 @@ import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, described, mapList, obj, ptr, quantityMap, str as s, strEnum, strMap, time } from '../schema-builders';
 import { diffPaths } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { accessModeCauses, accessModesString, storageClassOf, VOLUME_MODES } from './pv-common';
 import { persistentVolumeClaimSpecSchema } from './pvc-spec-schema';
 
 /** core/v1 PersistentVolumeClaim. */
@@ -130,7 +130,7 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
 }
 
 function pvcClass(o: KObject): string {
-  return o.metadata?.annotations?.[STORAGE_CLASS_ANNOTATION] ?? strAt(o, 'spec', 'storageClassName');
+  return storageClassOf(o);
 }
 
 export function persistentVolumeClaimColumns(now: Now): TableColumn[] {

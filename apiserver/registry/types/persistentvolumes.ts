@@ -11,7 +11,7 @@ import { nodeSelectorSchema } from './affinity-schema';
 import { persistentVolumeSourceSchema } from './pv-source-schema';
 import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { ACCESS_MODES, accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { ACCESS_MODES, accessModeCauses, accessModesString, storageClassOf, VOLUME_MODES } from './pv-common';
 
 /** core/v1 PersistentVolume. */
 
@@ -107,7 +107,7 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
 
 /** Upstream GetPersistentVolumeClass: the beta annotation wins over spec.storageClassName. */
 function pvClass(o: KObject): string {
-  return o.metadata?.annotations?.[STORAGE_CLASS_ANNOTATION] ?? strAt(o, 'spec', 'storageClassName');
+  return storageClassOf(o);
 }
 
 export function persistentVolumeColumns(now: Now): TableColumn[] {

@@ -50,3 +50,19 @@ export const volumeErrorSchema = described(
     errorCode: [3, ptr(int32('A numeric gRPC code of the error.'))],
   }),
 );
+
+interface ClassLike {
+  metadata?: { name?: string; creationTimestamp?: string; annotations?: Record<string, string> };
+}
+
+/**
+ * Upstream GetDefaultClass: of the classes marked default, the newest (by creationTimestamp), the
+ * first by name among equally new ones; undefined when none is marked.
+ */
+export function defaultStorageClass<T extends ClassLike>(classes: readonly T[]): T | undefined {
+  const created = (c: T) => Date.parse(c.metadata?.creationTimestamp ?? '') || 0;
+  const name = (c: T) => c.metadata?.name ?? '';
+  return classes
+    .filter(isDefaultClass)
+    .sort((a, b) => created(b) - created(a) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0))[0];
+}
