@@ -7,11 +7,14 @@ import type { KObject } from '../api/types';
 import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
+import type { Informer } from '../../common/informer/informer';
 import { StoreInformers, typedHandler, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore, WriteContext } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { assignPod } from '../store/assign-pod';
-import { filterNode, fitErrorMessage } from './filters';
+import { filterNode, fitErrorMessage, FILTERS } from './filters';
+import { podVolumes, volumeBindingFilter, type PodVolumes, type VolumeLister } from './volume-binding';
+import { ANN_SELECTED_NODE } from './volume-match';
 import { podInfo } from './node-info';
 import { podCondition, setPodCondition, type PodCondition } from '../registry/types/pod-conditions';
 import { SchedulerCache } from './scheduler-cache';
@@ -79,6 +82,8 @@ export class Scheduler {
 
   private readonly informers: StoreInformers;
   private readonly recorder: EventRecorder;
+  /** Claims, volumes and classes for the volume filter; empty until run starts their informers. */
+  private volumeLister: VolumeLister = { claim: () => undefined, volume: () => undefined, storageClass: () => undefined, volumes: () => [] };
 
   constructor(
     private readonly store: ObjectStore,
@@ -106,6 +111,7 @@ export class Scheduler {
       inf.addEventHandler(typedHandler(t, this.view), { signal });
       return inf;
     });
+    informers.push(...this.watchVolumes(signal));
     this.informers.start(signal);
     try {
       await waitForCacheSync(signal, ...informers);
@@ -129,10 +135,14 @@ export class Scheduler {
     }
     const info = podInfo(pod);
     const nodes = this.view.nodeInfos();
-    const choice = selectHost(info, nodes, (p, n) => filterNode(p, n));
+    const volumes = podVolumes(pod, this.volumeLister);
+    if (typeof volumes === 'string') return this.unschedulable(pod, fitErrorMessage(nodes.length, new Map(nodes.map((n) => [n.name, [volumes]]))));
+    const filters = [...FILTERS, volumeBindingFilter(volumes, this.volumeLister)];
+    const choice = selectHost(info, nodes, (p, n) => filterNode(p, n, filters));
     if ('node' in choice) {
       const node = choice.node.name;
       try {
+        await this.selectNodeForClaims(volumes, node);
         const bound = await assignPod(this.store, this.type('pods'), pod.metadata.namespace ?? '', pod.metadata.name ?? '', { node, uid: pod.metadata.uid }, schedulerCtx, this.opts.now);
         this.view.assume(bound);
       } catch (err) {
@@ -145,7 +155,10 @@ export class Scheduler {
       this.recorder.event(referenceTo(pod), 'Normal', 'Scheduled', `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node}`, { action: 'Binding' });
       return { outcome: 'bound', node };
     }
-    const message = fitErrorMessage(nodes.length, choice.reasons);
+    return this.unschedulable(pod, fitErrorMessage(nodes.length, choice.reasons));
+  }
+
+  private async unschedulable(pod: KObject, message: string): Promise<ScheduleResult> {
     // Every failed attempt, as upstream; repeats of one message count on one event.
     this.recorder.event(referenceTo(pod), 'Warning', 'FailedScheduling', message, { action: 'Scheduling' });
     await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
@@ -225,8 +238,51 @@ export class Scheduler {
     }
   }
 
-  private type(resource: 'nodes' | 'pods'): ResourceType {
-    const t = this.types.lookup('', 'v1', resource);
+  /**
+   * Informers of claims, volumes and classes for the volume filter (upstream VolumeBinding); a
+   * change to any of them retries the pods that failed, as a node change does.
+   */
+  private watchVolumes(signal: AbortSignal): Array<Informer<KObject>> {
+    const [claims, volumes, classes] = [this.type('persistentvolumeclaims'), this.type('persistentvolumes'), this.type('storageclasses', 'storage.svc.io')].map((t) => this.informers.informer(t));
+    const retry = () => {
+      for (const key of this.failures.keys()) this.queue.add(key);
+    };
+    for (const inf of [claims, volumes, classes]) inf.addEventHandler({ onAdd: retry, onUpdate: retry }, { signal });
+    this.volumeLister = {
+      claim: (ns, name) => claims.get(`${ns}/${name}`),
+      volume: (name) => volumes.get(name),
+      storageClass: (name) => classes.get(name),
+      volumes: () => volumes.store.list(),
+    };
+    return [claims, volumes, classes];
+  }
+
+  /**
+   * Upstream VolumeBinding PreBind, for claims to be provisioned or bound on the chosen node: the
+   * claim's selected-node annotation names it, and the PV binder binds an Available volume there
+   * or provisions one. Unlike upstream, the pod is bound at once rather than after its claims: the
+   * node agent waits for them to be bound before it starts the pod.
+   */
+  private async selectNodeForClaims(volumes: PodVolumes, node: string): Promise<void> {
+    for (const { claim } of volumes.delayed) {
+      if (claim.metadata.annotations?.[ANN_SELECTED_NODE] === node) continue;
+      await this.store.update(
+        this.type('persistentvolumeclaims'),
+        claim.metadata.namespace ?? '',
+        claim.metadata.name ?? '',
+        (cur) => {
+          if (!cur || cur.metadata.uid !== claim.metadata.uid || strAt(cur, 'spec', 'volumeName')) return cur ?? claim;
+          cur.metadata.annotations = { ...cur.metadata.annotations, [ANN_SELECTED_NODE]: node };
+          delete cur.metadata.resourceVersion;
+          return cur;
+        },
+        schedulerCtx,
+      );
+    }
+  }
+
+  private type(resource: 'nodes' | 'pods' | 'persistentvolumeclaims' | 'persistentvolumes' | 'storageclasses', group = ''): ResourceType {
+    const t = this.types.lookup(group, 'v1', resource);
     if (!t) throw new Error(`${resource} type not registered`);
     return t;
   }
