@@ -18,8 +18,12 @@ export const DEFAULT_LOCAL_PATH_DIR = '/var/lib/svc-node/local-path';
 /** Holds a provisioned volume until the node removed its directory. */
 export const LOCAL_PATH_FINALIZER = 'svc.io/local-path-cleanup';
 
-/** The node a provisioned volume lives on (its node affinity says the same, for the scheduler). */
-export const LOCAL_PATH_NODE_ANNOTATION = 'local-path.svc.io/node';
+/**
+ * The label naming the node a provisioned volume lives on (its node affinity says the same, for
+ * the scheduler). The agent lists and watches volumes by it; the Node authorizer lets a node read
+ * and update (NodeRestriction: only to remove LOCAL_PATH_FINALIZER) the volumes labelled with its name.
+ */
+export const LOCAL_PATH_NODE_LABEL = 'local-path.svc.io/node';
 
 /** The mode of a volume's directory: writable by any user, as k3s's provisioner (0777), so that pods running as non-root can write. */
 export const LOCAL_PATH_VOLUME_MODE = 0o777;

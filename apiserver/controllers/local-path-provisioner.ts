@@ -4,7 +4,7 @@ import {
   DEFAULT_LOCAL_PATH_DIR,
   LOCAL_PATH_CLASS,
   LOCAL_PATH_FINALIZER,
-  LOCAL_PATH_NODE_ANNOTATION,
+  LOCAL_PATH_NODE_LABEL,
   LOCAL_PATH_PROVISIONER,
   localPathDirName,
 } from '../api/local-path';
@@ -47,7 +47,8 @@ export function localPathVolume(claim: KObject, storageClass: KObject, node: KOb
     kind: 'PersistentVolume',
     metadata: {
       name,
-      annotations: { [ANN_PROVISIONED_BY]: LOCAL_PATH_PROVISIONER, [LOCAL_PATH_NODE_ANNOTATION]: nodeName },
+      labels: { [LOCAL_PATH_NODE_LABEL]: nodeName },
+      annotations: { [ANN_PROVISIONED_BY]: LOCAL_PATH_PROVISIONER },
       finalizers: [LOCAL_PATH_FINALIZER],
     },
     spec: {

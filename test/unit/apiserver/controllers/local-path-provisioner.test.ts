@@ -25,7 +25,8 @@ test('a provisioned volume: hostPath under the base dir, pinned to the node, pre
   const { pv } = made;
   t.is(pv.metadata.name, 'pvc-abc-123');
   t.deepEqual(pv.metadata.finalizers, ['svc.io/local-path-cleanup']);
-  t.deepEqual(pv.metadata.annotations, { 'pv.svc.io/provisioned-by': 'svc.io/local-path', 'local-path.svc.io/node': 'n1' });
+  t.deepEqual(pv.metadata.annotations, { 'pv.svc.io/provisioned-by': 'svc.io/local-path' });
+  t.deepEqual(pv.metadata.labels, { 'local-path.svc.io/node': 'n1' });
   t.deepEqual((pv.spec as any).hostPath, { path: '/var/lib/svc-node/local-path/pvc-abc-123_shop_www-web-0', type: 'DirectoryOrCreate' });
   t.deepEqual((pv.spec as any).nodeAffinity.required.nodeSelectorTerms, [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1-host'] }] }]);
   t.deepEqual((pv.spec as any).claimRef, { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'shop', name: 'www-web-0', uid: 'abc-123' });
