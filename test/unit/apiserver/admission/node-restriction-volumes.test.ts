@@ -20,7 +20,7 @@ test('a node may take the cleanup finalizer off its own local-path volume, and n
   await t.notThrowsAsync(plugin.validate(attrs('UPDATE', volume('n1', { finalizers: ['other/keep'], resourceVersion: '9', managedFields: [] }), old)));
   const refused = async (a: AdmissionAttributes) => {
     const err = await t.throwsAsync(plugin.validate(a));
-    t.regex(err!.message, /node "n1" may only remove the svc.io\/local-path-cleanup finalizer of local-path volumes on it/);
+    t.regex(err.message, /node "n1" may only remove the svc.io\/local-path-cleanup finalizer of local-path volumes on it/);
   };
   await refused(attrs('UPDATE', volume('n2', { finalizers: ['other/keep'] }), volume('n2')));
   await refused(attrs('UPDATE', volume('n1', { finalizers: [] }), old));
