@@ -25,6 +25,7 @@ import type { TokenManager } from './token-manager';
 import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import { keyFiles, projectedFiles, ProjectionError } from './volume-projected';
 import { ClaimError, resolveClaim, type ClaimGetter } from './volume-pvc';
+import { ensureLocalPathDir, LocalPathError } from './local-path';
 import { InternalError } from '../errors';
 
 /** A volume could not be set up; the pod stays ContainerCreating with this message (upstream's FailedMount). */
@@ -52,6 +53,8 @@ export interface VolumeManagerOptions {
   claims?: ClaimGetter;
   /** The node's allocatable, for resourceFieldRef of limits a container does not set. */
   nodeAllocatable?: () => NodeAllocatable;
+  /** localPathDir of the configuration: where local-path volumes' directories are made (absent: such volumes fail). */
+  localPathDir?: string;
 }
 
 function sourceOf(v: Volume): string | undefined {
@@ -110,7 +113,7 @@ function projectFiles(values: Record<string, Buffer>, items: KeyToPath[] | undef
 
 /** Errors that mean "this volume cannot be set up (yet)": shown in the pod's status, retried. */
 function isVolumeProblem(e: unknown): e is Error {
-  return e instanceof VolumeError || e instanceof ProjectionError || e instanceof DownwardApiError || e instanceof ClaimError;
+  return e instanceof VolumeError || e instanceof ProjectionError || e instanceof DownwardApiError || e instanceof ClaimError || e instanceof LocalPathError;
 }
 
 export class VolumeManager {
@@ -217,7 +220,10 @@ export class VolumeManager {
     const claimSource = v['persistentVolumeClaim'] as { claimName?: string; readOnly?: boolean };
     if (!this.opts.claims) throw new VolumeError('persistent volume claims are not available on this node');
     const claimed = await resolveClaim(pod.metadata.namespace ?? 'default', claimSource, this.opts.claims, signal);
-    if (claimed.check === 'local') {
+    if (claimed.localPath) {
+      if (!this.opts.localPathDir) throw new VolumeError('local-path volumes are not available on this node');
+      await ensureLocalPathDir(this.opts.localPathDir, claimed.path);
+    } else if (claimed.check === 'local') {
       if (!(await stat(claimed.path).catch(() => undefined))) throw new ClaimError(`local volume "${claimed.volumeName}" path ${claimed.path} does not exist`);
     } else {
       await checkHostPath(claimed.path, claimed.check);
