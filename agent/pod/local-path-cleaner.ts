@@ -4,6 +4,8 @@
  * make of volumes) are followed through an informer; one that is terminating and still holds the
  * cleanup finalizer has its directory removed under localPathDir, then the finalizer taken off
  * (the only change NodeRestriction lets a node make to a volume), so the API server removes it.
+ * A volume whose directory lies outside localPathDir was never made here: nothing is removed
+ * from disk, and the finalizer is taken off all the same.
  * A failure is retried with back-off and reported as a Warning event on the volume
  * (VolumeFailedDelete, upstream's reason).
  */
@@ -17,7 +19,7 @@ import { ClientError } from '../client/client-error';
 import { apiListWatch, timersFromSleep } from '../client/list-watch';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
-import { isLocalPathVolume, removeLocalPathDir, withoutCleanupFinalizer } from './local-path';
+import { isLocalPathVolume, LocalPathError, removeLocalPathDir, withoutCleanupFinalizer } from './local-path';
 import { volumesResource } from './volume-pvc';
 
 export interface LocalPathCleanerOptions {
@@ -72,8 +74,14 @@ export class LocalPathCleaner {
     const pv = this.informer.get(name);
     if (!pv?.metadata.deletionTimestamp || !isLocalPathVolume(pv) || pv.metadata.labels?.[LOCAL_PATH_NODE_LABEL] !== this.o.nodeName) return;
     const dir = hostPathOf(pv);
-    if (dir) await (this.o.remove ?? removeLocalPathDir)(this.o.baseDir, dir);
-    this.o.log.info({ volume: name, dir }, 'removed local-path volume directory');
+    try {
+      if (dir) await (this.o.remove ?? removeLocalPathDir)(this.o.baseDir, dir);
+      this.o.log.info({ volume: name, dir }, 'removed local-path volume directory');
+    } catch (e) {
+      // Outside localPathDir: the agent never made it, so there is nothing of ours to remove.
+      if (!(e instanceof LocalPathError)) throw e;
+      this.o.log.warn({ volume: name, dir, error: e.message }, 'local-path volume outside localPathDir: nothing removed');
+    }
     await this.dropFinalizer(pv);
   }
 

@@ -32,6 +32,8 @@ import { InternalError } from '../errors';
 export class VolumeError extends InternalError {
   override readonly name = 'VolumeError';
   override readonly code = 'SVC_NODE_ERR_VOLUME';
+  /** The claim whose local-path directory could not be made: its events say so too. */
+  claim?: { namespace: string; name: string };
 }
 
 export const PLUGIN_EMPTY_DIR = 'svc.io~empty-dir';
@@ -189,7 +191,10 @@ export class VolumeManager {
         out.set(v.name, await this.setUpOther(pod, v, volumesDir, signal));
       } catch (e) {
         if (!isVolumeProblem(e) || e.message.startsWith('MountVolume.')) throw e;
-        throw new VolumeError(`MountVolume.SetUp failed for volume "${v.name}" : ${e.message}`);
+        const err = new VolumeError(`MountVolume.SetUp failed for volume "${v.name}" : ${e.message}`);
+        const claimName = (v['persistentVolumeClaim'] as { claimName?: string } | undefined)?.claimName;
+        if (e instanceof LocalPathError && claimName) err.claim = { namespace: ns, name: claimName };
+        throw err;
       }
     }
     return out;

@@ -139,3 +139,35 @@ test.serial('a StatefulSet\'s claim templates bind on the simulator', async (t) 
   await eventually('web-0 running', async () => ((p) => (p?.status.phase === 'Running' ? p : undefined))(await getOrUndefined('pod', 'web-0')), 60_000);
   t.true(existsSync(path.join(localPathDir, `${c.spec.volumeName}_default_www-web-0`)));
 });
+
+test.serial('a volume directory svc-node will not make: the pod and the claim say why, and nothing is made', async (t) => {
+  const elsewhere = path.join(dir!, 'not-the-local-path-dir');
+  await kubectlStdin(
+    api!.kubeconfig,
+    ['apply', '-f', '-'],
+    JSON.stringify({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'e2e-elsewhere' }, provisioner: 'svc.io/local-path', volumeBindingMode: 'WaitForFirstConsumer', parameters: { nodePath: elsewhere } }),
+  );
+  await kubectlStdin(api!.kubeconfig, ['apply', '-f', '-'], claim('stray', 'e2e-elsewhere'));
+  await kubectlStdin(
+    api!.kubeconfig,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'stray' },
+      spec: { containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'], volumeMounts: [{ name: 'd', mountPath: '/data' }] }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'stray' } }] },
+    }),
+  );
+  const e = await eventually('ProvisioningFailed on the claim', async () => (await claimEvents('stray')).find((x) => x.reason === 'ProvisioningFailed'), 60_000);
+  t.regex(e.message, /MountVolume\.SetUp failed for volume "d" : local-path volume directory .* is not directly under this node's localPathDir/);
+  const podEvents = (await get<{ items: Array<{ reason: string; message: string }> }>('events', '--field-selector', 'involvedObject.kind=Pod,involvedObject.name=stray')).items;
+  t.true(podEvents.some((x) => x.reason === 'FailedMount' && x.message === e.message));
+  t.is((await get('pod', 'stray')).status.phase, 'Pending');
+  t.false(existsSync(elsewhere));
+  const pvName = (await get('pvc', 'stray')).spec.volumeName as string;
+  await kubectl(['delete', 'pod', 'stray', '--grace-period=0', '--force'], 90_000);
+  await kubectl(['delete', 'pvc', 'stray'], 90_000);
+  // Nothing was made, so nothing holds the volume: it goes.
+  await eventually('stray volume gone', async () => ((await getOrUndefined('pv', pvName)) ? undefined : true), 60_000);
+  t.false(existsSync(elsewhere));
+});

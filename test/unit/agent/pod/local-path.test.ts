@@ -103,3 +103,27 @@ test('the cleaner removes a deleted volume\'s directory, then only its own final
   t.deepEqual(after.metadata.finalizers, ['kubernetes.io/pv-protection']);
   t.deepEqual(await readdir(dir), ['pvc-2_ns_data']);
 });
+
+test('the cleaner takes the finalizer off a volume outside localPathDir without touching the disk', async (t) => {
+  const { root, dir } = await base(t);
+  const outside = path.join(root, 'outside');
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'keep'), 'x');
+  const api = new FakeApiClient();
+  const pv = volume(dir, { deletionTimestamp: '2025-01-01T00:00:00Z' });
+  (pv.spec as any).hostPath.path = outside;
+  api.seed(volumesResource, pv);
+  const written = new Promise<KObject>((resolve) => {
+    api.onWrite = (c, o) => {
+      if (c.verb === 'update') resolve(o);
+    };
+  });
+  const ac = new AbortController();
+  const run = new LocalPathCleaner({ client: api, nodeName: 'n1', baseDir: dir, clock: new FakeClock(), log: silent }).run(ac.signal);
+  t.teardown(async () => {
+    ac.abort();
+    await run;
+  });
+  t.deepEqual((await written).metadata.finalizers, ['kubernetes.io/pv-protection']);
+  t.deepEqual(await readdir(outside), ['keep']);
+});
