@@ -10,6 +10,7 @@ import { get, rec, str, strAt } from '../registry/obj-access';
 import type { ResourceType } from '../registry/resource-type';
 import { storageClassOf } from '../registry/types/pv-common';
 import { BINDING_WAIT_FOR_FIRST_CONSUMER, RECLAIM_DELETE } from '../registry/types/storage-common';
+import { podClaimNames } from '../scheduler/volume-binding';
 import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, claimRefIs, findMatchingVolume } from '../scheduler/volume-match';
 import { StoreInformers, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
@@ -28,6 +29,8 @@ export interface PvBinderOptions {
 }
 
 const claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1' };
+const CLAIM_INDEX = 'pv-binder:claims';
+const TERMINAL: readonly string[] = ['Succeeded', 'Failed'];
 const volumeRef = { kind: 'PersistentVolume', apiVersion: 'v1' };
 
 /**
@@ -48,7 +51,7 @@ const volumeRef = { kind: 'PersistentVolume', apiVersion: 'v1' };
 export class PvBinder {
   private readonly informers: StoreInformers;
   private readonly recorder: EventRecorder;
-  private readonly t: BinderTypes & { classes: ResourceType; nodes: ResourceType };
+  private readonly t: BinderTypes & { classes: ResourceType; nodes: ResourceType; pods: ResourceType };
 
   constructor(
     private readonly store: ObjectStore,
@@ -63,13 +66,15 @@ export class PvBinder {
       if (!t) throw new Error(`${r} type not registered`);
       return t;
     };
-    this.t = { claims: type('', 'persistentvolumeclaims'), volumes: type('', 'persistentvolumes'), classes: type('storage.svc.io', 'storageclasses'), nodes: type('', 'nodes') };
+    this.t = { claims: type('', 'persistentvolumeclaims'), volumes: type('', 'persistentvolumes'), classes: type('storage.svc.io', 'storageclasses'), nodes: type('', 'nodes'), pods: type('', 'pods') };
   }
 
   private claims = this.placeholder();
   private volumes = this.placeholder();
   private classes = this.placeholder();
   private nodes = this.placeholder();
+  /** Pods by the claims they use ("ns/claim"), not in a terminal phase. */
+  private podsUsing: (claimKey: string) => KObject[] = () => [];
 
   private placeholder(): { get(key: string): KObject | undefined; list(): KObject[] } {
     return { get: () => undefined, list: () => [] };
@@ -84,15 +89,20 @@ export class PvBinder {
     this.volumes = volumes.store;
     this.classes = classes.store;
     this.nodes = nodes.store;
+    const pods = this.informers.informer(this.t.pods);
+    if (!pods.hasIndexer(CLAIM_INDEX)) pods.addIndexers({ [CLAIM_INDEX]: (p) => podClaimNames(p).map((c) => `${p.metadata.namespace}/${c}`) });
+    this.podsUsing = (claimKey) => pods.store.byIndex(CLAIM_INDEX, claimKey).filter((p) => !TERMINAL.includes(strAt(p, 'status', 'phase')));
     const claimQueue = new WorkQueue();
     const volumeQueue = new WorkQueue();
     const key = (o: KObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata.name ?? ''));
     claims.addEventHandler({ onAdd: (o) => claimQueue.add(key(o)), onUpdate: (_p, o) => claimQueue.add(key(o)), onDelete: (o) => this.claimDeleted(o, volumeQueue) }, { signal });
     // A volume's claim is looked at again on every change of the volume: a volume made for it or
     // pre-bound to it binds, one that went away makes a bound claim Lost.
+    // A volume free for any claim (just made Available, say) is offered to every unbound claim.
     const byRef = (o: KObject) => {
       const ref = rec(get(o, 'spec', 'claimRef'));
       if (ref) claimQueue.add(`${str(ref.namespace)}/${str(ref.name)}`);
+      else for (const c of claims.store.list()) if (!strAt(c, 'spec', 'volumeName')) claimQueue.add(key(c));
     };
     volumes.addEventHandler(
       {
@@ -102,11 +112,21 @@ export class PvBinder {
       },
       { signal },
     );
+    // A pod that ends or goes away may free a Released volume to be deleted.
+    const podDone = (p: KObject) => {
+      for (const c of podClaimNames(p)) {
+        for (const pv of this.volumes.list()) {
+          const ref = rec(get(pv, 'spec', 'claimRef'));
+          if (ref && str(ref.namespace) === p.metadata.namespace && str(ref.name) === c) volumeQueue.add(pv.metadata.name ?? '');
+        }
+      }
+    };
+    pods.addEventHandler({ onUpdate: (_o, p) => TERMINAL.includes(strAt(p, 'status', 'phase')) && podDone(p), onDelete: podDone }, { signal });
     // A new or changed class may let waiting claims go on.
     const allClaims = () => claims.store.listKeys().forEach((k) => claimQueue.add(k));
     classes.addEventHandler({ onAdd: allClaims, onUpdate: allClaims }, { signal });
     this.informers.start(signal);
-    if (!(await waitForCacheSync(signal, claims, volumes, classes, nodes))) return;
+    if (!(await waitForCacheSync(signal, claims, volumes, classes, nodes, pods))) return;
     const onError = (what: string) => (k: string, err: unknown) => this.opts.log.warn({ err, [what]: k }, `syncing ${what} failed; retrying`);
     await Promise.all([
       runWorkers(claimQueue, (k) => this.syncClaim(k), signal, { onError: onError('claim') }),
@@ -267,6 +287,15 @@ export class PvBinder {
       await setVolumePhase(this.store, this.t, name, 'Released', undefined, this.opts.now);
     }
     if (policy === RECLAIM_DELETE) {
+      // Upstream keeps a claim in use by a pod (its pvc-protection finalizer) until the pod is
+      // gone; svc has no such finalizer, so the volume waits here instead: a pod still running
+      // with the deleted claim keeps its data until it ends.
+      const ref = rec(get(pv, 'spec', 'claimRef')) ?? {};
+      const users = this.podsUsing(`${str(ref.namespace)}/${str(ref.name)}`);
+      if (users.length > 0) {
+        this.opts.log.info({ volume: name, pods: users.map((p) => p.metadata.name) }, 'released volume still used by pods; deleting it once they end');
+        return;
+      }
       try {
         await this.store.delete(this.t.volumes, '', name, { preconditions: { uid: pv.metadata.uid } }, binderCtx);
       } catch (err) {

@@ -115,3 +115,31 @@ test('a pre-bound claim (spec.volumeName) binds to that volume; a bound claim wh
   t.truthy(await waitFor(f, pvcs(f), 'default', 'pinned', phase('Lost')));
   t.regex((await eventFor('pinned', 'ClaimLost')).message, /Data on the volume is lost/);
 });
+
+test('Delete waits while a pod still uses the deleted claim, and deletes the volume once the pod is gone', async (t) => {
+  const { f } = await setup(t);
+  await makePv(f, 'busy', '1Gi', 'Delete');
+  await makeClaim(f, 'inuse', { storageClassName: 'manual' });
+  t.truthy(await waitFor(f, pvcs(f), 'default', 'inuse', phase('Bound')));
+  const podsT = f.type('', 'v1', 'pods');
+  await f.store.create(podsT, 'default', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'user', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'inuse' } }] } }, adminCtx);
+  // Another volume, released with no user, shows the binder has looked since: it is deleted at once.
+  await makePv(f, 'idle', '1Gi', 'Delete');
+  await makeClaim(f, 'unused', { storageClassName: 'manual', volumeName: 'idle' });
+  t.truthy(await waitFor(f, pvcs(f), 'default', 'unused', phase('Bound')));
+  await f.store.delete(pvcs(f), 'default', 'inuse', {}, adminCtx);
+  t.truthy(await waitFor(f, pvs(f), '', 'busy', phase('Released')));
+  await f.store.delete(pvcs(f), 'default', 'unused', {}, adminCtx);
+  t.is(await waitFor(f, pvs(f), '', 'idle', (o) => o === null), null);
+  t.is(((await f.store.get(pvs(f), '', 'busy')).status as any).phase, 'Released', 'kept while its pod runs');
+  await f.store.delete(podsT, 'default', 'user', { gracePeriodSeconds: 0 }, adminCtx);
+  t.is(await waitFor(f, pvs(f), '', 'busy', (o) => o === null), null);
+});
+
+test('regression: a claim made before any volume fits binds once one becomes Available', async (t) => {
+  const { f, eventFor } = await setup(t);
+  await makeClaim(f, 'early', { storageClassName: 'manual' });
+  await eventFor('early', 'ProvisioningFailed');
+  await makePv(f, 'later', '1Gi');
+  t.is(((await waitFor(f, pvcs(f), 'default', 'early', phase('Bound')))!.spec as any).volumeName, 'later');
+});
