@@ -13,9 +13,8 @@ export type ListStorageClasses = () => Promise<readonly KObject[]>;
  * beta storage-class annotation) gets the cluster's default class: the newest StorageClass marked
  * `storageclass.kubernetes.io/is-default-class: "true"` (svc.io spelling too). Without a default
  * class the claim is left as it is, as upstream.
- *
- * Where we differ: upstream's PV controller also gives claims created before a default class
- * existed that class later (retroactive assignment); svc's binder does not.
+ * Claims created before a default class existed get it later from the PV binder (upstream's
+ * retroactive default class, controllers/pv-binder.ts).
  */
 export class DefaultStorageClass implements AdmissionPlugin {
   readonly name = 'DefaultStorageClass';

@@ -8,8 +8,8 @@ import type { KObject } from '../api/types';
 import type { ResourceRegistry } from '../registry/builtin';
 import { get, rec, str, strAt } from '../registry/obj-access';
 import type { ResourceType } from '../registry/resource-type';
-import { storageClassOf } from '../registry/types/pv-common';
-import { BINDING_WAIT_FOR_FIRST_CONSUMER, RECLAIM_DELETE } from '../registry/types/storage-common';
+import { storageClassAnnotation, storageClassOf } from '../registry/types/pv-common';
+import { BINDING_WAIT_FOR_FIRST_CONSUMER, defaultStorageClass, RECLAIM_DELETE } from '../registry/types/storage-common';
 import { podClaimNames } from '../scheduler/volume-binding';
 import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, claimRefIs, findMatchingVolume } from '../scheduler/volume-match';
 import { StoreInformers, waitForCacheSync } from '../store/list-watch';
@@ -44,9 +44,11 @@ const volumeRef = { kind: 'PersistentVolume', apiVersion: 'v1' };
  * terminating until its node removed the directory and the finalizer). Claims that cannot bind
  * get upstream's events (FailedBinding, WaitForFirstConsumer, ProvisioningFailed, ExternalProvisioning).
  *
- * Where we differ: Recycle is not done (the volume stays Released with a Warning); Delete of a
- * volume no provisioner here made deletes the object only, never data; claims made before a
- * default class existed are not given one later.
+ * Claims naming no class get the default class once there is one (upstream's retroactive
+ * default class).
+ *
+ * Where we differ: Recycle is not done (the volume is marked Failed with a Warning); Delete of a
+ * volume no provisioner here made deletes the object only, never data.
  */
 export class PvBinder {
   private readonly informers: StoreInformers;
@@ -174,6 +176,7 @@ export class PvBinder {
   }
 
   private async syncUnboundClaim(claim: KObject): Promise<void> {
+    if (await this.assignDefaultClass(claim)) return;
     const className = storageClassOf(claim);
     const sc = className ? this.classes.get(className) : undefined;
     const delayBinding = sc?.volumeBindingMode === BINDING_WAIT_FOR_FIRST_CONSUMER;
@@ -204,6 +207,31 @@ export class PvBinder {
       return;
     }
     await this.provision(claim, sc, nodeName);
+  }
+
+  /**
+   * Upstream's retroactive default class: an unbound claim that names no class at all (made before
+   * any class was default, e.g. before the local-path class existed) gets today's default; its
+   * update brings it back here. True when it was written.
+   */
+  private async assignDefaultClass(claim: KObject): Promise<boolean> {
+    const sc = rec(claim.spec)?.storageClassName;
+    if ((sc !== undefined && sc !== null) || storageClassAnnotation(claim) !== undefined) return false;
+    const chosen = defaultStorageClass(this.classes.list());
+    if (!chosen?.metadata.name) return false;
+    try {
+      await this.store.update(this.t.claims, claim.metadata.namespace ?? '', claim.metadata.name ?? '', (cur) => {
+        if (!cur || cur.metadata.uid !== claim.metadata.uid || strAt(cur, 'spec', 'volumeName')) return cur ?? claim;
+        const spec = rec(cur.spec) ?? {};
+        if (spec.storageClassName !== undefined && spec.storageClassName !== null) return cur;
+        cur.spec = { ...spec, storageClassName: chosen.metadata.name };
+        delete cur.metadata.resourceVersion;
+        return cur;
+      }, binderCtx);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    return true;
   }
 
   /** The built-in local-path provisioner: a volume pre-bound to the claim on its selected node. */

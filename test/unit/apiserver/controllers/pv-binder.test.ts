@@ -143,3 +143,13 @@ test('regression: a claim made before any volume fits binds once one becomes Ava
   await makePv(f, 'later', '1Gi');
   t.is(((await waitFor(f, pvcs(f), 'default', 'early', phase('Bound')))!.spec as any).volumeName, 'later');
 });
+
+test('a claim naming no class gets the default class once one exists (retroactive default class)', async (t) => {
+  const { f, eventFor } = await setup(t);
+  await makeClaim(f, 'classless', {});
+  await eventFor('classless', 'FailedBinding');
+  await f.store.create(scs(f), '', localPathStorageClass(), adminCtx);
+  const c = await waitFor(f, pvcs(f), 'default', 'classless', (o) => (o?.spec as any)?.storageClassName === 'local-path');
+  t.truthy(c);
+  t.is((await eventFor('classless', 'WaitForFirstConsumer')).message, 'waiting for first consumer to be created before binding');
+});
