@@ -11,6 +11,7 @@ import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
 import {
   BINDING_IMMEDIATE,
+  isDefaultClass,
   RECLAIM_DELETE,
   STORAGE_CLASS_RECLAIM_POLICIES,
   STORAGE_V1,
@@ -125,6 +126,8 @@ export function makeStorageClassType(now: Now = Date.now): ResourceType {
     hasStatus: false,
     specFields: [],
     tableColumns: storageClassColumns(now),
+    // Upstream printStorageClass: kubectl get storageclass marks the default class.
+    tableName: (o) => `${o.metadata.name ?? ''}${isDefaultClass(o) ? ' (default)' : ''}`,
     defaults,
     validate: validateStorageClass,
     validateUpdate,

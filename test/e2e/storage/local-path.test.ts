@@ -64,7 +64,7 @@ test.serial('the default class local-path exists at start, and a claim naming no
   const sc = await eventually('local-path class', () => getOrUndefined('storageclass', 'local-path'), 30_000);
   t.like(sc, { provisioner: 'svc.io/local-path', reclaimPolicy: 'Delete', volumeBindingMode: 'WaitForFirstConsumer' });
   t.is(sc.metadata.annotations?.['storageclass.svc.io/is-default-class'], 'true');
-  t.regex(await kubectl(['get', 'storageclass']), /local-path\s+svc\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s+false/);
+  t.regex(await kubectl(['get', 'storageclass']), /local-path \(default\)\s+svc\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s+false/);
   await kubectlStdin(api!.kubeconfig, ['apply', '-f', '-'], claim('defaulted'));
   t.is((await get('pvc', 'defaulted')).spec.storageClassName, 'local-path');
   await kubectl(['delete', 'pvc', 'defaulted']);

@@ -54,6 +54,8 @@ test('the default-class annotation counts in either spelling, with the value "tr
   t.true(isDefaultClass({ metadata: { annotations: { 'storageclass.svc.io/is-default-class': 'true' } } }));
   t.false(isDefaultClass({ metadata: { annotations: { 'storageclass.kubernetes.io/is-default-class': 'True' } } }));
   t.false(isDefaultClass({ metadata: {} }));
+  t.is(scType.tableName!(sc({ metadata: { name: 'local-path', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } })), 'local-path (default)');
+  t.is(scType.tableName!(sc()), 'fast');
 });
 
 test('CSIDriver defaults and immutable attachRequired', (t) => {
