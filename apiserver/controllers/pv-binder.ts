@@ -124,6 +124,15 @@ export class PvBinder {
       }
     };
     pods.addEventHandler({ onUpdate: (_o, p) => TERMINAL.includes(strAt(p, 'status', 'phase')) && podDone(p), onDelete: podDone }, { signal });
+    // A node that appears may be the one a waiting claim was given (provisioning waits for it).
+    nodes.addEventHandler(
+      {
+        onAdd: (n) => {
+          for (const c of claims.store.list()) if (!strAt(c, 'spec', 'volumeName') && annotation(c, ANN_SELECTED_NODE) === n.metadata.name) claimQueue.add(key(c));
+        },
+      },
+      { signal },
+    );
     // A new or changed class may let waiting claims go on.
     const allClaims = () => claims.store.listKeys().forEach((k) => claimQueue.add(k));
     classes.addEventHandler({ onAdd: allClaims, onUpdate: allClaims }, { signal });

@@ -153,3 +153,13 @@ test('a claim naming no class gets the default class once one exists (retroactiv
   t.truthy(c);
   t.is((await eventFor('classless', 'WaitForFirstConsumer')).message, 'waiting for first consumer to be created before binding');
 });
+
+test('local-path: a claim given a node the binder does not know yet is provisioned once the node appears', async (t) => {
+  const { f, eventFor } = await setup(t);
+  await f.store.create(scs(f), '', localPathStorageClass(), adminCtx);
+  await f.store.create(pvcs(f), 'default', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'ahead', namespace: 'default', annotations: { 'volume.svc.io/selected-node': 'n9' } }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-path', resources: { requests: { storage: '1Gi' } } } }, adminCtx);
+  t.regex((await eventFor('ahead', 'ProvisioningFailed')).message, /node "n9" not found/);
+  await f.store.create(f.type('', 'v1', 'nodes'), '', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n9' } }, adminCtx);
+  const c = (await waitFor(f, pvcs(f), 'default', 'ahead', phase('Bound')))!;
+  t.is((c.spec as any).volumeName, `pvc-${c.metadata.uid}`);
+});
