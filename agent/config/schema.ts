@@ -11,6 +11,7 @@ import { isEvictionSignal, parseThresholdValue } from './eviction';
 import { parseQuantity } from './quantity';
 import { checkFeatureGate } from './feature-gates';
 import { parseDuration } from '../../apiserver/api/duration';
+import { DEFAULT_LOCAL_PATH_DIR } from '../../apiserver/api/local-path';
 import { cronProblem } from './cron-expression';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
@@ -184,6 +185,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     // Upstream's validation refuses intervals below 3s.
     containerLogMonitorInterval: dur('10s', 3000),
     podLogsDir: str('/var/log/pods', checkAbsolutePath),
+    // svc addition: the base directory of local-path volumes (apiserver/api/local-path.ts's default).
+    localPathDir: str(DEFAULT_LOCAL_PATH_DIR, checkAbsolutePath),
     shutdownGracePeriod: dur('0s'),
     shutdownGracePeriodCriticalPods: dur('0s'),
     seccompDefault: bool(false),

@@ -101,6 +101,8 @@ export interface NodeAgentConfiguration {
   /** How often the container log manager checks the sizes of running containers' logs. */
   containerLogMonitorInterval: Millis;
   podLogsDir: string;
+  /** Where the directories of svc-apiserver's local-path volumes are made on this node (svc addition; absolute). */
+  localPathDir: string;
   shutdownGracePeriod: Millis;
   shutdownGracePeriodCriticalPods: Millis;
   seccompDefault: boolean;

@@ -56,6 +56,8 @@ export interface ApiServerFlags {
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
   enableBootstrapTokenAuth: boolean;
+  /** --local-path-provisioner: the built-in local-path StorageClass and provisioner (issue 20). */
+  localPathProvisioner: boolean;
   /** --serve-k8s-io-groups: every svc.io group is also served under its k8s.io name (issue 17). */
   serveK8sIoGroups: boolean;
   leaderElect: boolean;
@@ -177,6 +179,11 @@ const defs: Record<string, Def> = {
   'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
   'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
+  'local-path-provisioner': {
+    kind: 'bool',
+    usage: 'Create the default StorageClass local-path at start and provision its claims as hostPath volumes on the node their pod is scheduled to (svc-node makes and removes the directories); false: neither',
+    def: 'true',
+  },
   'serve-k8s-io-groups': {
     kind: 'bool',
     usage:
@@ -372,6 +379,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
+    localPathProvisioner: bool('local-path-provisioner'),
     serveK8sIoGroups: bool('serve-k8s-io-groups'),
     leaderElect: bool('leader-elect'),
     leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),

@@ -29,6 +29,10 @@ import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
+import { makeStorageClassType } from './types/storageclasses';
+import { makeCsiDriverType } from './types/csidrivers';
+import { makeCsiNodeType } from './types/csinodes';
+import { makeVolumeAttachmentType } from './types/volumeattachments';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -67,6 +71,10 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeClusterRoleType(now),
     makeRoleBindingType(now),
     makeClusterRoleBindingType(now),
+    makeStorageClassType(now),
+    makeCsiDriverType(now),
+    makeCsiNodeType(now),
+    makeVolumeAttachmentType(now),
     ...makeAuthorizationReviewTypes(),
     makePriorityClassType(now),
     makeRuntimeClassType(now),

@@ -103,6 +103,8 @@ export interface ResourceType {
   fieldSelectors?: Readonly<Record<string, (obj: KObject) => string | undefined>>;
   /** Table columns after Name (which is always first); absent: Created At only. */
   tableColumns?: readonly TableColumn[];
+  /** The Name cell of a Table row when it is more than metadata.name (upstream's StorageClass printer appends " (default)"). */
+  tableName?(obj: KObject): string;
   /**
    * Whether an update bumps metadata.generation besides a change of specFields (Deployments: an
    * annotation change does, as upstream's strategy, since annotations are copied to ReplicaSets).

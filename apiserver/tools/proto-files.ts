@@ -32,6 +32,7 @@ const PACKAGES = [
   'k8s.io.api.policy.v1',
   'k8s.io.api.rbac.v1',
   'k8s.io.api.scheduling.v1',
+  'k8s.io.api.storage.v1',
   'k8s.io.apimachinery.pkg.api.resource',
   'k8s.io.apimachinery.pkg.apis.meta.v1',
   'k8s.io.apimachinery.pkg.runtime',

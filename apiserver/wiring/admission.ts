@@ -1,6 +1,7 @@
 import { AdmissionChain, type AdmissionPlugin } from '../admission/admission';
 import { CsrRequestor } from '../admission/csr-requestor';
 import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
+import { DefaultStorageClass } from '../admission/default-storage-class';
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { parsePodSecurityConfig } from '../admission/pod-security/config';
@@ -104,6 +105,11 @@ export function buildAdmission(
       return new PriorityAdmission({ get: (name) => get(t(), '', name), list: async () => (await store().list(t(), '', everything)).items });
     },
     RuntimeClass: () => new RuntimeClassAdmission((name) => get(groupType(registry, 'node.svc.io', 'runtimeclasses'), '', name)),
+    DefaultStorageClass: () => {
+      const classes = registry.lookup('storage.svc.io', 'v1', 'storageclasses');
+      if (!classes) throw new Error('storageclasses type not registered');
+      return new DefaultStorageClass(async () => (await store().list(classes, '', everything)).items);
+    },
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

@@ -15,6 +15,8 @@ import { GarbageCollector } from '../controllers/garbage-collector';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
+import { ensureLocalPathClass } from '../controllers/local-path-provisioner';
+import { PvBinder } from '../controllers/pv-binder';
 import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
@@ -55,6 +57,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       await moveViewObjects(s.storage, s.registry.all(), log);
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
       await ensureSystemPriorityClasses(store, s.registry);
+      if (flags.localPathProvisioner) await ensureLocalPathClass(store, s.registry.lookup('storage.svc.io', 'v1', 'storageclasses')!);
     }, signal, log),
   );
   const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);
@@ -108,6 +111,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new JobController(store, cache, registry, { now, log: log.child({ controller: 'job' }), recorder: events.recorder('job-controller'), informers }).run(leading),
     new CronJobController(store, cache, registry, { now, log: log.child({ controller: 'cronjob' }), recorder: events.recorder('cronjob-controller'), informers }).run(leading),
     new TtlAfterFinishedController(store, cache, registry, { now, log: log.child({ controller: 'ttl-after-finished' }), informers }).run(leading),
+    new PvBinder(store, cache, registry, { now, log: log.child({ controller: 'persistentvolume-binder' }), informers, recorder: events.recorder('persistentvolume-controller'), localPath: flags.localPathProvisioner }).run(leading),
   ];
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {

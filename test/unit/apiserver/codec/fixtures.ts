@@ -66,6 +66,10 @@ const byKind: Record<string, Record<string, unknown>> = {
   'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
   'scheduling.svc.io/v1/PriorityClass': groups.priorityClassFixture,
   'node.svc.io/v1/RuntimeClass': groups.runtimeClassFixture,
+  'storage.svc.io/v1/StorageClass': groups.storageClassFixture,
+  'storage.svc.io/v1/CSIDriver': groups.csiDriverFixture,
+  'storage.svc.io/v1/CSINode': groups.csiNodeFixture,
+  'storage.svc.io/v1/VolumeAttachment': groups.volumeAttachmentFixture,
 };
 
 function gvk(t: ResourceType): string {

@@ -238,3 +238,38 @@ export const runtimeClassFixture = {
   overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
   scheduling: { nodeSelector: { 'runtime.svc.io/kata': 'true' }, tolerations: [{ key: 'kata', operator: 'Exists', effect: 'NoSchedule' }] },
 };
+
+export const storageClassFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'local-path', uid: 'u-sc', resourceVersion: '9', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  provisioner: 'svc.io/local-path',
+  parameters: { nodePath: '/var/lib/svc-node/local-path' },
+  reclaimPolicy: 'Delete',
+  mountOptions: ['noatime'],
+  allowVolumeExpansion: true,
+  volumeBindingMode: 'WaitForFirstConsumer',
+  allowedTopologies: [{ matchLabelExpressions: [{ key: 'svc.io/hostname', values: ['n1', 'n2'] }] }],
+};
+
+export const csiDriverFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'CSIDriver',
+  metadata: { name: 'csi.example.com', uid: 'u-csid', resourceVersion: '10' },
+  spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], storageCapacity: true, fsGroupPolicy: 'File', tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }], requiresRepublish: true, seLinuxMount: true },
+};
+
+export const csiNodeFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'CSINode',
+  metadata: { name: 'worker-1', uid: 'u-csin', resourceVersion: '11' },
+  spec: { drivers: [{ name: 'csi.example.com', nodeID: 'worker-1', topologyKeys: ['topology.svc.io/zone'], allocatable: { count: 8 } }] },
+};
+
+export const volumeAttachmentFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'VolumeAttachment',
+  metadata: { name: 'csi-1', uid: 'u-va', resourceVersion: '12' },
+  spec: { attacher: 'csi.example.com', source: { persistentVolumeName: 'pv1' }, nodeName: 'worker-1' },
+  status: { attached: true, attachmentMetadata: { dev: '/dev/sdb' }, attachError: { time: '2026-01-01T00:00:00Z', message: 'timed out', errorCode: 4 } },
+};
