@@ -31,6 +31,12 @@ export interface ApiServerFlags {
   nodeMonitorGracePeriodMs: number;
   /** --event-ttl: how long an event is kept after its last write (upstream's default 1h). */
   eventTtlMs: number;
+  /** --metric-resolution: how often the bundled metrics server scrapes the node agents (metrics-server's flag, 15s). */
+  metricResolutionMs: number;
+  /** --horizontal-pod-autoscaler-sync-period: how often each HPA is reconciled (kube-controller-manager's flag, 15s). */
+  hpaSyncPeriodMs: number;
+  /** --horizontal-pod-autoscaler-downscale-stabilization: the default scale-down stabilization window (kube-controller-manager's flag, 5m). */
+  hpaDownscaleStabilizationMs: number;
   /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
   controllerWatchTimeoutMs: number;
   /** The admission plugins that run, in upstream's order (--enable-admission-plugins / --disable-admission-plugins over the defaults). */
@@ -143,6 +149,9 @@ const defs: Record<string, Def> = {
   },
   'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
   'event-ttl': { kind: 'duration', usage: 'How long an Event is kept after its last write (core/v1 and events.k8s.io/v1 alike); expired events are removed, also those that expired while the server was down', def: '1h' },
+  'metric-resolution': { kind: 'duration', usage: 'How often the bundled metrics server reads every Ready node agent\'s /stats/summary for the resource metrics API (metrics.k8s.io, kubectl top, the HPA), as metrics-server\'s flag', def: '15s' },
+  'horizontal-pod-autoscaler-sync-period': { kind: 'duration', usage: 'How often each HorizontalPodAutoscaler is reconciled, as kube-controller-manager\'s flag', def: '15s' },
+  'horizontal-pod-autoscaler-downscale-stabilization': { kind: 'duration', usage: 'The scale-down stabilization window of HorizontalPodAutoscalers whose behavior sets none, as kube-controller-manager\'s flag', def: '5m' },
   'controller-watch-timeout': {
     kind: 'duration',
     usage: 'Shortest lifetime of each watch of the in-process informers (control loops, scheduler, authorization and authentication caches): each ends after a random time between it and twice it, and its informer lists again, as upstream\'s reflectors (5m)',
@@ -304,6 +313,8 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   }
   if (dur('controller-watch-timeout') <= 0) throw new FlagError('--controller-watch-timeout must be positive');
   if (dur('event-ttl') <= 0) throw new FlagError('--event-ttl must be positive');
+  if (dur('metric-resolution') <= 0) throw new FlagError('--metric-resolution must be positive');
+  if (dur('horizontal-pod-autoscaler-sync-period') <= 0) throw new FlagError('--horizontal-pod-autoscaler-sync-period must be positive');
   const level = get('log-level')!;
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
   return {
@@ -327,6 +338,9 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     watchCacheMaxBytes: int('watch-cache-max-bytes'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     eventTtlMs: dur('event-ttl'),
+    metricResolutionMs: dur('metric-resolution'),
+    hpaSyncPeriodMs: dur('horizontal-pod-autoscaler-sync-period'),
+    hpaDownscaleStabilizationMs: dur('horizontal-pod-autoscaler-downscale-stabilization'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),

@@ -119,6 +119,8 @@ samples['apps/controllerrevisions'] = { metadata: { name: 'web-5d4f', namespace:
 samples['authorization.svc.io/selfsubjectaccessreviews'] = { metadata: { name: 'r' }, spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
 samples['authorization.svc.io/selfsubjectrulesreviews'] = { metadata: { name: 'r' }, spec: { namespace: 'default' } };
 samples['authorization.svc.io/subjectaccessreviews'] = { metadata: { name: 'r' }, spec: { user: 'alice', nonResourceAttributes: { path: '/healthz', verb: 'get' } } };
+samples['metrics.svc.io/nodes'] = { metadata: { name: 'n1' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', usage: { cpu: '250m', memory: '64Mi' } };
+samples['metrics.svc.io/pods'] = { metadata: { name: 'p', namespace: 'default' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', containers: [{ name: 'app', usage: { cpu: '5m', memory: '4Mi' } }] };
 samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
@@ -172,7 +174,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -215,6 +217,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
+      ['metrics.svc.io', 'v1beta1', 'v1beta1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],
   );
