@@ -1,3 +1,4 @@
+import type { ObjectSchema } from '../../api/schema';
 import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import type { ResourceType } from '../resource-type';
@@ -10,8 +11,9 @@ import { ageColumn, column, type Now } from '../table';
  * by the scraper of controllers/metrics/. Read-only (get, list): the objects are made at each
  * request from the latest scrape and never stored. Messages and field numbers are upstream's
  * (k8s.io/metrics/pkg/apis/metrics/v1beta1); differs: `window` (a meta/v1 Duration, a message
- * holding nanoseconds in protobuf) is declared as its JSON string, so the protobuf form of these
- * kinds is not upstream's (kubectl top and client-go's metrics clientset read JSON).
+ * holding nanoseconds in protobuf) has no protobuf form in our codec, so these kinds are answered
+ * as JSON even to clients that prefer protobuf (kubectl top asks for protobuf first; client-go
+ * decodes by the answer's content type).
  */
 
 const METRICS = 'k8s.io.metrics.pkg.apis.metrics.v1beta1';
@@ -22,13 +24,21 @@ const timestamp = time('The following fields define time interval from which met
 const window = str('The time interval the usage was averaged over, as a duration ("15s").');
 const usage = quantityMap('The memory usage is the memory working set.');
 
-export const nodeMetricsSchema = withMeta(`${METRICS}.NodeMetrics`, {
-  timestamp: [2, timestamp],
-  window: [3, window],
-  usage: [4, usage],
-});
+/** The schema without its protobuf message: served as JSON whatever the Accept (see the note above on `window`). */
+function jsonOnly(s: ObjectSchema): ObjectSchema {
+  const { proto: _proto, ...rest } = s;
+  return rest;
+}
 
-export const podMetricsSchema = withMeta(`${METRICS}.PodMetrics`, {
+export const nodeMetricsSchema = jsonOnly(
+  withMeta(`${METRICS}.NodeMetrics`, {
+    timestamp: [2, timestamp],
+    window: [3, window],
+    usage: [4, usage],
+  }),
+);
+
+export const podMetricsSchema = jsonOnly(withMeta(`${METRICS}.PodMetrics`, {
   timestamp: [2, timestamp],
   window: [3, window],
   containers: [
@@ -38,7 +48,7 @@ export const podMetricsSchema = withMeta(`${METRICS}.PodMetrics`, {
       atomicList(obj(`${METRICS}.ContainerMetrics`, { name: [1, str('Container name corresponding to the one from pod.spec.containers.')], usage: [2, usage] }, { required: ['name', 'usage'] })),
     ),
   ],
-});
+}));
 
 const READ_ONLY = ['get', 'list'] as const;
 
