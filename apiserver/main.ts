@@ -64,7 +64,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const loops = [
     // The loops' events are written for the life of the process (queued ones outlive a lost leadership).
     core.events.run(signal),
-    runControlLoops(flags, storage, core, tls, log, signal),
+    runControlLoops(flags, storage, core, tls, log, signal, metricsApi.usage),
     // The bundled metrics server scrapes on every replica: each serves metrics.k8s.io from its own cache.
     metricsApi.run(signal),
     // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.

@@ -28,6 +28,7 @@ import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
 import { makeMetricsTypes } from './types/metrics';
+import { makeHpaTypes } from './types/horizontalpodautoscalers';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -68,6 +69,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeClusterRoleBindingType(now),
     ...makeAuthorizationReviewTypes(),
     ...makeMetricsTypes(now),
+    ...makeHpaTypes(now),
   ];
 }
 

@@ -23,6 +23,7 @@ const PACKAGES = [
   'k8s.io.api.authentication.v1',
   'k8s.io.api.authorization.v1',
   'k8s.io.api.autoscaling.v1',
+  'k8s.io.api.autoscaling.v2',
   'k8s.io.api.batch.v1',
   'k8s.io.api.certificates.v1',
   'k8s.io.api.coordination.v1',
@@ -127,6 +128,8 @@ function timestamp(name: string, comment: string): MessageDecl {
 function roots(): ObjectSchema[] {
   const out: ObjectSchema[] = [statusSchema, deleteOptionsSchema, evictionSchema, scaleSchema, tokenRequestSchema, tokenReviewSchema, selfSubjectReviewSchema];
   for (const t of makeBuiltinTypes()) {
+    // Kinds answered as JSON only (the resource metrics API) have no message here.
+    if (!t.schema.proto) continue;
     out.push(t.schema);
     // The review kinds are created, never listed: upstream has no list messages for them.
     if (!t.kind.endsWith('Review')) out.push(listSchemaOf(t.schema));
