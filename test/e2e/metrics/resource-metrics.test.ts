@@ -3,7 +3,8 @@
  * and a real svc-node on the CRI simulator whose pods report the usage their annotations set. The
  * agent's /stats/summary and /metrics/resource are 403 for a user without nodes/stats and
  * nodes/metrics; `kubectl top node` and `kubectl top pod --containers` show the simulated usage
- * through metrics.k8s.io.
+ * through metrics.k8s.io; `kubectl autoscale` makes an HPA that scales a Deployment whose pods use
+ * twice their CPU request up to its maximum, and `kubectl get hpa` shows upstream's columns.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ test.before(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-metrics-e2e-'));
   const tokens = path.join(dir, 'tokens.csv');
   writeFileSync(tokens, Object.entries(TOKENS).map(([user, token]) => `${token},${user},uid-${user}`).join('\n') + '\n');
-  const api = await startApiServer({ args: [`--token-auth-file=${tokens}`, '--metric-resolution=1s'] });
+  const api = await startApiServer({ args: [`--token-auth-file=${tokens}`, '--metric-resolution=1s', '--horizontal-pod-autoscaler-sync-period=1s'] });
   let node: NodeUnderTest | undefined;
   try {
     node = await startNode(api, path.join(dir, 'node'), NODE);
@@ -128,4 +129,49 @@ test('kubectl top node and kubectl top pod --containers read metrics.k8s.io', as
   t.like(JSON.parse(raw.stdout), { kind: 'PodMetrics', apiVersion: 'metrics.k8s.io/v1beta1', metadata: { name: 'busy', namespace: 'default' }, window: '1s' });
   const missing = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/nope']);
   t.regex(missing.stderr, /podmetrics.metrics.k8s.io "nope" not found|NotFound/);
+});
+
+test('kubectl autoscale: the HPA scales a loaded Deployment up to --max; kubectl get hpa shows it', async (t) => {
+  const { api } = e();
+  // Each pod uses 200m against a 100m request: 200% of request against a 50% target.
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'loaded', namespace: 'default' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'loaded' } },
+      template: {
+        metadata: { labels: { app: 'loaded' }, annotations: { 'sim.svc.io/cpu-millicores': '200' } },
+        spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'svc.local/busybox:latest', command: ['sleep', '3600'], resources: { requests: { cpu: '100m' } } }] },
+      },
+    },
+  };
+  const created = await kubectlIn(api.kubeconfig, ['create', '-f', '-'], JSON.stringify(deployment));
+  t.is(created.code, 0, created.stderr);
+  const auto = await kubectl(api.kubeconfig, ['autoscale', 'deployment', 'loaded', '--cpu-percent=50', '--min=1', '--max=5']);
+  t.is(auto.code, 0, auto.stderr);
+  t.regex(auto.stdout, /horizontalpodautoscaler.autoscaling\/loaded autoscaled/);
+  const scaled = await eventually('the Deployment at 5 replicas', async () => {
+    const r = await kubectl(api.kubeconfig, ['get', 'deployment', 'loaded', '-o', 'json']);
+    const d = JSON.parse(r.stdout) as { spec: { replicas: number } };
+    return d.spec.replicas === 5 ? d : undefined;
+  }, 90_000, 500);
+  t.is(scaled.spec.replicas, 5);
+  const hpa = await eventually('the HPA status', async () => {
+    const r = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/loaded']);
+    const h = JSON.parse(r.stdout) as { status?: { desiredReplicas?: number; currentMetrics?: unknown[]; conditions?: Array<{ type: string; status: string; reason: string }> } };
+    return h.status?.desiredReplicas === 5 && h.status.currentMetrics?.length ? h : undefined;
+  }, 30_000, 500);
+  t.like(hpa.status?.conditions?.find((c) => c.type === 'ScalingActive'), { status: 'True', reason: 'ValidMetricFound' });
+  t.like(hpa.status?.conditions?.find((c) => c.type === 'ScalingLimited'), { status: 'True', reason: 'TooManyReplicas' });
+  const table = await kubectl(api.kubeconfig, ['get', 'hpa', 'loaded']);
+  t.regex(table.stdout, /^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE/m);
+  t.regex(table.stdout, /^loaded\s+Deployment\/loaded\s+cpu: \d+%\/50%\s+1\s+5\s+\d+\s+/m);
+  const events = await kubectl(api.kubeconfig, ['get', 'events', '--field-selector', 'involvedObject.name=loaded,reason=SuccessfulRescale', '-o', 'json']);
+  const messages = (JSON.parse(events.stdout) as { items: Array<{ message: string }> }).items.map((i) => i.message);
+  t.true(messages.some((m) => /^New size: \d+; reason: cpu resource utilization \(percentage of request\) above target$/.test(m)), JSON.stringify(messages));
+  // The v1 view of the same object.
+  const v1 = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/loaded']);
+  t.like(JSON.parse(v1.stdout), { apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 50, minReplicas: 1, maxReplicas: 5 } });
 });
