@@ -9,13 +9,12 @@
  * reads the pod cgroup through cAdvisor or ListPodSandboxStats, which adds the sandbox's few
  * pages); pod network and volume stats are not reported.
  */
-import type { RuntimeService } from '../cri';
-import type { ContainerStats as CriStats, PodSandbox } from '../cri/types';
+import type { ContainerStats as CriStats, PodSandbox, RuntimeService } from '../cri';
 import type { Clock } from '../platform/clock';
 import type { StatFs } from '../platform/host-fs';
 import { CpuRates } from './cpu-rate';
 import { fsStatsOf, readNode, type NodeReading } from './node-reader';
-import type { ContainerStats, CpuStats, FsStats, MemoryStats, NodeStats, PodStats, Summary } from './types';
+import type { ContainerStats, CpuStats, FsStats, NodeStats, PodStats, Summary } from './types';
 
 /** How often `run` samples the node's CPU (cAdvisor's default housekeeping interval). */
 export const SAMPLE_INTERVAL_MS = 10_000;
@@ -140,7 +139,7 @@ export class SummaryProvider {
     }
     if (s.memory) {
       const { timestamp, ...m } = s.memory;
-      c.memory = { time: iso(timestamp || now), ...m } as MemoryStats;
+      c.memory = { time: iso(timestamp || now), ...m };
     }
     if (s.writableLayer) {
       const w = s.writableLayer;

@@ -82,7 +82,7 @@ function nodeMetrics(t: ResourceType, node: KObject, u: NodeUsageView, now: stri
     timestamp: rfc3339(u.timestampMs),
     window: goDuration(u.windowMs),
     usage: { cpu: cpuQuantity(u.cpuNanoCores), memory: memoryQuantity(u.memoryBytes) },
-  } as KObject;
+  };
 }
 
 function podMetrics(t: ResourceType, pod: KObject, u: PodUsageView, now: string): KObject {
@@ -93,7 +93,7 @@ function podMetrics(t: ResourceType, pod: KObject, u: PodUsageView, now: string)
     timestamp: rfc3339(u.timestampMs),
     window: goDuration(u.windowMs),
     containers: u.containers.map((c) => ({ name: c.name, usage: { cpu: cpuQuantity(c.cpuNanoCores), memory: memoryQuantity(c.memoryBytes) } })),
-  } as KObject;
+  };
 }
 
 export function resourceMetricsHandler(d: MetricsHandlerDeps): (r: ResourceRequest) => Promise<void> {

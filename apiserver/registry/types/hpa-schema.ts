@@ -42,22 +42,27 @@ const metricIdentifier = obj(`${V2}.MetricIdentifier`, {
 
 const ref = crossVersionRef(V2);
 
+const target = () => described('target specifies the target value for the given metric.', metricTarget);
+const current = () => described('current contains the current value for the given metric.', metricValueStatus);
+const metricId = () => described('metric identifies the target metric by name and selector.', metricIdentifier);
+const describedObject = () => described('describedObject specifies the descriptions of a object, such as kind, name and apiVersion.', ref);
+
 const metricSpec = obj(`${V2}.MetricSpec`, {
   type: [1, str('type is the type of metric source: ContainerResource, External, Object, Pods or Resource.')],
-  object: [2, described('object refers to a metric describing a single kubernetes object.', obj(`${V2}.ObjectMetricSource`, { describedObject: [1, ref], target: [2, metricTarget], metric: [3, metricIdentifier] }, { required: ['describedObject', 'target', 'metric'] }))],
-  pods: [3, described('pods refers to a metric describing each pod in the current scale target.', obj(`${V2}.PodsMetricSource`, { metric: [1, metricIdentifier], target: [2, metricTarget] }, { required: ['metric', 'target'] }))],
-  resource: [4, described('resource refers to a resource metric (such as those specified in requests and limits) describing each pod in the current scale target.', obj(`${V2}.ResourceMetricSource`, { name: [1, str('name is the name of the resource in question.')], target: [2, metricTarget] }, { required: ['name', 'target'] }))],
-  containerResource: [7, described('containerResource refers to a resource metric describing a single container in each pod of the current scale target.', obj(`${V2}.ContainerResourceMetricSource`, { name: [1, str('name is the name of the resource in question.')], target: [2, metricTarget], container: [3, str('container is the name of the container in the pods of the scaling target.')] }, { required: ['name', 'target', 'container'] }))],
-  external: [5, described('external refers to a global metric that is not associated with any Kubernetes object.', obj(`${V2}.ExternalMetricSource`, { metric: [1, metricIdentifier], target: [2, metricTarget] }, { required: ['metric', 'target'] }))],
+  object: [2, described('object refers to a metric describing a single kubernetes object.', obj(`${V2}.ObjectMetricSource`, { describedObject: [1, describedObject()], target: [2, target()], metric: [3, metricId()] }, { required: ['describedObject', 'target', 'metric'] }))],
+  pods: [3, described('pods refers to a metric describing each pod in the current scale target.', obj(`${V2}.PodsMetricSource`, { metric: [1, metricId()], target: [2, target()] }, { required: ['metric', 'target'] }))],
+  resource: [4, described('resource refers to a resource metric (such as those specified in requests and limits) describing each pod in the current scale target.', obj(`${V2}.ResourceMetricSource`, { name: [1, str('name is the name of the resource in question.')], target: [2, target()] }, { required: ['name', 'target'] }))],
+  containerResource: [7, described('containerResource refers to a resource metric describing a single container in each pod of the current scale target.', obj(`${V2}.ContainerResourceMetricSource`, { name: [1, str('name is the name of the resource in question.')], target: [2, target()], container: [3, str('container is the name of the container in the pods of the scaling target.')] }, { required: ['name', 'target', 'container'] }))],
+  external: [5, described('external refers to a global metric that is not associated with any Kubernetes object.', obj(`${V2}.ExternalMetricSource`, { metric: [1, metricId()], target: [2, target()] }, { required: ['metric', 'target'] }))],
 }, { required: ['type'] });
 
 const metricStatus = obj(`${V2}.MetricStatus`, {
   type: [1, str('type is the type of metric source.')],
-  object: [2, obj(`${V2}.ObjectMetricStatus`, { metric: [1, metricIdentifier], current: [2, metricValueStatus], describedObject: [3, ref] })],
-  pods: [3, obj(`${V2}.PodsMetricStatus`, { metric: [1, metricIdentifier], current: [2, metricValueStatus] })],
-  resource: [4, obj(`${V2}.ResourceMetricStatus`, { name: [1, str('name is the name of the resource in question.')], current: [2, metricValueStatus] })],
-  containerResource: [7, obj(`${V2}.ContainerResourceMetricStatus`, { name: [1, str('name is the name of the resource in question.')], current: [2, metricValueStatus], container: [3, str('container is the name of the container in the pods of the scaling target.')] })],
-  external: [5, obj(`${V2}.ExternalMetricStatus`, { metric: [1, metricIdentifier], current: [2, metricValueStatus] })],
+  object: [2, described('object refers to a metric describing a single kubernetes object.', obj(`${V2}.ObjectMetricStatus`, { metric: [1, metricId()], current: [2, current()], describedObject: [3, describedObject()] }))],
+  pods: [3, described('pods refers to a metric describing each pod in the current scale target.', obj(`${V2}.PodsMetricStatus`, { metric: [1, metricId()], current: [2, current()] }))],
+  resource: [4, described('resource refers to a resource metric describing each pod in the current scale target.', obj(`${V2}.ResourceMetricStatus`, { name: [1, str('name is the name of the resource in question.')], current: [2, current()] }))],
+  containerResource: [7, described('containerResource refers to a resource metric describing a single container in each pod in the current scale target.', obj(`${V2}.ContainerResourceMetricStatus`, { name: [1, str('name is the name of the resource in question.')], current: [2, current()], container: [3, str('container is the name of the container in the pods of the scaling target.')] }))],
+  external: [5, described('external refers to a global metric that is not associated with any Kubernetes object.', obj(`${V2}.ExternalMetricStatus`, { metric: [1, metricId()], current: [2, current()] }))],
 }, { required: ['type'] });
 
 const scalingRules = obj(`${V2}.HPAScalingRules`, {

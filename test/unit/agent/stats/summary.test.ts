@@ -83,7 +83,7 @@ test('simulator usage annotation: a malformed value fails the container with the
   sb.annotations = { 'sim.svc.io/cpu-millicores': 'lots' };
   const id = await sim.runPodSandbox(sb);
   const e = await t.throwsAsync(sim.createContainer(id, containerConfig('c', BUSYBOX), sb));
-  t.regex(e!.message, /annotation sim\.svc\.io\/cpu-millicores="lots": must be a number of millicores/);
+  t.regex(e.message, /annotation sim\.svc\.io\/cpu-millicores="lots": must be a number of millicores/);
 });
 
 test('resource metrics: upstream names, labels, Go float format and sample times; a failed read is a scrape error', (t) => {

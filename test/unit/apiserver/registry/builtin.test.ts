@@ -121,6 +121,10 @@ samples['authorization.svc.io/selfsubjectrulesreviews'] = { metadata: { name: 'r
 samples['authorization.svc.io/subjectaccessreviews'] = { metadata: { name: 'r' }, spec: { user: 'alice', nonResourceAttributes: { path: '/healthz', verb: 'get' } } };
 samples['metrics.svc.io/nodes'] = { metadata: { name: 'n1' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', usage: { cpu: '250m', memory: '64Mi' } };
 samples['metrics.svc.io/pods'] = { metadata: { name: 'p', namespace: 'default' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', containers: [{ name: 'app', usage: { cpu: '5m', memory: '4Mi' } }] };
+samples['autoscaling/horizontalpodautoscalers'] = {
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] },
+};
 samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
@@ -172,7 +176,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
 });
@@ -212,6 +216,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
       ['authorization.svc.io', 'v1,v1beta1', 'v1'],
+      ['autoscaling', 'v2,v1', 'v2'],
       ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],

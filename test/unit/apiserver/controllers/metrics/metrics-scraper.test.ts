@@ -15,7 +15,7 @@ import { FakeClock } from '../../../../helpers/fake-clock';
 const T = '2025-01-01T00:00:10Z';
 
 function node(name: string, ready: 'True' | 'False' | 'Unknown'): KObject {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready }] } } as KObject;
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready }] } };
 }
 
 function summary(pods: Array<{ name: string; containers: Array<[string, number | undefined, number]> }>): unknown {
