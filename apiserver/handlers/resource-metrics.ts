@@ -9,6 +9,7 @@
  * list on the metrics resource by the router, as for every resource.
  */
 import { errors } from '../api/errors';
+import { formatGoDuration } from '../api/go-duration';
 import type { KObject } from '../api/types';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import { negotiate } from '../server/negotiation';
@@ -35,14 +36,6 @@ export interface UsageReader {
 }
 
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-/** Go's time.Duration String for whole and fractional seconds ("15s", "1.5s", "2m30s"). */
-export function goDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return `${minutes > 0 ? `${minutes}m` : ''}${seconds}s`;
-}
 
 /** CPU as resource.NewScaledQuantity(nanocores, -9), canonical: 250000000n is 250m, 2000000000n is 2. */
 export function cpuQuantity(nanoCores: number): string {
@@ -80,7 +73,7 @@ function nodeMetrics(t: ResourceType, node: KObject, u: NodeUsageView, now: stri
     kind: t.kind,
     metadata: baseMeta(node, now),
     timestamp: rfc3339(u.timestampMs),
-    window: goDuration(u.windowMs),
+    window: formatGoDuration(u.windowMs * 1e6),
     usage: { cpu: cpuQuantity(u.cpuNanoCores), memory: memoryQuantity(u.memoryBytes) },
   };
 }
@@ -91,7 +84,7 @@ function podMetrics(t: ResourceType, pod: KObject, u: PodUsageView, now: string)
     kind: t.kind,
     metadata: baseMeta(pod, now),
     timestamp: rfc3339(u.timestampMs),
-    window: goDuration(u.windowMs),
+    window: formatGoDuration(u.windowMs * 1e6),
     containers: u.containers.map((c) => ({ name: c.name, usage: { cpu: cpuQuantity(c.cpuNanoCores), memory: memoryQuantity(c.memoryBytes) } })),
   };
 }

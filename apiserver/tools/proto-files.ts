@@ -35,6 +35,7 @@ const PACKAGES = [
   'k8s.io.apimachinery.pkg.apis.meta.v1',
   'k8s.io.apimachinery.pkg.runtime',
   'k8s.io.apimachinery.pkg.util.intstr',
+  'k8s.io.metrics.pkg.apis.metrics.v1beta1',
 ];
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
@@ -61,6 +62,7 @@ interface MessageDecl {
 const FIXED: MessageDecl[] = [
   timestamp(`${META}.Time`, 'A time in whole seconds since the Unix epoch (JSON: RFC 3339); nanos are written 0 and ignored.'),
   timestamp(`${META}.MicroTime`, 'A time with microseconds (JSON: RFC 3339 with six fraction digits).'),
+  { name: `${META}.Duration`, comment: 'A duration in nanoseconds (JSON: Go\'s duration text, "15s").', fields: [{ label: 'optional', type: 'int64', name: 'duration', no: 1 }] },
   {
     name: `${META}.FieldsV1`,
     comment: 'A managed-fields set: the JSON text of its f:<name> tree.',
@@ -128,8 +130,6 @@ function timestamp(name: string, comment: string): MessageDecl {
 function roots(): ObjectSchema[] {
   const out: ObjectSchema[] = [statusSchema, deleteOptionsSchema, evictionSchema, scaleSchema, tokenRequestSchema, tokenReviewSchema, selfSubjectReviewSchema];
   for (const t of makeBuiltinTypes()) {
-    // Kinds answered as JSON only (the resource metrics API) have no message here.
-    if (!t.schema.proto) continue;
     out.push(t.schema);
     // The review kinds are created, never listed: upstream has no list messages for them.
     if (!t.kind.endsWith('Review')) out.push(listSchemaOf(t.schema));
@@ -202,6 +202,7 @@ function scalarType(s: Schema, pkg: string, where: string, visit: (s: ObjectSche
       if (!s.raw) throw new Error(`${where}: any JSON without a FieldsV1/RawExtension message`);
       return ref(s.raw, pkg);
     case 'string':
+      if (s.format === 'duration') return ref(`${META}.Duration`, pkg);
       return s.format === 'byte' ? 'bytes' : 'string';
     case 'integer':
       if (s.format !== 'int32' && s.format !== 'int64') throw new Error(`${where}: an integer needs int32() or int64()`);

@@ -1,8 +1,7 @@
-import type { ObjectSchema } from '../../api/schema';
 import type { KObject } from '../../api/types';
 import { withMeta } from '../common-schemas';
 import type { ResourceType } from '../resource-type';
-import { atomicList, described, obj, quantityMap, str, time } from '../schema-builders';
+import { atomicList, described, duration, obj, quantityMap, str, time } from '../schema-builders';
 import { ageColumn, column, type Now } from '../table';
 
 /**
@@ -10,10 +9,8 @@ import { ageColumn, column, type Now } from '../table';
  * PodMetrics: the resource metrics API that metrics-server serves upstream, built in here and fed
  * by the scraper of controllers/metrics/. Read-only (get, list): the objects are made at each
  * request from the latest scrape and never stored. Messages and field numbers are upstream's
- * (k8s.io/metrics/pkg/apis/metrics/v1beta1); differs: `window` (a meta/v1 Duration, a message
- * holding nanoseconds in protobuf) has no protobuf form in our codec, so these kinds are answered
- * as JSON even to clients that prefer protobuf (kubectl top asks for protobuf first; client-go
- * decodes by the answer's content type).
+ * (k8s.io/metrics/pkg/apis/metrics/v1beta1), `window` a meta/v1 Duration (kubectl top reads
+ * them in protobuf). Their .proto file is not generated here (upstream's lives in k8s.io/metrics).
  */
 
 const METRICS = 'k8s.io.metrics.pkg.apis.metrics.v1beta1';
@@ -21,24 +18,16 @@ const METRICS = 'k8s.io.metrics.pkg.apis.metrics.v1beta1';
 export const METRICS_GROUP = 'metrics.svc.io';
 
 const timestamp = time('The following fields define time interval from which metrics were collected from the interval [Timestamp-Window, Timestamp].');
-const window = str('The time interval the usage was averaged over, as a duration ("15s").');
+const window = duration('The time interval the usage was averaged over ("15s"); nanoseconds in protobuf, as meta/v1 Duration.');
 const usage = quantityMap('The memory usage is the memory working set.');
 
-/** The schema without its protobuf message: served as JSON whatever the Accept (see the note above on `window`). */
-function jsonOnly(s: ObjectSchema): ObjectSchema {
-  const { proto: _proto, ...rest } = s;
-  return rest;
-}
+export const nodeMetricsSchema = withMeta(`${METRICS}.NodeMetrics`, {
+  timestamp: [2, timestamp],
+  window: [3, window],
+  usage: [4, usage],
+});
 
-export const nodeMetricsSchema = jsonOnly(
-  withMeta(`${METRICS}.NodeMetrics`, {
-    timestamp: [2, timestamp],
-    window: [3, window],
-    usage: [4, usage],
-  }),
-);
-
-export const podMetricsSchema = jsonOnly(withMeta(`${METRICS}.PodMetrics`, {
+export const podMetricsSchema = withMeta(`${METRICS}.PodMetrics`, {
   timestamp: [2, timestamp],
   window: [3, window],
   containers: [
@@ -48,7 +37,7 @@ export const podMetricsSchema = jsonOnly(withMeta(`${METRICS}.PodMetrics`, {
       atomicList(obj(`${METRICS}.ContainerMetrics`, { name: [1, str('Container name corresponding to the one from pod.spec.containers.')], usage: [2, usage] }, { required: ['name', 'usage'] })),
     ),
   ],
-}));
+});
 
 const READ_ONLY = ['get', 'list'] as const;
 

@@ -10,6 +10,7 @@ import * as apps from './apps-fixtures';
 import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
+import * as autoscaling from './autoscaling-fixtures';
 import { podFixture } from './pod-fixture';
 
 /** One representative object per served kind (and per meta/v1 body), with the schema that encodes it. */
@@ -64,6 +65,10 @@ const byKind: Record<string, Record<string, unknown>> = {
   'authentication.svc.io/v1/SelfSubjectReview': groups.selfSubjectReviewFixture,
   'authentication.svc.io/v1beta1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
   'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
+  'autoscaling/v2/HorizontalPodAutoscaler': autoscaling.hpaV2Fixture,
+  'autoscaling/v1/HorizontalPodAutoscaler': autoscaling.hpaV1Fixture,
+  'metrics.svc.io/v1beta1/NodeMetrics': autoscaling.nodeMetricsFixture,
+  'metrics.svc.io/v1beta1/PodMetrics': autoscaling.podMetricsFixture,
 };
 
 function gvk(t: ResourceType): string {

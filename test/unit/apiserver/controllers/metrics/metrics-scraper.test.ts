@@ -9,7 +9,8 @@ import type { KObject } from '../../../../../apiserver/api/types';
 import { MetricsScraper } from '../../../../../apiserver/controllers/metrics/metrics-scraper';
 import { usageFromSummary } from '../../../../../apiserver/controllers/metrics/summary-usage';
 import { UsageCache } from '../../../../../apiserver/controllers/metrics/usage-cache';
-import { cpuQuantity, goDuration, memoryQuantity } from '../../../../../apiserver/handlers/resource-metrics';
+import { formatGoDuration, parseGoDuration } from '../../../../../apiserver/api/go-duration';
+import { cpuQuantity, memoryQuantity } from '../../../../../apiserver/handlers/resource-metrics';
 import { FakeClock } from '../../../../helpers/fake-clock';
 
 const T = '2025-01-01T00:00:10Z';
@@ -86,7 +87,13 @@ test('formats: CPU and memory quantities and windows as metrics-server writes th
   t.is(memoryQuantity(64 * 1024 * 1024), '64Mi');
   t.is(memoryQuantity(1536 * 1024), '1536Ki');
   t.is(memoryQuantity(1000), '1000');
-  t.is(goDuration(15_000), '15s');
-  t.is(goDuration(1500), '1.5s');
-  t.is(goDuration(150_000), '2m30s');
+  t.is(formatGoDuration(15e9), '15s');
+  t.is(formatGoDuration(1.5e9), '1.5s');
+  t.is(formatGoDuration(150e9), '2m30s');
+  t.is(formatGoDuration(3600e9), '1h0m0s');
+  t.is(formatGoDuration(500e6), '500ms');
+  t.is(formatGoDuration(0), '0s');
+  for (const text of ['15s', '1.5s', '2m30s', '1h0m0s', '500ms', '0s', '1h2m3.25s', '-4m']) t.is(formatGoDuration(parseGoDuration(text)!), text === '-4m' ? '-4m0s' : text);
+  t.is(parseGoDuration('1h30'), undefined);
+  t.is(parseGoDuration(''), undefined);
 });
