@@ -129,6 +129,9 @@ export class HpaController {
       const msg = (err as Error).message;
       this.recorder.event(ref, 'Warning', 'FailedGetScale', msg);
       cond('AbleToScale', { status: 'False', reason: 'FailedGetScale', message: `the HPA controller was unable to get the target's current scale: ${msg}` });
+      // desiredReplicas is a plain int32 upstream: written 0 until something was computed.
+      status.currentReplicas = old.currentReplicas ?? 0;
+      status.desiredReplicas = old.desiredReplicas ?? 0;
       return this.writeStatus(hpaType, hpa, status);
     }
     const current = target.replicas;
