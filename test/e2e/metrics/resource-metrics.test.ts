@@ -17,7 +17,7 @@ import { eventually } from '../agent/agent-process';
 import { callAgent, noCertDispatcher, runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
 
 const NODE = 'e2e-metrics';
-const TOKENS = { nobody: 'nobody-token-0123456789', stats: 'stats-token-0123456789' } as const;
+const TOKENS = { nobody: 'nobody-token-0123456789', stats: 'stats-token-0123456789', viewer: 'viewer-token-0123456789' } as const;
 
 interface Env {
   api: RunningApiServer;
@@ -76,6 +76,15 @@ function kubectlIn(kubeconfig: string, args: string[], input: string): Promise<{
   });
 }
 
+/** A kubeconfig for the API server authenticating with a bearer token. */
+function tokenKubeconfig(api: RunningApiServer, dir: string, user: string, token: string): string {
+  const file = path.join(dir, `${user}.kubeconfig`);
+  const cluster = { server: api.url, 'certificate-authority-data': Buffer.from(api.caPem).toString('base64') };
+  const config = { apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'svc', cluster }], users: [{ name: user, user: { token } }], contexts: [{ name: 'svc', context: { cluster: 'svc', user } }], 'current-context': 'svc' };
+  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  return file;
+}
+
 test.after.always(async () => {
   if (!env) return;
   await env.node.agent.stop('SIGKILL');
@@ -129,6 +138,24 @@ test('kubectl top node and kubectl top pod --containers read metrics.k8s.io', as
   t.like(JSON.parse(raw.stdout), { kind: 'PodMetrics', apiVersion: 'metrics.k8s.io/v1beta1', metadata: { name: 'busy', namespace: 'default' }, window: '1s' });
   const missing = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/nope']);
   t.regex(missing.stderr, /podmetrics.metrics.k8s.io "nope" not found|NotFound/);
+});
+
+test('metrics.k8s.io is authorized as any resource: 403 without a grant; the view role (system:aggregated-metrics-reader) allows kubectl top pod', async (t) => {
+  const { api, dir } = e();
+  const nobody = tokenKubeconfig(api, dir, 'nobody', TOKENS.nobody);
+  const denied = await kubectl(nobody, ['top', 'pod', 'busy']);
+  t.not(denied.code, 0);
+  t.regex(denied.stderr, /forbidden/i);
+  const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewer', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'viewer' }] };
+  const made = await kubectlIn(api.kubeconfig, ['create', '-f', '-'], JSON.stringify(binding));
+  t.is(made.code, 0, made.stderr);
+  const viewer = tokenKubeconfig(api, dir, 'viewer', TOKENS.viewer);
+  const out = await eventually('kubectl top pod as a viewer', async () => {
+    const r = await kubectl(viewer, ['top', 'pod', 'busy', '--no-headers']);
+    if (r.code !== 0) throw new Error(r.stderr);
+    return r.stdout;
+  }, 30_000, 500);
+  t.regex(out, /^busy\s+\d+m\s+\d+Mi\s*$/m);
 });
 
 test('kubectl autoscale: the HPA scales a loaded Deployment up to --max; kubectl get hpa shows it', async (t) => {
