@@ -31,9 +31,9 @@ function e(): Env {
   return env;
 }
 
-export function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export function kubectl(kubeconfig: string, args: string[], binary = '/usr/bin/kubectl'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(binary, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -201,4 +201,22 @@ test('kubectl autoscale: the HPA scales a loaded Deployment up to --max; kubectl
   // The v1 view of the same object.
   const v1 = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/loaded']);
   t.like(JSON.parse(v1.stdout), { apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 50, minReplicas: 1, maxReplicas: 5 } });
+});
+
+test('kubectl 1.27 autoscale and get hpa work too', async (t) => {
+  const { api } = e();
+  const old = '/usr/lib/google-cloud-sdk/bin/kubectl.1.27';
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'older', namespace: 'default' },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'older' } }, template: { metadata: { labels: { app: 'older' } }, spec: { nodeName: NODE, containers: [{ name: 'app', image: 'svc.local/busybox:latest', command: ['sleep', '3600'], resources: { requests: { cpu: '100m' } } }] } } },
+  };
+  t.is((await kubectlIn(api.kubeconfig, ['create', '-f', '-'], JSON.stringify(deployment))).code, 0);
+  const auto = await kubectl(api.kubeconfig, ['autoscale', 'deployment', 'older', '--cpu-percent=80', '--min=1', '--max=3'], old);
+  t.is(auto.code, 0, auto.stderr);
+  const raw = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/older']);
+  t.like(JSON.parse(raw.stdout), { spec: { minReplicas: 1, maxReplicas: 3, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }] } });
+  const table = await kubectl(api.kubeconfig, ['get', 'hpa', 'older'], old);
+  t.regex(table.stdout, /^older\s+Deployment\/older\s+/m);
 });
