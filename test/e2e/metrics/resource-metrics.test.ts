@@ -198,6 +198,10 @@ test('kubectl autoscale: the HPA scales a loaded Deployment up to --max; kubectl
   const events = await kubectl(api.kubeconfig, ['get', 'events', '--field-selector', 'involvedObject.name=loaded,reason=SuccessfulRescale', '-o', 'json']);
   const messages = (JSON.parse(events.stdout) as { items: Array<{ message: string }> }).items.map((i) => i.message);
   t.true(messages.some((m) => /^New size: \d+; reason: cpu resource utilization \(percentage of request\) above target$/.test(m)), JSON.stringify(messages));
+  const described = await kubectl(api.kubeconfig, ['describe', 'hpa', 'loaded']);
+  t.is(described.code, 0, described.stderr);
+  t.regex(described.stdout, /resource cpu on pods\s+\(as a percentage of request\):\s+\d+% \(\d+m\) \/ 50%/);
+  t.regex(described.stdout, /SuccessfulRescale/);
   // The v1 view of the same object.
   const v1 = await kubectl(api.kubeconfig, ['get', '--raw', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/loaded']);
   t.like(JSON.parse(v1.stdout), { apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 50, minReplicas: 1, maxReplicas: 5 } });
