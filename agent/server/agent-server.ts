@@ -103,7 +103,7 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     { prefix: '/configz', handler: configzHandler(c) },
     ...(d.stats
       ? [
-          { prefix: '/stats/summary', handler: summaryHandler(d.stats) },
+          { prefix: '/stats/', handler: summaryHandler(d.stats) },
           { prefix: '/metrics/resource', handler: resourceMetricsHandler(d.stats, d.log) },
         ]
       : []),

@@ -5,7 +5,7 @@
  * (request-attributes.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowedError } from '../errors';
+import { MethodNotAllowedError, NotFoundError } from '../errors';
 import type { Log } from '../platform/logger';
 import { renderResourceMetrics } from '../stats/resource-metrics';
 import type { PodStats, Summary } from '../stats/types';
@@ -32,11 +32,16 @@ function cpuAndMemoryOnly(s: Summary): Summary {
   return { node: { nodeName, startTime, ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) }, pods };
 }
 
-/** /stats/summary: resolves the Summary (answered as JSON by the server). */
+/**
+ * Everything under /stats/: the Summary at /stats/summary (answered as JSON by the server); other
+ * paths are 404, as upstream's kubelet dropped its older per-container stats paths.
+ */
 export function summaryHandler(source: SummarySource): (req: IncomingMessage) => Promise<unknown> {
   return async (req) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname !== '/stats/summary') throw new NotFoundError(`no stats at ${url.pathname}: the Summary API is /stats/summary`);
     checkGet(req);
-    const q = new URL(req.url ?? '/', 'http://x').searchParams.get('only_cpu_and_memory');
+    const q = url.searchParams.get('only_cpu_and_memory');
     const s = await source.summary();
     return q === 'true' ? cpuAndMemoryOnly(s) : s;
   };

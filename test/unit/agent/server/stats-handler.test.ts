@@ -34,6 +34,7 @@ test('summary: JSON; only_cpu_and_memory drops filesystems; a failed read is a 5
   t.deepEqual(only.pods[0].containers, [{ name: 'c', startTime: time, cpu: { time, usageNanoCores: 1 } }]);
   t.false('ephemeral-storage' in only.pods[0]);
   t.is((await fetch(`${url}/stats/summary`, { method: 'POST' })).status, 405);
+  t.is((await fetch(`${url}/stats/default/p/c`)).status, 404);
   fail = true;
   t.is((await fetch(`${url}/stats/summary`)).status, 500);
 });
