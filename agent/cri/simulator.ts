@@ -19,7 +19,7 @@ import path from 'node:path';
 import { realClock, type Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions, RuntimeService } from './runtime-service';
-import { behaviourFor, withPodExit } from './sim-behaviour';
+import { behaviourFor, withPodExit, withPodUsage } from './sim-behaviour';
 import { DOWN, SimGate } from './sim-gate';
 import { SimImageService } from './sim-image-service';
 import { SimImageStore } from './sim-images';
@@ -246,7 +246,11 @@ export class Simulator implements RuntimeService {
     if (!name) throw new RuntimeError('InvalidArgument', 'container config must include metadata with a name', 'CreateContainer');
     const image = this.images.resolve(config.image?.image ?? '');
     if (!image) throw new RuntimeError('NotFound', `failed to resolve image "${config.image?.image ?? ''}": not found`, 'CreateContainer');
-    const behaviour = withPodExit(behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image), s.config.annotations);
+    const behaviour = withPodUsage(
+      withPodExit(behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image), s.config.annotations),
+      s.config.annotations,
+      name,
+    );
     if (behaviour.createError !== undefined) throw new RuntimeError('Unknown', behaviour.createError, 'CreateContainer');
     const id = this.state.newId('container');
     const sm = s.config.metadata;

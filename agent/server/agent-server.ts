@@ -4,7 +4,8 @@
  * kubeconfig's CA so the API server's kubelet-client certificate is accepted), token reviews
  * (authentication.webhook, cached for cacheTTL), anonymous access, authorization (AlwaysAllow or
  * cached SubjectAccessReviews with system:masters allowed outright), and the routes:
- * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods and /configz.
+ * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods, /configz, and with a
+ * summary source /stats/summary and /metrics/resource.
  */
 import { readFile } from 'node:fs/promises';
 import type { EventRecorder } from '../../common/events/recorder';
@@ -27,6 +28,7 @@ import { HEALTH_PATHS, healthHandler, type HealthCheck } from './health-handler'
 import { metricsHandler } from './metrics-handler';
 import { podsHandler, type PodLister } from './pods-handler';
 import { configzHandler } from './configz-handler';
+import { resourceMetricsHandler, summaryHandler, type SummarySource } from './stats-handler';
 import { ServingCertRotator } from './serving-cert-rotator';
 import { alwaysAllow, CachedAuthorizer, MastersBypass, SubjectAccessReviewAuthorizer, type Authorizer } from './authorizer';
 import { NodeServer, type Route } from './node-server';
@@ -50,6 +52,8 @@ export interface AgentServerDeps {
   log: Log;
   /** Where the checkpoint events go, and the pod they are about; default none. */
   events?: { recorder: EventRecorder; podByName(namespace: string, name: string): Pod | undefined };
+  /** The node's and pods' usage for /stats/summary and /metrics/resource; absent: those paths are 404. */
+  stats?: SummarySource;
 }
 
 /** Builds the server (routes, authn, authz) without listening; the parts are exposed for tests. */
@@ -97,6 +101,12 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     { prefix: '/pods', handler: podsHandler(d.pods) },
     { prefix: '/pods/', handler: podsHandler(d.pods) },
     { prefix: '/configz', handler: configzHandler(c) },
+    ...(d.stats
+      ? [
+          { prefix: '/stats/', handler: summaryHandler(d.stats) },
+          { prefix: '/metrics/resource', handler: resourceMetricsHandler(d.stats, d.log) },
+        ]
+      : []),
   ];
   return { server: new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log, observer: d.metrics }), checkpoints: checkpoint };
 }

@@ -43,8 +43,8 @@ export const DEFAULT_SUBRESOURCE = 'proxy';
  * nodes/spec with the cAdvisor endpoint).
  */
 export const NODE_PATH_RULES: readonly NodePathRule[] = [
-  { path: '/stats', subresource: 'stats', serves: '', note: 'upstream' },
-  { path: '/metrics', subresource: 'metrics', serves: 'the agent\'s Prometheus metrics', note: 'upstream' },
+  { path: '/stats', subresource: 'stats', serves: 'the Summary API (/stats/summary)', note: 'upstream' },
+  { path: '/metrics', subresource: 'metrics', serves: 'the agent\'s Prometheus metrics; /metrics/resource: resource metrics', note: 'upstream' },
   { path: '/logs', subresource: 'log', serves: '', note: 'upstream: the node\'s log files' },
   { path: '/checkpoint', subresource: 'checkpoint', serves: 'POST: checkpoint a container (spec 4.11)', note: 'upstream' },
   { path: '/pods', subresource: 'pods', fallback: 'proxy', serves: 'the pods the agent runs, with their status', note: 'upstream (fine-grained)' },

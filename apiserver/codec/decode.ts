@@ -1,3 +1,4 @@
+import { formatGoDuration } from '../api/go-duration';
 import type { ObjectSchema } from '../api/schema';
 import { planOf, type MessagePlan, type ScalarKind, type ValueCodec } from './plan';
 import { protobufError, Reader } from './reader';
@@ -200,6 +201,8 @@ function readWrapped(r: Reader, k: ScalarKind): unknown {
       return s === '' ? undefined : s;
     case 'intOrString':
       return a === 1 ? s : b;
+    case 'duration':
+      return formatGoDuration(a);
     case 'time':
       // Upstream's Time reads whole seconds only.
       return formatTime(a, 0, false);

@@ -33,6 +33,8 @@ import { makeStorageClassType } from './types/storageclasses';
 import { makeCsiDriverType } from './types/csidrivers';
 import { makeCsiNodeType } from './types/csinodes';
 import { makeVolumeAttachmentType } from './types/volumeattachments';
+import { makeMetricsTypes } from './types/metrics';
+import { makeHpaTypes } from './types/horizontalpodautoscalers';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -78,6 +80,8 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     ...makeAuthorizationReviewTypes(),
     makePriorityClassType(now),
     makeRuntimeClassType(now),
+    ...makeMetricsTypes(now),
+    ...makeHpaTypes(now),
   ];
 }
 

@@ -125,6 +125,11 @@ export interface ResourceType {
   storedAs?: StorageView;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
+  /**
+   * The verbs a type that is not stored serves through its own handler (the resource metrics API:
+   * get and list), as discovery lists them; absent: the stored verbs (or create for review types).
+   */
+  servedVerbs?: readonly string[];
 }
 
 export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string {

@@ -12,6 +12,8 @@ import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
 import { GarbageCollector } from '../controllers/garbage-collector';
+import { HpaController } from '../controllers/hpa/hpa-controller';
+import type { PodUsageSource } from '../controllers/hpa/hpa-metrics';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
@@ -46,7 +48,7 @@ import type { ServingTls } from './tls';
  * (upstream's controller manager) on the replica holding the leader Lease, or on this one
  * without --leader-elect.
  */
-export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, signal: AbortSignal): Promise<void> {
+export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, signal: AbortSignal, usage?: PodUsageSource): Promise<void> {
   const { store } = core;
   const nsType = s.registry.lookup('', 'v1', 'namespaces')!;
   const host = flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' ? hostname() : flags.bindAddress;
@@ -60,7 +62,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       if (flags.localPathProvisioner) await ensureLocalPathClass(store, s.registry.lookup('storage.svc.io', 'v1', 'storageclasses')!);
     }, signal, log),
   );
-  const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);
+  const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading, usage);
   const elector = new LeaderElector(store, s.registry.lookup('coordination.svc.io', 'v1', 'leases')!, {
     namespace: 'svc-system',
     name: 'svc-controller-manager',
@@ -76,7 +78,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
 }
 
 /** Every control loop, until the leading signal aborts. */
-async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal): Promise<void> {
+async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal, usage?: PodUsageSource): Promise<void> {
   const { storage, cache, registry } = s;
   const { store, authz, informers, events } = core;
   const { ca } = tls.pki;
@@ -113,6 +115,11 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TtlAfterFinishedController(store, cache, registry, { now, log: log.child({ controller: 'ttl-after-finished' }), informers }).run(leading),
     new PvBinder(store, cache, registry, { now, log: log.child({ controller: 'persistentvolume-binder' }), informers, recorder: events.recorder('persistentvolume-controller'), localPath: flags.localPathProvisioner }).run(leading),
   ];
+  // The HPA reads the resource metrics this process scrapes (wiring/resource-metrics.ts).
+  if (usage) {
+    const hpa = { usage, syncPeriodMs: flags.hpaSyncPeriodMs, downscaleStabilizationMs: flags.hpaDownscaleStabilizationMs, informers, recorder: events.recorder('horizontal-pod-autoscaler') };
+    loops.push(new HpaController(store, cache, registry, { ...hpa, log: log.child({ controller: 'horizontal-pod-autoscaler' }) }).run(leading));
+  }
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {
     loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }), informers }).run(leading));

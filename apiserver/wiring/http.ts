@@ -12,6 +12,7 @@ import { ApiServer, type ApiServerOptions } from './api-server';
 import type { AuthnLayer } from './authn';
 import { storageCheck, storeWriteCheck, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
+import type { ResourceMetricsLayer } from './resource-metrics';
 import { kubeletClientTls, type ServingTls } from './tls';
 
 /** What the HTTP phase assembles: the earlier phases' results, the metrics, the log and the version /version reports. */
@@ -25,6 +26,8 @@ export interface HttpParts {
   audit?: Auditor;
   log: Logger;
   version: ApiServerOptions['version'];
+  /** The resource metrics API's handlers (wiring/resource-metrics.ts). */
+  metricsApi?: Pick<ResourceMetricsLayer, 'virtual'>;
 }
 
 /**
@@ -51,7 +54,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     authz: authz.chain,
     admission,
     serveK8sIoGroups: flags.serveK8sIoGroups,
-    virtual: new Map([...authz.reviewHandlers, ...auth.virtual]),
+    virtual: new Map([...authz.reviewHandlers, ...auth.virtual, ...(p.metricsApi?.virtual ?? [])]),
     subresources: new Map([
       ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],

@@ -10,6 +10,7 @@ import * as apps from './apps-fixtures';
 import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
+import * as autoscaling from './autoscaling-fixtures';
 import { podFixture } from './pod-fixture';
 
 /** One representative object per served kind (and per meta/v1 body), with the schema that encodes it. */
@@ -70,6 +71,10 @@ const byKind: Record<string, Record<string, unknown>> = {
   'storage.svc.io/v1/CSIDriver': groups.csiDriverFixture,
   'storage.svc.io/v1/CSINode': groups.csiNodeFixture,
   'storage.svc.io/v1/VolumeAttachment': groups.volumeAttachmentFixture,
+  'autoscaling/v2/HorizontalPodAutoscaler': autoscaling.hpaV2Fixture,
+  'autoscaling/v1/HorizontalPodAutoscaler': autoscaling.hpaV1Fixture,
+  'metrics.svc.io/v1beta1/NodeMetrics': autoscaling.nodeMetricsFixture,
+  'metrics.svc.io/v1beta1/PodMetrics': autoscaling.podMetricsFixture,
 };
 
 function gvk(t: ResourceType): string {

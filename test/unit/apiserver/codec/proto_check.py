@@ -16,6 +16,7 @@ import base64
 import datetime
 import importlib
 import json
+import re
 import struct
 import sys
 
@@ -39,6 +40,17 @@ def parse_time(text, micro):
     delta = t - epoch
     seconds = delta.days * 86400 + delta.seconds
     return seconds, (delta.microseconds * 1000 if micro else 0)
+
+
+DURATION_UNITS = {'ns': 1, 'us': 1000, 'µs': 1000, 'ms': 10**6, 's': 10**9, 'm': 60 * 10**9, 'h': 3600 * 10**9}
+
+
+def parse_duration(text):
+    """Go's time.ParseDuration for the unsigned forms the fixtures use ("15s", "1m30s", "1.5s")."""
+    total = 0
+    for number, unit in re.findall(r'(\d+(?:\.\d*)?)(ns|us|µs|ms|s|m|h)', text):
+        total += float(number) * DURATION_UNITS[unit]
+    return round(total)
 
 
 class Unused(Exception):
@@ -100,6 +112,8 @@ def set_message(msg, value, path):
     msg.SetInParent()
     if name in (META + 'Time', META + 'MicroTime'):
         msg.seconds, msg.nanos = parse_time(value, name.endswith('MicroTime'))
+    elif name == META + 'Duration':
+        msg.duration = parse_duration(value)
     elif name == 'k8s.io.apimachinery.pkg.api.resource.Quantity':
         msg.string = str(value)
     elif name == 'k8s.io.apimachinery.pkg.util.intstr.IntOrString':

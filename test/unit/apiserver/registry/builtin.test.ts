@@ -130,6 +130,12 @@ samples['storage.svc.io/storageclasses'] = { metadata: { name: 'local-path', ann
 samples['storage.svc.io/csidrivers'] = { metadata: { name: 'csi.example.com' }, spec: { podInfoOnMount: true, tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }] } };
 samples['storage.svc.io/csinodes'] = { metadata: { name: 'worker-1' }, spec: { drivers: [{ name: 'csi.example.com', nodeID: 'worker-1', topologyKeys: ['topology.svc.io/zone'], allocatable: { count: 8 } }] } };
 samples['storage.svc.io/volumeattachments'] = { metadata: { name: 'csi-1' }, spec: { attacher: 'csi.example.com', source: { persistentVolumeName: 'pv1' }, nodeName: 'worker-1' }, status: { attached: true, attachmentMetadata: { dev: '/dev/sdb' } } };
+samples['metrics.svc.io/nodes'] = { metadata: { name: 'n1' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', usage: { cpu: '250m', memory: '64Mi' } };
+samples['metrics.svc.io/pods'] = { metadata: { name: 'p', namespace: 'default' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', containers: [{ name: 'app', usage: { cpu: '5m', memory: '4Mi' } }] };
+samples['autoscaling/horizontalpodautoscalers'] = {
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] },
+};
 samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
@@ -181,9 +187,9 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'volumeattachments']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'namespaces', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'volumeattachments']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -221,6 +227,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
       ['authorization.svc.io', 'v1,v1beta1', 'v1'],
+      ['autoscaling', 'v2,v1', 'v2'],
       ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
@@ -229,6 +236,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['node.svc.io', 'v1', 'v1'],
+      ['metrics.svc.io', 'v1beta1', 'v1beta1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],
   );
