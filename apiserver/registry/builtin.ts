@@ -27,6 +27,8 @@ import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
+import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
+import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -66,6 +68,10 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeRoleBindingType(now),
     makeClusterRoleBindingType(now),
     ...makeAuthorizationReviewTypes(),
+    makeMutatingWebhookConfigurationType(now),
+    makeValidatingWebhookConfigurationType(now),
+    makeValidatingAdmissionPolicyType(now),
+    makeValidatingAdmissionPolicyBindingType(now),
   ];
 }
 
