@@ -9,7 +9,7 @@
  * before ServiceAccount (upstream: after), as it did before plugins were selectable, so that a
  * node's mirror pod naming a service account is refused by NodeRestriction saying why. Plugins
  * upstream enables by default that svc does not implement (PodSecurity, Priority, RuntimeClass,
- * DefaultStorageClass, webhooks, ...) cannot be named.
+ * DefaultStorageClass, ...) cannot be named.
  */
 export interface AdmissionPluginInfo {
   name: string;
@@ -24,6 +24,8 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'NodeRestriction', defaultOn: true },
   { name: 'ServiceAccount', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
+  { name: 'MutatingAdmissionWebhook', defaultOn: true },
+  { name: 'ValidatingAdmissionWebhook', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },
 ];

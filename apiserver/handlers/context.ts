@@ -37,6 +37,8 @@ export interface ResourceRequest {
   after?: Clock['after'];
   /** Authorizes this request's user for the same attributes with another verb; rejects with 403. */
   authorizeVerb?: (verb: string) => Promise<void>;
+  /** Warnings admission produced for this request's write (writeContext makes the list; reply sends it). */
+  admissionWarnings?: string[];
 }
 
 /** Whether CBOR is served (the CBORServingAndStorage feature gate, alpha, off by default). */
@@ -55,7 +57,8 @@ export function reply(r: ResourceRequest, status: number, body: unknown, extra: 
   const binary = extra.yaml ? undefined : binaryReply(r.req.headers.accept, { cbor: cborServed(r) });
   const protobuf = binary === 'protobuf' ? protobufSchemaFor(r.type, served) : undefined;
   const cbor = binary === 'cbor' ? { schema: responseSchemaFor(r.type, served) } : undefined;
-  send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, cbor, ...extra });
+  const warnings = r.admissionWarnings?.length ? [...(extra.warnings ?? []), ...r.admissionWarnings] : extra.warnings;
+  send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, cbor, ...extra, warnings });
 }
 
 export function listQuery(r: ResourceRequest): ListQuery {
@@ -100,5 +103,6 @@ export function writeContext(r: ResourceRequest): WriteContext {
     fieldManager: fm,
     userAgent: r.req.headers['user-agent'],
     subresource: r.info.subresource,
+    warnings: (r.admissionWarnings ??= []),
   };
 }

@@ -15,6 +15,12 @@ export interface AdmissionAttributes {
   oldObject?: KObject;
   user: UserInfo;
   dryRun: boolean;
+  /** The request's fieldManager (sent to webhooks in the request options). */
+  fieldManager?: string;
+  /** Warnings for the client (webhook and policy warnings): admission appends, the handler sends them as Warning headers. */
+  warnings?: string[];
+  /** Audit annotations admission produced (webhooks' `<hook>/<key>`, policies'), kept for the audit log. */
+  auditAnnotations?: Record<string, string>;
   /**
    * Side effects admission made that must be undone if the write does not happen after all
    * (Appendix B: quota usage charged by the ResourceQuota plugin). A plugin adds an undo; the

@@ -12,6 +12,8 @@ export interface WriteContext {
   subresource: string;
   /** Server-side apply wrote the object's managedFields (apply/field-manager.ts); the store keeps them. */
   applied?: boolean;
+  /** Where admission's warnings go (the handler sends them as Warning headers); absent: dropped. */
+  warnings?: string[];
 }
 
 export function writeAttributes(
@@ -23,5 +25,5 @@ export function writeAttributes(
   object?: KObject,
   oldObject?: KObject,
 ): AdmissionAttributes {
-  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun, fieldManager: ctx.fieldManager, warnings: ctx.warnings };
 }

@@ -6,6 +6,7 @@ import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { NodeRestriction } from '../admission/node-restriction';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
 import { ServiceAccountAdmission } from '../admission/service-account';
+import { MutatingWebhookPlugin, ValidatingWebhookPlugin } from '../admission/webhook-dispatch';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ApiServerFlags } from '../config/flags';
@@ -14,6 +15,7 @@ import { rec } from '../registry/obj-access';
 import { add, formatResourceList, parseResourceList, subtractNonNegative } from '../registry/quota/resource-list';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore, WriteContext } from '../store/object-store';
+import type { StoreInformers } from '../store/list-watch';
 
 const everything = { labelSelector: [], fieldSelector: [] };
 
@@ -25,6 +27,28 @@ export interface AdmissionDeps {
   /** The store and the RBAC escalation check exist only once the chain does; plugins reach them late. */
   store: () => ObjectStore;
   escalation: () => AdmissionPlugin;
+  /** The shared informers (late, as the store): webhook configurations and policies are read from their caches. */
+  informers?: () => StoreInformers;
+}
+
+/**
+ * The objects of a cluster-scoped admission configuration type: the shared informer's cache once
+ * it has synced, the store until then (the first requests after start, or no informers at all).
+ */
+export function configurationSource(d: AdmissionDeps, t: () => ResourceType): () => Promise<readonly KObject[]> {
+  return async () => {
+    const inf = d.informers?.().informer(t());
+    if (inf?.hasSynced()) return inf.store.list();
+    return (await d.store().list(t(), '', everything)).items;
+  };
+}
+
+function arType(registry: ResourceRegistry, resource: string): () => ResourceType {
+  return () => {
+    const t = registry.lookup('admissionregistration.svc.io', 'v1', resource);
+    if (!t) throw new Error(`${resource} type not registered`);
+    return t;
+  };
 }
 
 function type(registry: ResourceRegistry, resource: string): ResourceType {
@@ -68,6 +92,7 @@ export function storeQuotaAccess(store: () => ObjectStore, quotaType: ResourceTy
 export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'>, d: AdmissionDeps): AdmissionChain {
   const { registry, store } = d;
   const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
+  const namespaceLabels = async (name: string) => (await get(type(registry, 'namespaces'), '', name))?.metadata.labels;
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
     NamespaceLifecycle: () => new NamespaceLifecycle((name) => get(type(registry, 'namespaces'), '', name)),
@@ -79,6 +104,8 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
         (name) => get(type(registry, 'nodes'), '', name),
       ),
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
+    MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
+    ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

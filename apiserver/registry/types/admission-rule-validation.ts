@@ -68,7 +68,7 @@ export function validateRule(path: string, ruleValue: unknown): Cause[] {
     if (v === '') out.push(required(index(child(path, 'apiVersions'), i), ''));
   });
   out.push(...validateResources(child(path, 'resources'), strs(rule.resources)));
-  if (rule.scope !== undefined && rule.scope !== null && !SCOPES.includes(String(rule.scope))) out.push(notSupported(child(path, 'scope'), rule.scope, SCOPES));
+  if (rule.scope !== undefined && rule.scope !== null && !SCOPES.includes(str(rule.scope) ?? '')) out.push(notSupported(child(path, 'scope'), rule.scope, SCOPES));
   return out;
 }
 
@@ -169,5 +169,5 @@ export function validateReviewVersions(path: string, value: unknown): Cause[] {
 }
 
 export function oneOfOptional(path: string, v: unknown, valid: readonly string[]): Cause[] {
-  return v === undefined || v === null || valid.includes(String(v)) ? [] : [notSupported(path, v, valid)];
+  return v === undefined || v === null || valid.includes(str(v) ?? '') ? [] : [notSupported(path, v, valid)];
 }

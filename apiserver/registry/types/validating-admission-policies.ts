@@ -171,7 +171,7 @@ function validateBinding(o: KObject): Cause[] {
     out.push(...validateLabelSelector(ref.selector, 'spec.paramRef.selector'));
     const nf = ref.parameterNotFoundAction;
     if (nf === undefined || nf === null) out.push(required('spec.paramRef.parameterNotFoundAction', ''));
-    else if (!NOT_FOUND_ACTIONS.includes(String(nf))) out.push(notSupported('spec.paramRef.parameterNotFoundAction', nf, NOT_FOUND_ACTIONS));
+    else if (!NOT_FOUND_ACTIONS.includes(str(nf) ?? '')) out.push(notSupported('spec.paramRef.parameterNotFoundAction', nf, NOT_FOUND_ACTIONS));
   }
   out.push(...validateMatchResources('spec.matchResources', spec.matchResources, false));
   const actions = strs(spec.validationActions);

@@ -68,7 +68,7 @@ export function validateWebhook(p: string, hook: Record<string, unknown>, mutati
   if (mutating) out.push(...oneOfOptional(child(p, 'reinvocationPolicy'), hook.reinvocationPolicy, REINVOCATION));
   const se = hook.sideEffects;
   if (se === undefined || se === null || se === '') out.push(required(child(p, 'sideEffects'), `must specify one of ${SIDE_EFFECTS.join(', ')}`));
-  else if (!SIDE_EFFECTS.includes(String(se))) out.push(notSupported(child(p, 'sideEffects'), se, SIDE_EFFECTS));
+  else if (!SIDE_EFFECTS.includes(str(se) ?? '')) out.push(notSupported(child(p, 'sideEffects'), se, SIDE_EFFECTS));
   const t = hook.timeoutSeconds;
   if (typeof t === 'number' && (t < 1 || t > 30)) out.push(invalid(child(p, 'timeoutSeconds'), t, 'the timeout value must be between 1 and 30 seconds'));
   out.push(...validateReviewVersions(child(p, 'admissionReviewVersions'), hook.admissionReviewVersions));
