@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
-import { matchConditionEnv, ProgramCache } from '../cel/admission-env';
+import { celInput, matchConditionEnv, ProgramCache } from '../cel/admission-env';
 import { CelCompileError } from '../cel/program';
 import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type NamespaceLabels } from './admission-match';
 import { hookEndpoint, postReview, type WebhookClientOptions } from './webhook-client';
-import { admissionRequest, admissionReview, applyHookPatch, callFailure, denial, dryRunUnsupported, HookCallError, parseReviewAnswer, reviewVersionFor, type HookAnswer } from './webhook-review';
+import { admissionRequest, admissionReview, uidOf, applyHookPatch, callFailure, denial, dryRunUnsupported, HookCallError, parseReviewAnswer, reviewVersionFor, type HookAnswer } from './webhook-review';
 
 /**
  * The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins (upstream
@@ -38,16 +37,6 @@ interface Hook {
 const EXEMPT_GROUP = 'admissionregistration.svc.io';
 const DRY_RUN_SAFE = new Set(['None', 'NoneOnDryRun']);
 
-/** One admission request's uid, shared by every hook it is sent to. */
-const uids = new WeakMap<AdmissionAttributes, string>();
-function uidOf(a: AdmissionAttributes): string {
-  let uid = uids.get(a);
-  if (!uid) {
-    uid = randomUUID();
-    uids.set(a, uid);
-  }
-  return uid;
-}
 
 class Dispatcher {
   private readonly programs = new ProgramCache(matchConditionEnv);
@@ -74,7 +63,7 @@ class Dispatcher {
     if (!objectSelectorMatches(h.spec.objectSelector, a)) return false;
     const conditions = Array.isArray(h.spec.matchConditions) ? (h.spec.matchConditions as Rec[]) : [];
     if (conditions.length === 0) return true;
-    const vars = { object: a.operation === 'DELETE' ? null : (a.object ?? null), oldObject: a.oldObject ?? null, request: admissionRequest(a, uidOf(a)) };
+    const vars = celInput({ object: a.operation === 'DELETE' ? null : (a.object ?? null), oldObject: a.oldObject ?? null, request: admissionRequest(a, uidOf(a)) }) as Record<string, unknown>;
     let failure: Error | undefined;
     for (const c of conditions) {
       const program = this.programs.get(typeof c.expression === 'string' ? c.expression : '');

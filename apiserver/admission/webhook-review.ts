@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApiError, type Reason } from '../api/errors';
 import type { KObject } from '../api/types';
 import { applyJsonPatch } from '../patch/json-patch';
@@ -18,6 +19,17 @@ export const SPOKEN_REVIEW_VERSIONS: readonly string[] = ['v1', 'v1beta1'];
 /** The first version of the hook's admissionReviewVersions spoken here (upstream: the hook's order wins). */
 export function reviewVersionFor(hookVersions: readonly string[]): string | undefined {
   return hookVersions.find((v) => SPOKEN_REVIEW_VERSIONS.includes(v));
+}
+
+/** One admission request's uid, shared by every hook and policy it is shown to. */
+const uids = new WeakMap<AdmissionAttributes, string>();
+export function uidOf(a: AdmissionAttributes): string {
+  let uid = uids.get(a);
+  if (!uid) {
+    uid = randomUUID();
+    uids.set(a, uid);
+  }
+  return uid;
 }
 
 const OPTIONS_KIND: Record<string, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' };

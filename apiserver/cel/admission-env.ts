@@ -69,3 +69,19 @@ export function policyCompileError(source: string): string | undefined {
     throw err;
   }
 }
+
+/**
+ * A JSON value as CEL input: integral numbers become CEL ints (bigint), as upstream decodes
+ * integer JSON into int64; other numbers stay doubles. Without this `object.spec.replicas + 1`
+ * would be a double plus an int, which CEL refuses.
+ */
+export function celInput(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(celInput);
+  if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = celInput(x);
+    return out;
+  }
+  return v;
+}

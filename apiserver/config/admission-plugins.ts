@@ -25,6 +25,7 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'ServiceAccount', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
   { name: 'MutatingAdmissionWebhook', defaultOn: true },
+  { name: 'ValidatingAdmissionPolicy', defaultOn: true },
   { name: 'ValidatingAdmissionWebhook', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },

@@ -7,6 +7,8 @@ import { NodeRestriction } from '../admission/node-restriction';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { MutatingWebhookPlugin, ValidatingWebhookPlugin } from '../admission/webhook-dispatch';
+import { ValidatingAdmissionPolicyPlugin } from '../admission/policy-plugin';
+import { canonicalGroup } from '../api/group-names';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ApiServerFlags } from '../config/flags';
@@ -105,6 +107,18 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
       ),
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
     MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
+    ValidatingAdmissionPolicy: () =>
+      new ValidatingAdmissionPolicyPlugin({
+        policies: configurationSource(d, arType(registry, 'validatingadmissionpolicies')),
+        bindings: configurationSource(d, arType(registry, 'validatingadmissionpolicybindings')),
+        namespace: async (name) => (await get(type(registry, 'namespaces'), '', name)) ?? undefined,
+        paramType: (apiVersion, kind) => {
+          const slash = apiVersion.indexOf('/');
+          return slash < 0 ? registry.byKind('', apiVersion, kind) : registry.byKind(canonicalGroup(apiVersion.slice(0, slash)), apiVersion.slice(slash + 1), kind);
+        },
+        getParam: async (t, ns, name) => (await get(t, ns, name)) ?? undefined,
+        listParams: async (t, ns) => (await store().list(t, ns, everything)).items,
+      }),
     ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
