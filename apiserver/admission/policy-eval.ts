@@ -34,7 +34,7 @@ export interface PolicyOutcome {
   auditAnnotations: Record<string, string>;
 }
 
-/** The CEL variables of a request, before variables and params. */
+/** The CEL variables of a request, before variables and params; already CEL input (celInput), converted once per request. */
 export interface PolicyInputs {
   object: unknown;
   oldObject: unknown;
@@ -79,7 +79,7 @@ function evaluateVariables(spec: Rec, base: Rec, meter: CostMeter): Rec {
 export function policyConditionsHold(spec: Rec, inputs: PolicyInputs, params: unknown): boolean | Error {
   const conditions = Array.isArray(spec.matchConditions) ? (spec.matchConditions as Rec[]) : [];
   if (conditions.length === 0) return true;
-  const vars = celInput({ ...inputs, params: params ?? null, variables: {} }) as Rec;
+  const vars: Rec = { ...inputs, params: celInput(params ?? null), variables: {} };
   const meter = new CostMeter(POLICY_COST_BUDGET);
   let failure: Error | undefined;
   for (const c of conditions) {
@@ -97,7 +97,7 @@ export function policyConditionsHold(spec: Rec, inputs: PolicyInputs, params: un
 /** Runs variables, validations and audit annotations of one (policy, binding, param) evaluation. */
 export function evaluatePolicy(spec: Rec, inputs: PolicyInputs, params: unknown): PolicyOutcome {
   const meter = new CostMeter(POLICY_COST_BUDGET);
-  const base = celInput({ ...inputs, params: params ?? null }) as Rec;
+  const base: Rec = { ...inputs, params: celInput(params ?? null) };
   const out: PolicyOutcome = { failures: [], auditAnnotations: {} };
   let vars: Rec;
   try {

@@ -5,6 +5,7 @@ import type { ResourceType } from '../registry/resource-type';
 import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from './admission-match';
+import { celInput } from '../cel/admission-env';
 import { evaluatePolicy, policyConditionsHold, type PolicyFailure, type PolicyInputs } from './policy-eval';
 import { admissionRequest, uidOf } from './webhook-review';
 
@@ -81,12 +82,12 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
       const spec = (policy.spec ?? {}) as Rec;
       if (!(await matchResources(spec.matchConstraints as Rec | undefined, a, true, labels))) continue;
       if (!(await matchResources(bspec.matchResources as Rec | undefined, a, false, labels))) continue;
-      inputs ??= {
+      inputs ??= celInput({
         object: a.operation === 'DELETE' ? null : (a.object ?? null),
         oldObject: a.oldObject ?? null,
         request: admissionRequest(a, uidOf(a)),
         namespaceObject: a.type.namespaced ? ((await namespaceOf(a.namespace)) ?? null) : null,
-      };
+      }) as PolicyInputs;
       await this.evaluateBinding(a, policy, binding, inputs);
     }
   }

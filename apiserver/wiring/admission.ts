@@ -94,7 +94,15 @@ export function storeQuotaAccess(store: () => ObjectStore, quotaType: ResourceTy
 export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'>, d: AdmissionDeps): AdmissionChain {
   const { registry, store } = d;
   const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
-  const namespaceLabels = async (name: string) => (await get(type(registry, 'namespaces'), '', name))?.metadata.labels;
+  // Webhooks and policies with a namespace selector read the namespace on every write: from the
+  // shared informer's cache once synced (as upstream's namespace lister), else (not synced, or a
+  // namespace too new for the cache) the store, as upstream falls back to a live GET.
+  const namespaceObject = async (name: string): Promise<KObject | undefined> => {
+    const inf = d.informers?.().informer(type(registry, 'namespaces'));
+    const cached = inf?.hasSynced() ? inf.get(name) : undefined;
+    return cached ?? (await get(type(registry, 'namespaces'), '', name)) ?? undefined;
+  };
+  const namespaceLabels = async (name: string) => (await namespaceObject(name))?.metadata.labels;
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
     NamespaceLifecycle: () => new NamespaceLifecycle((name) => get(type(registry, 'namespaces'), '', name)),
@@ -111,7 +119,7 @@ export function buildAdmission(flags: Pick<ApiServerFlags, 'admissionPlugins' | 
       new ValidatingAdmissionPolicyPlugin({
         policies: configurationSource(d, arType(registry, 'validatingadmissionpolicies')),
         bindings: configurationSource(d, arType(registry, 'validatingadmissionpolicybindings')),
-        namespace: async (name) => (await get(type(registry, 'namespaces'), '', name)) ?? undefined,
+        namespace: namespaceObject,
         paramType: (apiVersion, kind) => {
           const slash = apiVersion.indexOf('/');
           return slash < 0 ? registry.byKind('', apiVersion, kind) : registry.byKind(canonicalGroup(apiVersion.slice(0, slash)), apiVersion.slice(slash + 1), kind);
