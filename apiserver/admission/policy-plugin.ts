@@ -82,14 +82,18 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
       const spec = (policy.spec ?? {}) as Rec;
       if (!(await matchResources(spec.matchConstraints as Rec | undefined, a, true, labels))) continue;
       if (!(await matchResources(bspec.matchResources as Rec | undefined, a, false, labels))) continue;
-      inputs ??= celInput({
-        object: a.operation === 'DELETE' ? null : (a.object ?? null),
-        oldObject: a.oldObject ?? null,
-        request: admissionRequest(a, uidOf(a)),
-        namespaceObject: a.type.namespaced ? ((await namespaceOf(a.namespace)) ?? null) : null,
-      }) as PolicyInputs;
+      inputs ??= await this.inputs(a, namespaceOf);
       await this.evaluateBinding(a, policy, binding, inputs);
     }
+  }
+
+  /** The request's CEL variables, converted once (the objects once, shared by request.object and object). */
+  private async inputs(a: AdmissionAttributes, namespaceOf: (name: string) => Promise<KObject | undefined>): Promise<PolicyInputs> {
+    const object = celInput(a.operation === 'DELETE' ? null : (a.object ?? null));
+    const oldObject = celInput(a.oldObject ?? null);
+    const request = { ...(celInput({ ...admissionRequest(a, uidOf(a)), object: null, oldObject: null }) as Rec), object, oldObject };
+    const namespaceObject = a.type.namespaced ? celInput((await namespaceOf(a.namespace)) ?? null) : null;
+    return { object, oldObject, request, namespaceObject };
   }
 
   private async evaluateBinding(a: AdmissionAttributes, policy: KObject, binding: KObject, inputs: PolicyInputs): Promise<void> {

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { HookCallError } from './webhook-review';
 
 /**
@@ -26,6 +26,27 @@ export interface WebhookClientOptions {
   resolve?: (host: string) => Promise<unknown>;
   /** Largest answer accepted; default 3 MiB, the request body limit. */
   maxResponseBytes?: number;
+}
+
+/**
+ * Keep-alive connection pools by CA bundle (upstream's webhook clients reuse their connections):
+ * a TLS handshake per call would cost more than the call. Bounded: a pool per distinct bundle,
+ * at most 64 of them (the oldest is destroyed beyond that).
+ */
+const agents = new Map<string, Agent>();
+function agentFor(ca: string | undefined): Agent {
+  const key = ca ?? '';
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, ca, timeout: 60_000 });
+    agents.set(key, agent);
+    if (agents.size > 64) {
+      const [oldest, a] = agents.entries().next().value as [string, Agent];
+      agents.delete(oldest);
+      a.destroy();
+    }
+  }
+  return agent;
 }
 
 /** Where a hook is reached: its URL (with the timeout query) and the CA bundle. */
@@ -71,9 +92,8 @@ export function postReview(endpoint: HookEndpoint, body: unknown, timeoutSeconds
     };
     const req = httpsRequest(endpoint.url, {
       method: 'POST',
-      ca: endpoint.ca,
       headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
-      agent: false,
+      agent: agentFor(endpoint.ca),
     }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
