@@ -50,6 +50,28 @@ function evaluate(source: string, vars: Rec, meter: CostMeter): CelResultValue {
   return program.evaluate(vars, meter);
 }
 
+const usedVariables = new WeakMap<Rec, ReadonlySet<string>>();
+
+/** The CEL variables any expression of the policy reads (compiled programs know theirs); per spec object, which the informer replaces on change. */
+export function policyVariables(spec: Rec): ReadonlySet<string> {
+  let used = usedVariables.get(spec);
+  if (!used) {
+    const out = new Set<string>();
+    const sources: unknown[] = [];
+    for (const v of Array.isArray(spec.validations) ? (spec.validations as Rec[]) : []) sources.push(v.expression, v.messageExpression);
+    for (const key of ['variables', 'matchConditions'] as const) for (const v of Array.isArray(spec[key]) ? (spec[key] as Rec[]) : []) sources.push(v.expression);
+    for (const v of Array.isArray(spec.auditAnnotations) ? (spec.auditAnnotations as Rec[]) : []) sources.push(v.valueExpression);
+    for (const s of sources) {
+      if (typeof s !== 'string') continue;
+      const p = programs.get(s);
+      if (!(p instanceof CelCompileError)) for (const name of p.variables) out.add(name);
+    }
+    used = out;
+    usedVariables.set(spec, used);
+  }
+  return used;
+}
+
 /** A message expression's value when usable: a non-blank one-line string (upstream otherwise falls back to message). */
 function messageFrom(source: string, vars: Rec, meter: CostMeter): string | undefined {
   try {

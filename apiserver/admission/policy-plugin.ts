@@ -6,7 +6,7 @@ import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from './admission-match';
 import { celInput } from '../cel/admission-env';
-import { evaluatePolicy, policyConditionsHold, type PolicyFailure, type PolicyInputs } from './policy-eval';
+import { evaluatePolicy, policyConditionsHold, policyVariables, type PolicyFailure, type PolicyInputs } from './policy-eval';
 import { admissionRequest, uidOf } from './webhook-review';
 
 /**
@@ -74,7 +74,7 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     let nsObject: Promise<KObject | undefined> | undefined;
     const namespaceOf = (name: string) => (nsObject ??= this.d.namespace(name));
     const labels = async (ns: string) => (await namespaceOf(ns))?.metadata.labels;
-    let inputs: PolicyInputs | undefined;
+    const matched: Array<[KObject, KObject]> = [];
     for (const binding of bindings) {
       const bspec = (binding.spec ?? {}) as Rec;
       const policy = policies.get(strOf(bspec.policyName));
@@ -82,17 +82,23 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
       const spec = (policy.spec ?? {}) as Rec;
       if (!(await matchResources(spec.matchConstraints as Rec | undefined, a, true, labels))) continue;
       if (!(await matchResources(bspec.matchResources as Rec | undefined, a, false, labels))) continue;
-      inputs ??= await this.inputs(a, namespaceOf);
-      await this.evaluateBinding(a, policy, binding, inputs);
+      matched.push([policy, binding]);
     }
+    if (matched.length === 0) return;
+    // Only the variables some matched policy reads are built (the request and the namespace cost a conversion and a read).
+    const needed = new Set<string>();
+    for (const [policy] of matched) for (const v of policyVariables((policy.spec ?? {}) as Rec)) needed.add(v);
+    const inputs = await this.inputs(a, namespaceOf, needed);
+    for (const [policy, binding] of matched) await this.evaluateBinding(a, policy, binding, inputs);
   }
 
-  /** The request's CEL variables, converted once (the objects once, shared by request.object and object). */
-  private async inputs(a: AdmissionAttributes, namespaceOf: (name: string) => Promise<KObject | undefined>): Promise<PolicyInputs> {
-    const object = celInput(a.operation === 'DELETE' ? null : (a.object ?? null));
-    const oldObject = celInput(a.oldObject ?? null);
-    const request = { ...(celInput({ ...admissionRequest(a, uidOf(a)), object: null, oldObject: null }) as Rec), object, oldObject };
-    const namespaceObject = a.type.namespaced ? celInput((await namespaceOf(a.namespace)) ?? null) : null;
+  /** The request's CEL variables that are read, converted once (the objects once, shared by request.object and object). */
+  private async inputs(a: AdmissionAttributes, namespaceOf: (name: string) => Promise<KObject | undefined>, needed: ReadonlySet<string>): Promise<PolicyInputs> {
+    const withRequest = needed.has('request');
+    const object = needed.has('object') || withRequest ? celInput(a.operation === 'DELETE' ? null : (a.object ?? null)) : null;
+    const oldObject = needed.has('oldObject') || withRequest ? celInput(a.oldObject ?? null) : null;
+    const request = withRequest ? { ...(celInput({ ...admissionRequest(a, uidOf(a)), object: null, oldObject: null }) as Rec), object, oldObject } : null;
+    const namespaceObject = needed.has('namespaceObject') && a.type.namespaced ? celInput((await namespaceOf(a.namespace)) ?? null) : null;
     return { object, oldObject, request, namespaceObject };
   }
 
