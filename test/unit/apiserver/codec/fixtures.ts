@@ -6,6 +6,7 @@ import { authenticationTypes } from '../../../../apiserver/registry/types/authen
 import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-scale';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as admission from './admissionregistration-fixtures';
 import * as apps from './apps-fixtures';
 import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
@@ -64,6 +65,10 @@ const byKind: Record<string, Record<string, unknown>> = {
   'authentication.svc.io/v1/SelfSubjectReview': groups.selfSubjectReviewFixture,
   'authentication.svc.io/v1beta1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
   'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
+  'admissionregistration.svc.io/v1/MutatingWebhookConfiguration': admission.mutatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingWebhookConfiguration': admission.validatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicy': admission.validatingAdmissionPolicyFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicyBinding': admission.validatingAdmissionPolicyBindingFixture,
 };
 
 function gvk(t: ResourceType): string {
