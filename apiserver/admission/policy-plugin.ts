@@ -4,6 +4,7 @@ import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
+import { forbiddenSubject } from './resource-quota';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from './admission-match';
 import { celInput } from '../cel/admission-env';
 import { evaluatePolicy, policyConditionsHold, policyVariables, type PolicyFailure, type PolicyInputs } from './policy-eval';
@@ -112,7 +113,7 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     } catch (err) {
       if (!(err instanceof Misconfigured)) throw err;
       params = [];
-      failures.push({ message: err.message, reason: 'Invalid', index: -1, error: true });
+      failures.push({ message: `failed to configure binding: ${err.message}`, reason: 'Invalid', index: -1, error: true });
     }
     for (const param of params) {
       const hold = policyConditionsHold(spec, inputs, param);
@@ -139,11 +140,11 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     const ref = bspec.paramRef as Rec | undefined;
     if (!kind || !ref) return [null];
     const t = this.d.paramType(strOf(kind.apiVersion), strOf(kind.kind));
-    if (!t) throw new Misconfigured(`failed to configure binding: paramKind ${strOf(kind.apiVersion)}, Kind=${strOf(kind.kind)} is not served`);
+    if (!t) throw new Misconfigured(`paramKind kind \`&ParamKind{APIVersion:${strOf(kind.apiVersion)},Kind:${strOf(kind.kind)},}\` not known`);
     let ns = strOf(ref.namespace);
+    if (!t.namespaced && ns !== '') throw new Misconfigured('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
     if (t.namespaced && ns === '') ns = a.namespace;
-    if (t.namespaced && ns === '') throw new Misconfigured('cannot use a namespaced paramKind with an unset paramRef.namespace for a cluster-scoped request');
-    if (!t.namespaced) ns = '';
+    if (t.namespaced && ns === '') throw new Misconfigured('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
     let found: KObject[];
     if (strOf(ref.name) !== '') {
       const p = await this.d.getParam(t, ns, strOf(ref.name));
@@ -167,7 +168,9 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     for (const f of counted) {
       if (actions.includes('Deny') && !deny) {
         const reason = (REASON_CODES[f.reason] ? f.reason : 'Invalid') as Reason;
-        deny = new ApiError(reason, `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${f.message}`, undefined, REASON_CODES[reason]);
+        // Upstream wraps the decision in admission.NewForbidden (`<resource> "<name>" is forbidden: ...`), then sets the decision's reason and code.
+        const message = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${f.message}`;
+        deny = new ApiError(reason, `${forbiddenSubject(a)} is forbidden: ${message}`, { name: a.name || undefined, group: a.type.group || undefined, kind: a.type.resource, causes: [{ reason: '', message }] }, REASON_CODES[reason]);
       }
       if (actions.includes('Warn')) a.warnings?.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${f.message}`);
       if (actions.includes('Audit')) audit.push({ message: f.message, policy: policyName, binding: bindingName, expressionIndex: f.index, validationActions: actions });

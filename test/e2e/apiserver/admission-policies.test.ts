@@ -69,7 +69,7 @@ test.serial('a policy and its Deny binding refuse with upstream\'s message; a Wa
   await untilRefused('vap', 6);
 
   const err = await fails(['create', '-f', '-'], deployment('big', 'vap', 6));
-  t.regex(err, /ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-deny' denied request: replicas must be at most 5, got 6/);
+  t.regex(err, /deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-deny' denied request: replicas must be at most 5, got 6/);
   t.regex(err, /Forbidden|forbidden/);
   await k(['create', '-f', '-'], deployment('small', 'vap', 2));
   // matchConditions: an exempt Deployment is not validated; the namespace selector: another namespace is not either.
@@ -105,7 +105,7 @@ test.serial('params from a ConfigMap named by the binding; parameterNotFoundActi
   await apply({ apiVersion: AR, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'replica-limit' }, spec: { policyName: 'replica-limit', validationActions: ['Deny'], paramRef: { name: 'limits', namespace: 'params', parameterNotFoundAction: 'Deny' } } });
   await k(['label', 'namespace', 'params', 'limits=on']);
   await untilRefused('params', 1);
-  t.regex(await fails(['create', '-f', '-'], deployment('d1', 'params', 1)), /ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: no params found for policy binding with `Deny` parameterNotFoundAction/);
+  t.regex(await fails(['create', '-f', '-'], deployment('d1', 'params', 1)), /ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction/);
   await k(['create', 'configmap', 'limits', '-n', 'params', '--from-literal=max=3']);
   await k(['create', '-f', '-'], deployment('d1', 'params', 3));
   t.regex(await fails(['create', '-f', '-'], deployment('d2', 'params', 4)), /denied request: at most 3 replicas/);

@@ -54,7 +54,8 @@ test('Deny refuses with upstream\'s message and the validation\'s reason; variab
   const p = plugin([max], [binding('b', 'max')]);
   await t.notThrowsAsync(p.validate(attrs(5)));
   const err = await t.throwsAsync(p.validate(attrs(6)), { instanceOf: ApiError });
-  t.is(err.message, "ValidatingAdmissionPolicy 'max' with binding 'b' denied request: twice is 12");
+  t.is(err.message, 'deployments.apps "web" is forbidden: ValidatingAdmissionPolicy \'max\' with binding \'b\' denied request: twice is 12');
+  t.deepEqual(err.details?.causes, [{ reason: '', message: "ValidatingAdmissionPolicy 'max' with binding 'b' denied request: twice is 12" }]);
   t.is(err.code, 403);
   t.is(err.reason, 'Forbidden');
 });
@@ -102,7 +103,7 @@ test('params: by name (the request\'s namespace when unset), by selector (each e
   const byName = binding('b', 'limit', { paramRef: { name: 'limits', parameterNotFoundAction: 'Deny' } });
   await t.notThrowsAsync(plugin([limit], [byName], [cm('limits', '3')]).validate(attrs(3)));
   await t.throwsAsync(plugin([limit], [byName], [cm('limits', '3')]).validate(attrs(4)), { message: /denied request: max 3/ });
-  await t.throwsAsync(plugin([limit], [byName]).validate(attrs(1)), { message: "ValidatingAdmissionPolicy 'limit' with binding 'b' denied request: no params found for policy binding with `Deny` parameterNotFoundAction" });
+  await t.throwsAsync(plugin([limit], [byName]).validate(attrs(1)), { message: "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'limit' with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction" });
   const allow = binding('b', 'limit', { paramRef: { name: 'limits', parameterNotFoundAction: 'Allow' } });
   await t.notThrowsAsync(plugin([limit], [allow]).validate(attrs(100)));
   const bySelector = binding('b', 'limit', { paramRef: { selector: { matchLabels: { kind: 'limit' } }, parameterNotFoundAction: 'Deny' } });
@@ -111,7 +112,7 @@ test('params: by name (the request\'s namespace when unset), by selector (each e
   await t.notThrowsAsync(plugin([limit], [bySelector], two).validate(attrs(2)));
   // A paramKind that is not served is a misconfiguration: failurePolicy decides.
   const unknown = policy('limit', { ...(limit.spec as Rec), paramKind: { apiVersion: 'example.com/v1', kind: 'Limits' } });
-  await t.throwsAsync(plugin([unknown], [byName]).validate(attrs(1)), { message: /paramKind example.com\/v1, Kind=Limits is not served/ });
+  await t.throwsAsync(plugin([unknown], [byName]).validate(attrs(1)), { message: /failed to configure binding: paramKind kind `&ParamKind\{APIVersion:example.com\/v1,Kind:Limits,\}` not known/ });
   await t.notThrowsAsync(plugin([{ ...unknown, spec: { ...(unknown.spec as Rec), failurePolicy: 'Ignore' } }], [byName]).validate(attrs(1)));
 });
 
