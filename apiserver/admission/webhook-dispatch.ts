@@ -88,8 +88,12 @@ class Dispatcher {
     return false;
   }
 
-  /** Calls one hook; undefined when its failure is ignored (failurePolicy Ignore). */
-  async call(h: Hook, a: AdmissionAttributes): Promise<HookAnswer | undefined> {
+  /**
+   * Calls one hook; undefined when its failure is ignored (failurePolicy Ignore), which leaves
+   * upstream's `failed-open.<mutation|validating>.webhook.admission.k8s.io/round_<r>_index_<i>`
+   * audit annotation naming the hook (index: the hook's position among those called).
+   */
+  async call(h: Hook, a: AdmissionAttributes, index: number, round = 0): Promise<HookAnswer | undefined> {
     if (a.dryRun && !DRY_RUN_SAFE.has(String(h.spec.sideEffects))) throw dryRunUnsupported(h.name);
     const timeout = typeof h.spec.timeoutSeconds === 'number' ? h.spec.timeoutSeconds : 10;
     try {
@@ -99,11 +103,17 @@ class Dispatcher {
       const uid = uidOf(a);
       const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.resolve);
       const body = await postReview(endpoint, admissionReview(version, admissionRequest(a, uid)), timeout, this.d.client);
-      return parseReviewAnswer(body, version, uid, this.mutating);
+      try {
+        return parseReviewAnswer(body, version, uid, this.mutating);
+      } catch (err) {
+        throw err instanceof HookCallError ? new HookCallError(`received invalid webhook response: ${err.message}`) : err;
+      }
     } catch (err) {
       if (!(err instanceof HookCallError)) throw err;
       if (h.spec.failurePolicy === 'Ignore') {
         this.ignored(h, err);
+        a.auditAnnotations ??= {};
+        a.auditAnnotations[`failed-open.${this.mutating ? 'mutation' : 'validating'}.webhook.admission.k8s.io/round_${round}_index_${index}`] = h.name;
         return undefined;
       }
       throw callFailure(h.name, err);
@@ -140,20 +150,21 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
 
   async mutate(a: AdmissionAttributes): Promise<void> {
     if (exempt(a)) return;
-    const after = new Map<Hook, string>();
-    for (const h of await this.dispatch.hooks()) {
+    const after = new Map<Hook, { seen: string; index: number }>();
+    const hooks = await this.dispatch.hooks();
+    for (const [index, h] of hooks.entries()) {
       if (!(await this.dispatch.matches(h, a))) continue;
-      await this.invoke(h, a);
-      if (h.spec.reinvocationPolicy === 'IfNeeded') after.set(h, JSON.stringify(a.object ?? null));
+      await this.invoke(h, a, index, 0);
+      if (h.spec.reinvocationPolicy === 'IfNeeded') after.set(h, { seen: JSON.stringify(a.object ?? null), index });
     }
     // Upstream reinvokes IfNeeded hooks (once) when the object changed after they saw it.
-    for (const [h, seen] of after) {
-      if (JSON.stringify(a.object ?? null) !== seen) await this.invoke(h, a);
+    for (const [h, { seen, index }] of after) {
+      if (JSON.stringify(a.object ?? null) !== seen) await this.invoke(h, a, index, 1);
     }
   }
 
-  private async invoke(h: Hook, a: AdmissionAttributes): Promise<void> {
-    const answer = await this.dispatch.call(h, a);
+  private async invoke(h: Hook, a: AdmissionAttributes, index: number, round: number): Promise<void> {
+    const answer = await this.dispatch.call(h, a, index, round);
     if (!answer) return;
     if (!answer.allowed) throw denial(h.name, answer.result);
     if (answer.patch !== undefined && a.object) replaceContents(a.object, applyHookPatch(a.object, answer.patch));
@@ -175,8 +186,8 @@ export class ValidatingWebhookPlugin implements AdmissionPlugin {
     if (exempt(a)) return;
     const hooks = await this.dispatch.hooks();
     const matched = await Promise.all(hooks.map((h) => this.dispatch.matches(h, a)));
-    const calls = hooks.filter((_, i) => matched[i]).map(async (h) => {
-      const answer = await this.dispatch.call(h, a);
+    const calls = hooks.filter((_, i) => matched[i]).map(async (h, index) => {
+      const answer = await this.dispatch.call(h, a, index);
       if (!answer) return;
       this.dispatch.record(h, a, answer);
       if (!answer.allowed) throw denial(h.name, answer.result);

@@ -136,7 +136,7 @@ test.serial('a hook answering another AdmissionReview apiVersion fails the reque
   await configure('ValidatingWebhookConfiguration', 'wrong', [hook('wrong.hooks.example.com', '/wrong-version', { objectSelector: { matchLabels: { wrong: 'yes' } } })]);
   await untilEffective('wh', { wrong: 'yes' }, (r) => r.code !== 0);
   const err = await fails(['create', '-f', '-'], configMap('w1', 'wh', { wrong: 'yes' }));
-  t.regex(err, /failed calling webhook "wrong.hooks.example.com": expected webhook response of admission.k8s.io\/v1, Kind=AdmissionReview, got admission.k8s.io\/v1beta1, Kind=AdmissionReview/);
+  t.regex(err, /failed calling webhook "wrong.hooks.example.com": received invalid webhook response: expected webhook response of admission.k8s.io\/v1, Kind=AdmissionReview, got admission.k8s.io\/v1beta1, Kind=AdmissionReview/);
   await k(['delete', 'validatingwebhookconfiguration', 'wrong']);
 });
 

@@ -132,7 +132,9 @@ test.serial('a hook that times out: Fail is an internal error naming it, Ignore 
     t.is(err.message, `Internal error occurred: failed calling webhook "hang.hooks.test": failed to call webhook: Post "${base}/hang?timeout=3s": context deadline exceeded`);
     t.is(err.code, 500);
     const ignore = new ValidatingWebhookPlugin(deps([config('c', [hook('hang.hooks.test', '/hang', { failurePolicy: 'Ignore' })])], timers));
-    await t.notThrowsAsync(ignore.validate(attrs()));
+    const a = attrs();
+    await t.notThrowsAsync(ignore.validate(a));
+    t.deepEqual(a.auditAnnotations, { 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'hang.hooks.test' });
   } finally {
     onRequest = () => {};
   }
