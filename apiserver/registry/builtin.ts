@@ -35,6 +35,8 @@ import { makeCsiNodeType } from './types/csinodes';
 import { makeVolumeAttachmentType } from './types/volumeattachments';
 import { makeMetricsTypes } from './types/metrics';
 import { makeHpaTypes } from './types/horizontalpodautoscalers';
+import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
+import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -82,6 +84,10 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeRuntimeClassType(now),
     ...makeMetricsTypes(now),
     ...makeHpaTypes(now),
+    makeMutatingWebhookConfigurationType(now),
+    makeValidatingWebhookConfigurationType(now),
+    makeValidatingAdmissionPolicyType(now),
+    makeValidatingAdmissionPolicyBindingType(now),
   ];
 }
 

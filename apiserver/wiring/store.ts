@@ -32,9 +32,10 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
   let store: ObjectStore | undefined;
   let authz: Authorization | undefined;
   // Plugins reach the store and the authorizer chain late: both are built just below.
-  const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation });
+  let informers: StoreInformers | undefined;
+  const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation, informers: () => informers! });
   store = new ObjectStore(s.storage, s.cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
-  const informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
+  informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   authz = buildAuthorizers(
     {
       modes: flags.authorizationMode,

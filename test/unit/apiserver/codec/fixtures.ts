@@ -6,6 +6,7 @@ import { authenticationTypes } from '../../../../apiserver/registry/types/authen
 import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-scale';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as admission from './admissionregistration-fixtures';
 import * as apps from './apps-fixtures';
 import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
@@ -75,6 +76,10 @@ const byKind: Record<string, Record<string, unknown>> = {
   'autoscaling/v1/HorizontalPodAutoscaler': autoscaling.hpaV1Fixture,
   'metrics.svc.io/v1beta1/NodeMetrics': autoscaling.nodeMetricsFixture,
   'metrics.svc.io/v1beta1/PodMetrics': autoscaling.podMetricsFixture,
+  'admissionregistration.svc.io/v1/MutatingWebhookConfiguration': admission.mutatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingWebhookConfiguration': admission.validatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicy': admission.validatingAdmissionPolicyFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicyBinding': admission.validatingAdmissionPolicyBindingFixture,
 };
 
 function gvk(t: ResourceType): string {

@@ -105,6 +105,19 @@ samples['rbac.authorization.svc.io/clusterroles'] = { metadata: { name: 'system:
 samples['rbac.authorization.svc.io/rolebindings'] = { metadata: { name: 'rb', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' }, { kind: 'ServiceAccount', name: 'default' }] };
 samples['rbac.authorization.svc.io/clusterrolebindings'] = { metadata: { name: 'crb' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.svc.io', name: 'devs' }] };
 const appTemplate = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', volumeMounts: [{ name: 'www', mountPath: '/www' }] }] } };
+const hookBase = { clientConfig: { url: 'https://hooks.example.com/admit', caBundle: 'LS0t' }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] };
+samples['admissionregistration.svc.io/mutatingwebhookconfigurations'] = { metadata: { name: 'labels' }, webhooks: [{ name: 'labels.hooks.example.com', ...hookBase, reinvocationPolicy: 'IfNeeded', matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }] }] };
+samples['admissionregistration.svc.io/validatingwebhookconfigurations'] = { metadata: { name: 'policy' }, webhooks: [{ name: 'policy.hooks.example.com', ...hookBase, clientConfig: { service: { namespace: 'hooks', name: 'policy', path: '/validate' } } }] };
+samples['admissionregistration.svc.io/validatingadmissionpolicies'] = {
+  metadata: { name: 'replicas' },
+  spec: {
+    matchConstraints: { resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] },
+    variables: [{ name: 'replicas', expression: 'object.spec.replicas' }],
+    validations: [{ expression: 'variables.replicas <= 5', messageExpression: "'too many: ' + string(variables.replicas)", reason: 'Invalid' }],
+    auditAnnotations: [{ key: 'replicas', valueExpression: 'string(object.spec.replicas)' }],
+  },
+};
+samples['admissionregistration.svc.io/validatingadmissionpolicybindings'] = { metadata: { name: 'replicas' }, spec: { policyName: 'replicas', validationActions: ['Deny', 'Audit'], paramRef: { name: 'limits', namespace: 'default' } } };
 samples['apps/statefulsets'] = {
   metadata: { name: 'web', namespace: 'default' },
   spec: {
@@ -187,9 +200,9 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'volumeattachments']);
+  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'volumeattachments']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -233,6 +246,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['storage.svc.io', 'v1', 'v1'],
+      ['admissionregistration.svc.io', 'v1', 'v1'],
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['node.svc.io', 'v1', 'v1'],
