@@ -27,6 +27,7 @@ import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
+import { makeCrdType } from './types/customresourcedefinitions';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -66,6 +67,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeRoleBindingType(now),
     makeClusterRoleBindingType(now),
     ...makeAuthorizationReviewTypes(),
+    makeCrdType(),
   ];
 }
 

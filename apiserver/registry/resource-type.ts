@@ -117,8 +117,16 @@ export interface ResourceType {
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
+  /**
+   * Fills, in place, what every read from storage adds (a custom resource's schema defaults: upstream
+   * defaults objects read from etcd too, so a default added to a CRD shows on objects stored before).
+   * Must be idempotent; readers hand it a copy of a shared stored object.
+   */
+  readDefaults?(obj: KObject): void;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
+  /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */
+  warning?: string;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
 }

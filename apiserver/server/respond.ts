@@ -46,7 +46,12 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
     type = 'application/json';
   }
   const headers: Record<string, string | string[]> = { 'Content-Type': type, 'Cache-Control': 'no-cache, private', ...opts.headers };
-  if (opts.warnings?.length) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  if (opts.warnings?.length) {
+    // Warnings set before the handler ran (a deprecated custom resource version's) come first.
+    const earlier = res.getHeader('Warning');
+    const before = earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [String(earlier)];
+    headers.Warning = [...before, ...opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`)];
+  }
   let payload: Buffer | string = text;
   if (opts.compress && text.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
     payload = gzipSync(text);
