@@ -125,6 +125,13 @@ export interface ResourceType {
   readDefaults?(obj: KObject): void;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
+  /**
+   * 'qualified': finalizers need only be qualified names (upstream's generic ValidateObjectMeta,
+   * used for CRDs and custom resources); absent: also a domain or a standard name (core's rule).
+   */
+  finalizerNames?: 'qualified';
+  /** Served from a CustomResourceDefinition: no strategic merge patch (415, as upstream). */
+  customResource?: boolean;
   /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */
   warning?: string;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */

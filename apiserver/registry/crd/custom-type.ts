@@ -71,6 +71,8 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
     categories: arr(names.categories).filter((s): s is string => typeof s === 'string'),
     schema: customResourceSchema(json),
     hasStatus: isJsonObject(sub?.status),
+    finalizerNames: 'qualified',
+    customResource: true,
     tableColumns: columns(arr(v.additionalPrinterColumns), now),
     fieldSelectors: selectable(arr(v.selectableFields)),
     validate: (o: KObject): Cause[] => validateCustomObject(o, json),

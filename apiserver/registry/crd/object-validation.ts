@@ -140,7 +140,7 @@ function embedded(v: Json, path: string, out: Cause[]): void {
   if (typeof v.kind !== 'string' || !v.kind) out.push(required(`${path}.kind`, 'must not be empty'));
   if (isJsonObject(v.metadata)) {
     // An embedded object's name is optional (a template's), so only its form is checked.
-    for (const c of validateObjectMeta(v.metadata as never, { namespaced: false, nameRule: 'subdomain' })) {
+    for (const c of validateObjectMeta(v.metadata as never, { namespaced: false, nameRule: 'subdomain', strictFinalizers: false })) {
       if (c.field === 'metadata.name' && c.reason === 'FieldValueRequired') continue;
       out.push({ ...c, field: c.field ? `${path}.${c.field}` : path });
     }

@@ -167,6 +167,7 @@ export function makeCrdType(): ResourceType {
     categories: ['api-extensions'],
     schema: crdSchema,
     hasStatus: true,
+    finalizerNames: 'qualified',
     specFields: ['spec'],
     tableColumns: [column('Created At', 'date', 'CreationTimestamp of the CustomResourceDefinition.', (o) => o.metadata.creationTimestamp ?? '')],
     defaults,
