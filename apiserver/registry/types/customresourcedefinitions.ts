@@ -171,7 +171,7 @@ export function makeCrdType(): ResourceType {
     specFields: ['spec'],
     tableColumns: [column('Created At', 'date', 'CreationTimestamp of the CustomResourceDefinition.', (o) => o.metadata.creationTimestamp ?? '')],
     defaults,
-    validate: (o, _old, sub) => (sub === 'status' ? [] : validateCrd(o)),
-    validateUpdate: (o, old, sub) => (sub === 'status' ? [] : validateCrdUpdate(o, old, crdCondition(old, 'Established')?.status === 'True')),
+    // Upstream reports the spec's and the update's errors together.
+    validate: (o, old, sub) => (sub === 'status' ? [] : [...validateCrd(o), ...(old ? validateCrdUpdate(o, old, crdCondition(old, 'Established')?.status === 'True') : [])]),
   };
 }
