@@ -51,7 +51,7 @@ test('group must be a domain with a dot', async (t) => {
 
 test('names: plural lowercase DNS label, kind required, kind and listKind differ, short names and categories are labels', async (t) => {
   const upper = crd({ names: { plural: 'Widgets' } });
-  t.regex(await refused(upper), /spec\.names\.plural: Invalid value: "Widgets": a DNS-1035 label must consist of lower case alphanumeric characters);
+  t.regex(await refused(upper), /spec\.names\.plural: Invalid value: "Widgets": a DNS-1035 label must consist of lower case alphanumeric characters/);
   t.regex(await refused(crd({ kind: '' })), /spec\.names\.kind: Required value/);
   t.regex(await refused(crd({ names: { listKind: 'Widget' } })), /spec\.names\.listKind: Invalid value: "Widget": kind and listKind may not be the same/);
   t.regex(await refused(crd({ names: { shortNames: ['W_1'] } })), /spec\.names\.shortNames\[0\]: Invalid value: "W_1"/);
