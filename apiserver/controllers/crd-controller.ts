@@ -45,6 +45,8 @@ export class CrdController {
   private readonly informers: StoreInformers;
   /** CRD name → the types it registered. */
   private readonly served = new Map<string, ResourceType[]>();
+  /** CRD name → the spec its types were built from (a status-only change rebuilds nothing). */
+  private readonly servedSpec = new Map<string, string>();
   private readonly now: () => Date;
 
   constructor(
@@ -116,6 +118,9 @@ export class CrdController {
   /** Registers (or replaces) the CRD's served versions; versions no longer served go. */
   private serve(crd: KObject): void {
     const name = crd.metadata.name!;
+    const spec = JSON.stringify(crd.spec);
+    if (this.servedSpec.get(name) === spec) return;
+    this.servedSpec.set(name, spec);
     const versions = customResourceTypes(crd);
     const before = this.served.get(name) ?? [];
     const keep = new Set(versions.map((v) => `${v.type.group}/${v.type.version}/${v.type.resource}`));
@@ -137,6 +142,7 @@ export class CrdController {
     for (const t of this.served.get(name) ?? []) {
       if (this.registry.lookup(t.group, t.version, t.resource) === t) this.registry.unregister(t.group, t.version, t.resource);
     }
+    this.servedSpec.delete(name);
     if (this.served.delete(name)) this.opts.log.info({ crd: name }, 'custom resource no longer served');
     this.opts.onServed?.(name, []);
   }
@@ -176,6 +182,7 @@ export class CrdController {
 }
 
 function withFinalizer(crd: KObject): KObject {
+  if ((crd.metadata.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return crd;
   return { ...crd, metadata: { ...crd.metadata, finalizers: [...(crd.metadata.finalizers ?? []), CRD_CLEANUP_FINALIZER] } };
 }
 

@@ -30,19 +30,17 @@ export function namesConflict(crd: KObject, all: readonly KObject[], registry: R
 
 function takenNames(crd: KObject, group: string, all: readonly KObject[], registry: ResourceRegistry): NameSet {
   const out: NameSet = { resources: new Set(), kinds: new Set() };
-  const crdPlurals = new Set<string>();
   for (const other of all) {
     if (str(rec(other.spec)?.group) !== group) continue;
-    crdPlurals.add(str(rec(rec(other.spec)?.names)?.plural) ?? '');
     if (other.metadata.name === crd.metadata.name) continue;
     const accepted = rec(rec(other.status)?.acceptedNames);
     if (!accepted) continue;
     for (const n of [accepted.plural, accepted.singular, ...arr(accepted.shortNames)]) if (typeof n === 'string' && n) out.resources.add(n);
     for (const n of [accepted.kind, accepted.listKind]) if (typeof n === 'string' && n) out.kinds.add(n);
   }
-  // Built-in types of the group (those no CRD of the group serves).
+  // Built-in types of the group (the CRDs' own are counted by their accepted names above).
   for (const t of registry.all()) {
-    if (t.group !== group || crdPlurals.has(t.resource)) continue;
+    if (t.group !== group || t.customResource) continue;
     for (const n of [t.resource, t.singular, ...(t.shortNames ?? [])]) out.resources.add(n);
     out.kinds.add(t.kind);
     out.kinds.add(t.listKind);
