@@ -1,6 +1,7 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { isJsonObject } from '../../patch/json-value';
+import { pruneUnknownFields } from '../../validation/unknown-fields';
 import { arr, rec, str, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { ageColumn, translateTimestampSince, type Now } from '../table';
@@ -77,10 +78,13 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
     fieldSelectors: selectable(arr(v.selectableFields)),
     validate: (o: KObject): Cause[] => validateCustomObject(o, json),
   };
-  if (defaulted) {
-    type.defaults = fill;
-    type.readDefaults = fill;
-  }
+  if (defaulted) type.defaults = fill;
+  // Objects read from storage are pruned to the current schema and defaulted, as upstream's storage
+  // decoder does: a CRD update that drops a field leaves objects readable and writable.
+  type.readDefaults = (o: KObject) => {
+    pruneUnknownFields(o, type.schema);
+    if (defaulted) fill(o);
+  };
   if (scale) {
     type.scale = {
       specReplicasPath: str(scale.specReplicasPath) ?? '',
