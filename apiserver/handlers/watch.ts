@@ -119,7 +119,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       const type = visibleType(r, ev, q);
       if (!type) continue;
       // The plain JSON line is of the stored form: k8s.io names and storedAs views get their own.
-      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs && !r.type.readDefaults;
+      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs && !r.type.readDefaults && !r.type.pruneOnRead;
       const chunk = cachedForm ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev, cached);
       if (!(await out.write(chunk))) break;
     }

@@ -123,6 +123,8 @@ export interface ResourceType {
    * Must be idempotent; readers hand it a copy of a shared stored object.
    */
   readDefaults?(obj: KObject): void;
+  /** Fields the schema does not declare are dropped from objects read from storage (custom resources). */
+  pruneOnRead?: boolean;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
   /**

@@ -1,7 +1,6 @@
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { isJsonObject } from '../../patch/json-value';
-import { pruneUnknownFields } from '../../validation/unknown-fields';
 import { arr, rec, str, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { ageColumn, translateTimestampSince, type Now } from '../table';
@@ -74,17 +73,17 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
     hasStatus: isJsonObject(sub?.status),
     finalizerNames: 'qualified',
     customResource: true,
+    // Objects read from storage are pruned to the current schema, as upstream's storage decoder does:
+    // a CRD update that drops a field leaves objects readable and writable.
+    pruneOnRead: true,
     tableColumns: columns(arr(v.additionalPrinterColumns), now),
     fieldSelectors: selectable(arr(v.selectableFields)),
     validate: (o: KObject): Cause[] => validateCustomObject(o, json),
   };
-  if (defaulted) type.defaults = fill;
-  // Objects read from storage are pruned to the current schema and defaulted, as upstream's storage
-  // decoder does: a CRD update that drops a field leaves objects readable and writable.
-  type.readDefaults = (o: KObject) => {
-    pruneUnknownFields(o, type.schema);
-    if (defaulted) fill(o);
-  };
+  if (defaulted) {
+    type.defaults = fill;
+    type.readDefaults = fill;
+  }
   if (scale) {
     type.scale = {
       specReplicasPath: str(scale.specReplicasPath) ?? '',
@@ -129,7 +128,8 @@ function selectable(fields: unknown[]): Record<string, (o: KObject) => string | 
     if (!path) continue;
     out[path.slice(1)] = (o) => {
       const v = evalJsonPath(o, path);
-      return v === undefined || v === null ? undefined : String(v);
+      if (typeof v === 'string') return v;
+      return v === undefined || v === null ? undefined : JSON.stringify(v);
     };
   }
   return out;

@@ -1,6 +1,6 @@
 import type { Cause } from '../../api/errors';
 import { canonicalJson, isJsonObject, jsonTypeName } from '../../patch/json-value';
-import { isValidDateTime } from '../../validation/validate-schema';
+import { isValidDateTime } from '../../api/time';
 import { duplicate, invalid, notSupported, required, tooMany, typeInvalid } from '../field-errors';
 import { validateObjectMeta } from '../meta-validation';
 
@@ -36,7 +36,7 @@ function walk(v: unknown, s: Json, path: string, out: Cause[]): void {
   if (v === undefined) return;
   if (v === null) {
     if (s.nullable !== true && s['x-kubernetes-preserve-unknown-fields'] !== true && s.type !== undefined) {
-      out.push(typeInvalid(path, 'null', `${inBody(path)} must be of type ${String(s.type)}: "null"`));
+      out.push(typeInvalid(path, 'null', `${inBody(path)} must be of type ${typeof s.type === 'string' ? s.type : 'object'}: "null"`));
     }
     return;
   }
@@ -140,7 +140,7 @@ function embedded(v: Json, path: string, out: Cause[]): void {
   if (typeof v.kind !== 'string' || !v.kind) out.push(required(`${path}.kind`, 'must not be empty'));
   if (isJsonObject(v.metadata)) {
     // An embedded object's name is optional (a template's), so only its form is checked.
-    for (const c of validateObjectMeta(v.metadata as never, { namespaced: false, nameRule: 'subdomain', strictFinalizers: false })) {
+    for (const c of validateObjectMeta(v.metadata, { namespaced: false, nameRule: 'subdomain', strictFinalizers: false })) {
       if (c.field === 'metadata.name' && c.reason === 'FieldValueRequired') continue;
       out.push({ ...c, field: c.field ? `${path}.${c.field}` : path });
     }

@@ -141,7 +141,7 @@ function defaults(o: KObject): void {
   else if (!str(rec(spec.conversion)!.strategy)) rec(spec.conversion)!.strategy = 'None';
   const storage = arr(spec.versions).map(rec).find((v) => v?.storage === true);
   if (storage && str(storage.name)) {
-    const status = ensureRec(o as Record<string, unknown>, 'status');
+    const status = ensureRec(o, 'status');
     const stored = arr(status.storedVersions).filter((v): v is string => typeof v === 'string');
     if (!stored.includes(storage.name as string)) status.storedVersions = [...stored, storage.name];
   }
