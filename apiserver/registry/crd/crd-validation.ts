@@ -3,6 +3,7 @@ import { dns1035LabelErrors, dns1123SubdomainErrors } from '../../api/name-valid
 import type { KObject } from '../../api/types';
 import { forbidden, immutable, invalid, notSupported, required, tooMany } from '../field-errors';
 import { arr, rec, str, type JsonMap } from '../obj-access';
+import { compileRules, hasRules } from './cel-rules';
 import { validateStructuralSchema } from './structural';
 
 /**
@@ -81,7 +82,10 @@ function validateVersions(versions: unknown[]): Cause[] {
     seen.add(name);
     const errs = dns1035LabelErrors(name);
     if (errs.length) out.push(invalid(`${path}.name`, name, errs.join(',')));
-    out.push(...validateStructuralSchema(rec(ver.schema)?.openAPIV3Schema, `${path}.schema.openAPIV3Schema`));
+    const schema = rec(ver.schema)?.openAPIV3Schema;
+    const structural = validateStructuralSchema(schema, `${path}.schema.openAPIV3Schema`);
+    out.push(...structural);
+    if (structural.length === 0 && hasRules(schema)) compileRules(schema as JsonMap, `${path}.schema.openAPIV3Schema`, out);
     out.push(...validateSubresources(rec(ver.subresources), `${path}.subresources`));
     arr(ver.additionalPrinterColumns).forEach((c, j) => out.push(...validateColumn(rec(c) ?? {}, `${path}.additionalPrinterColumns[${j}]`)));
     out.push(...validateSelectableFields(arr(ver.selectableFields), `${path}.selectableFields`));

@@ -4,6 +4,7 @@ import { isJsonObject } from '../../patch/json-value';
 import { arr, rec, str, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { ageColumn, translateTimestampSince, type Now } from '../table';
+import { compileRules, evaluateRules, hasRules } from './cel-rules';
 import { applyDefaults, hasDefaults } from './defaulting';
 import { evalJsonPath } from './json-path';
 import { validateCustomObject } from './object-validation';
@@ -58,6 +59,8 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
   const sub = rec(v.subresources);
   const scale = rec(sub?.scale);
   const defaulted = hasDefaults(json);
+  // Compiled once per CRD version; compile errors were refused with the CRD itself.
+  const compiled = hasRules(json) ? compileRules(json, '', []) : undefined;
   const fill = (o: KObject) => applyDefaults(o, json);
   const type: ResourceType = {
     group: str(spec.group) ?? '',
@@ -78,7 +81,11 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
     pruneOnRead: true,
     tableColumns: columns(arr(v.additionalPrinterColumns), now),
     fieldSelectors: selectable(arr(v.selectableFields)),
-    validate: (o: KObject): Cause[] => validateCustomObject(o, json),
+    validate: (o: KObject, old?: KObject): Cause[] => {
+      const causes = validateCustomObject(o, json);
+      // CEL rules run on values of the right shape only, as upstream (after the schema's checks).
+      return compiled && causes.length === 0 ? evaluateRules(compiled, o, old) : causes;
+    },
   };
   if (defaulted) {
     type.defaults = fill;
