@@ -132,6 +132,12 @@ export interface ResourceType {
    * used for CRDs and custom resources); absent: also a domain or a standard name (core's rule).
    */
   finalizerNames?: 'qualified';
+  /**
+   * The OpenAPI v3 schema published for the kind instead of one generated from `schema` (a custom
+   * resource publishes its CRD's openAPIV3Schema, with every constraint; apiVersion, kind and
+   * metadata are filled in by the OpenAPI builder).
+   */
+  openApi?: Readonly<Record<string, unknown>>;
   /** Served from a CustomResourceDefinition: no strategic merge patch (415, as upstream). */
   customResource?: boolean;
   /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */

@@ -73,6 +73,7 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
     shortNames: arr(names.shortNames).filter((s): s is string => typeof s === 'string'),
     categories: arr(names.categories).filter((s): s is string => typeof s === 'string'),
     schema: customResourceSchema(json),
+    openApi: json,
     hasStatus: isJsonObject(sub?.status),
     finalizerNames: 'qualified',
     customResource: true,

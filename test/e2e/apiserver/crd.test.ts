@@ -9,10 +9,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { kubectl as kubectlRun, python } from '../../helpers/real-clients';
+import { kubectl as kubectlRun, python, run } from '../../helpers/real-clients';
 
 const CRD_FILE = join(repoRoot, 'test', 'fixtures', 'crds', 'widgets.yaml');
 const PB = 'application/vnd.kubernetes.protobuf';
+/** kubectl 1.27 among the Cloud SDK's versioned binaries (as k8s-io-groups.test.ts finds it). */
+const KUBECTL_127 = '/usr/lib/google-cloud-sdk/bin/kubectl.1.27';
 let s: RunningApiServer;
 
 test.before(async () => {
@@ -103,6 +105,12 @@ test.serial('get -w sees a change; explain reads the published schema', async (t
   const explain = await kubectl(['explain', 'widgets.spec.replicas']);
   t.regex(explain, /FIELD: replicas <integer>/);
   t.regex(explain, /How many\./);
+  // The CRD's own schema is published, with its constraints (an enum here).
+  t.regex(await kubectl(['explain', 'widgets.spec.color']), /ENUM:\s+red\s+blue\s+green/);
+  // kubectl 1.27 reads /openapi/v2 in protobuf: the CRD's schema converts to Swagger 2.0 and gnostic's message.
+  const old = await run(KUBECTL_127, ['--kubeconfig', s.kubeconfig, 'explain', 'widgets.spec']);
+  t.is(old.code, 0, old.stderr);
+  t.regex(old.stdout, /replicas\s+<integer>\s+How many\./);
 });
 
 test.serial('a deprecated version answers with its warning and converts apiVersion', async (t) => {
