@@ -3,7 +3,7 @@ import { withMeta } from '../common-schemas';
 import { validateCrd, validateCrdUpdate } from '../crd/crd-validation';
 import { arr, ensureRec, rec, str } from '../obj-access';
 import type { ResourceType } from '../resource-type';
-import { any, atomicList, bool, bytes, int32, obj, ptr, setList, str as s, time } from '../schema-builders';
+import { any, atomicList, bool, bytes, described, int32, obj, ptr, setList, str as s, time } from '../schema-builders';
 import { column } from '../table';
 
 /**
@@ -53,13 +53,16 @@ const versionSchema = obj(
     storage: [3, ptr(bool('storage indicates this version should be used when persisting custom resources to storage.'))],
     deprecated: [7, bool('deprecated indicates this version of the custom resource API is deprecated.')],
     deprecationWarning: [8, ptr(s('deprecationWarning overrides the default warning returned to API clients.'))],
-    schema: [4, obj(`${PKG}.CustomResourceValidation`, { openAPIV3Schema: [1, any('openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.')] })],
+    schema: [4, described('schema describes the schema used for validation, pruning, and defaulting of this version of the custom resource.', obj(`${PKG}.CustomResourceValidation`, { openAPIV3Schema: [1, any('openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.')] }))],
     subresources: [
       5,
-      obj(`${PKG}.CustomResourceSubresources`, {
-        status: [1, any('status indicates the custom resource should serve a /status subresource.')],
-        scale: [2, scaleSchema],
-      }),
+      described(
+        'subresources specify what subresources this version of the defined custom resource have.',
+        obj(`${PKG}.CustomResourceSubresources`, {
+          status: [1, any('status indicates the custom resource should serve a /status subresource.')],
+          scale: [2, described('scale indicates the custom resource should serve a /scale subresource that returns an autoscaling/v1 Scale object.', scaleSchema)],
+        }),
+      ),
     ],
     additionalPrinterColumns: [6, atomicList(columnSchema, 'additionalPrinterColumns specifies additional columns returned in Table output.')],
     selectableFields: [9, atomicList(obj(`${PKG}.SelectableField`, { jsonPath: [1, s('jsonPath is a simple JSON path which is evaluated against each custom resource to produce a field selector value.')] }), 'selectableFields specifies paths to fields that may be used as field selectors.')],
@@ -71,12 +74,12 @@ const webhookClientConfigSchema = obj(`${PKG}.WebhookClientConfig`, {
   url: [3, ptr(s('url gives the location of the webhook, in standard URL form.'))],
   service: [
     1,
-    obj(`${PKG}.ServiceReference`, {
+    described('service is a reference to the service for this webhook. Either service or url must be specified.', obj(`${PKG}.ServiceReference`, {
       namespace: [1, s('namespace is the namespace of the service.')],
       name: [2, s('name is the name of the service.')],
       path: [3, ptr(s('path is an optional URL path at which the webhook will be contacted.'))],
       port: [4, ptr(int32('port is an optional service port at which the webhook will be contacted.'))],
-    }),
+    })),
   ],
   caBundle: [2, bytes('caBundle is a PEM encoded CA bundle which will be used to validate the webhook server certificate.')],
 });
@@ -92,38 +95,38 @@ const conditionSchema = obj(`${PKG}.CustomResourceDefinitionCondition`, {
 export const crdSchema = withMeta(`${PKG}.CustomResourceDefinition`, {
   spec: [
     2,
-    obj(
+    described('spec describes how the user wants the resources to appear.', obj(
       `${PKG}.CustomResourceDefinitionSpec`,
       {
         group: [1, s('group is the API group of the defined custom resource.')],
-        names: [3, namesSchema],
+        names: [3, described('names specify the resource and kind names for the custom resource.', namesSchema)],
         scope: [4, s('scope indicates whether the defined custom resource is cluster- or namespace-scoped: Cluster or Namespaced.')],
         versions: [7, atomicList(versionSchema, 'versions is the list of all API versions of the defined custom resource.')],
         conversion: [
           9,
-          obj(`${PKG}.CustomResourceConversion`, {
+          described('conversion defines conversion settings for the CRD.', obj(`${PKG}.CustomResourceConversion`, {
             strategy: [1, s('strategy specifies how custom resources are converted between versions: None or Webhook.')],
             webhook: [
               2,
-              obj(`${PKG}.WebhookConversion`, {
-                clientConfig: [2, webhookClientConfigSchema],
+              described('webhook describes how to call the conversion webhook. Required when strategy is set to Webhook.', obj(`${PKG}.WebhookConversion`, {
+                clientConfig: [2, described('clientConfig is the instructions for how to call the webhook if strategy is Webhook.', webhookClientConfigSchema)],
                 conversionReviewVersions: [3, atomicList(s(), 'conversionReviewVersions is an ordered list of preferred ConversionReview versions the webhook expects.')],
-              }),
+              })),
             ],
-          }),
+          })),
         ],
         preserveUnknownFields: [10, bool('preserveUnknownFields is deprecated; it must be false in apiextensions/v1.')],
       },
       { required: ['group', 'names', 'scope', 'versions'] },
-    ),
+    )),
   ],
   status: [
     3,
-    obj(`${PKG}.CustomResourceDefinitionStatus`, {
-      conditions: [1, { ...atomicList(conditionSchema), listType: 'map', mapKeys: ['type'] }],
-      acceptedNames: [2, namesSchema],
+    described('status indicates the actual state of the CustomResourceDefinition.', obj(`${PKG}.CustomResourceDefinitionStatus`, {
+      conditions: [1, { ...atomicList(conditionSchema, 'conditions indicate state for particular aspects of a CustomResourceDefinition.'), listType: 'map', mapKeys: ['type'] }],
+      acceptedNames: [2, described('acceptedNames are the names that are actually being used to serve discovery.', namesSchema)],
       storedVersions: [3, setList(s(), 'storedVersions lists all versions of CustomResources that were ever persisted.')],
-    }),
+    })),
   ],
 });
 
