@@ -77,10 +77,10 @@ function swagger2(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(swagger2);
   if (typeof v !== 'object' || v === null) return v;
   const out: Json = {};
-  for (const [k, x] of Object.entries(v)) {
+  for (const [k, x] of Object.entries(v as Json)) {
     if (k === 'nullable' || k === 'anyOf' || k === 'oneOf' || k === 'not') continue;
     // Property names are data, not keywords: only the values below them are converted.
-    out[k] = k === 'properties' && typeof x === 'object' && x !== null ? Object.fromEntries(Object.entries(x).map(([p, s]) => [p, swagger2(s)])) : swagger2(x);
+    out[k] = k === 'properties' && typeof x === 'object' && x !== null ? Object.fromEntries(Object.entries(x as Json).map(([p, s]) => [p, swagger2(s)])) : swagger2(x);
   }
   return out;
 }

@@ -150,6 +150,28 @@ print(json.dumps({"names": names, "replicas": got["spec"]["replicas"], "status":
   t.deepEqual(r, { names: ['a', 'c', 'py', 's'], replicas: 1, status: 3, left: ['a', 'c', 's'] });
 });
 
+test.serial('RBAC grants custom resources like any resource; the garbage collector deletes custom objects whose owner is gone', async (t) => {
+  await kubectl(['create', 'role', 'widget-reader', '-n', 'crd1', '--verb=get,list', '--resource=widgets.e2e.example.com']);
+  await kubectl(['create', 'rolebinding', 'ann-widgets', '-n', 'crd1', '--role=widget-reader', '--user=ann']);
+  t.regex(await kubectl(['get', 'widgets', '-n', 'crd1', '--as=ann', '-o', 'name']), /widget\.e2e\.example\.com\/a/);
+  t.regex(await kubectlFails(['delete', 'widget', 'a', '-n', 'crd1', '--as=ann']), /User "ann" cannot delete resource "widgets" in API group "e2e\.example\.com" in the namespace "crd1"/);
+  // A Widget owned by a ConfigMap goes with it.
+  await kubectl(['create', 'configmap', 'owner', '-n', 'crd1']);
+  const uid = await kubectl(['get', 'configmap', 'owner', '-n', 'crd1', '-o', 'jsonpath={.metadata.uid}']);
+  const owned = `apiVersion: e2e.example.com/v1
+kind: Widget
+metadata:
+  name: owned
+  namespace: crd1
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: ${uid}}]
+spec: {color: red}
+`;
+  await kubectl(['apply', '-f', '-'], owned);
+  await kubectl(['delete', 'configmap', 'owner', '-n', 'crd1']);
+  await kubectl(['wait', '--for=delete', '--timeout=30s', 'widget/owned', '-n', 'crd1']);
+  t.regex(await kubectlFails(['get', 'widget', 'owned', '-n', 'crd1']), /widgets\.e2e\.example\.com "owned" not found/);
+});
+
 test.serial('deleting the CRD deletes its objects, then the type is no longer served', async (t) => {
   await kubectl(['delete', 'crd', 'widgets.e2e.example.com', '--timeout=60s']);
   // kubectl's cached discovery may still list the type: then the list itself is the 404.
