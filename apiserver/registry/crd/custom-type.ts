@@ -34,8 +34,11 @@ export function customResourceTypes(crd: KObject, now: Now = Date.now): CustomRe
   const versions = arr(spec.versions).map((v) => rec(v) ?? {});
   const storage = versions.find((v) => v.storage === true);
   const storageVersion = str(storage?.name) ?? '';
+  // Conversion webhooks are not called yet: a Webhook CRD serves only its storage version, whose
+  // objects need no conversion (upstream would convert every other version through the webhook).
+  const webhook = rec(spec.conversion)?.strategy === 'Webhook';
   return versions
-    .filter((v) => v.served === true)
+    .filter((v) => v.served === true && (!webhook || v === storage))
     .map((v) => {
       const version = str(v.name) ?? '';
       const type = versionType(spec, names, v, now);

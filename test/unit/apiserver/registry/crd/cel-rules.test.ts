@@ -78,3 +78,17 @@ test('rules that do not compile refuse the CRD', async (t) => {
   const unknownVar = crd({ schema: specSchema({ a: { type: 'string', 'x-kubernetes-validations': [{ rule: 'other > 1' }] } }) });
   await t.throwsAsync(f.store.create(crds(), '', unknownVar, { ...adminCtx, dryRun: true }), { message: /x-kubernetes-validations\[0\]\.rule: Invalid value: "other > 1": compilation failed/ });
 });
+
+test('the rules of one object share a budget of 10,000,000: past it, no further rule runs', async (t) => {
+  // Each rule costs about 900,000 (100 concatenations of 90,000 characters): under the per-call
+  // limit, but twelve of them are over the object's budget.
+  const rule = { rule: 'self.s.all(a, self.s.all(b, (a + b).size() > 0))' };
+  const costly = customResourceTypes(crd({ plural: 'costlies', kind: 'Costly', schema: specSchema({ s: { type: 'array', items: { type: 'string' } } }, { 'x-kubernetes-validations': Array.from({ length: 12 }, () => rule) }) }))[0].type;
+  const s = Array.from({ length: 10 }, (_, i) => `${'x'.repeat(45_000)}${i}`);
+  const o: KObject = { apiVersion: 'example.com/v1', kind: 'Costly', metadata: { name: 'c', namespace: 'default' }, spec: { s } };
+  const err = await f.store.create(costly, 'default', o, { ...adminCtx, dryRun: true }).catch((e: Error) => e);
+  t.regex((err as Error).message, /spec: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run/);
+  // Eleven of the same rules fit.
+  const fits = customResourceTypes(crd({ plural: 'fits', kind: 'Fit', schema: specSchema({ s: { type: 'array', items: { type: 'string' } } }, { 'x-kubernetes-validations': Array.from({ length: 11 }, () => rule) }) }))[0].type;
+  await t.notThrowsAsync(f.store.create(fits, 'default', { ...o, kind: 'Fit' }, { ...adminCtx, dryRun: true }));
+});

@@ -42,6 +42,15 @@ test('served versions only; the storage version stores, the others are views tha
   t.is((await f.store.get(v1, 'default', 'w')).apiVersion, 'example.com/v1');
 });
 
+test('a Webhook conversion CRD serves only its storage version (conversion webhooks are not called yet)', (t) => {
+  const webhook = structuredClone(twoVersions);
+  (webhook.spec as Record<string, unknown>).conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://conv.example.com' }, conversionReviewVersions: ['v1'] } };
+  t.deepEqual(
+    customResourceTypes(webhook).map((v) => v.type.version),
+    ['v1'],
+  );
+});
+
 test('deprecated versions carry the default warning text, or deprecationWarning', (t) => {
   const [v1, beta] = customResourceTypes(twoVersions).map((v) => v.type);
   t.is(v1.warning, undefined);
