@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { isJsonObject } from '../../patch/json-value';
@@ -91,6 +92,8 @@ function versionType(spec: JsonMap, names: JsonMap, v: JsonMap, now: Now): Resou
       return compiled && causes.length === 0 ? evaluateRules(compiled, o, old) : causes;
     },
   };
+  // Upstream: without a status sub-resource, status is part of the spec for generation purposes.
+  if (!type.hasStatus) type.bumpsGeneration = (o, old) => !isDeepStrictEqual(o.status, old.status);
   if (defaulted) {
     type.defaults = fill;
     type.readDefaults = fill;

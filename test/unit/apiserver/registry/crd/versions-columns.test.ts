@@ -87,3 +87,17 @@ test('the JSONPath subset', (t) => {
   t.is(parseJsonPath('a.b'), undefined);
   t.is(parseJsonPath('.a..b'), undefined);
 });
+
+test('generation: status changes count without a status sub-resource, not with one', async (t) => {
+  const f = await openFixture();
+  t.teardown(() => f.close());
+  const [withStatus, beta] = customResourceTypes(twoVersions).map((v) => v.type);
+  const put = async (ty: typeof withStatus, name: string) => {
+    await f.store.create(ty, 'default', { apiVersion: `example.com/${ty.version}`, kind: 'Widget', metadata: { name, namespace: 'default' }, spec: { replicas: 1 } }, adminCtx);
+    const sub = ty.hasStatus ? { ...adminCtx, subresource: 'status' } : adminCtx;
+    const { object } = await f.store.update(ty, 'default', name, (cur) => ({ ...cur!, status: { replicas: 1 } }), sub);
+    return object.metadata.generation;
+  };
+  t.is(await put(withStatus, 'g1'), 1);
+  t.is(await put(beta, 'g2'), 2);
+});
