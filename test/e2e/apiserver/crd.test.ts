@@ -150,6 +150,24 @@ print(json.dumps({"names": names, "replicas": got["spec"]["replicas"], "status":
   t.deepEqual(r, { names: ['a', 'c', 'py', 's'], replicas: 1, status: 3, left: ['a', 'c', 's'] });
 });
 
+test.serial('the Python dynamic client discovers the kind and reads, patches and deletes through it', async (t) => {
+  const r = await python<{ color: string; kinds: string[] }>(
+    s.kubeconfig,
+    `
+from kubernetes import dynamic
+dyn = dynamic.DynamicClient(client.ApiClient())
+widgets = dyn.resources.get(api_version="e2e.example.com/v1", kind="Widget")
+widgets.create(body={"apiVersion": "e2e.example.com/v1", "kind": "Widget", "metadata": {"name": "dyn"}, "spec": {"color": "blue"}}, namespace="crd1")
+widgets.patch(name="dyn", namespace="crd1", body={"spec": {"color": "green"}}, content_type="application/merge-patch+json")
+got = widgets.get(name="dyn", namespace="crd1")
+kinds = sorted(set(i.kind for i in widgets.get(namespace="crd1").items))
+widgets.delete(name="dyn", namespace="crd1")
+print(json.dumps({"color": got.spec.color, "kinds": kinds}))
+`,
+  );
+  t.deepEqual(r, { color: 'green', kinds: ['Widget'] });
+});
+
 test.serial('RBAC grants custom resources like any resource; the garbage collector deletes custom objects whose owner is gone', async (t) => {
   await kubectl(['create', 'role', 'widget-reader', '-n', 'crd1', '--verb=get,list', '--resource=widgets.e2e.example.com']);
   await kubectl(['create', 'rolebinding', 'ann-widgets', '-n', 'crd1', '--role=widget-reader', '--user=ann']);
