@@ -168,6 +168,22 @@ print(json.dumps({"color": got.spec.color, "kinds": kinds}))
   t.deepEqual(r, { color: 'green', kinds: ['Widget'] });
 });
 
+test.serial('@kubernetes/client-node: ApiextensionsV1Api reads the CRD, CustomObjectsApi creates, reads and deletes', async (t) => {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(s.kubeconfig);
+  const crd = await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: 'widgets.e2e.example.com' });
+  t.true(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
+  const objects = kc.makeApiClient(k8s.CustomObjectsApi);
+  const target = { group: 'e2e.example.com', version: 'v1', namespace: 'crd1', plural: 'widgets' };
+  await objects.createNamespacedCustomObject({ ...target, body: { apiVersion: 'e2e.example.com/v1', kind: 'Widget', metadata: { name: 'js' }, spec: { color: 'red' } } });
+  const read = (await objects.getNamespacedCustomObject({ ...target, name: 'js' })) as { spec: { replicas: number } };
+  t.is(read.spec.replicas, 1);
+  await objects.deleteNamespacedCustomObject({ ...target, name: 'js' });
+  const left = (await objects.listNamespacedCustomObject(target)) as { items: Array<{ metadata: { name: string } }> };
+  t.false(left.items.some((i) => i.metadata.name === 'js'));
+});
+
 test.serial('RBAC grants custom resources like any resource; the garbage collector deletes custom objects whose owner is gone', async (t) => {
   await kubectl(['create', 'role', 'widget-reader', '-n', 'crd1', '--verb=get,list', '--resource=widgets.e2e.example.com']);
   await kubectl(['create', 'rolebinding', 'ann-widgets', '-n', 'crd1', '--role=widget-reader', '--user=ann']);
