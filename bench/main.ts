@@ -8,6 +8,7 @@ import { runApiServerBench } from './apiserver-bench';
 import { runAuthnBench } from './authn-bench';
 import { runAuthzBench } from './authz-bench';
 import { runCheckpointBench } from './checkpoint-bench';
+import { runCrdBench } from './crd-bench';
 import { runDevicesBench } from './devices-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runHostileBodiesBench } from './hostile-bodies-bench';
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
+  crd: { describe: 'issue 22: server CPU per create and get of a custom resource (30-field structural schema, 5 CEL rules) against a ConfigMap of the same values', run: runCrdBench },
   checkpoint: { describe: 'POST /checkpoint on svc-node (sim://, token auth, 10 MB archive) against a direct CRI CheckpointContainer call', run: runCheckpointBench },
   devices: {
     describe: 'issue 5: Allocate round trips through the device manager for 1,000 containers against direct gRPC Allocate calls, then the podresources figures',

@@ -68,6 +68,11 @@ export interface ObjectSchema {
    * drops the other type's fields. Written to OpenAPI as x-kubernetes-patch-strategy for clients.
    */
   retainKeys?: boolean;
+  /**
+   * A custom resource's x-kubernetes-preserve-unknown-fields on an object with properties: fields
+   * it does not declare are kept (never pruned nor reported unknown) and untyped.
+   */
+  preserveUnknownFields?: boolean;
   description?: string;
   /** protobuf: the upstream message this object is; absent on JSON-only shapes. */
   proto?: ProtoMessage;

@@ -18,7 +18,7 @@ import { collectionPrefix, objectKey } from '../store/keys';
 import { parseRv } from '../store/read-plan';
 import { servedEvent } from '../store/stored-object';
 import type { CachedEvent } from '../store/watch-cache';
-import { cborServed, listQuery, type ResourceRequest } from './context';
+import { cborServed, listQuery, type ResourceRequest, protobufServed } from './context';
 
 /** Upstream picks a watch's lifetime at random in [minRequestTimeout, 2×minRequestTimeout) so watches do not all reconnect at once. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
@@ -43,7 +43,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const rendering = negotiate(r.req.headers.accept, {
     tableAllowed: true,
     includeObject: r.query.get('includeObject') ?? undefined,
-    protobuf: true,
+    protobuf: protobufServed(r),
     cbor: cborServed(r),
     watch: true,
   });
@@ -110,7 +110,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       const type = visibleType(r, ev, q);
       if (!type) continue;
       // The plain JSON line is of the stored form: k8s.io names and storedAs views get their own.
-      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs;
+      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs && !r.type.readDefaults && !r.type.pruneOnRead;
       const chunk = cachedForm ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev, cached);
       if (!(await out.write(chunk))) break;
     }

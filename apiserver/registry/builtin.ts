@@ -37,6 +37,7 @@ import { makeMetricsTypes } from './types/metrics';
 import { makeHpaTypes } from './types/horizontalpodautoscalers';
 import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
 import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
+import { makeCrdType } from './types/customresourcedefinitions';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -88,6 +89,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingWebhookConfigurationType(now),
     makeValidatingAdmissionPolicyType(now),
     makeValidatingAdmissionPolicyBindingType(now),
+    makeCrdType(),
   ];
 }
 

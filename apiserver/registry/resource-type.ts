@@ -121,8 +121,31 @@ export interface ResourceType {
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
+  /**
+   * Fills, in place, what every read from storage adds (a custom resource's schema defaults: upstream
+   * defaults objects read from etcd too, so a default added to a CRD shows on objects stored before).
+   * Must be idempotent; readers hand it a copy of a shared stored object.
+   */
+  readDefaults?(obj: KObject): void;
+  /** Fields the schema does not declare are dropped from objects read from storage (custom resources). */
+  pruneOnRead?: boolean;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
+  /**
+   * 'qualified': finalizers need only be qualified names (upstream's generic ValidateObjectMeta,
+   * used for CRDs and custom resources); absent: also a domain or a standard name (core's rule).
+   */
+  finalizerNames?: 'qualified';
+  /**
+   * The OpenAPI v3 schema published for the kind instead of one generated from `schema` (a custom
+   * resource publishes its CRD's openAPIV3Schema, with every constraint; apiVersion, kind and
+   * metadata are filled in by the OpenAPI builder).
+   */
+  openApi?: Readonly<Record<string, unknown>>;
+  /** Served from a CustomResourceDefinition: no strategic merge patch (415, as upstream). */
+  customResource?: boolean;
+  /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */
+  warning?: string;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
   /**

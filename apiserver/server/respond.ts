@@ -48,7 +48,12 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
     type = 'application/json';
   }
   const headers: Record<string, string | string[]> = { 'Content-Type': type, 'Cache-Control': 'no-cache, private', ...opts.headers };
-  if (opts.warnings?.length) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  if (opts.warnings?.length) {
+    // Warnings set before the handler ran (a deprecated custom resource version's) come first.
+    const earlier = typeof res.getHeader === 'function' ? res.getHeader('Warning') : undefined;
+    const before = earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [String(earlier)];
+    headers.Warning = [...before, ...opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`)];
+  }
   let payload: Buffer | string = text;
   if (opts.compress && text.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
     payload = gzipSync(text);

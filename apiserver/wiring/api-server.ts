@@ -263,6 +263,7 @@ export class ApiServer {
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
+    if (type.warning) res.setHeader('Warning', `299 - ${JSON.stringify(type.warning)}`);
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (audit) r.auditAnnotations = audit.annotations;

@@ -7,6 +7,7 @@ import { ensureClusterInfo } from '../authn/cluster-info';
 import type { ApiServerFlags } from '../config/flags';
 import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
+import { CrdController } from '../controllers/crd-controller';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
@@ -74,7 +75,9 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ component: 'leader-election' }),
   });
   await bootstrap;
-  await (flags.leaderElect ? elector.run(signal, controllers) : controllers(signal));
+  // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
+  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers }).run(signal);
+  await Promise.all([crds, flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 
 /** Every control loop, until the leading signal aborts. */

@@ -273,3 +273,17 @@ export const volumeAttachmentFixture = {
   spec: { attacher: 'csi.example.com', source: { persistentVolumeName: 'pv1' }, nodeName: 'worker-1' },
   status: { attached: true, attachmentMetadata: { dev: '/dev/sdb' }, attachError: { time: '2026-01-01T00:00:00Z', message: 'timed out', errorCode: 4 } },
 };
+
+export const crdFixture = {
+  apiVersion: 'apiextensions.svc.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com', uid: 'u-crd', resourceVersion: '13' },
+  spec: {
+    group: 'example.com',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList', shortNames: ['wd'] },
+    scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', minimum: 1 } } } } } }, subresources: { status: {} } }],
+    conversion: { strategy: 'None' },
+  },
+  status: { conditions: [{ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: '2026-01-01T00:00:00Z' }], acceptedNames: { plural: 'widgets', kind: 'Widget' }, storedVersions: ['v1'] },
+};
