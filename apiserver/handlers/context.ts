@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../../common/informer/clock';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
@@ -37,6 +38,8 @@ export interface ResourceRequest {
   after?: Clock['after'];
   /** Authorizes this request's user for the same attributes with another verb; rejects with 403. */
   authorizeVerb?: (verb: string) => Promise<void>;
+  /** An HTTP Upgrade request (exec, attach, port-forward, proxied WebSockets): the client's socket and the bytes read past its head; `res` writes to that socket until a handler takes it over. */
+  upgrade?: { socket: Duplex; head: Buffer };
 }
 
 /** Whether CBOR is served (the CBORServingAndStorage feature gate, alpha, off by default). */

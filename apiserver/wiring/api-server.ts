@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -132,6 +134,16 @@ export class ApiServer {
       },
       (req, res) => void this.handle(req, res),
     );
+    // Upgrade requests (exec, attach, port-forward, proxied WebSockets) take the same path, with a
+    // response bound to their socket for errors; a handler that accepts the upgrade takes the socket.
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as Socket);
+      res.on('finish', () => socket.end());
+      void this.handle(req, res, { socket, head });
+    });
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 70_000;
     this.server = server;
@@ -171,7 +183,7 @@ export class ApiServer {
     o.log.info('server stopped');
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, upgrade?: ResourceRequest['upgrade']): Promise<void> {
     this.inFlight++;
     const o = this.o;
     const started = performance.now();
@@ -183,7 +195,7 @@ export class ApiServer {
       info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
       const user = await o.authn.authenticate(req);
       await o.authz.authorize(requestAttributes(user, info, url.searchParams));
-      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user);
+      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, upgrade);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
       sendError(req, res, servedError(info, err), (e) => o.log.error({ err: e, method: req.method, url: req.url }, 'request failed'), { cbor: o.gates?.has(CBOR_GATE) });
@@ -202,6 +214,7 @@ export class ApiServer {
     info: RequestInfo,
     query: URLSearchParams,
     user: ResourceRequest['user'],
+    upgrade?: ResourceRequest['upgrade'],
   ): Promise<void> {
     const o = this.o;
     const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -209,7 +222,7 @@ export class ApiServer {
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
-    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
+    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set(), ...(upgrade ? { upgrade } : {}) };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
