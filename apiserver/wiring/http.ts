@@ -7,6 +7,7 @@ import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containe
 import { makePodEvictionHandler } from '../handlers/pod-eviction';
 import { podConnectHandler } from '../handlers/pod-connect';
 import { podLogHandler } from '../handlers/pod-log';
+import { podProxyHandler, serviceProxyHandler } from '../handlers/resource-proxy';
 import type { ApiMetrics } from '../metrics/registry';
 import { ApiServer, type ApiServerOptions } from './api-server';
 import type { AuthnLayer } from './authn';
@@ -70,6 +71,8 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
       ['/pods/exec', podConnectHandler('exec', connect)],
       ['/pods/attach', podConnectHandler('attach', connect)],
       ['/pods/portforward', podConnectHandler('portforward', connect)],
+      ['/pods/proxy', podProxyHandler()],
+      ['/services/proxy', serviceProxyHandler(registry.lookup('', 'v1', 'endpoints')!)],
       ['/nodes/proxy', nodeProxyHandler({ client: kubelet.client, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) })],
     ]),
     // kubectl drain evicts only when discovery lists pods/eviction (as a policy/v1 Eviction).
