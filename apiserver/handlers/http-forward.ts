@@ -14,7 +14,7 @@ import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ApiError } from '../api/errors';
 import type { ResourceRequest } from './context';
-import { forwardedHeaders } from './node-proxy';
+import { forwardedHeaders } from './proxy-headers';
 import { DEFAULT_STREAM_IDLE_MS, proxyUpgrade, type UpgradeTarget } from './upgrade-proxy';
 
 export interface ForwardLimits {

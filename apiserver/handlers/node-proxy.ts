@@ -14,7 +14,6 @@
  * of the node's address without the kubelet-client identity (loopback and link-local addresses
  * refused), as upstream. Upgrades are proxied byte for byte (http-forward.ts).
  */
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { errors } from '../api/errors';
 import type { KeyPairPem } from '../pki/certs';
 import type { ResourceRequest } from './context';
@@ -30,19 +29,6 @@ export interface KubeletClientConfig {
   caPem?: string;
   /** Upstream request timeout (ms, default 5 minutes; a log stream through the proxy may be long). */
   timeoutMs?: number;
-}
-
-/** Request headers that must not reach the agent: the caller's credentials and hop-by-hop headers. */
-const DROPPED = new Set(['authorization', 'cookie', 'proxy-authorization', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'transfer-encoding', 'host']);
-
-/** The headers forwarded to the agent. */
-export function forwardedHeaders(h: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || DROPPED.has(k) || k.startsWith('impersonate-') || k.startsWith('x-remote-')) continue;
-    out[k] = v;
-  }
-  return out;
 }
 
 /** The agent path for a request path: what follows /nodes/{name}/proxy, '/' when nothing does. */

@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../api/errors';
 import type { ResourceRequest } from './context';
-import { forwardedHeaders } from './node-proxy';
+import { forwardedHeaders } from './proxy-headers';
 
 /** Where an upgrade goes: the backend's address, path with query, and TLS settings (https only). */
 export interface UpgradeTarget {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { ApiError } from '../../../../apiserver/api/errors';
-import { agentPath, forwardedHeaders } from '../../../../apiserver/handlers/node-proxy';
+import { agentPath } from '../../../../apiserver/handlers/node-proxy';
+import { forwardedHeaders } from '../../../../apiserver/handlers/proxy-headers';
 
 test('the agent path is what follows /nodes/{name}/proxy, still encoded; nothing means /', (t) => {
   t.is(agentPath('/api/v1/nodes/n1/proxy/healthz', 'n1'), '/healthz');
