@@ -103,7 +103,7 @@ export class SpdySession extends EventEmitter {
       }
       this.pings.set(id, resolve);
       this.once('close', () => reject(new Error('the SPDY session closed before the ping was answered')));
-      this.sendFrame({ type: 'ping', id });
+      this.post({ type: 'ping', id });
     });
   }
 
@@ -111,7 +111,7 @@ export class SpdySession extends EventEmitter {
   close(): void {
     if (this.closed || this.goingAway) return;
     this.goingAway = true;
-    this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 0 });
+    this.post({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 0 });
     this.writeChain = this.writeChain.then(() => {
       this.socket.end();
     });
@@ -130,9 +130,14 @@ export class SpdySession extends EventEmitter {
     return this.enqueue(() => encodeFrame(f));
   }
 
+  /** Queues a frame and forgets it (a failure means the session is gone, which is reported by 'close'). */
+  post(f: SpdyFrame): void {
+    this.sendFrame(f).catch(() => undefined);
+  }
+
   /** Queues a frame whose header block is compressed when its turn comes. */
   sendHeaders(f: HeaderFrameFields, headers: SpdyHeaders): Promise<void> {
-    return this.enqueue(async () => encodeFrame({ ...f, headerBlock: await this.compressor.compress(headers) } as SpdyFrame));
+    return this.enqueue(async () => encodeFrame({ ...f, headerBlock: await this.compressor.compress(headers) }));
   }
 
   /** Acknowledges data the consumer of a stream has taken (session-level part). */
@@ -141,7 +146,7 @@ export class SpdySession extends EventEmitter {
     if (this.unackedSession >= DEFAULT_WINDOW / 2) {
       const delta = this.unackedSession;
       this.unackedSession = 0;
-      void this.sendFrame({ type: 'window_update', streamId: 0, delta });
+      this.post({ type: 'window_update', streamId: 0, delta });
     }
   }
 
@@ -194,7 +199,9 @@ export class SpdySession extends EventEmitter {
 
   private protocolError(_e: Error): void {
     if (this.closed) return;
-    void this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 1 }).finally(() => this.destroy());
+    this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 1 })
+      .catch(() => undefined)
+      .finally(() => this.destroy());
   }
 
   private async handle(f: SpdyFrame): Promise<void> {
@@ -231,7 +238,7 @@ export class SpdySession extends EventEmitter {
         return;
       case 'ping':
         if ((f.id & 1) === (this.o.server ? 0 : 1)) this.pings.get(f.id)?.();
-        else void this.sendFrame({ type: 'ping', id: f.id });
+        else this.post({ type: 'ping', id: f.id });
         this.pings.delete(f.id);
         return;
       case 'goaway':
@@ -249,12 +256,12 @@ export class SpdySession extends EventEmitter {
   private onSynStream(f: Extract<SpdyFrame, { type: 'syn_stream' }>, headers: SpdyHeaders): void {
     const fromClient = (f.streamId & 1) === 1;
     if (fromClient !== this.o.server || f.streamId <= this.lastPeerId || this.streams.has(f.streamId)) {
-      void this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.PROTOCOL_ERROR });
+      this.post({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.PROTOCOL_ERROR });
       return;
     }
     this.lastPeerId = f.streamId;
     if (this.goingAway) {
-      void this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.REFUSED_STREAM });
+      this.post({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.REFUSED_STREAM });
       return;
     }
     const stream = new SpdyStream(this, f.streamId, headers, false);

@@ -124,7 +124,7 @@ function decodeControl(type: number, flags: number, body: Buffer): SpdyFrame {
   switch (type) {
     case FrameType.SYN_STREAM:
       need(body, 10, 'SYN_STREAM');
-      return { type: 'syn_stream', streamId: body.readUInt32BE(0) & 0x7fffffff, associatedId: body.readUInt32BE(4) & 0x7fffffff, priority: body[8]! >> 5, flags, headerBlock: body.subarray(10) };
+      return { type: 'syn_stream', streamId: body.readUInt32BE(0) & 0x7fffffff, associatedId: body.readUInt32BE(4) & 0x7fffffff, priority: body[8] >> 5, flags, headerBlock: body.subarray(10) };
     case FrameType.SYN_REPLY:
       need(body, 4, 'SYN_REPLY');
       return { type: 'syn_reply', streamId: body.readUInt32BE(0) & 0x7fffffff, flags, headerBlock: body.subarray(4) };
@@ -182,8 +182,8 @@ export class FrameDecoder {
       if (this.length < 8 + len) break;
       const all = this.take(8 + len);
       const body = all.subarray(8);
-      const flags = all[4]!;
-      if (all[0]! & 0x80) {
+      const flags = all[4];
+      if (all[0] & 0x80) {
         const version = all.readUInt16BE(0) & 0x7fff;
         if (version !== SPDY_VERSION) throw new SpdyProtocolError(`unsupported SPDY version ${version}`);
         frames.push(decodeControl(all.readUInt16BE(2), flags, body));
@@ -195,15 +195,15 @@ export class FrameDecoder {
   }
 
   private peek(n: number): Buffer {
-    if (this.chunks[0]!.length >= n) return this.chunks[0]!.subarray(0, n);
+    if (this.chunks[0].length >= n) return this.chunks[0].subarray(0, n);
     const joined = Buffer.concat(this.chunks);
     this.chunks = [joined];
     return joined.subarray(0, n);
   }
 
   private take(n: number): Buffer {
-    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks)];
-    const first = this.chunks[0]!;
+    if (this.chunks[0].length < n) this.chunks = [Buffer.concat(this.chunks)];
+    const first = this.chunks[0];
     const out = first.subarray(0, n);
     if (first.length === n) this.chunks.shift();
     else this.chunks[0] = first.subarray(n);

@@ -56,7 +56,7 @@ export function decodeHeaderBlock(block: Buffer): SpdyHeaders {
     const values = str().split('\0');
     if (name === '') throw new SpdyProtocolError('empty header name');
     if (name in out) throw new SpdyProtocolError(`header ${name} given twice`);
-    out[name] = values.length === 1 ? values[0]! : values;
+    out[name] = values.length === 1 ? values[0] : values;
   }
   return out;
 }

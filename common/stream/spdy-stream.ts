@@ -53,9 +53,9 @@ export class SpdyStream extends Duplex {
     this.replied.catch(() => undefined);
   }
 
-  /** Answers a stream the peer opened (SYN_REPLY), optionally closing our side at once. */
+  /** Answers a stream the peer opened (SYN_REPLY), optionally closing our side at once. Never rejects (a lost session closes the stream). */
   reply(headers: SpdyHeaders = {}, fin = false): Promise<void> {
-    const p = this.session.sendHeaders({ type: 'syn_reply', streamId: this.id, flags: fin ? FLAG_FIN : 0 }, headers);
+    const p = this.session.sendHeaders({ type: 'syn_reply', streamId: this.id, flags: fin ? FLAG_FIN : 0 }, headers).catch(() => undefined);
     if (fin) this.markLocalFin();
     return p;
   }

@@ -65,10 +65,10 @@ export function decodeChannelMessage(msg: Buffer | string, traits: Pick<WsProtoc
     return { kind: 'data', channel, data: Buffer.from(text.slice(1), 'base64') };
   }
   if (msg.length === 0) throw new Error('empty message');
-  const channel = msg[0]!;
+  const channel = msg[0];
   if (channel === CLOSE_CHANNEL && traits.closeSignal) {
     if (msg.length !== 2) throw new Error('a close signal carries exactly one channel');
-    return { kind: 'close', channel: msg[1]! };
+    return { kind: 'close', channel: msg[1] };
   }
   return { kind: 'data', channel, data: msg.subarray(1) };
 }

@@ -78,7 +78,7 @@ test('header compression shares one zlib context per direction under the diction
   const d = new HeaderDecompressor();
   const first = await c.compress({ streamtype: 'error', 'x-stream-protocol-version': 'v4.channel.k8s.io' });
   // A zlib stream with a preset dictionary: FDICT set and the dictionary's Adler-32 after the header.
-  t.is(first[1]! & 0x20, 0x20);
+  t.is(first[1] & 0x20, 0x20);
   t.is(first.readUInt32BE(2), 3821447106);
   t.deepEqual(await d.decompress(first), { streamtype: 'error', 'x-stream-protocol-version': 'v4.channel.k8s.io' });
   const second = await c.compress({ streamtype: 'error', 'x-stream-protocol-version': 'v4.channel.k8s.io' });
@@ -130,7 +130,7 @@ test('streams: SYN_STREAM headers reach the peer, SYN_REPLY completes the open, 
   const echoed = collect(st);
   st.end('hello spdy');
   t.is((await echoed).toString(), 'HELLO SPDY');
-  t.deepEqual(got[0]!.headers, { streamtype: 'stdin', port: '80' });
+  t.deepEqual(got[0].headers, { streamtype: 'stdin', port: '80' });
   const second = await c.openStream({ streamtype: 'stdout' });
   t.is(second.id, 3);
   await c.ping();
@@ -231,7 +231,7 @@ test('the session ends with its socket: every stream is destroyed and close is e
   let closes = 0;
   s.on('close', () => closes++);
   const destroyed = new Promise((r) => serverSide!.once('close', r));
-  sockets[1]!.destroy();
+  sockets[1].destroy();
   await destroyed;
   await until(() => s.isClosed);
   t.is(closes, 1);
