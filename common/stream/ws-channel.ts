@@ -17,7 +17,7 @@ export interface WsProtocolTraits {
   base64: boolean;
   /** The close signal (channel 255) is understood. */
   closeSignal: boolean;
-  /** The error channel carries a Status JSON (v2+); else plain text (channel.k8s.io). */
+  /** The error channel carries a Status JSON (v4+, client-go's errorDecoderV4); else plain text. */
   statusErrors: boolean;
   /** The resize channel exists (v3+). */
   resize: boolean;
@@ -27,7 +27,7 @@ export function wsProtocolTraits(protocol: string): WsProtocolTraits {
   const base64 = protocol.includes('base64');
   const v = /^v(\d+)\./.exec(protocol);
   const version = v ? Number(v[1]) : 1;
-  return { base64, closeSignal: version >= 5, statusErrors: version >= 2, resize: version >= 3 };
+  return { base64, closeSignal: version >= 5, statusErrors: version >= 4, resize: version >= 3 };
 }
 
 /** Picks the first subprotocol the client offers that the server serves (the client's order, as wsstream). */
