@@ -2,7 +2,7 @@
  * What an exec runs inside a simulated container: a small built-in command set, enough for tests
  * and demos (documented in docs/simulator.md as such), not a shell:
  * echo [-n], cat [files] (stdin without files), env / printenv [NAME], hostname, sleep N,
- * true, false, exit N, and sh/bash (`-c "line"`, or lines read from stdin) where a line is
+ * true, false, exit N, stty size (the last terminal size the client sent, "rows cols"), and sh/bash (`-c "line"`, or lines read from stdin) where a line is
  * commands joined by `;`, `&&` and `||`, words split on blanks with '' and "" quoting. Files are
  * the container's mounts (host paths behind their container paths) and /etc/hostname.
  * Anything else is "not found" (127), as in a shell.
@@ -20,6 +20,8 @@ export interface SimShellContext {
   sleep(ms: number): Promise<boolean>;
   /** Aborted when the client went away. */
   signal: AbortSignal;
+  /** The terminal's size as last resized by the client (tty sessions). */
+  terminalSize?: () => { width: number; height: number } | undefined;
 }
 
 /** Splits a line into words, honouring '' and "" quotes and backslash escapes outside single quotes. */
@@ -99,7 +101,7 @@ class ShellExit {
   constructor(readonly code: number) {}
 }
 
-const BUILTINS = new Set(['echo', 'true', 'false', 'exit', 'hostname', 'env', 'printenv', 'sleep', 'cat', 'sh', 'bash']);
+const BUILTINS = new Set(['echo', 'true', 'false', 'exit', 'hostname', 'env', 'printenv', 'sleep', 'cat', 'sh', 'bash', 'stty']);
 
 /** Whether an exec's program is one the simulator knows (by its base name). */
 export function isSimCommand(bin: string): boolean {
@@ -121,6 +123,15 @@ export async function runCommand(argv: readonly string[], ctx: SimShellContext):
       return 1;
     case 'exit':
       throw new ShellExit(Number(args[0] ?? '0') & 0xff);
+    case 'stty': {
+      const size = ctx.terminalSize?.();
+      if (args[0] !== 'size' || !size) {
+        await write(ctx.stderr ?? ctx.stdout, 'stty: standard input: Inappropriate ioctl for device\n');
+        return 1;
+      }
+      await write(ctx.stdout, `${size.height} ${size.width}\n`);
+      return 0;
+    }
     case 'hostname':
       await write(ctx.stdout, `${ctx.env.HOSTNAME ?? ''}\n`);
       return 0;

@@ -108,6 +108,8 @@ export class SimStreams {
     const env: Record<string, string> = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOSTNAME: pod?.hostname || pod?.metadata.name || '' };
     for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
     if (s.tty) env.TERM = 'xterm';
+    let size: { width: number; height: number } | undefined;
+    s.onResize((r) => (size = r));
     const ctx: SimShellContext = {
       ...(s.stdin ? { stdin: s.stdin } : {}),
       ...(s.stdout ? { stdout: s.stdout } : {}),
@@ -116,6 +118,7 @@ export class SimStreams {
       readFile: (p) => this.readFile(c, env.HOSTNAME ?? '', p),
       sleep: (ms) => this.clock.sleep(ms, s.signal),
       signal: s.signal,
+      terminalSize: () => size,
     };
     return { exitCode: await runSimExec(cmd, ctx) };
   }
