@@ -44,6 +44,11 @@ export interface StreamHandlerOptions {
 
 const WS_PORT_FORWARD_PROTOCOLS = [PORT_FORWARD_TUNNEL_PROTOCOL, STREAM_PROTOCOL_V4, STREAM_PROTOCOL_V4_BASE64];
 
+/** The ports of a port-forward query: the kubelet's `port` (upstream's PortHeader, what the API server sends), or `ports`; each may list several with commas. */
+export function queryPorts(q: URLSearchParams): string[] {
+  return [...q.getAll('port'), ...q.getAll('ports')].flatMap((p) => p.split(','));
+}
+
 function isWebSocket(req: IncomingMessage): boolean {
   return (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
 }
@@ -91,7 +96,7 @@ export class StreamHandler {
     let streamUrl: string;
     if (t.verb === 'portForward') {
       const sandbox = await this.sandboxId(t);
-      const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).filter((p) => p !== '');
+      const ports = queryPorts(url.searchParams).filter((p) => p !== '');
       const parsed = ports.map((p) => parsePort(p));
       if (parsed.some((p) => p === undefined)) throw new InvalidArgumentError(`ports: Invalid value: ${JSON.stringify(ports.join(','))}: ports must be integers from 1 to 65535`);
       streamUrl = await this.o.runtime.portForward({ podSandboxId: sandbox, ports: parsed as number[] });
@@ -204,7 +209,7 @@ export class StreamHandler {
         refuseUpgrade(socket, 400, 'Bad Request', `unable to upgrade: port-forward serves the subprotocols [${WS_PORT_FORWARD_PROTOCOLS.join(' ')}]`);
         return;
       }
-      const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).map((p) => parsePort(p));
+      const ports = queryPorts(url.searchParams).map((p) => parsePort(p));
       if (protocol !== PORT_FORWARD_TUNNEL_PROTOCOL && (ports.length === 0 || ports.some((p) => p === undefined))) {
         refuseUpgrade(socket, 400, 'Bad Request', 'ports: Required value: port-forward over WebSocket needs ?ports=');
         return;

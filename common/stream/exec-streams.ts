@@ -32,7 +32,7 @@ export interface ExecStreams {
   readonly signal: AbortSignal;
 }
 
-/** Reads the exec query (`command` repeated, stdin/stdout/stderr/tty booleans; "1"/"true" and friends, as the kubelet's ParseBool). */
+/** Reads the exec query (`command` repeated, input/output/error (or stdin/stdout/stderr) and tty booleans; "1"/"true" and friends, as the kubelet's ParseBool). */
 export function execOptionsFromQuery(q: URLSearchParams): ExecOptions & { command: string[] } {
   const bool = (name: string): boolean => {
     const v = q.get(name);
@@ -41,7 +41,10 @@ export function execOptionsFromQuery(q: URLSearchParams): ExecOptions & { comman
   };
   const tty = bool('tty');
   // With a tty stderr is merged into stdout: upstream drops a stderr request.
-  return { command: q.getAll('command'), stdin: bool('stdin'), stdout: bool('stdout'), stderr: bool('stderr') && !tty, tty };
+  // The kubelet's own names are input, output and error (upstream's ExecStdinParam & co., what the
+  // API server sends); stdin, stdout and stderr are accepted too.
+  const either = (kubelet: string, alias: string) => bool(kubelet) || bool(alias);
+  return { command: q.getAll('command'), stdin: either('input', 'stdin'), stdout: either('output', 'stdout'), stderr: either('error', 'stderr') && !tty, tty };
 }
 
 /** Ends a writable (with an optional last chunk); resolves when it finished, failed or was destroyed. Never rejects. */
