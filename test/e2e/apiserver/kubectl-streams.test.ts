@@ -1,0 +1,171 @@
+/**
+ * kubectl exec and port-forward end to end (issue 21, item 4) through a real svc-apiserver and a
+ * real svc-node on the CRI simulator (its exec runs the simulator's small command set; its
+ * port-forward echoes): kubectl 1.32 (/usr/bin/kubectl, WebSocket) and 1.27 (SPDY only), exit
+ * codes passed through, stdin, a pty (python's pty module), port-forward with data both ways, and
+ * the Python client's stream() exec and @kubernetes/client-node's Exec. Every client runs as a
+ * process (or call) with a bounded timeout; every wait is bounded.
+ */
+import test from 'ava';
+import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { freePort } from '../../helpers/free-port';
+import { run, type Run } from '../../helpers/real-clients';
+import { runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
+
+const KUBECTL_132 = '/usr/bin/kubectl';
+/** The older kubectl binaries sit next to /usr/bin/kubectl's target; 1.27 speaks SPDY only. */
+const KUBECTL_127 = join(dirname(realpathSync(KUBECTL_132)), 'kubectl.1.27');
+const PYTHON = '/usr/bin/python3';
+const NODE = 'streams-node';
+const POD = 'shell';
+
+let s: RunningApiServer;
+let node: NodeUnderTest;
+
+test.before(async () => {
+  s = await startApiServer();
+  node = await startNode(s, join(mkdtempSync(join(tmpdir(), 'svc-streams-')), 'node'), NODE);
+  await runPod(s, NODE, POD);
+});
+test.after.always(async () => {
+  await node?.agent.stop();
+  await s?.stop();
+});
+
+const kubectl = (bin: string, args: string[], input?: string): Promise<Run> => run(bin, ['--kubeconfig', s.kubeconfig, ...args], { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
+
+for (const [label, bin] of [
+  ['1.32 (WebSocket)', KUBECTL_132],
+  ['1.27 (SPDY)', KUBECTL_127],
+] as const) {
+  test.serial(`kubectl ${label}: exec prints the command's output`, async (t) => {
+    const r = await kubectl(bin, ['exec', POD, '--', 'echo', 'hi']);
+    t.is(r.code, 0, r.stderr);
+    t.is(r.stdout, 'hi\n');
+  });
+
+  test.serial(`kubectl ${label}: exec passes the exit code through`, async (t) => {
+    const r = await kubectl(bin, ['exec', POD, '--', 'sh', '-c', 'exit 3']);
+    t.is(r.code, 3, r.stderr);
+    const f = await kubectl(bin, ['exec', POD, '--', 'nosuchcommand']);
+    t.not(f.code, 0);
+  });
+
+  test.serial(`kubectl ${label}: exec -i sends stdin`, async (t) => {
+    const input = 'line one\nline two\n'.repeat(500);
+    const r = await kubectl(bin, ['exec', '-i', POD, '--', 'cat'], input);
+    t.is(r.code, 0, r.stderr);
+    t.is(r.stdout, input);
+  });
+
+  test.serial(`kubectl ${label}: exec -it under a pseudo-terminal`, async (t) => {
+    // python's pty.spawn gives kubectl a terminal; stdin feeds it a line then exits the shell.
+    const script = [
+      'import os, pty, sys',
+      'out = bytearray()',
+      'def read(fd):',
+      '    data = os.read(fd, 1024)',
+      '    out.extend(data)',
+      '    return data',
+      'fed = [False]',
+      'def stdin_read(fd):',
+      '    if fed[0]:',
+      '        return b""',
+      '    fed[0] = True',
+      '    return b"echo from-the-tty\\rexit 4\\r"',
+      'status = pty.spawn(sys.argv[1:], read, stdin_read)',
+      'sys.stdout.write(out.decode(errors="replace"))',
+      'sys.exit(os.waitstatus_to_exitcode(status))',
+    ].join('\n');
+    const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '--', 'sh'], { timeoutMs: 60_000, input: '' });
+    t.regex(r.stdout, /from-the-tty/, r.stderr);
+    t.is(r.code, 4, r.stdout + r.stderr);
+  });
+
+  test.serial(`kubectl ${label}: port-forward carries data both ways`, async (t) => {
+    const local = await freePort();
+    const pf = spawn(bin, ['--kubeconfig', s.kubeconfig, 'port-forward', `pod/${POD}`, `${local}:8080`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    pf.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    pf.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const killer = setTimeout(() => pf.kill('SIGKILL'), 60_000);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        pf.stdout.on('data', () => out.includes('Forwarding from') && resolve());
+        pf.once('exit', () => reject(new Error(`port-forward exited: ${out}`)));
+      });
+      const payload = Buffer.alloc(256 * 1024, 'abcdefghij');
+      const echoed = await new Promise<Buffer>((resolve, reject) => {
+        const c = connect(local, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        let n = 0;
+        c.on('data', (d: Buffer) => {
+          chunks.push(d);
+          n += d.length;
+          if (n >= payload.length) {
+            c.destroy();
+            resolve(Buffer.concat(chunks));
+          }
+        });
+        c.on('error', reject);
+        c.on('close', () => resolve(Buffer.concat(chunks)));
+        c.write(payload);
+      });
+      t.deepEqual(echoed, payload, out);
+    } finally {
+      clearTimeout(killer);
+      pf.kill('SIGTERM');
+    }
+  });
+}
+
+test.serial("the Python client's stream() exec", async (t) => {
+  const script = [
+    'import os, json',
+    'from kubernetes import client, config',
+    'from kubernetes.stream import stream',
+    'config.load_kube_config(os.environ["SVC_KUBECONFIG"])',
+    'api = client.CoreV1Api()',
+    `out = stream(api.connect_get_namespaced_pod_exec, "${POD}", "default", command=["echo", "from", "python"], stderr=True, stdin=False, stdout=True, tty=False)`,
+    `resp = stream(api.connect_get_namespaced_pod_exec, "${POD}", "default", command=["sh", "-c", "exit 5"], stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)`,
+    'resp.run_forever(timeout=30)',
+    'print(json.dumps({"out": out, "code": resp.returncode}))',
+  ].join('\n');
+  const r = await run(PYTHON, ['-c', script], { env: { SVC_KUBECONFIG: s.kubeconfig }, timeoutMs: 60_000 });
+  t.is(r.code, 0, r.stderr);
+  const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { out: string; code: number };
+  t.is(got.out, 'from python\n');
+  t.is(got.code, 5);
+});
+
+test.serial("@kubernetes/client-node's Exec: output, stdin and the exit status", async (t) => {
+  // The client is an ES module: loaded with import(), which the CommonJS tests keep as is.
+  const k8s: typeof K8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(s.kubeconfig);
+  const exec = new k8s.Exec(kc);
+  const once = (command: string[], input?: string) =>
+    new Promise<{ out: string; status: K8s.V1Status }>((resolve, reject) => {
+      let out = '';
+      const stdout = new Writable({ write: (chunk: Buffer, _e, cb) => ((out += chunk.toString()), cb()) });
+      const stdin = input === undefined ? null : new PassThrough();
+      exec.exec('default', POD, 'app', command, stdout, null, stdin, false, (status) => resolve({ out, status })).catch(reject);
+      stdin?.end(input);
+      setTimeout(() => reject(new Error('no status within 60 s')), 60_000).unref();
+    });
+  const ok = await once(['echo', 'from', 'javascript']);
+  t.is(ok.status.status, 'Success');
+  t.is(ok.out, 'from javascript\n');
+  const cat = await once(['cat'], 'typed in\n');
+  t.is(cat.out, 'typed in\n');
+  const failed = await once(['sh', '-c', 'exit 6']);
+  t.is(failed.status.reason, 'NonZeroExitCode');
+  t.is(failed.status.details?.causes?.[0]?.message, '6');
+});
