@@ -18,6 +18,7 @@ import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-p
 import { freePort } from '../../helpers/free-port';
 import { run, type Run } from '../../helpers/real-clients';
 import { runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
+import { eventually } from '../agent/agent-process';
 
 const KUBECTL_132 = '/usr/bin/kubectl';
 /** The older kubectl binaries sit next to /usr/bin/kubectl's target; 1.27 speaks SPDY only. */
@@ -33,6 +34,7 @@ test.before(async () => {
   s = await startApiServer();
   node = await startNode(s, join(mkdtempSync(join(tmpdir(), 'svc-streams-')), 'node'), NODE);
   await runPod(s, NODE, POD);
+  await runPod(s, NODE, 'interactive', undefined, { containers: [{ name: 'app', image: 'svc.local/busybox:latest', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'], stdin: true }] });
 });
 test.after.always(async () => {
   await node?.agent.stop();
@@ -40,6 +42,14 @@ test.after.always(async () => {
 });
 
 const kubectl = (bin: string, args: string[], input?: string): Promise<Run> => run(bin, ['--kubeconfig', s.kubeconfig, ...args], { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
+
+/** The agent's open streaming connections and runtime streams, from its /metrics through nodes/proxy. */
+async function streams(): Promise<{ connections: number; runtime: number }> {
+  const r = await kubectl(KUBECTL_132, ['get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(r.stdout)?.[1] ?? NaN);
+  return { connections: value('svc_node_streaming_connections'), runtime: value('svc_node_runtime_streams') };
+}
 
 for (const [label, bin] of [
   ['1.32 (WebSocket)', KUBECTL_132],
@@ -87,6 +97,28 @@ for (const [label, bin] of [
     const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '--', 'sh'], { timeoutMs: 60_000, input: '' });
     t.regex(r.stdout, /from-the-tty/, r.stderr);
     t.is(r.code, 4, r.stdout + r.stderr);
+  });
+
+  test.serial(`kubectl ${label}: attach -i echoes stdin through the container's main process (the simulator's is cat-like)`, async (t) => {
+    const r = await kubectl(bin, ['attach', '-i', 'interactive', '-c', 'app'], 'attached line\n');
+    t.regex(r.stdout, /attached line/, r.stderr);
+  });
+
+  test.serial(`kubectl ${label}: a client killed mid-exec leaves no stream open on the agent`, async (t) => {
+    t.deepEqual(await streams(), { connections: 0, runtime: 0 });
+    const p = spawn(bin, ['--kubeconfig', s.kubeconfig, 'exec', POD, '--', 'sleep', '600'], { stdio: 'ignore' });
+    const killer = setTimeout(() => p.kill('SIGKILL'), 60_000);
+    try {
+      const open = await eventually('the exec stream open on the agent', async () => ((await streams()).connections === 1 ? streams() : undefined), 30_000, 200);
+      t.true(open.runtime >= 1);
+    } finally {
+      p.kill('SIGKILL');
+      clearTimeout(killer);
+    }
+    t.deepEqual(await eventually('the streams closed', async () => {
+      const n = await streams();
+      return n.connections === 0 && n.runtime === 0 ? n : undefined;
+    }, 30_000, 200), { connections: 0, runtime: 0 });
   });
 
   test.serial(`kubectl ${label}: port-forward carries data both ways`, async (t) => {
