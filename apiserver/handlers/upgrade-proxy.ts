@@ -11,7 +11,7 @@
  * every protocol is passed through unchanged.
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../api/errors';
@@ -42,6 +42,13 @@ export interface UpgradeLimits {
 }
 
 export const DEFAULT_STREAM_IDLE_MS = 4 * 60 * 60 * 1000;
+
+/**
+ * Upgraded connections are never pooled (each leaves the agent once upgraded), but their TLS
+ * sessions are cached, so a stream to an agent seen before resumes its session instead of a full
+ * handshake (an exec's round trip is mostly handshakes).
+ */
+const TLS_SESSIONS = new HttpsAgent({ keepAlive: false, maxCachedSessions: 256 });
 
 /** The request headers an upgrade forwards: forwardedHeaders' set, duplicates kept (SPDY's X-Stream-Protocol-Version lists one protocol a line), plus Connection/Upgrade. */
 export function upgradeHeaders(req: IncomingMessage): OutgoingHttpHeaders {
@@ -82,7 +89,7 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
       path: target.path,
       method: r.req.method ?? 'GET',
       headers: upgradeHeaders(r.req),
-      agent: false as const,
+      ...(tls ? { agent: TLS_SESSIONS } : { agent: false as const }),
       timeout: limits.handshakeTimeoutMs ?? 30_000,
       ...(tls && target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}),
       ...(tls ? (target.caPem ? { ca: target.caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }) : {}),
