@@ -136,6 +136,7 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
 /** Pipes client and backend both ways until either ends, fails or idles; resolves when both are closed. */
 function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend: Socket, head101: string, backendHead: Buffer, idleMs: number): Promise<void> {
   // The ServerResponse the router bound to the socket must not write after this.
+  r.res.statusCode = 101; // what the request metrics record, as upstream's
   r.res.detachSocket(client as never);
   backend.setTimeout(0);
   client.write(head101);

@@ -244,6 +244,28 @@ test.serial("RBAC at the API server: 403 without pods/exec create (a WebSocket G
   t.is(got.peerCN, 'svc-apiserver-kubelet-client');
 });
 
+test.serial('nodes/proxy: {name}:{kubelet port} is the agent with the kubelet-client identity; another port of a loopback node is refused', async (t) => {
+  const agentPort = (agent.address() as { port: number }).port;
+  const before = seen.length;
+  // The client certificate authenticates (x509 comes first, as upstream); the header is not passed on.
+  const r = await call(s.admin, 'GET', `${s.url}/api/v1/nodes/n1:${agentPort}/proxy/stats/summary?only=cpu`, undefined, { authorization: 'Bearer not-forwarded' });
+  t.is(r.status, 404);
+  t.is(r.text, 'not found');
+  t.is(seen[before].url, '/stats/summary?only=cpu');
+  t.is(seen[before].peerCN, 'svc-apiserver-kubelet-client');
+  t.is(seen[before].headers.authorization, undefined);
+  // The scheme asked for is ignored for the agent's own port (its scheme is https), as upstream.
+  const ok = await call(s.admin, 'GET', `${s.url}/api/v1/nodes/http:n1:${agentPort}/proxy/healthz`);
+  t.is(ok.status, 404);
+  t.is(seen[before + 1].url, '/healthz');
+  const other = await call(s.admin, 'GET', `${s.url}/api/v1/nodes/n1:9100/proxy/metrics`);
+  t.is(other.status, 400);
+  t.is(other.body.message, 'address not allowed: 127.0.0.1');
+  const bad = await call(s.admin, 'GET', `${s.url}/api/v1/nodes/ftp:n1:21/proxy/`);
+  t.is(bad.status, 400);
+  t.is(bad.body.message, 'invalid node request "ftp:n1:21"');
+});
+
 test.serial('discovery lists the connect and proxy sub-resources with upstream verbs', async (t) => {
   const doc = (await call(s.admin, 'GET', `${s.url}/api/v1`)).body;
   const verbs = (name: string) => doc.resources.find((r: { name: string }) => r.name === name)?.verbs;
