@@ -31,17 +31,6 @@ export interface KubeletClientConfig {
   timeoutMs?: number;
 }
 
-/** The agent path for a request path: what follows /nodes/{name}/proxy, '/' when nothing does. */
-export function agentPath(requestPath: string, nodeName: string): string {
-  const marker = `/nodes/${nodeName}/proxy`;
-  const at = requestPath.indexOf(marker);
-  if (at < 0) throw errors.badRequest(`not a node proxy path: ${requestPath}`);
-  const rest = requestPath.slice(at + marker.length);
-  if (rest === '') return '/';
-  if (!rest.startsWith('/')) throw errors.badRequest(`not a node proxy path: ${requestPath}`);
-  return rest;
-}
-
 export function nodeProxyHandler(k: KubeletClientConfig): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     const id = splitSchemeNamePort(r.info.name);

@@ -104,6 +104,12 @@ for (const [label, bin] of [
     t.regex(r.stdout, /attached line/, r.stderr);
   });
 
+  test.serial(`kubectl ${label}: debug -i attaches to a new ephemeral container`, async (t) => {
+    const r = await kubectl(bin, ['debug', '-i', POD, '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', '--', 'cat'], 'into the debugger\n');
+    t.is(r.code, 0, r.stderr);
+    t.regex(r.stdout, /into the debugger/);
+  });
+
   test.serial(`kubectl ${label}: a client killed mid-exec leaves no stream open on the agent`, async (t) => {
     t.deepEqual(await streams(), { connections: 0, runtime: 0 });
     const p = spawn(bin, ['--kubeconfig', s.kubeconfig, 'exec', POD, '--', 'sleep', '600'], { stdio: 'ignore' });
