@@ -272,3 +272,16 @@ test.serial('discovery lists the connect and proxy sub-resources with upstream v
   for (const sub of ['pods/exec', 'pods/attach', 'pods/portforward']) t.deepEqual(verbs(sub), ['create', 'get'], sub);
   for (const sub of ['pods/proxy', 'services/proxy', 'nodes/proxy']) t.deepEqual(verbs(sub), ['create', 'delete', 'get', 'patch', 'update'], sub);
 });
+
+// Last: it stops the server.
+test.serial("the server's shutdown ends an open stream on both sides, and the server exits", async (t) => {
+  const ws = await openWs(`/api/v1/namespaces/${NS}/pods/p/exec?command=sh&stdin=true`);
+  const backend = backendSockets[backendSockets.length - 1];
+  const closed = new Promise<void>((r) => ws.once('close', () => r()));
+  const exited = new Promise<number | null>((r) => (s.proc.exitCode !== null ? r(s.proc.exitCode) : s.proc.once('exit', (code) => r(code))));
+  s.proc.kill('SIGTERM');
+  await closed;
+  t.is(ws.readyState, WebSocket.CLOSED);
+  await eventually('the agent side closed', () => (backend.destroyed ? true : undefined), 20_000, 50);
+  t.is(await exited, 0);
+});
