@@ -183,6 +183,33 @@ test.serial("the Python client's stream() exec", async (t) => {
   t.is(got.code, 5);
 });
 
+test.serial("the Python client's portforward() (WebSocket v4, ports in the query) carries data both ways", async (t) => {
+  const script = [
+    'import os, json',
+    'from kubernetes import client, config',
+    'from kubernetes.stream import portforward',
+    'config.load_kube_config(os.environ["SVC_KUBECONFIG"])',
+    'api = client.CoreV1Api()',
+    `pf = portforward(api.connect_get_namespaced_pod_portforward, "${POD}", "default", ports="8080")`,
+    'sock = pf.socket(8080)',
+    'sock.setblocking(True)',
+    'sock.settimeout(30)',
+    'payload = b"ping through python " * 1000',
+    'sock.sendall(payload)',
+    'got = b""',
+    'while len(got) < len(payload):',
+    '    chunk = sock.recv(65536)',
+    '    if not chunk:',
+    '        break',
+    '    got += chunk',
+    'sock.close()',
+    'print(json.dumps({"same": got == payload, "n": len(got), "error": pf.error(8080)}))',
+  ].join('\n');
+  const r = await run(PYTHON, ['-c', script], { env: { SVC_KUBECONFIG: s.kubeconfig }, timeoutMs: 60_000 });
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()!), { same: true, n: 20_000, error: null });
+});
+
 test.serial("@kubernetes/client-node's Exec: output, stdin and the exit status", async (t) => {
   // The client is an ES module: loaded with import(), which the CommonJS tests keep as is.
   const k8s: typeof K8s = await import('@kubernetes/client-node');
