@@ -4,7 +4,8 @@
  * channel helpers over `ws`. Used by the agent's streaming e2e tests.
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect, type ConnectionOptions } from 'node:tls';
 import WebSocket from 'ws';
 import { SpdySession } from '../../common/stream/spdy-connection';
 import type { SpdyStream } from '../../common/stream/spdy-stream';
@@ -14,6 +15,20 @@ export interface Target {
   path: string;
   headers?: Record<string, string>;
   tls?: Pick<ConnectionOptions, 'cert' | 'key'>;
+  /** Plain TCP instead of TLS (a runtime's stream server on http://). */
+  plain?: boolean;
+  host?: string;
+}
+
+/** Connects to the target (TLS unless plain); resolves once connected. */
+async function dial(t: Target): Promise<Socket> {
+  const host = t.host ?? '127.0.0.1';
+  const socket: Socket = t.plain ? netConnect(t.port, host) : connect({ host, port: t.port, rejectUnauthorized: false, ...t.tls });
+  await new Promise<void>((resolve, reject) => {
+    socket.once(t.plain ? 'connect' : 'secureConnect', resolve);
+    socket.once('error', reject);
+  });
+  return socket;
 }
 
 /** The answer to an upgrade that was refused. */
@@ -23,12 +38,8 @@ export interface Refusal {
 }
 
 /** Upgrades to SPDY/3.1 offering `protocols`; resolves the session and the protocol chosen, or the refusal. */
-export async function spdyUpgrade(t: Target, protocols: string[]): Promise<{ session: SpdySession; protocol: string; socket: TLSSocket } | Refusal> {
-  const socket = connect({ host: '127.0.0.1', port: t.port, rejectUnauthorized: false, ...t.tls });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('secureConnect', resolve);
-    socket.once('error', reject);
-  });
+export async function spdyUpgrade(t: Target, protocols: string[]): Promise<{ session: SpdySession; protocol: string; socket: Socket } | Refusal> {
+  const socket = await dial(t);
   const lines = [`GET ${t.path} HTTP/1.1`, `Host: 127.0.0.1:${t.port}`, 'Connection: Upgrade', 'Upgrade: SPDY/3.1', ...protocols.map((p) => `X-Stream-Protocol-Version: ${p}`), ...Object.entries(t.headers ?? {}).map(([k, v]) => `${k}: ${v}`)];
   socket.write(lines.join('\r\n') + '\r\n\r\n');
   let buf = Buffer.alloc(0);
@@ -100,7 +111,7 @@ export function readUntil(s: NodeJS.ReadableStream, text: string): Promise<strin
 /** A WebSocket to the agent; resolves once open (or the refusal's status). */
 export function wsConnect(t: Target, protocols: string[]): Promise<{ ws: WebSocket; protocol: string } | Refusal> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`wss://127.0.0.1:${t.port}${t.path}`, protocols, { rejectUnauthorized: false, headers: t.headers ?? {}, ...t.tls });
+    const ws = new WebSocket(`${t.plain ? 'ws' : 'wss'}://${t.host ?? '127.0.0.1'}:${t.port}${t.path}`, protocols, { rejectUnauthorized: false, headers: t.headers ?? {}, ...t.tls });
     ws.once('open', () => resolve({ ws, protocol: ws.protocol }));
     ws.once('unexpected-response', (_req, res) => {
       const parts: Buffer[] = [];
@@ -127,11 +138,7 @@ export function wsCollect(ws: WebSocket): Promise<{ channels: Map<number, Buffer
  * The open socket is then handed to a ws WebSocket in client mode (masked frames).
  */
 export async function rawWsConnect(t: Target, protocol: string): Promise<{ ws: WebSocket; protocol: string } | Refusal> {
-  const socket = connect({ host: '127.0.0.1', port: t.port, rejectUnauthorized: false, ...t.tls });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('secureConnect', resolve);
-    socket.once('error', reject);
-  });
+  const socket = await dial(t);
   const key = randomBytes(16).toString('base64');
   const lines = [`GET ${t.path} HTTP/1.1`, `Host: 127.0.0.1:${t.port}`, 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${key}`, `Sec-WebSocket-Protocol: ${protocol}`, ...Object.entries(t.headers ?? {}).map(([k, v]) => `${k}: ${v}`)];
   socket.write(lines.join('\r\n') + '\r\n\r\n');
@@ -159,7 +166,7 @@ export async function rawWsConnect(t: Target, protocol: string): Promise<{ ws: W
   const ws = new (WebSocket as unknown as new (a: null, p: undefined, o: object) => WebSocket)(null, undefined, { autoPong: true });
   // Client mode for a socket opened by hand: ws masks what a client sends (internal fields, test only).
   (ws as unknown as { _isServer: boolean })._isServer = false;
-  (ws as unknown as { setSocket(s: TLSSocket, h: Buffer, o: object): void }).setSocket(socket, buf, { maxPayload: 64 * 1024 * 1024, skipUTF8Validation: false });
+  (ws as unknown as { setSocket(s: Socket, h: Buffer, o: object): void }).setSocket(socket, buf, { maxPayload: 64 * 1024 * 1024, skipUTF8Validation: false });
   socket.resume();
   return { ws, protocol: accepted };
 }
