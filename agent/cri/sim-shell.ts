@@ -31,7 +31,7 @@ export function words(line: string): string[] {
   let has = false;
   let quote: '"' | "'" | undefined;
   for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
+    const c = line[i];
     if (quote) {
       if (c === quote) quote = undefined;
       else if (c === '\\' && quote === '"' && i + 1 < line.length) cur += line[++i];
@@ -62,7 +62,7 @@ function commands(line: string): { op: ';' | '&&' | '||'; text: string }[] {
   let cur = '';
   let quote: string | undefined;
   for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
+    const c = line[i];
     if (quote) {
       if (c === quote) quote = undefined;
       cur += c;
@@ -96,9 +96,11 @@ async function copyStdin(ctx: SimShellContext): Promise<void> {
   }
 }
 
-/** Exit status of `exit N`: the shell ends with it. */
-class ShellExit {
-  constructor(readonly code: number) {}
+/** Exit status of `exit N`: the shell ends with it (thrown to unwind the command list). */
+class ShellExit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
 }
 
 const BUILTINS = new Set(['echo', 'true', 'false', 'exit', 'hostname', 'env', 'printenv', 'sleep', 'cat', 'sh', 'bash', 'stty']);

@@ -22,6 +22,7 @@ import type { ContainerLocator } from '../checkpoint/container-locator';
 import { POD_UID } from '../pod/runtime-labels';
 import { execOptionsFromQuery, type ExecOptions, type ExecStreams } from '../../common/stream/exec-streams';
 import { serveSpdyExec, SPDY_EXEC_PROTOCOLS } from '../../common/stream/spdy-exec';
+import type { SpdySession } from '../../common/stream/spdy-connection';
 import { acceptSpdyUpgrade, isSpdyUpgrade, negotiateStreamProtocol, offeredProtocols, refuseUpgrade, ACCEPTED_PROTOCOLS_HEADER } from '../../common/stream/spdy-upgrade';
 import { serveWebSocketExec } from '../../common/stream/ws-exec';
 import { WS_EXEC_PROTOCOLS, negotiateWsProtocol } from '../../common/stream/ws-channel';
@@ -220,7 +221,7 @@ export class StreamHandler {
       if (protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
         const tunnel = createWebSocketStream(ws);
         tunnel.on('error', () => tunnel.destroy());
-        serveSpdyPortForward(tunnel, o);
+        this.logProtocolErrors(serveSpdyPortForward(tunnel, o));
       } else serveWebSocketPortForward(ws, protocol, ports as number[], o);
       return;
     }
@@ -232,12 +233,21 @@ export class StreamHandler {
     acceptSpdyUpgrade(socket, n.protocol);
     if (head.length > 0) socket.unshift(head);
     this.idle(socket, () => undefined);
-    serveSpdyPortForward(socket, o);
+    this.logProtocolErrors(serveSpdyPortForward(socket, o));
+  }
+
+  private logProtocolErrors(session: SpdySession): void {
+    session.on('protocol-error', (e: Error) => this.o.log.info({ error: e.message }, 'SPDY protocol error: session closed'));
   }
 
   /** Completes the WebSocket handshake with `protocol`; undefined when ws refused it (a malformed handshake, answered 400 by ws) or the client left. */
   private acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string | undefined): Promise<WebSocket | undefined> {
-    if (protocol) this.chosen.set(req, protocol);
+    if (protocol) {
+      this.chosen.set(req, protocol);
+      // Upstream's tunnel subprotocol (SPDY/3.1+portforward.k8s.io) has a "/", which RFC 6455's
+      // token grammar (and so ws) refuses; the choice is made already, so ws sees a stand-in.
+      req.headers['sec-websocket-protocol'] = 'chosen';
+    }
     return new Promise((resolve) => {
       const gone = (): void => resolve(undefined);
       socket.once('close', gone);

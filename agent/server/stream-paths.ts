@@ -30,11 +30,11 @@ export function parseStreamPath(pathname: string): StreamTarget | undefined {
   }
   if (rest.some((p) => p === '')) return undefined;
   if (verb === 'portForward') {
-    if (rest.length === 2) return { verb, namespace: rest[0]!, pod: rest[1]! };
-    if (rest.length === 3) return { verb, namespace: rest[0]!, pod: rest[1]!, uid: rest[2]! };
+    if (rest.length === 2) return { verb, namespace: rest[0], pod: rest[1] };
+    if (rest.length === 3) return { verb, namespace: rest[0], pod: rest[1], uid: rest[2] };
     return undefined;
   }
-  if (rest.length === 3) return { verb, namespace: rest[0]!, pod: rest[1]!, container: rest[2]! };
-  if (rest.length === 4) return { verb, namespace: rest[0]!, pod: rest[1]!, uid: rest[2]!, container: rest[3]! };
+  if (rest.length === 3) return { verb, namespace: rest[0], pod: rest[1], container: rest[2] };
+  if (rest.length === 4) return { verb, namespace: rest[0], pod: rest[1], uid: rest[2], container: rest[3] };
   return undefined;
 }

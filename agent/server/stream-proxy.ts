@@ -43,9 +43,9 @@ export function upstreamRequest(req: IncomingMessage, url: URL): string {
   const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!;
+    const name = raw[i];
     if (DROPPED.has(name.toLowerCase())) continue;
-    lines.push(`${name}: ${raw[i + 1]!}`);
+    lines.push(`${name}: ${raw[i + 1]}`);
   }
   return lines.join('\r\n') + '\r\n\r\n';
 }

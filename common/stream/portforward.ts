@@ -149,7 +149,7 @@ export function serveWebSocketPortForward(ws: WebSocket, protocol: string, ports
       try {
         const conn = await o.dial(port, ac.signal);
         conn.on('data', (b: Buffer) => send(2 * i, b));
-        inputs[i]!.pipe(conn);
+        inputs[i].pipe(conn);
         await new Promise<void>((resolve) => {
           conn.on('close', () => resolve());
           conn.on('error', () => resolve());

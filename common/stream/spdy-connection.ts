@@ -22,12 +22,15 @@ export interface SpdySessionOptions {
   /** Called for every stream the peer opens; reply (or reset) it. Default: reset REFUSED_STREAM. */
   onStream?: (stream: SpdyStream) => void;
   /**
-   * Honour the peer's receive windows from the start ('always'), or only once the peer shows it
-   * keeps them by sending WINDOW_UPDATE or an initial window SETTING ('when-peer-does', the
-   * default): Go's spdystream, which kubectl and the container runtimes use, never sends window
-   * updates, so a sender keeping windows towards it would stop after 64 KiB.
+   * Whether our sending honours the peer's receive windows ('always'), or relies on TCP alone
+   * ('never', the default). Either way we advertise and acknowledge our own windows, for peers
+   * that keep them. Go's spdystream, which kubectl, client-go and the container runtimes use,
+   * neither sends window updates nor enforces windows: a sender keeping windows towards it would
+   * stop after 64 KiB, and its own back-pressure is TCP's. 'always' is for peers known to keep
+   * windows (tests); it also stops the session from pausing its socket for a slow stream, which
+   * would hold up the very WINDOW_UPDATEs its sending waits for.
    */
-  sendFlowControl?: 'always' | 'when-peer-does';
+  sendFlowControl?: 'always' | 'never';
   /** Largest frame accepted, bytes (default the format's 16 MiB - 1). */
   maxFrame?: number;
 }
@@ -197,8 +200,10 @@ export class SpdySession extends EventEmitter {
     }
   }
 
-  private protocolError(_e: Error): void {
+  private protocolError(e: Error): void {
     if (this.closed) return;
+    // For logs: a listener learns why the session ended.
+    this.emit('protocol-error', e);
     this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 1 })
       .catch(() => undefined)
       .finally(() => this.destroy());
@@ -274,11 +279,7 @@ export class SpdySession extends EventEmitter {
   private onInitialWindow(value: number): void {
     const delta = value - this.peerInitialWindow;
     this.peerInitialWindow = value;
-    this.sendWindow.enforce();
-    for (const s of this.streams.values()) {
-      s.sendWindow.enforce();
-      s.sendWindow.grow(delta);
-    }
+    for (const s of this.streams.values()) s.sendWindow.grow(delta);
   }
 
   private teardown(): void {

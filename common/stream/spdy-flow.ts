@@ -11,7 +11,7 @@ export class SendWindow {
   private available: number;
   private waiters: (() => void)[] = [];
 
-  /** enforced false: counted, but sends never wait until enforce() (a peer that keeps no windows). */
+  /** enforced false: counted, but sends never wait (a peer that keeps no windows). */
   constructor(
     initial: number,
     private enforced: boolean,
@@ -27,14 +27,8 @@ export class SendWindow {
     return this.enforced;
   }
 
-  /** The peer showed it keeps windows: from now on sends wait for room. */
-  enforce(): void {
-    this.enforced = true;
-  }
-
   /** A WINDOW_UPDATE (or a changed initial window) arrived. */
   grow(delta: number): void {
-    this.enforced = true;
     this.available += delta;
     if (this.available > 0) this.wake();
   }
@@ -55,7 +49,7 @@ export class SendWindow {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Wakes every waiter (the stream or session ended). */
+  /** Wakes every waiter and stops waiting (the stream or session ended). */
   release(): void {
     this.enforced = false;
     this.wake();

@@ -1,8 +1,12 @@
 /**
  * One SPDY stream as a Node Duplex: what the peer sends is read, what is written goes out as DATA
  * frames (at most 32 KiB each, within the send windows), end() sends an empty DATA frame with FIN.
- * Data read is acknowledged with WINDOW_UPDATE as the consumer takes it; while the consumer is
- * behind, the session stops reading its socket (TCP back-pressure towards the peer).
+ * Data read is acknowledged with WINDOW_UPDATE as the consumer takes it, which is what holds back
+ * a peer that keeps windows. Unless our sending keeps windows too (see SpdySessionOptions), the
+ * peer is also held back by TCP: while the consumer is behind, the session stops reading its
+ * socket, as spdystream's own reader blocks. Never both: pausing the socket while our sending
+ * waits for the peer's WINDOW_UPDATEs would hold those up too (a deadlock when our consumer waits
+ * on our sends).
  */
 import { Duplex } from 'node:stream';
 import { FLAG_FIN, RstStatus } from './spdy-frame';
@@ -83,10 +87,11 @@ export class SpdyStream extends Duplex {
   onData(data: Buffer, fin: boolean): void {
     if (data.length > 0 && !this.remoteFin) {
       this.unacked += data.length;
-      if (!this.push(data)) {
+      if (this.push(data)) this.ack(false);
+      else if (!this.session.sendWindow.isEnforced) {
         this.paused = true;
         this.session.setReading(false);
-      } else this.ack(false);
+      }
     }
     if (fin) this.onRemoteFin();
   }
