@@ -34,6 +34,10 @@ test.before(async () => {
   s = await startApiServer();
   node = await startNode(s, join(mkdtempSync(join(tmpdir(), 'svc-streams-')), 'node'), NODE);
   await runPod(s, NODE, POD);
+  // A user who may read pods (kubectl exec reads the pod first) but not exec into them.
+  const bound = await run(KUBECTL_132, ['--kubeconfig', s.kubeconfig, 'create', 'rolebinding', 'viewer', '--clusterrole=view', '--user=viewer', '-n', 'default']);
+  if (bound.code !== 0) throw new Error(bound.stderr);
+  await eventually('the viewer binding in effect', async () => ((await kubectl(KUBECTL_132, ['auth', 'can-i', 'get', 'pods', '--as=viewer'])).stdout.trim() === 'yes' ? true : undefined), 20_000, 200);
   await runPod(s, NODE, 'interactive', undefined, { containers: [{ name: 'app', image: 'svc.local/busybox:latest', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'], stdin: true }] });
 });
 test.after.always(async () => {
@@ -59,6 +63,13 @@ for (const [label, bin] of [
     const r = await kubectl(bin, ['exec', POD, '--', 'echo', 'hi']);
     t.is(r.code, 0, r.stderr);
     t.is(r.stdout, 'hi\n');
+  });
+
+  test.serial(`kubectl ${label}: exec as a user without pods/exec is forbidden by the API server`, async (t) => {
+    const r = await kubectl(bin, ['--as=viewer', 'exec', POD, '--', 'echo', 'hi']);
+    t.is(r.code, 1);
+    t.regex(r.stderr, /forbidden: User "viewer" cannot (create|get) resource "pods\/exec" in API group "" in the namespace "default"/);
+    t.is(r.stdout, '');
   });
 
   test.serial(`kubectl ${label}: exec passes the exit code through`, async (t) => {
