@@ -87,26 +87,36 @@ for (const [label, bin] of [
   });
 
   test.serial(`kubectl ${label}: exec -it under a pseudo-terminal`, async (t) => {
-    // python's pty.spawn gives kubectl a terminal; stdin feeds it a line then exits the shell.
+    // python's pty gives kubectl a terminal; the input is typed only once kubectl has made it raw
+    // (echo off: typed earlier, the local line discipline would echo it and could drop it).
     const script = [
-      'import os, pty, sys',
+      'import os, pty, sys, termios, time, select',
+      'pid, fd = pty.fork()',
+      'if pid == 0:',
+      '    os.execv(sys.argv[1], sys.argv[1:])',
       'out = bytearray()',
-      'def read(fd):',
-      '    data = os.read(fd, 1024)',
+      'deadline = time.time() + 30',
+      'while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:',
+      '    time.sleep(0.05)',
+      'os.write(fd, b"echo from-the-tty\\rexit 4\\r")',
+      'while True:',
+      '    r, _, _ = select.select([fd], [], [], 30)',
+      '    if not r:',
+      '        break',
+      '    try:',
+      '        data = os.read(fd, 1024)',
+      '    except OSError:',
+      '        break',
+      '    if not data:',
+      '        break',
       '    out.extend(data)',
-      '    return data',
-      'fed = [False]',
-      'def stdin_read(fd):',
-      '    if fed[0]:',
-      '        return b""',
-      '    fed[0] = True',
-      '    return b"echo from-the-tty\\rexit 4\\r"',
-      'status = pty.spawn(sys.argv[1:], read, stdin_read)',
+      '_, status = os.waitpid(pid, 0)',
       'sys.stdout.write(out.decode(errors="replace"))',
       'sys.exit(os.waitstatus_to_exitcode(status))',
     ].join('\n');
     const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '--', 'sh'], { timeoutMs: 60_000, input: '' });
-    t.regex(r.stdout, /from-the-tty/, r.stderr);
+    // The echo command's own output line (the typed command line reads "echo from-the-tty").
+    t.regex(r.stdout, /(^|\n)from-the-tty\r?\n/, r.stdout + r.stderr);
     t.is(r.code, 4, r.stdout + r.stderr);
   });
 
