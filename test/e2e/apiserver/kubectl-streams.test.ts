@@ -141,8 +141,12 @@ for (const [label, bin] of [
     const p = spawn(bin, ['--kubeconfig', s.kubeconfig, 'exec', POD, '--', 'sleep', '600'], { stdio: 'ignore' });
     const killer = setTimeout(() => p.kill('SIGKILL'), 60_000);
     try {
-      const open = await eventually('the exec stream open on the agent', async () => ((await streams()).connections === 1 ? streams() : undefined), 30_000, 200);
-      t.true(open.runtime >= 1);
+      // Running: the connection is counted at the upgrade, the runtime stream once the client's streams are set up.
+      const open = await eventually('the exec running on the agent', async () => {
+        const n = await streams();
+        return n.connections === 1 && n.runtime >= 1 ? n : undefined;
+      }, 30_000, 200);
+      t.is(open.connections, 1);
     } finally {
       p.kill('SIGKILL');
       clearTimeout(killer);
