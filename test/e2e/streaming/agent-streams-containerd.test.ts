@@ -1,8 +1,9 @@
 /**
  * svc-node's streaming endpoints on real containerd: exec over SPDY/3.1 and WebSocket v4 reaches
  * the container through the agent (authenticated as system:masters with the API server's admin
- * certificate), which forwards the upgrade to containerd's stream URL; a client that vanishes
- * leaves neither a connection nor a runtime stream on the agent.
+ * certificate), which forwards a SPDY upgrade to containerd's stream URL and joins WebSocket
+ * clients (v5 with stdin's close signal; the port-forward tunnel of kubectl 1.31+) to it over
+ * SPDY; a client that vanishes leaves neither a connection nor a runtime stream on the agent.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +12,9 @@ import { request } from 'undici';
 import { parseExitStatus } from '../../../common/stream/remotecommand';
 import { startContainerdNode, type ContainerdNode } from '../../helpers/containerd-node';
 import { freePort } from '../../helpers/free-port';
-import { readAll, readUntil, spdyUpgrade, wsCollect, wsConnect, type Refusal, type Target } from '../../helpers/stream-client';
+import { rawWsConnect, readAll, readUntil, spdyUpgrade, wsCollect, wsConnect, type Refusal, type Target } from '../../helpers/stream-client';
+import { SpdySession } from '../../../common/stream/spdy-connection';
+import { createWebSocketStream } from 'ws';
 import { eventually } from '../agent/agent-process';
 import { adminDispatcher, runPod } from '../checkpoint/checkpoint-env';
 
@@ -86,6 +89,46 @@ test.serial('a client vanishing mid-exec leaves no connection and no runtime str
   await echoed;
   t.deepEqual(await gauges(), { connections: 1, runtime: 1 });
   up.socket.destroy();
+  await eventually('the agent released the streams', async () => {
+    const g = await gauges();
+    return g.connections === 0 && g.runtime === 0 ? true : undefined;
+  }, 30_000, 100);
+  t.deepEqual(await gauges(), { connections: 0, runtime: 0 });
+});
+
+test.serial('WebSocket v5 through svc-node to containerd (which serves no v5): stdin ended by the close signal, exit status', async (t) => {
+  const c = await wsConnect(asAdmin('/exec/default/web/app?command=sh&command=-c&command=cat%3B%20exit%206&stdin=1&stdout=1'), ['v5.channel.k8s.io']);
+  if (isRefusal(c)) return t.fail(`refused: ${c.status} ${c.body}`);
+  t.is(c.protocol, 'v5.channel.k8s.io');
+  const done = wsCollect(c.ws);
+  c.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('tar bytes')]));
+  c.ws.send(Buffer.from([255, 0]));
+  const { channels } = await done;
+  t.is(channels.get(1)?.toString(), 'tar bytes');
+  t.deepEqual(parseExitStatus(channels.get(3)!), { exitCode: 6 });
+});
+
+test.serial('port-forward to a container\'s httpd: over SPDY (forwarded) and over the WebSocket tunnel (joined to containerd)', async (t) => {
+  // busybox httpd daemonizes: the exec ends, the server stays in the container.
+  const start = await wsConnect(asAdmin('/exec/default/web/app?command=httpd&command=-p&command=8080&command=-h&command=/etc&stdout=1&stderr=1'), ['v4.channel.k8s.io']);
+  if (isRefusal(start)) return t.fail(`refused: ${start.status} ${start.body}`);
+  t.deepEqual(parseExitStatus((await wsCollect(start.ws)).channels.get(3)!), { exitCode: 0 });
+  const fetchHostname = async (session: SpdySession, id: string): Promise<string> => {
+    await session.openStream({ streamtype: 'error', port: '8080', requestid: id });
+    const data = await session.openStream({ streamtype: 'data', port: '8080', requestid: id });
+    const body = readAll(data);
+    data.write('GET /hostname HTTP/1.0\r\n\r\n');
+    return body;
+  };
+  const up = await spdyUpgrade(asAdmin('/portForward/default/web'), ['portforward.k8s.io']);
+  if (isRefusal(up)) return t.fail(`refused: ${up.status} ${up.body}`);
+  t.regex(await fetchHostname(up.session, '0'), /200 OK[\s\S]*\r\n\r\nweb\n$/);
+  up.session.destroy();
+  const tunnel = await rawWsConnect(asAdmin('/portForward/default/web'), 'SPDY/3.1+portforward.k8s.io');
+  if (isRefusal(tunnel)) return t.fail(`refused: ${tunnel.status} ${tunnel.body}`);
+  const session = new SpdySession(createWebSocketStream(tunnel.ws), { server: false });
+  t.regex(await fetchHostname(session, '1'), /\r\n\r\nweb\n$/);
+  session.destroy();
   await eventually('the agent released the streams', async () => {
     const g = await gauges();
     return g.connections === 0 && g.runtime === 0 ? true : undefined;
