@@ -95,24 +95,12 @@ export class StreamHandler {
     const t = this.target(url.pathname);
     if (t.verb === 'run') throw new InvalidArgumentError('run does not take a connection upgrade (POST the command)');
     if (!isWebSocket(req) && !isSpdyUpgrade(req.headers)) throw new InvalidArgumentError('unsupported upgrade: ask for SPDY/3.1 or websocket');
-    let streamUrl: string;
-    if (t.verb === 'portForward') {
-      const sandbox = await this.sandboxId(t);
-      const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).filter((p) => p !== '');
-      const parsed = ports.map((p) => parsePort(p));
-      if (parsed.some((p) => p === undefined)) throw new InvalidArgumentError(`ports: Invalid value: ${JSON.stringify(ports.join(','))}: ports must be integers from 1 to 65535`);
-      streamUrl = await this.o.runtime.portForward({ podSandboxId: sandbox, ports: parsed as number[] });
-    } else {
-      const opts = execOptionsFromQuery(url.searchParams);
-      if (!opts.stdin && !opts.stdout && !opts.stderr) throw new InvalidArgumentError('you must specify at least 1 of stdin, stdout, stderr');
-      if (t.verb === 'exec' && opts.command.length === 0) throw new InvalidArgumentError('command: Required value: you must specify a command');
-      const id = await this.containerId(t);
-      streamUrl = t.verb === 'exec' ? await this.o.runtime.exec({ containerId: id, cmd: opts.command, ...pick(opts) }) : await this.o.runtime.attach({ containerId: id, ...pick(opts) });
-    }
+    // The slot is taken before the runtime is asked for anything: a refused client costs it nothing.
     const release = this.o.tracker.acquireConnection();
     socket.once('close', release);
-    const local = this.o.runtime.localStream?.(streamUrl);
     try {
+      const streamUrl = await this.streamUrl(t, url);
+      const local = this.o.runtime.localStream?.(streamUrl);
       if (!local && isWebSocket(req)) await this.translate(req, socket, head, streamUrl, t, url);
       else if (!local) await proxyUpgrade(req, socket, head, streamUrl, () => this.idle(socket, this.o.tracker.acquireRuntime()));
       else if (local.kind === 'exec') await this.serveExec(req, socket, head, local, execOptionsFromQuery(url.searchParams));
@@ -122,6 +110,22 @@ export class StreamHandler {
       throw e;
     }
   };
+
+  /** Checks the request and asks the runtime for the stream's URL (CRI Exec, Attach or PortForward). */
+  private async streamUrl(t: StreamTarget, url: URL): Promise<string> {
+    if (t.verb === 'portForward') {
+      const sandbox = await this.sandboxId(t);
+      const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).filter((p) => p !== '');
+      const parsed = ports.map((p) => parsePort(p));
+      if (parsed.some((p) => p === undefined)) throw new InvalidArgumentError(`ports: Invalid value: ${JSON.stringify(ports.join(','))}: ports must be integers from 1 to 65535`);
+      return this.o.runtime.portForward({ podSandboxId: sandbox, ports: parsed as number[] });
+    }
+    const opts = execOptionsFromQuery(url.searchParams);
+    if (!opts.stdin && !opts.stdout && !opts.stderr) throw new InvalidArgumentError('you must specify at least 1 of stdin, stdout, stderr');
+    if (t.verb === 'exec' && opts.command.length === 0) throw new InvalidArgumentError('command: Required value: you must specify a command');
+    const id = await this.containerId(t);
+    return t.verb === 'exec' ? this.o.runtime.exec({ containerId: id, cmd: opts.command, ...pick(opts) }) : this.o.runtime.attach({ containerId: id, ...pick(opts) });
+  }
 
   private target(pathname: string): StreamTarget {
     const t = parseStreamPath(pathname);
