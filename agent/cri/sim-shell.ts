@@ -138,7 +138,7 @@ export async function runCommand(argv: readonly string[], ctx: SimShellContext):
     case 'exit':
       throw new ShellExit(Number(args[0] ?? '0') & 0xff);
     case 'tar':
-      return runTar(args, { ...ctx, readFile: (p) => readSeen(ctx, p), written: ctx.written ?? new Map(), now: ctx.now ?? Date.now });
+      return runTar(args, { ...ctx, readFile: (p) => readSeen(ctx, p), written: ctx.written ?? new Map<string, Buffer>(), now: ctx.now ?? Date.now });
     case 'stty': {
       const size = ctx.terminalSize?.();
       if (args[0] !== 'size' || !size) {

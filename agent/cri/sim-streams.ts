@@ -128,8 +128,10 @@ export class SimStreams {
   }
 
   private filesOf(containerId: string): Map<string, Buffer> {
-    let m = this.written.get(containerId);
-    if (!m) this.written.set(containerId, (m = new Map()));
+    const known = this.written.get(containerId);
+    if (known) return known;
+    const m = new Map<string, Buffer>();
+    this.written.set(containerId, m);
     return m;
   }
 
