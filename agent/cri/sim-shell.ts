@@ -2,12 +2,14 @@
  * What an exec runs inside a simulated container: a small built-in command set, enough for tests
  * and demos (documented in docs/simulator.md as such), not a shell:
  * echo [-n], cat [files] (stdin without files), env / printenv [NAME], hostname, sleep N,
- * true, false, exit N, stty size (the last terminal size the client sent, "rows cols"), and sh/bash (`-c "line"`, or lines read from stdin) where a line is
+ * true, false, exit N, stty size (the last terminal size the client sent, "rows cols"),
+ * tar cf/xf for `kubectl cp` (./sim-tar-command.ts; files it extracts are read back by cat and tar), and sh/bash (`-c "line"`, or lines read from stdin) where a line is
  * commands joined by `;`, `&&` and `||`, words split on blanks with '' and "" quoting. Files are
  * the container's mounts (host paths behind their container paths) and /etc/hostname.
  * Anything else is "not found" (127), as in a shell.
  */
 import type { Readable, Writable } from 'node:stream';
+import { runTar } from './sim-tar-command';
 
 export interface SimShellContext {
   stdin?: Readable;
@@ -20,6 +22,10 @@ export interface SimShellContext {
   sleep(ms: number): Promise<boolean>;
   /** Aborted when the client went away. */
   signal: AbortSignal;
+  /** Files written into the container by earlier execs (tar x), absolute path → bytes. */
+  written?: Map<string, Buffer>;
+  /** Milliseconds since the epoch (archive times). */
+  now?: () => number;
   /** The terminal's size as last resized by the client (tty sessions). */
   terminalSize?: () => { width: number; height: number } | undefined;
 }
@@ -96,6 +102,12 @@ async function copyStdin(ctx: SimShellContext): Promise<void> {
   }
 }
 
+/** A file as the container sees it: what an earlier exec wrote there, else the container's own. */
+function readSeen(ctx: SimShellContext, p: string): Promise<Buffer> {
+  const w = ctx.written?.get(p.startsWith('/') ? p : `/${p}`);
+  return w ? Promise.resolve(w) : ctx.readFile(p);
+}
+
 /** Exit status of `exit N`: the shell ends with it (thrown to unwind the command list). */
 class ShellExit extends Error {
   constructor(readonly code: number) {
@@ -103,7 +115,7 @@ class ShellExit extends Error {
   }
 }
 
-const BUILTINS = new Set(['echo', 'true', 'false', 'exit', 'hostname', 'env', 'printenv', 'sleep', 'cat', 'sh', 'bash', 'stty']);
+const BUILTINS = new Set(['echo', 'true', 'false', 'exit', 'hostname', 'env', 'printenv', 'sleep', 'cat', 'sh', 'bash', 'stty', 'tar']);
 
 /** Whether an exec's program is one the simulator knows (by its base name). */
 export function isSimCommand(bin: string): boolean {
@@ -125,6 +137,8 @@ export async function runCommand(argv: readonly string[], ctx: SimShellContext):
       return 1;
     case 'exit':
       throw new ShellExit(Number(args[0] ?? '0') & 0xff);
+    case 'tar':
+      return runTar(args, { ...ctx, readFile: (p) => readSeen(ctx, p), written: ctx.written ?? new Map<string, Buffer>(), now: ctx.now ?? Date.now });
     case 'stty': {
       const size = ctx.terminalSize?.();
       if (args[0] !== 'size' || !size) {
@@ -164,7 +178,7 @@ export async function runCommand(argv: readonly string[], ctx: SimShellContext):
       let code = 0;
       for (const f of args) {
         try {
-          await write(ctx.stdout, await ctx.readFile(f));
+          await write(ctx.stdout, await readSeen(ctx, f));
         } catch {
           await write(ctx.stderr ?? ctx.stdout, `cat: ${f}: No such file or directory\n`);
           code = 1;

@@ -27,6 +27,8 @@ export class SimStreams {
   private readonly tokens = new Map<string, { target: LocalStreamTarget; expires: number }>();
   /** Streams running now (exec and attach sessions, forwarded connections). */
   open = 0;
+  /** Files execs wrote into each container (tar x of kubectl cp), by container ID. */
+  private readonly written = new Map<string, Map<string, Buffer>>();
 
   constructor(
     private readonly state: SimState,
@@ -119,8 +121,18 @@ export class SimStreams {
       sleep: (ms) => this.clock.sleep(ms, s.signal),
       signal: s.signal,
       terminalSize: () => size,
+      written: this.filesOf(c.id),
+      now: () => this.clock.now(),
     };
     return { exitCode: await runSimExec(cmd, ctx) };
+  }
+
+  private filesOf(containerId: string): Map<string, Buffer> {
+    const known = this.written.get(containerId);
+    if (known) return known;
+    const m = new Map<string, Buffer>();
+    this.written.set(containerId, m);
+    return m;
   }
 
   /** A file as the container sees it: through its mounts (the longest container path wins), or /etc/hostname. */

@@ -85,6 +85,8 @@ function matches(path: string, prefix: string): boolean {
 export class NodeServer {
   private server: Server | undefined;
   private listen: ListenOptions | undefined;
+  /** Upgraded connections (streams): the HTTP server no longer tracks them, so close() cuts them itself. */
+  private readonly upgraded = new Set<Duplex>();
 
   constructor(private readonly o: NodeServerOptions) {
     this.endpoints = [...new Set(o.routes.map((r) => '/' + (r.prefix.split('/')[1] ?? '')))];
@@ -124,6 +126,8 @@ export class NodeServer {
   /** Handles one upgrade request: authn, authz, route to its upgrade handler; refusals are written on the socket. Never rejects. */
   async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
     const admitted = await this.admit(req);
     if ('error' in admitted) {
       replyErrorOnSocket(socket, admitted.error);
@@ -233,6 +237,8 @@ export class NodeServer {
     if (!s) return;
     this.server = undefined;
     s.closeAllConnections();
+    for (const u of this.upgraded) u.destroy();
+    this.upgraded.clear();
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 }

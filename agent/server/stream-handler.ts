@@ -4,8 +4,12 @@
  * the runtime (CRI Exec, Attach, PortForward) for its stream URL; a runtime that serves streams
  * in-process (the simulator) is spoken to here in the client's protocol — WebSocket
  * (common/stream/ws-exec.ts, v5 to channel.k8s.io; port-forward v4 and the SPDY tunnel kubectl
- * 1.31+ uses) or SPDY/3.1 (common/stream/spdy-exec.ts, portforward.ts) — otherwise the upgrade
- * is forwarded to the URL (./stream-proxy.ts), as upstream's kubelet forwards it to containerd.
+ * 1.31+ uses) or SPDY/3.1 (common/stream/spdy-exec.ts, portforward.ts). For a runtime with a
+ * stream server (containerd), a SPDY upgrade is forwarded to the URL as it came
+ * (./stream-proxy.ts), as upstream's kubelet forwards it; a WebSocket client is served here and
+ * joined to the runtime over SPDY (common/stream/translate.ts, as upstream's API server
+ * translates), since containerd serves neither v5 (stdin's close signal, which `kubectl cp`
+ * needs) nor the port-forward tunnel.
  *
  * Limits: at most maxStreamingConnections at once (429 beyond, ./stream-tracker.ts); a connection
  * idle either way for streamingConnectionIdleTimeout is cut; whatever ends the client's
@@ -16,13 +20,15 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { Pod } from '../api/core-v1';
 import type { LocalStreamTarget, RuntimeService } from '../cri';
-import { InvalidArgumentError, MethodNotAllowedError, NotFoundError } from '../errors';
+import { InvalidArgumentError, MethodNotAllowedError, NotFoundError, UnavailableError } from '../errors';
 import type { Log } from '../platform/logger';
 import type { ContainerLocator } from '../checkpoint/container-locator';
 import { POD_UID } from '../pod/runtime-labels';
 import { execOptionsFromQuery, type ExecOptions, type ExecStreams } from '../../common/stream/exec-streams';
 import { serveSpdyExec, SPDY_EXEC_PROTOCOLS } from '../../common/stream/spdy-exec';
 import type { SpdySession } from '../../common/stream/spdy-connection';
+import { openExecStreams, spdyConnect, spdyUpgradeSocket } from '../../common/stream/spdy-client';
+import { translateExec } from '../../common/stream/translate';
 import { acceptSpdyUpgrade, isSpdyUpgrade, negotiateStreamProtocol, offeredProtocols, refuseUpgrade, ACCEPTED_PROTOCOLS_HEADER } from '../../common/stream/spdy-upgrade';
 import { serveWebSocketExec } from '../../common/stream/ws-exec';
 import { WS_EXEC_PROTOCOLS, negotiateWsProtocol } from '../../common/stream/ws-channel';
@@ -94,25 +100,14 @@ export class StreamHandler {
     const t = this.target(url.pathname);
     if (t.verb === 'run') throw new InvalidArgumentError('run does not take a connection upgrade (POST the command)');
     if (!isWebSocket(req) && !isSpdyUpgrade(req.headers)) throw new InvalidArgumentError('unsupported upgrade: ask for SPDY/3.1 or websocket');
-    let streamUrl: string;
-    if (t.verb === 'portForward') {
-      const sandbox = await this.sandboxId(t);
-      const ports = queryPorts(url.searchParams).filter((p) => p !== '');
-      const parsed = ports.map((p) => parsePort(p));
-      if (parsed.some((p) => p === undefined)) throw new InvalidArgumentError(`ports: Invalid value: ${JSON.stringify(ports.join(','))}: ports must be integers from 1 to 65535`);
-      streamUrl = await this.o.runtime.portForward({ podSandboxId: sandbox, ports: parsed as number[] });
-    } else {
-      const opts = execOptionsFromQuery(url.searchParams);
-      if (!opts.stdin && !opts.stdout && !opts.stderr) throw new InvalidArgumentError('you must specify at least 1 of stdin, stdout, stderr');
-      if (t.verb === 'exec' && opts.command.length === 0) throw new InvalidArgumentError('command: Required value: you must specify a command');
-      const id = await this.containerId(t);
-      streamUrl = t.verb === 'exec' ? await this.o.runtime.exec({ containerId: id, cmd: opts.command, ...pick(opts) }) : await this.o.runtime.attach({ containerId: id, ...pick(opts) });
-    }
+    // The slot is taken before the runtime is asked for anything: a refused client costs it nothing.
     const release = this.o.tracker.acquireConnection();
     socket.once('close', release);
-    const local = this.o.runtime.localStream?.(streamUrl);
     try {
-      if (!local) await proxyUpgrade(req, socket, head, streamUrl, () => this.idle(socket, this.o.tracker.acquireRuntime()));
+      const streamUrl = await this.streamUrl(t, url);
+      const local = this.o.runtime.localStream?.(streamUrl);
+      if (!local && isWebSocket(req)) await this.translate(req, socket, head, streamUrl, t, url);
+      else if (!local) await proxyUpgrade(req, socket, head, streamUrl, () => this.idle(socket, this.o.tracker.acquireRuntime()));
       else if (local.kind === 'exec') await this.serveExec(req, socket, head, local, execOptionsFromQuery(url.searchParams));
       else await this.servePortForward(req, socket, head, local, t, url);
     } catch (e) {
@@ -120,6 +115,22 @@ export class StreamHandler {
       throw e;
     }
   };
+
+  /** Checks the request and asks the runtime for the stream's URL (CRI Exec, Attach or PortForward). */
+  private async streamUrl(t: StreamTarget, url: URL): Promise<string> {
+    if (t.verb === 'portForward') {
+      const sandbox = await this.sandboxId(t);
+      const ports = queryPorts(url.searchParams).filter((p) => p !== '');
+      const parsed = ports.map((p) => parsePort(p));
+      if (parsed.some((p) => p === undefined)) throw new InvalidArgumentError(`ports: Invalid value: ${JSON.stringify(ports.join(','))}: ports must be integers from 1 to 65535`);
+      return this.o.runtime.portForward({ podSandboxId: sandbox, ports: parsed as number[] });
+    }
+    const opts = execOptionsFromQuery(url.searchParams);
+    if (!opts.stdin && !opts.stdout && !opts.stderr) throw new InvalidArgumentError('you must specify at least 1 of stdin, stdout, stderr');
+    if (t.verb === 'exec' && opts.command.length === 0) throw new InvalidArgumentError('command: Required value: you must specify a command');
+    const id = await this.containerId(t);
+    return t.verb === 'exec' ? this.o.runtime.exec({ containerId: id, cmd: opts.command, ...pick(opts) }) : this.o.runtime.attach({ containerId: id, ...pick(opts) });
+  }
 
   private target(pathname: string): StreamTarget {
     const t = parseStreamPath(pathname);
@@ -234,6 +245,68 @@ export class StreamHandler {
     if (head.length > 0) socket.unshift(head);
     this.idle(socket, () => undefined);
     this.logProtocolErrors(serveSpdyPortForward(socket, o));
+  }
+
+  /** A WebSocket client of a runtime with a stream server: served here, joined to the runtime over SPDY. */
+  private async translate(req: IncomingMessage, socket: Duplex, head: Buffer, streamUrl: string, t: StreamTarget, url: URL): Promise<void> {
+    if (t.verb === 'portForward') return this.translatePortForward(req, socket, head, streamUrl);
+    const opts = execOptionsFromQuery(url.searchParams);
+    const offered = wsOffered(req);
+    const protocol = offered.length === 0 ? STREAM_PROTOCOL_V1 : negotiateWsProtocol(offered, WS_EXEC_PROTOCOLS);
+    if (!protocol) {
+      refuseUpgrade(socket, 400, 'Bad Request', `unable to upgrade: none of the offered subprotocols [${offered.join(' ')}] is served ([${WS_EXEC_PROTOCOLS.join(' ')}])`);
+      return;
+    }
+    // The runtime first: a refusal there is answered before the client's handshake completes.
+    const runtime = await spdyConnect(streamUrl, ['v4.channel.k8s.io']).catch((e: unknown) => {
+      throw new UnavailableError(`cannot reach the runtime's stream server: ${(e as Error).message}`);
+    });
+    const release = this.o.tracker.acquireRuntime();
+    runtime.session.once('close', release);
+    try {
+      const remote = await openExecStreams(runtime.session, opts, runtime.protocol);
+      const ws = await this.acceptWebSocket(req, socket, head, offered.length === 0 ? undefined : protocol);
+      if (!ws) return;
+      this.idle(socket, () => undefined);
+      const client = serveWebSocketExec(ws, protocol, opts);
+      const result = await translateExec(client, remote, runtime.session);
+      if (!client.signal.aborted) await client.finish(result, opts.command);
+    } finally {
+      runtime.session.destroy();
+    }
+  }
+
+  /** The port-forward tunnel (SPDY inside WebSocket messages) joined byte for byte to a SPDY port-forward connection to the runtime. */
+  private async translatePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, streamUrl: string): Promise<void> {
+    const protocol = negotiateWsProtocol(wsOffered(req), [PORT_FORWARD_TUNNEL_PROTOCOL]);
+    if (!protocol) {
+      // WebSocket v4 port-forward is the runtime's own: forwarded as it came.
+      await proxyUpgrade(req, socket, head, streamUrl, () => this.idle(socket, this.o.tracker.acquireRuntime()));
+      return;
+    }
+    const runtime = await spdyUpgradeSocket(streamUrl, [PORT_FORWARD_PROTOCOL_V1]).catch((e: unknown) => {
+      throw new UnavailableError(`cannot reach the runtime's stream server: ${(e as Error).message}`);
+    });
+    const release = this.o.tracker.acquireRuntime();
+    runtime.socket.once('close', release);
+    const ws = await this.acceptWebSocket(req, socket, head, protocol);
+    if (!ws) {
+      runtime.socket.destroy();
+      return;
+    }
+    this.idle(socket, () => undefined);
+    const tunnel = createWebSocketStream(ws);
+    tunnel.pipe(runtime.socket);
+    runtime.socket.pipe(tunnel);
+    runtime.socket.resume();
+    const end = (): void => {
+      tunnel.destroy();
+      runtime.socket.destroy();
+    };
+    tunnel.once('close', end);
+    tunnel.on('error', end);
+    runtime.socket.once('close', end);
+    runtime.socket.on('error', end);
   }
 
   private logProtocolErrors(session: SpdySession): void {

@@ -113,7 +113,15 @@ export class SpdyStream extends Duplex {
   onSessionClosed(): void {
     this.rejectReply(new Error('the SPDY session closed'));
     this.finish();
-    this.destroy();
+    // A peer commonly closes the connection right after its last FIN: what it sent is still read
+    // to its end before the stream goes (destroying now would drop it and the 'end').
+    if (this.remoteFin && !this.readableEnded) this.once('end', () => this.destroy());
+    else this.destroy();
+  }
+
+  /** The peer has sent FIN (everything it will send has arrived). */
+  get remoteEnded(): boolean {
+    return this.remoteFin;
   }
 
   // --- Duplex -------------------------------------------------------------------------------

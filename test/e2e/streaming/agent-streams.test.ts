@@ -18,6 +18,8 @@ import { eventually } from '../agent/agent-process';
 import { rawWsConnect, readAll, readUntil, spdyUpgrade, wsCollect, wsConnect, type Refusal, type Target } from '../../helpers/stream-client';
 import { parseExitStatus } from '../../../common/stream/remotecommand';
 import { SpdySession } from '../../../common/stream/spdy-connection';
+import { tarArchive } from '../../../agent/cri/sim-tar';
+import { untar } from '../../../agent/cri/sim-tar-command';
 import { createWebSocketStream } from 'ws';
 
 const NODE = 'e2e-streams';
@@ -131,6 +133,19 @@ test.serial('exec over WebSocket v5: stdin round trip ended by the close signal,
   if (isRefusal(f)) return t.fail(`refused: ${f.status} ${f.body}`);
   t.is(f.protocol, 'v4.channel.k8s.io');
   t.is((await wsCollect(f.ws)).channels.get(1)?.toString(), 'default');
+});
+
+test.serial('kubectl cp\'s tar over WebSocket v5: an archive streamed in with tar xf (stdin ended by the close signal) is read back with tar cf', async (t) => {
+  const into = await wsConnect(asStreamer(execPath(['tar', '--no-same-permissions', '--no-same-owner', '-xmf', '-', '-C', '/tmp'], 'stdin=1&stdout=1&stderr=1')), ['v5.channel.k8s.io']);
+  if (isRefusal(into)) return t.fail(`refused: ${into.status} ${into.body}`);
+  const loaded = wsCollect(into.ws);
+  into.ws.send(Buffer.concat([Buffer.from([0]), tarArchive([{ name: 'notes.txt', data: 'copied with kubectl cp', mtime: 0 }])]));
+  into.ws.send(Buffer.from([255, 0]));
+  t.deepEqual(parseExitStatus((await loaded).channels.get(3)!), { exitCode: 0 });
+  const out = await wsConnect(asStreamer(execPath(['tar', 'cf', '-', '/tmp/notes.txt'], 'stdout=1&stderr=1')), ['v5.channel.k8s.io']);
+  if (isRefusal(out)) return t.fail(`refused: ${out.status} ${out.body}`);
+  const { channels } = await wsCollect(out.ws);
+  t.deepEqual(untar(channels.get(1)!).map((f) => [f.name, f.data.toString()]), [['tmp/notes.txt', 'copied with kubectl cp']]);
 });
 
 test.serial('exec over SPDY/3.1 (v4.channel.k8s.io): stdin round trip, stdout, and the exit status on the error stream', async (t) => {

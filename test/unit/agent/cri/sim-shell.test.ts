@@ -1,6 +1,8 @@
 import test from 'ava';
 import { PassThrough, Writable } from 'node:stream';
 import { isSimCommand, runLine, runSimExec, words, type SimShellContext } from '../../../../agent/cri/sim-shell';
+import { tarArchive } from '../../../../agent/cri/sim-tar';
+import { untar } from '../../../../agent/cri/sim-tar-command';
 
 function sink(): { w: Writable; text: () => string } {
   let out = '';
@@ -70,4 +72,28 @@ test('stty size answers the last terminal size; sleep ended early is 130', async
   const x = ctx({ terminalSize: () => ({ width: 100, height: 30 }), sleep: () => Promise.resolve(false) });
   t.is(await runLine('stty size; sleep 5', x.c), 130);
   t.is(x.out(), '30 100\n');
+});
+
+test('tar for kubectl cp: x keeps an archive\'s files, c writes them back (and the container\'s own), cat reads them', async (t) => {
+  const written = new Map<string, Buffer>();
+  const stdin = new PassThrough();
+  const x = ctx({ stdin, written, now: () => 0 });
+  const done = runSimExec(['tar', '--no-same-permissions', '--no-same-owner', '-xmf', '-', '-C', '/tmp'], x.c);
+  stdin.end(tarArchive([{ name: 'dir/copied.txt', data: 'copied in', mtime: 0 }]));
+  t.is(await done, 0);
+  t.deepEqual([...written.keys()], ['/tmp/dir/copied.txt']);
+  const y = ctx({ written, now: () => 0 });
+  t.is(await runLine('cat /tmp/dir/copied.txt', y.c), 0);
+  t.is(y.out(), 'copied in');
+  const chunks: Buffer[] = [];
+  const out = new Writable({
+    write(c: Buffer, _e, cb) {
+      chunks.push(c);
+      cb();
+    },
+  });
+  const z = ctx({ written, stdout: out, now: () => 0 });
+  t.is(await runSimExec(['tar', 'cf', '-', '/tmp/dir', '/etc/config/a'], z.c), 0);
+  t.deepEqual(untar(Buffer.concat(chunks)).map((f) => [f.name, f.data.toString()]), [['tmp/dir/copied.txt', 'copied in'], ['etc/config/a', 'A\n']]);
+  t.is(await runSimExec(['tar', 'cf', '-', '/missing'], ctx({ written }).c), 2);
 });
