@@ -9,7 +9,7 @@
 import test from 'ava';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -129,6 +129,19 @@ for (const [label, bin] of [
     const r = await kubectl(bin, ['debug', '-i', POD, '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', '--', 'cat'], 'into the debugger\n');
     t.is(r.code, 0, r.stderr);
     t.regex(r.stdout, /into the debugger/);
+  });
+
+  test.serial(`kubectl ${label}: cp copies a file into the container and back (tar over exec)`, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cp-'));
+    const name = `notes-${label.slice(0, 4)}.txt`;
+    const content = `copied by kubectl ${label}\n`.repeat(200);
+    writeFileSync(join(dir, name), content);
+    const into = await kubectl(bin, ['cp', join(dir, name), `${POD}:/tmp/${name}`]);
+    t.is(into.code, 0, into.stderr);
+    const back = await kubectl(bin, ['cp', `${POD}:/tmp/${name}`, join(dir, 'back.txt')]);
+    t.is(back.code, 0, back.stderr);
+    t.is(readFileSync(join(dir, 'back.txt'), 'utf8'), content);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test.serial(`kubectl ${label}: a client killed mid-exec leaves no stream open on the agent`, async (t) => {
