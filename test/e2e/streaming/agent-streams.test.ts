@@ -148,6 +148,17 @@ test.serial('kubectl cp\'s tar over WebSocket v5: an archive streamed in with ta
   t.deepEqual(untar(channels.get(1)!).map((f) => [f.name, f.data.toString()]), [['tmp/notes.txt', 'copied with kubectl cp']]);
 });
 
+test.serial('attach over WebSocket v5: the simulator\'s main process echoes stdin until the client closes it', async (t) => {
+  const c = await wsConnect(asStreamer('/attach/default/web/app?stdin=1&stdout=1'), ['v5.channel.k8s.io']);
+  if (isRefusal(c)) return t.fail(`refused: ${c.status} ${c.body}`);
+  const done = wsCollect(c.ws);
+  c.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('attached\n')]));
+  c.ws.send(Buffer.from([255, 0]));
+  const { channels } = await done;
+  t.is(channels.get(1)?.toString(), 'attached\n');
+  t.deepEqual(parseExitStatus(channels.get(3)!), { exitCode: 0 });
+});
+
 test.serial('exec over SPDY/3.1 (v4.channel.k8s.io): stdin round trip, stdout, and the exit status on the error stream', async (t) => {
   const up = await spdyUpgrade(asStreamer(execPath(['sh', '-c', 'cat; exit 7'], 'stdin=1&stdout=1&stderr=1')), ['v4.channel.k8s.io', 'v3.channel.k8s.io']);
   if (isRefusal(up)) return t.fail(`refused: ${up.status} ${up.body}`);
