@@ -196,6 +196,11 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     devicePluginGracePeriod: dur('5m'),
     devicePluginAdmissionWait: dur('1m'),
     devicePluginCallTimeout: dur('30s', 1),
+    // exec, attach and port-forward: upstream's idle timeout (4h), and svc's cap on the node's
+    // open streams (upstream has none; a client that opens streams without end would hold a
+    // runtime connection each).
+    streamingConnectionIdleTimeout: dur('4h', 1),
+    maxStreamingConnections: int(100, 1),
     featureGates: { kind: 'map', of: bool(false), default: {}, checkEntry: (k, v) => checkFeatureGate(k, v) },
     logging: {
       kind: 'struct',

@@ -110,6 +110,10 @@ export interface NodeAgentConfiguration {
   devicePluginGracePeriod: Millis;
   /** How long admission waits for a known device plugin that has not (re-)registered yet. */
   devicePluginAdmissionWait: Millis;
+  /** An exec, attach or port-forward connection with no traffic either way for this long is closed. */
+  streamingConnectionIdleTimeout: Millis;
+  /** Streaming connections (exec, attach, port-forward) open at once on the node; more are refused with 429. */
+  maxStreamingConnections: number;
   /** Deadline of the device plugin calls made at admission (Allocate, GetPreferredAllocation). */
   devicePluginCallTimeout: Millis;
   featureGates: Record<string, boolean>;

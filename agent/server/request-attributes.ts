@@ -54,10 +54,10 @@ export const NODE_PATH_RULES: readonly NodePathRule[] = [
   { path: '/readyz', subresource: 'healthz', fallback: 'proxy', serves: 'readiness checks', note: 'svc-node: served like /healthz (the kubelet has no /readyz)' },
   { path: '/configz', subresource: 'configz', fallback: 'proxy', serves: 'the merged configuration', note: 'upstream (fine-grained)' },
   { path: '/containerLogs', subresource: 'proxy', serves: 'container logs (what pods/log proxies to)', note: 'upstream: the default; nodes/log does not grant it' },
-  { path: '/exec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/attach', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/run', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/portForward', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/exec', subresource: 'proxy', serves: 'exec in a container (SPDY/3.1 or WebSocket upgrade)', note: 'upstream: the default' },
+  { path: '/attach', subresource: 'proxy', serves: 'attach to a container (SPDY/3.1 or WebSocket upgrade)', note: 'upstream: the default' },
+  { path: '/run', subresource: 'proxy', serves: 'POST: run a command, answer its output', note: 'upstream: the default' },
+  { path: '/portForward', subresource: 'proxy', serves: 'port-forward into a pod (SPDY/3.1, WebSocket v4 or the SPDY-over-WebSocket tunnel)', note: 'upstream: the default' },
   { path: '/spec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
 ];
 

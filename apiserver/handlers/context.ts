@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../../common/informer/clock';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
@@ -42,6 +43,8 @@ export interface ResourceRequest {
   auditAnnotations?: Record<string, string>;
   /** Warnings for the client from admission (writeContext hands it over) and deprecation; reply sends them as Warning headers. */
   warnings?: string[];
+  /** An HTTP Upgrade request (exec, attach, port-forward, proxied WebSockets): the client's socket and the bytes read past its head; `res` writes to that socket until a handler takes it over. */
+  upgrade?: { socket: Duplex; head: Buffer };
 }
 
 const protobufForms = new WeakMap<ResourceType, boolean>();

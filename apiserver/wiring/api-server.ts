@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -137,6 +139,16 @@ export class ApiServer {
       },
       (req, res) => void this.handle(req, res),
     );
+    // Upgrade requests (exec, attach, port-forward, proxied WebSockets) take the same path, with a
+    // response bound to their socket for errors; a handler that accepts the upgrade takes the socket.
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as Socket);
+      res.on('finish', () => socket.end());
+      void this.handle(req, res, { socket, head });
+    });
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 70_000;
     this.server = server;
@@ -178,7 +190,7 @@ export class ApiServer {
     o.log.info('server stopped');
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, upgrade?: ResourceRequest['upgrade']): Promise<void> {
     this.inFlight++;
     const o = this.o;
     const started = performance.now();
@@ -192,7 +204,7 @@ export class ApiServer {
       info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
       const user = await this.authenticate(req, info, audit);
       await this.authorize(requestAttributes(user, info, url.searchParams, gateOn(o.gates, 'AuthorizeWithSelectors')), audit);
-      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit);
+      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit, upgrade);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
       sendError(
@@ -256,6 +268,7 @@ export class ApiServer {
     query: URLSearchParams,
     user: ResourceRequest['user'],
     audit?: RequestAudit,
+    upgrade?: ResourceRequest['upgrade'],
   ): Promise<void> {
     const o = this.o;
     const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -264,7 +277,7 @@ export class ApiServer {
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
     if (type.warning) res.setHeader('Warning', `299 - ${JSON.stringify(type.warning)}`);
-    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
+    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates, ...(upgrade ? { upgrade } : {}) };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (audit) r.auditAnnotations = audit.annotations;
     if (type.deprecation) this.deprecated(r, type);

@@ -82,6 +82,8 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
     'svc addition: where the directories of svc-apiserver\'s local-path volumes are made (`<localPathDir>/<pv>_<namespace>_<claim>`, mode 0777; the directory itself 0700) when a pod mounts one, and removed when the volume is deleted; absolute. The local-path StorageClass must name the same directory (its `nodePath` parameter; default the same).',
   shutdownGracePeriod: 'Time the node delays shutdown to stop pods (needs the GracefulNodeShutdown gate).',
   shutdownGracePeriodCriticalPods: 'Part of `shutdownGracePeriod` kept for critical pods; at most `shutdownGracePeriod`.',
+  streamingConnectionIdleTimeout: 'An exec, attach or port-forward connection with no traffic in either direction for this long is closed, with its runtime stream (upstream default 4h).',
+  maxStreamingConnections: 'Exec, attach and port-forward connections open at once on the node; one more is refused with 429 TooManyRequests (svc addition; upstream has no limit).',
   seccompDefault: 'Use `RuntimeDefault` as the seccomp profile of containers that set none.',
   featureGates: 'Feature gates, name to true/false; see the table below. `--feature-gates` merges into this map, the flag winning.',
   'logging.format': 'Log format. Logs are always structured JSON, one object per line; the kubelet\'s `text` format is not offered.',
