@@ -1,6 +1,7 @@
 import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
 import { ADMISSION_PLUGINS, selectAdmissionPlugins } from './admission-plugins';
+import { NETWORK_FLAG_DEFS, parseNetworkFlags, type NetworkFlags } from './network-flags';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
@@ -102,6 +103,8 @@ export interface ApiServerFlags {
   };
   /** --feature-gates: the gates switched on. */
   featureGates: Set<string>;
+  /** Service CIDRs and node ports (config/network-flags.ts). */
+  network: NetworkFlags;
   help: boolean;
   version: boolean;
 }
@@ -228,6 +231,7 @@ const defs: Record<string, Def> = {
   'authorization-webhook-version': { kind: 'string', usage: 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)' },
   'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
   'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${Object.keys(FEATURE_GATES).join(', ')}` },
+  ...NETWORK_FLAG_DEFS,
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };
@@ -247,6 +251,14 @@ function featureGates(pairs: readonly string[]): Set<string> {
     else on.delete(m[1]);
   }
   return on;
+}
+
+function networkFlags(get: (n: string) => string | undefined): NetworkFlags {
+  try {
+    return parseNetworkFlags(get);
+  } catch (err) {
+    throw new FlagError((err as Error).message, { cause: err });
+  }
 }
 
 /** The chosen admission plugins; an unknown or contradictory name is a FlagError naming its flag (upstream's messages). */
@@ -387,6 +399,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     authorizationConfig: str('authorization-config'),
     authn: authnFlags(r),
     featureGates: featureGates(list('feature-gates') ?? []),
+    network: networkFlags(get),
     help: bool('help'),
     version: bool('version'),
   };

@@ -18,6 +18,7 @@ import { NodeLifecycleController } from '../controllers/node-lifecycle';
 import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
+import { ServiceAllocationController } from '../controllers/service-allocation';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
 import { CronJobController } from '../controllers/workloads/cronjob-controller';
@@ -97,6 +98,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
+    new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
     new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),

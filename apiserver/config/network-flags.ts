@@ -1,0 +1,61 @@
+import { parseCidr, type Cidr } from '../../common/cidr';
+
+/** The networking flags of svc-apiserver (kube-apiserver's and kube-controller-manager's names). */
+export interface NetworkFlags {
+  /** --service-cluster-ip-range: one CIDR, or two of different families for dual-stack (primary first). */
+  serviceCidrs: Cidr[];
+  /** --service-node-port-range, inclusive. */
+  nodePortRange: [number, number];
+}
+
+interface FlagDef {
+  kind: 'string';
+  usage: string;
+  def?: string;
+}
+
+export const NETWORK_FLAG_DEFS: Record<string, FlagDef> = {
+  'service-cluster-ip-range': {
+    kind: 'string',
+    usage: 'CIDR from which Services get cluster IPs; two comma-separated CIDRs of different IP families make the cluster dual-stack (the first is the primary family)',
+    def: '10.96.0.0/12',
+  },
+  'service-node-port-range': { kind: 'string', usage: 'Port range (inclusive) from which NodePort and LoadBalancer Services get node ports', def: '30000-32767' },
+};
+
+/** Reads the networking flags; `get` returns a flag's value or default; throws Error with the flag named. */
+export function parseNetworkFlags(get: (name: string) => string | undefined): NetworkFlags {
+  const wrap = <T>(name: string, f: (v: string) => T): T => {
+    const v = get(name) ?? '';
+    try {
+      return f(v);
+    } catch (err) {
+      throw new Error(`invalid argument "${v}" for --${name}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  return { serviceCidrs: wrap('service-cluster-ip-range', parseServiceCidrs), nodePortRange: wrap('service-node-port-range', parsePortRange) };
+}
+
+/** Parses a port range "30000-32767" (or "30000+2767", or one port), as pflag's net.PortRange. */
+export function parsePortRange(text: string): [number, number] {
+  const m = /^(\d+)(?:([-+])(\d+))?$/.exec(text.trim());
+  if (!m) throw new Error('must be a port range such as 30000-32767');
+  const lo = Number(m[1]);
+  const hi = m[2] === undefined ? lo : m[2] === '+' ? lo + Number(m[3]) : Number(m[3]);
+  if (lo < 1 || hi > 65535 || hi < lo) throw new Error('must be a port range within 1-65535, low to high');
+  return [lo, hi];
+}
+
+/** Parses one CIDR, or two of different IP families (dual-stack). */
+export function parseServiceCidrs(text: string): Cidr[] {
+  const parts = text.split(',').map((p) => p.trim()).filter(Boolean);
+  if (parts.length < 1 || parts.length > 2) throw new Error('must hold one CIDR, or two of different IP families (dual-stack)');
+  const cidrs = parts.map(parseCidr);
+  if (cidrs.length === 2 && cidrs[0].family === cidrs[1].family) throw new Error('a dual-stack range needs one IPv4 and one IPv6 CIDR');
+  for (const c of cidrs) {
+    const hostBits = (c.family === 'IPv4' ? 32 : 128) - c.prefix;
+    if (hostBits < 2) throw new Error(`${c.text} is too small`);
+    if (c.family === 'IPv4' && hostBits > 24) throw new Error(`${c.text} is too large (at most /8 for IPv4)`);
+  }
+  return cidrs;
+}
