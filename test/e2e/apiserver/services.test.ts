@@ -1,0 +1,80 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+
+// Service allocation through a real svc-apiserver and the real kubectl (/usr/bin/kubectl), across a restart on the same data dir.
+const run = promisify(execFile);
+let s: RunningApiServer;
+let dataDir: string;
+
+test.before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'svc-services-'));
+  s = await startApiServer({ dataDir, args: ['--service-node-port-range=30000-30100'] });
+});
+test.after.always(async () => {
+  await s?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function kubectl(...args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run('/usr/bin/kubectl', ['--kubeconfig', s.kubeconfig, ...args], { timeout: 30_000 });
+    return stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`, { cause: err });
+  }
+}
+
+async function kubectlFails(...args: string[]): Promise<string> {
+  try {
+    await run('/usr/bin/kubectl', ['--kubeconfig', s.kubeconfig, ...args], { timeout: 30_000 });
+  } catch (err) {
+    return (err as { stderr: string }).stderr;
+  }
+  throw new Error(`kubectl ${args.join(' ')} unexpectedly succeeded`);
+}
+
+function inServiceRange(ip: string): boolean {
+  const [a, b] = ip.split('.').map(Number);
+  return a === 10 && b >= 96 && b <= 111;
+}
+
+test.serial('kubectl expose and create service show a cluster IP; a NodePort service gets a port in range', async (t) => {
+  await kubectl('create', 'deployment', 'web', '--image=nginx:1.27');
+  await kubectl('expose', 'deployment', 'web', '--port=80');
+  const table = await kubectl('get', 'svc', 'web');
+  const row = table.split('\n')[1].split(/\s+/);
+  t.is(row[1], 'ClusterIP');
+  t.true(inServiceRange(row[2]), `CLUSTER-IP ${row[2]}`);
+  await kubectl('create', 'service', 'clusterip', 'fixed', '--tcp=80:8080', '--clusterip=10.96.0.50');
+  t.is(await kubectl('get', 'svc', 'fixed', '-o', 'jsonpath={.spec.clusterIP}'), '10.96.0.50');
+  await kubectl('create', 'service', 'nodeport', 'np', '--tcp=80:80');
+  const port = Number(await kubectl('get', 'svc', 'np', '-o', 'jsonpath={.spec.ports[0].nodePort}'));
+  t.true(port >= 30000 && port <= 30100, `nodePort ${port}`);
+  t.regex(await kubectl('get', 'svc', 'np'), new RegExp(`80:${port}/TCP`));
+});
+
+test.serial('a taken cluster IP is refused with upstream message, also after a restart; a deleted service gives its address back', async (t) => {
+  const refused = await kubectlFails('create', 'service', 'clusterip', 'taken', '--tcp=80', '--clusterip=10.96.0.50');
+  t.regex(refused, /Service "taken" is invalid: spec\.clusterIPs: Invalid value: \["10\.96\.0\.50"\]: failed to allocate IP 10\.96\.0\.50: provided IP is already allocated/);
+  const outside = await kubectlFails('create', 'service', 'nodeport', 'far', '--tcp=80', '--node-port=31000');
+  t.regex(outside, /spec\.ports\[0\]\.nodePort: Invalid value: 31000: provided port is not in the valid range\. The range of valid ports is 30000-30100/);
+  const port = s.port;
+  await s.stop();
+  s = await startApiServer({ dataDir, port, args: ['--service-node-port-range=30000-30100'] });
+  t.is(await kubectl('get', 'svc', 'fixed', '-o', 'jsonpath={.spec.clusterIP}'), '10.96.0.50');
+  t.regex(await kubectlFails('create', 'service', 'clusterip', 'taken', '--tcp=80', '--clusterip=10.96.0.50'), /provided IP is already allocated/);
+  await kubectl('delete', 'svc', 'fixed');
+  // The release follows the delete event in the allocation controller: bounded retries, no sleeps on a timer alone.
+  let created = '';
+  for (let i = 0; i < 50 && !created; i++) {
+    created = await kubectl('create', 'service', 'clusterip', 'taken', '--tcp=80', '--clusterip=10.96.0.50').catch(() => '');
+    if (!created) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.regex(created, /service\/taken created/);
+});
