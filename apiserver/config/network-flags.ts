@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseCidr, type Cidr } from '../../common/cidr';
 
 /** The networking flags of svc-apiserver (kube-apiserver's and kube-controller-manager's names). */
@@ -6,6 +7,8 @@ export interface NetworkFlags {
   serviceCidrs: Cidr[];
   /** --service-node-port-range, inclusive. */
   nodePortRange: [number, number];
+  /** --advertise-address: the address the kubernetes Service's endpoints list for this server (absent: the bind address, else the host's). */
+  advertiseAddress?: string;
 }
 
 interface FlagDef {
@@ -20,6 +23,7 @@ export const NETWORK_FLAG_DEFS: Record<string, FlagDef> = {
     usage: 'CIDR from which Services get cluster IPs; two comma-separated CIDRs of different IP families make the cluster dual-stack (the first is the primary family)',
     def: '10.96.0.0/12',
   },
+  'advertise-address': { kind: 'string', usage: 'IP address this server is reached at, listed in the kubernetes Service\'s endpoints (default: --bind-address unless it is 0.0.0.0, :: or loopback, else the host\'s first non-loopback IPv4 address; loopback addresses are refused, as Endpoints refuse them)' },
   'service-node-port-range': { kind: 'string', usage: 'Port range (inclusive) from which NodePort and LoadBalancer Services get node ports', def: '30000-32767' },
 };
 
@@ -33,7 +37,15 @@ export function parseNetworkFlags(get: (name: string) => string | undefined): Ne
       throw new Error(`invalid argument "${v}" for --${name}: ${(err as Error).message}`, { cause: err });
     }
   };
-  return { serviceCidrs: wrap('service-cluster-ip-range', parseServiceCidrs), nodePortRange: wrap('service-node-port-range', parsePortRange) };
+  const advertise = get('advertise-address') || undefined;
+  if (advertise !== undefined && !isIP(advertise)) throw new Error(`invalid argument "${advertise}" for --advertise-address: must be an IP address`);
+  // Endpoints refuse loopback addresses (upstream's validation), so the kubernetes Service could never list one.
+  if (advertise !== undefined && isLoopback(advertise)) throw new Error(`invalid argument "${advertise}" for --advertise-address: may not be a loopback address`);
+  return { serviceCidrs: wrap('service-cluster-ip-range', parseServiceCidrs), nodePortRange: wrap('service-node-port-range', parsePortRange), advertiseAddress: advertise };
+}
+
+export function isLoopback(ip: string): boolean {
+  return ip.startsWith('127.') || ip === '::1' || ip.startsWith('::ffff:127.');
 }
 
 /** Parses a port range "30000-32767" (or "30000+2767", or one port), as pflag's net.PortRange. */

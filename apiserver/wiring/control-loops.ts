@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
+import { bigToIp } from '../../common/cidr';
 import type { Logger } from 'pino';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { isAlreadyExists, isConflict } from '../api/errors';
 import { ensureClusterInfo } from '../authn/cluster-info';
 import type { ApiServerFlags } from '../config/flags';
+import { isLoopback } from '../config/network-flags';
 import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CsrApprover } from '../controllers/csr-approver';
@@ -12,6 +14,7 @@ import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
 import { GarbageCollector } from '../controllers/garbage-collector';
+import { KubernetesServiceReconciler } from '../controllers/kubernetes-service';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
@@ -70,7 +73,22 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ component: 'leader-election' }),
   });
   await bootstrap;
-  await (flags.leaderElect ? elector.run(signal, controllers) : controllers(signal));
+  await Promise.all([kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
+}
+
+/** The kubernetes Service's reconciler, run on every replica (upstream's endpoint reconciler): this server's address and port. */
+function kubernetesService(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, log: Logger): KubernetesServiceReconciler {
+  const lookup = (group: string, resource: string) => s.registry.lookup(group, 'v1', resource)!;
+  const hostIp = Object.values(networkInterfaces()).flat().find((i) => i && !i.internal && i.family === 'IPv4')?.address ?? '127.0.0.1';
+  const bound = flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' || isLoopback(flags.bindAddress) ? undefined : flags.bindAddress;
+  const primary = flags.network.serviceCidrs[0];
+  return new KubernetesServiceReconciler(core.store, { services: lookup('', 'services'), endpoints: lookup('', 'endpoints'), leases: lookup('coordination.svc.io', 'leases') }, {
+    address: flags.network.advertiseAddress ?? bound ?? hostIp,
+    port: flags.securePort,
+    clusterIP: bigToIp(primary.base + 1n, primary.family),
+    now: () => new Date(),
+    log: log.child({ controller: 'kubernetes-service' }),
+  });
 }
 
 /** Every control loop, until the leading signal aborts. */

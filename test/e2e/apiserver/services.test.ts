@@ -13,7 +13,7 @@ let dataDir: string;
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-services-'));
-  s = await startApiServer({ dataDir, args: ['--service-node-port-range=30000-30100'] });
+  s = await startApiServer({ dataDir, args: ['--service-node-port-range=30000-30100', '--advertise-address=192.0.2.10'] });
 });
 test.after.always(async () => {
   await s?.stop();
@@ -44,6 +44,17 @@ function inServiceRange(ip: string): boolean {
   return a === 10 && b >= 96 && b <= 111;
 }
 
+test.serial('kubectl get svc kubernetes: the first address of the range, port 443, the API server as its endpoint', async (t) => {
+  let eps = '';
+  for (let i = 0; i < 100 && !eps.includes(`192.0.2.10:${s.port}`); i++) {
+    eps = await kubectl('get', 'endpoints', 'kubernetes', '-n', 'default').catch(() => '');
+    if (!eps.includes(`192.0.2.10:${s.port}`)) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.regex(eps, new RegExp(`kubernetes\\s+192\\.0\\.2\\.10:${s.port}`));
+  const row = (await kubectl('get', 'svc', 'kubernetes', '-n', 'default')).split('\n')[1].split(/\s+/);
+  t.deepEqual(row.slice(0, 5), ['kubernetes', 'ClusterIP', '10.96.0.1', '<none>', '443/TCP']);
+});
+
 test.serial('kubectl expose and create service show a cluster IP; a NodePort service gets a port in range', async (t) => {
   await kubectl('create', 'deployment', 'web', '--image=nginx:1.27');
   await kubectl('expose', 'deployment', 'web', '--port=80');
@@ -66,7 +77,7 @@ test.serial('a taken cluster IP is refused with upstream message, also after a r
   t.regex(outside, /spec\.ports\[0\]\.nodePort: Invalid value: 31000: provided port is not in the valid range\. The range of valid ports is 30000-30100/);
   const port = s.port;
   await s.stop();
-  s = await startApiServer({ dataDir, port, args: ['--service-node-port-range=30000-30100'] });
+  s = await startApiServer({ dataDir, port, args: ['--service-node-port-range=30000-30100', '--advertise-address=192.0.2.10'] });
   t.is(await kubectl('get', 'svc', 'fixed', '-o', 'jsonpath={.spec.clusterIP}'), '10.96.0.50');
   t.regex(await kubectlFails('create', 'service', 'clusterip', 'taken', '--tcp=80', '--clusterip=10.96.0.50'), /provided IP is already allocated/);
   await kubectl('delete', 'svc', 'fixed');
