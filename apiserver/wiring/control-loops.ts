@@ -13,6 +13,7 @@ import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
+import { EndpointsController } from '../controllers/endpoints/endpoints-controller';
 import { GarbageCollector } from '../controllers/garbage-collector';
 import { KubernetesServiceReconciler } from '../controllers/kubernetes-service';
 import { LeaderElector } from '../controllers/leader-election';
@@ -117,6 +118,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
     new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
+    new EndpointsController(store, { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, endpoints: registry.lookup('', 'v1', 'endpoints')! }, informers, log.child({ controller: 'endpoint' })).run(leading),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
     new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),

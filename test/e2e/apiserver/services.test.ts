@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { request } from 'undici';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 
 // Service allocation through a real svc-apiserver and the real kubectl (/usr/bin/kubectl), across a restart on the same data dir.
@@ -88,4 +89,53 @@ test.serial('a taken cluster IP is refused with upstream message, also after a r
     if (!created) await new Promise((r) => setTimeout(r, 100));
   }
   t.regex(created, /service\/taken created/);
+});
+
+/** Writes a pod's status as svc-node would: its address and Ready condition. */
+async function setPodStatus(name: string, ip: string, ready: boolean): Promise<void> {
+  const status = { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+  const res = await request(`${s.url}/api/v1/namespaces/default/pods/${name}/status`, {
+    method: 'PATCH',
+    dispatcher: s.admin,
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ status }),
+  });
+  if (res.statusCode !== 200) throw new Error(`status of ${name}: ${res.statusCode} ${await res.body.text()}`);
+  await res.body.dump();
+}
+
+async function waitForEndpoints(name: string, want: RegExp): Promise<string> {
+  let out = '';
+  for (let i = 0; i < 100 && !want.test(out); i++) {
+    out = await kubectl('get', 'endpoints', name, '-o', 'wide').catch(() => '');
+    if (!want.test(out)) await new Promise((r) => setTimeout(r, 100));
+  }
+  return out;
+}
+
+test.serial('kubectl get endpoints lists the ready pods a service selects, on their named target port, and follows readiness', async (t) => {
+  for (const [name, port] of [['ep-a', 8080], ['ep-b', 8080]] as const) {
+    const manifest = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { app: 'ep' } },
+      spec: { containers: [{ name: 'c', image: 'busybox:1.36', ports: [{ name: 'http', containerPort: port }] }] },
+    });
+    await run('/bin/sh', ['-c', `echo '${manifest}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f -`]);
+  }
+  await kubectl('create', 'service', 'clusterip', 'ep', '--tcp=80:http');
+  await setPodStatus('ep-a', '10.244.0.10', true);
+  await setPodStatus('ep-b', '10.244.0.11', false);
+  t.regex(await waitForEndpoints('ep', /10\.244\.0\.10:8080/), /ep\s+10\.244\.0\.10:8080\s/);
+  await setPodStatus('ep-b', '10.244.0.11', true);
+  t.regex(await waitForEndpoints('ep', /10\.244\.0\.11/), /10\.244\.0\.10:8080,10\.244\.0\.11:8080/);
+  const nr = JSON.parse(await kubectl('get', 'endpoints', 'ep', '-o', 'json'));
+  t.deepEqual(nr.subsets[0].addresses.map((a: { targetRef: { name: string } }) => a.targetRef.name), ['ep-a', 'ep-b']);
+  await kubectl('delete', 'svc', 'ep');
+  let gone = '';
+  for (let i = 0; i < 100 && !gone.includes('NotFound'); i++) {
+    gone = await kubectlFails('get', 'endpoints', 'ep').catch(() => '');
+    if (!gone.includes('NotFound')) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.regex(gone, /NotFound/);
 });
