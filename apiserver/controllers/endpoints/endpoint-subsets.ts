@@ -75,7 +75,7 @@ export function endpointSubsets(svc: KObject, pods: readonly KObject[]): JsonMap
     }
     // A headless service without ports still lists its pods (upstream).
     if (svcPorts.length > 0 && ports.length === 0) continue;
-    ports.sort((a, b) => String(a.name ?? '').localeCompare(String(b.name ?? '')) || Number(a.port) - Number(b.port));
+    ports.sort((a, b) => (str(a.name) ?? '').localeCompare(str(b.name) ?? '') || Number(a.port) - Number(b.port));
     const key = JSON.stringify(ports);
     const g = groups.get(key) ?? { ports, ready: [], notReady: [] };
     groups.set(key, g);
