@@ -18,6 +18,7 @@ import { GarbageCollector } from '../controllers/garbage-collector';
 import { KubernetesServiceReconciler } from '../controllers/kubernetes-service';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
+import { NodeIpamController } from '../controllers/node-ipam';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
 import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
@@ -37,6 +38,8 @@ import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
 import { controllerContext } from '../store/system-context';
+import { KeyedRange } from '../store/service-alloc/keyed-range';
+import { nodeCidrRange } from '../store/service-alloc/node-cidrs';
 import { moveViewObjects } from '../store/view-migration';
 import { HISTORY_MS, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
@@ -75,6 +78,16 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
   });
   await bootstrap;
   await Promise.all([kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
+}
+
+/** The node IPAM controller over --cluster-cidr, subnets handed out in order (upstream's cidrset). */
+function nodeIpam(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, log: Logger): NodeIpamController {
+  const pools = flags.network.clusterCidrs.map((c) => {
+    const spec = nodeCidrRange(c, flags.network.nodeCidrMaskSize[c.family]);
+    return { range: new KeyedRange(s.storage, spec, () => 0), cidrOf: spec.cidrOf };
+  });
+  const recorder = core.events.recorder('node-ipam-controller');
+  return new NodeIpamController(core.store, s.registry.lookup('', 'v1', 'nodes')!, pools, core.informers, { log: log.child({ controller: 'node-ipam' }), recorder });
 }
 
 /** The kubernetes Service's reconciler, run on every replica (upstream's endpoint reconciler): this server's address and port. */
@@ -119,6 +132,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
     new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
     new EndpointsController(store, { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, endpoints: registry.lookup('', 'v1', 'endpoints')! }, informers, log.child({ controller: 'endpoint' })).run(leading),
+    ...(flags.network.clusterCidrs.length ? [nodeIpam(flags, s, core, log).run(leading)] : []),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
     new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),

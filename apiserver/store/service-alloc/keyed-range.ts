@@ -25,6 +25,8 @@ export interface RangeSpec {
   staticBand: number;
   /** How messages name the range ("10.96.0.0/12", "30000-32767"). */
   describe: string;
+  /** The resource of the owners (parentRef.resource); default services. */
+  ownerResource?: string;
 }
 
 export type AllocateResult = 'allocated' | 'taken' | 'out-of-range';
@@ -105,7 +107,7 @@ export class KeyedRange {
   }
 
   private async tryCreate(name: string, owner: AllocationOwner): Promise<boolean> {
-    const value = Buffer.from(JSON.stringify({ parentRef: { group: '', resource: 'services', namespace: owner.namespace, name: owner.name, uid: owner.uid } }));
+    const value = Buffer.from(JSON.stringify({ parentRef: { group: '', resource: this.spec.ownerResource ?? 'services', namespace: owner.namespace, name: owner.name, uid: owner.uid } }));
     try {
       await this.storage.create(this.spec.keyPrefix + name, value);
       return true;

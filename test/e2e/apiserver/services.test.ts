@@ -11,10 +11,11 @@ import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-p
 const run = promisify(execFile);
 let s: RunningApiServer;
 let dataDir: string;
+const serverArgs = ['--service-node-port-range=30000-30100', '--advertise-address=192.0.2.10', '--cluster-cidr=10.244.0.0/16'];
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-services-'));
-  s = await startApiServer({ dataDir, args: ['--service-node-port-range=30000-30100', '--advertise-address=192.0.2.10'] });
+  s = await startApiServer({ dataDir, args: serverArgs });
 });
 test.after.always(async () => {
   await s?.stop();
@@ -78,7 +79,7 @@ test.serial('a taken cluster IP is refused with upstream message, also after a r
   t.regex(outside, /spec\.ports\[0\]\.nodePort: Invalid value: 31000: provided port is not in the valid range\. The range of valid ports is 30000-30100/);
   const port = s.port;
   await s.stop();
-  s = await startApiServer({ dataDir, port, args: ['--service-node-port-range=30000-30100', '--advertise-address=192.0.2.10'] });
+  s = await startApiServer({ dataDir, port, args: serverArgs });
   t.is(await kubectl('get', 'svc', 'fixed', '-o', 'jsonpath={.spec.clusterIP}'), '10.96.0.50');
   t.regex(await kubectlFails('create', 'service', 'clusterip', 'taken', '--tcp=80', '--clusterip=10.96.0.50'), /provided IP is already allocated/);
   await kubectl('delete', 'svc', 'fixed');
@@ -138,4 +139,28 @@ test.serial('kubectl get endpoints lists the ready pods a service selects, on th
     if (!gone.includes('NotFound')) await new Promise((r) => setTimeout(r, 100));
   }
   t.regex(gone, /NotFound/);
+});
+
+async function podCidr(node: string): Promise<string> {
+  let cidr = '';
+  for (let i = 0; i < 100 && !cidr; i++) {
+    cidr = await kubectl('get', 'node', node, '-o', 'jsonpath={.spec.podCIDR}').catch(() => '');
+    if (!cidr) await new Promise((r) => setTimeout(r, 100));
+  }
+  return cidr;
+}
+
+test.serial('nodes get podCIDRs from --cluster-cidr, one each, kept across a restart', async (t) => {
+  const node = (name: string) => run('/bin/sh', ['-c', `echo '${JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name } })}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f -`]);
+  await node('n1');
+  const first = await podCidr('n1');
+  t.regex(first, /^10\.244\.\d+\.0\/24$/);
+  const port = s.port;
+  await s.stop();
+  s = await startApiServer({ dataDir, port, args: serverArgs });
+  await node('n2');
+  const second = await podCidr('n2');
+  t.regex(second, /^10\.244\.\d+\.0\/24$/);
+  t.not(second, first);
+  t.is(await kubectl('get', 'node', 'n1', '-o', 'jsonpath={.spec.podCIDRs[0]}'), first);
 });
