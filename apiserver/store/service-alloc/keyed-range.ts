@@ -27,6 +27,8 @@ export interface RangeSpec {
   describe: string;
   /** The resource of the owners (parentRef.resource); default services. */
   ownerResource?: string;
+  /** The kind of the stored allocation objects; default IPAddress (networking.k8s.io/v1, upstream's shape). */
+  kind?: string;
 }
 
 export type AllocateResult = 'allocated' | 'taken' | 'out-of-range';
@@ -107,7 +109,7 @@ export class KeyedRange {
   }
 
   private async tryCreate(name: string, owner: AllocationOwner): Promise<boolean> {
-    const value = Buffer.from(JSON.stringify({ parentRef: { group: '', resource: this.spec.ownerResource ?? 'services', namespace: owner.namespace, name: owner.name, uid: owner.uid } }));
+    const value = Buffer.from(JSON.stringify(allocationObject(this.spec, name, owner)));
     try {
       await this.storage.create(this.spec.keyPrefix + name, value);
       return true;
@@ -118,13 +120,28 @@ export class KeyedRange {
   }
 }
 
+/**
+ * The stored form of one allocation: an object with metadata, as every value in the store is (the
+ * watch cache decodes every key it sees); for cluster IPs upstream's networking.k8s.io/v1 IPAddress
+ * with spec.parentRef naming the Service.
+ */
+export function allocationObject(spec: RangeSpec, name: string, owner: AllocationOwner): Record<string, unknown> {
+  const kind = spec.kind ?? 'IPAddress';
+  return {
+    apiVersion: kind === 'IPAddress' ? 'networking.k8s.io/v1' : 'internal.svc.io/v1',
+    kind,
+    metadata: { name },
+    spec: { parentRef: { group: '', resource: spec.ownerResource ?? 'services', namespace: owner.namespace, name: owner.name, uid: owner.uid } },
+  };
+}
+
 export function sameOwner(a: AllocationOwner | undefined, b: AllocationOwner): boolean {
   return !!a && a.namespace === b.namespace && a.name === b.name && (!a.uid || !b.uid || a.uid === b.uid);
 }
 
 function decodeOwner(value: Buffer): AllocationOwner | undefined {
   try {
-    const ref = (JSON.parse(value.toString('utf8')) as { parentRef?: { namespace?: unknown; name?: unknown; uid?: unknown } }).parentRef;
+    const ref = (JSON.parse(value.toString('utf8')) as { spec?: { parentRef?: { namespace?: unknown; name?: unknown; uid?: unknown } } }).spec?.parentRef;
     if (typeof ref?.namespace !== 'string' || typeof ref.name !== 'string') return undefined;
     return { namespace: ref.namespace, name: ref.name, uid: typeof ref.uid === 'string' ? ref.uid : undefined };
   } catch {

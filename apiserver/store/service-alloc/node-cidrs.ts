@@ -28,6 +28,7 @@ export function nodeCidrRange(cluster: Cidr, maskSize: number): RangeSpec & { ci
     staticBand: 0,
     describe: cluster.text,
     ownerResource: 'nodes',
+    kind: 'NodeCIDR',
     cidrOf: (name) => `${name}/${maskSize}`,
   };
 }

@@ -45,5 +45,6 @@ export function nodePortRange(min: number, max: number): RangeSpec {
     },
     staticBand: Math.min(Math.max(16, Math.floor(count / 32)), 128),
     describe: `${min}-${max}`,
+    kind: 'ServiceNodePort',
   };
 }
