@@ -5,6 +5,7 @@
  */
 import { ADMISSION_PLUGINS } from './admission-plugins';
 import { apiServerGates } from './feature-gates';
+import { NETWORK_FLAG_DEFS } from './network-flags';
 
 /** list: comma-separated; strings: repeatable, each occurrence one value (paths may hold commas). */
 export type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'strings';
@@ -16,6 +17,7 @@ export interface Def {
 }
 
 const defs: Record<string, Def> = {
+  ...NETWORK_FLAG_DEFS,
   'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
   'secure-port': { kind: 'int', usage: 'Port to serve HTTPS on', def: '6443' },
   'kubelet-client-certificate': { kind: 'string', usage: 'Client certificate presented to node agents (pods/log, nodes/proxy); default the generated apiserver-kubelet-client certificate' },

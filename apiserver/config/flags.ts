@@ -4,6 +4,7 @@ import { selectAdmissionPlugins } from './admission-plugins';
 import { parseFeatureGatePairs } from './feature-gates';
 import { apiServerFlagDefs as defs } from './flag-defs';
 import { parseRuntimeConfig, type RuntimeConfig } from './runtime-config';
+import { parseNetworkFlags, type NetworkFlags } from './network-flags';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
@@ -117,6 +118,8 @@ export interface ApiServerFlags {
   runtimeConfig: RuntimeConfig;
   /** Upstream's warnings for GA and deprecated gates set explicitly, logged at start. */
   featureGateWarnings: string[];
+  /** Service CIDRs and node ports (config/network-flags.ts). */
+  network: NetworkFlags;
   help: boolean;
   version: boolean;
 }
@@ -137,6 +140,14 @@ function runtimeConfig(pairs: readonly string[]): RuntimeConfig {
   const cfg = parseRuntimeConfig(pairs);
   if ('error' in cfg) throw new FlagError(`invalid argument "${pairs.join(',')}" for --runtime-config: ${cfg.error}`);
   return cfg;
+}
+
+function networkFlags(get: (n: string) => string | undefined): NetworkFlags {
+  try {
+    return parseNetworkFlags(get);
+  } catch (err) {
+    throw new FlagError((err as Error).message, { cause: err });
+  }
 }
 
 /** The chosen admission plugins; an unknown or contradictory name is a FlagError naming its flag (upstream's messages). */
@@ -289,6 +300,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     featureGates: gates.on,
     runtimeConfig: runtimeConfig(list('runtime-config') ?? []),
     featureGateWarnings: gates.warnings,
+    network: networkFlags(get),
     help: bool('help'),
     version: bool('version'),
   };
