@@ -42,6 +42,21 @@ export function encodeObject(schema: ObjectSchema, obj: Json, cache?: CachedEnco
   return output(w);
 }
 
+/**
+ * As encodeObject, for a response body: a body of at most maxText bytes comes as a string of its
+ * bytes (latin1, one character a byte: what respond.ts hands to Node so that the body goes out
+ * with the headers in one socket write), copied once out of the writer rather than to a Buffer and
+ * then to that string; a longer body as a Buffer.
+ */
+export function encodeObjectText(schema: ObjectSchema, obj: Json, cache: CachedEncoding | undefined, maxText: number): string | Buffer {
+  const w = takeWriter();
+  writeEnveloped(w, schema, obj, cache);
+  if (w.mark() > maxText) return output(w);
+  const text = w.buf.toString('latin1', w.pos);
+  keep(w);
+  return text;
+}
+
 /** Writes the envelope backwards (see BackWriter): its last field first, the magic last. */
 function writeEnveloped(w: BackWriter, schema: ObjectSchema, obj: Json, cache?: CachedEncoding): void {
   const plan = planOf(schema);
@@ -151,6 +166,11 @@ function output(w: BackWriter): Buffer {
   if (out.length > COPY_OUT_BYTES || w.buf.length > 4 * SPARE_BYTES) return out;
   spare = w;
   return Buffer.from(out);
+}
+
+/** Keeps w for the next encoding once its output was copied out (unless it grew too big to keep). */
+function keep(w: BackWriter): void {
+  if (w.buf.length <= 4 * SPARE_BYTES) spare = w;
 }
 
 /** Splits a watch stream into its frames' WatchEvents: type and the enveloped object; rest is an incomplete frame. */
