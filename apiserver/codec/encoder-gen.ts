@@ -2,6 +2,7 @@ import { parseGoDuration } from '../api/go-duration';
 import { ApiError } from '../api/errors';
 import { BackWriter, WIRE_BYTES, WIRE_FIXED64, WIRE_VARINT } from './back-writer';
 import type { MessagePlan, ValueCodec } from './plan';
+import { writeJson } from './json-back';
 import { parseTime } from './time';
 
 /**
@@ -109,7 +110,8 @@ function duration(w: BackWriter, v: unknown, message: string, key: string): void
 /** FieldsV1 and RawExtension: the value as JSON text in bytes field 1; content and length. */
 function raw(w: BackWriter, v: unknown): void {
   const end = w.mark();
-  w.string(JSON.stringify(v));
+  writeJson(w, v);
+  w.lengthSince(end);
   w.byte((1 << 3) | WIRE_BYTES);
   w.lengthSince(end);
 }
