@@ -64,6 +64,8 @@ export class PriorityAdmission implements AdmissionPlugin {
       priority = classValue(pc);
       policy = str(pc.preemptionPolicy);
     }
+    // A value no int32 holds is left as it is for validation, which refuses it naming the field (422): upstream's decoder refuses it before admission.
+    if (spec.priority !== undefined && !(Number.isSafeInteger(spec.priority) && Math.abs(spec.priority as number) <= 2 ** 31)) return;
     if (typeof spec.priority === 'number' && spec.priority !== priority) {
       throw errors.forbidden(
         `${forbiddenSubject(a)} is forbidden: the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`,

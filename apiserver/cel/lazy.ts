@@ -23,12 +23,12 @@ export function celExt(): typeof CelExt {
 }
 
 /**
- * The RE2 engine @bufbuild/cel itself uses for matches() (resolved from @bufbuild/cel's own
- * location, so it is always the copy CEL ships with; not a dependency of ours otherwise): the
- * metered environment compiles each pattern once instead of on every call.
+ * The RE2 engine @bufbuild/cel itself uses for matches() (declared at the exact version
+ * @bufbuild/cel depends on, so it is the same copy): the metered environment compiles each
+ * pattern once instead of on every call.
  */
 export function celRe2(): typeof Re2 {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose, as celLib
-  re2 ??= require(require.resolve('@bufbuild/re2', { paths: [require.resolve('@bufbuild/cel')] })) as typeof Re2;
+  re2 ??= require('@bufbuild/re2') as typeof Re2;
   return re2;
 }
