@@ -51,6 +51,9 @@ export interface ApiServerFlags {
     webhookBufferSize: number;
     webhookInitialBackoffMs: number;
   };
+  /** --proxy-client-cert-file / --proxy-client-key-file: the aggregator's client identity toward aggregated servers. */
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
   /** --admission-control-config-file: per-plugin configuration (config/admission-config.ts), read at start. */
   admissionControlConfigFile?: string;
   /** DefaultTolerationSeconds admission (upstream flag names). */
@@ -164,6 +167,8 @@ const defs: Record<string, Def> = {
     usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
   },
   'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
+  'proxy-client-cert-file': { kind: 'string', usage: 'Client certificate svc-apiserver presents to aggregated API servers (they trust it through their --requestheader-client-ca-file); with --proxy-client-key-file' },
+  'proxy-client-key-file': { kind: 'string', usage: 'Key of --proxy-client-cert-file' },
   'audit-policy-file': { kind: 'string', usage: 'Audit policy (audit.k8s.io/v1 Policy); without it nothing is audited' },
   'audit-log-path': { kind: 'string', usage: 'Write audit events to this file, one JSON object per line (mode 0600); "-" for standard output' },
   'audit-log-maxage': { kind: 'int', usage: 'Days to keep rotated audit log files (0: no limit)', def: '0' },
@@ -340,6 +345,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   }
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
   if (!!str('kubelet-client-certificate') !== !!str('kubelet-client-key')) throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be set together');
+  if (!!str('proxy-client-cert-file') !== !!str('proxy-client-key-file')) throw new FlagError('--proxy-client-cert-file and --proxy-client-key-file must be set together');
   if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
     throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   }
@@ -371,6 +377,8 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     admissionControlConfigFile: str('admission-control-config-file'),
+    proxyClientCertFile: str('proxy-client-cert-file'),
+    proxyClientKeyFile: str('proxy-client-key-file'),
     audit: {
       policyFile: str('audit-policy-file'),
       logPath: str('audit-log-path'),

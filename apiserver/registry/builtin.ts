@@ -1,3 +1,4 @@
+import { makeApiServiceType } from './types/apiservices';
 import type { ResourceType } from './resource-type';
 import type { Now } from './table';
 import { makeCsrType } from './types/certificatesigningrequests';
@@ -70,6 +71,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     ...makeAuthorizationReviewTypes(),
     makePriorityClassType(now),
     makeRuntimeClassType(now),
+    makeApiServiceType(now),
   ];
 }
 

@@ -1,3 +1,8 @@
+import { discoveryCheck } from '../aggregator/discovery-check';
+import { realClock } from '../../common/informer/clock';
+import { ApiServiceAvailability } from '../controllers/apiservice-availability';
+import { ensureLocalApiServices } from '../controllers/local-apiservices';
+import { proxyClientIdentity } from './tls';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -55,6 +60,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       await moveViewObjects(s.storage, s.registry.all(), log);
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
       await ensureSystemPriorityClasses(store, s.registry);
+      await ensureLocalApiServices(store, s.registry);
     }, signal, log),
   );
   const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);
@@ -69,7 +75,18 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ component: 'leader-election' }),
   });
   await bootstrap;
-  await (flags.leaderElect ? elector.run(signal, controllers) : controllers(signal));
+  // Every replica proxies to aggregated servers, so every replica follows their availability (as upstream).
+  const availability = new ApiServiceAvailability(store, {
+    apiServices: s.registry.lookup('apiregistration.svc.io', 'v1', 'apiservices')!,
+    services: s.registry.lookup('', 'v1', 'services')!,
+    endpoints: s.registry.lookup('', 'v1', 'endpoints')!,
+    remote: core.remoteApis,
+    check: discoveryCheck(proxyClientIdentity(flags)),
+    informers: core.informers,
+    clock: realClock,
+    log: log.child({ controller: 'apiservice-availability' }),
+  }).run(signal);
+  await Promise.all([availability, flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 
 /** Every control loop, until the leading signal aborts. */
