@@ -61,6 +61,8 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, api: Rem
     });
     out.on('response', (back) => {
       res.writeHead(back.statusCode ?? 502, back.headers);
+      // Sent at once: a watch's answer has no body until its first event, and the client waits for the head.
+      res.flushHeaders();
       back.pipe(res);
       back.on('end', resolve);
       back.on('error', reject);

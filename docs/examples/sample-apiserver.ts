@@ -83,6 +83,7 @@ function main(): void {
       const [, ns, name] = m;
       if (req.method === 'GET' && !name && url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+        res.flushHeaders(); // the client waits for the head before the first event
         const w = { ns, res };
         watchers.add(w);
         req.on('close', () => watchers.delete(w));

@@ -108,7 +108,7 @@ test.serial('an aggregated server: Available, discovered, proxied with the calle
   // svc-apiserver authorizes before proxying: a user with no grant is refused here.
   const denied = await kubectl(s.kubeconfig, ['get', 'flunders', '-n', 'wardle', '--as=nobody'], { timeoutMs: 30_000 });
   t.not(denied.code, 0);
-  t.regex(denied.stderr, /flunders\.wardle\.example\.com is forbidden: User "nobody" cannot list resource "flunders"/);
+  t.regex(denied.stderr, /is forbidden: User "nobody" cannot list resource "flunders" in API group "wardle\.example\.com" in the namespace "wardle"/);
 });
 
 test.serial('a stopped aggregated server: Unavailable with FailedDiscoveryCheck, and its requests 503', async (t) => {
