@@ -40,7 +40,7 @@ const agent = [
   ['podresources'],
   ['pod'],
   ['devices'],
-  ['pluginregistry', 'seccomp', 'logs', 'metrics'],
+  ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
   ['bootstrap'],
   ['node'],
   ['client', 'cri'],

@@ -16,6 +16,7 @@ import { ApiMetrics } from './metrics/registry';
 import { buildAuthn, type AuthnLayer } from './wiring/authn';
 import { runControlLoops } from './wiring/control-loops';
 import { buildApiServer } from './wiring/http';
+import { buildResourceMetrics } from './wiring/resource-metrics';
 import { applyRuntimeConfig, openStorage } from './wiring/storage';
 import { buildStore, type StoreLayer } from './wiring/store';
 import { loadServingTls, type ServingTls } from './wiring/tls';
@@ -64,13 +65,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   core.informers.start(signal);
   // The CBOR library is an ES module, imported once before serving so that the codec is synchronous.
   if (flags.featureGates.has(CBOR_GATE)) await loadCbor();
-  const server = buildApiServer(flags, { storage, core, tls, authn, audit, metrics: apiMetrics, log, version: VERSION });
+  const metricsApi = buildResourceMetrics(flags, storage, core, tls, log);
+  const server = buildApiServer(flags, { storage, core, tls, authn, audit, metrics: apiMetrics, log, version: VERSION, metricsApi });
   // Serving starts at once (readyz says not ready until the store answers); the system
   // namespaces and the control loops follow as soon as the store is reachable.
   const loops = [
     // The loops' events are written for the life of the process (queued ones outlive a lost leadership).
     core.events.run(signal),
-    runControlLoops(flags, storage, core, tls, log, signal),
+    runControlLoops(flags, storage, core, tls, log, signal, metricsApi.usage),
+    // The bundled metrics server scrapes on every replica: each serves metrics.k8s.io from its own cache.
+    metricsApi.run(signal),
     // RBAC and Node informers, default-policy reconcile (retries until the system namespaces exist), config reloads.
     core.authz.run(signal),
     // Service account and bootstrap token lookup caches (live reads answer until they have listed), authn config reloads.

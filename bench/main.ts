@@ -2,16 +2,19 @@
  * Benchmark entry: `npm run bench -- <name> [options]`. Each benchmark prints one JSON document on
  * stdout (progress goes to stderr) and undoes everything it started, however it ends.
  */
+import { runAdmissionBench } from './admission-bench';
 import { runAgentIdleBench } from './agent-idle-bench';
 import { runApiServerBench } from './apiserver-bench';
 import { runAuthnBench } from './authn-bench';
 import { runAuthzBench } from './authz-bench';
 import { runCheckpointBench } from './checkpoint-bench';
+import { runCrdBench } from './crd-bench';
 import { runDevicesBench } from './devices-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runHostileBodiesBench } from './hostile-bodies-bench';
 import { runPodResourcesBench } from './podresources-bench';
 import { runPodStartupBench } from './pod-startup-bench';
+import { runStreamingBench } from './streaming-bench';
 import { runWorkloadsBench } from './workloads-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
@@ -28,6 +31,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
+  crd: { describe: 'issue 22: server CPU per create and get of a custom resource (30-field structural schema, 5 CEL rules) against a ConfigMap of the same values', run: runCrdBench },
   checkpoint: { describe: 'POST /checkpoint on svc-node (sim://, token auth, 10 MB archive) against a direct CRI CheckpointContainer call', run: runCheckpointBench },
   devices: {
     describe: 'issue 5: Allocate round trips through the device manager for 1,000 containers against direct gRPC Allocate calls, then the podresources figures',
@@ -37,6 +41,8 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
   'hostile-bodies': { describe: 'issue 16: one hostile body (JSON patch self-copies, YAML aliases, deep YAML, unknown fields by the hundred thousand) against a benign one: request time, longest stall of a probe client, peak memory', run: runHostileBodiesBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
+  admission: { describe: 'issue 23: ConfigMap creates with no policy, with 10 ValidatingAdmissionPolicies, and with one local HTTPS validating webhook, interleaved in one run', run: runAdmissionBench },
+  streaming: { describe: 'issue 21: exec -- true round trips and a 100 MB port-forward through svc-apiserver and svc-node (simulator) against the agent directly and plain TCP', run: runStreamingBench },
   workloads: { describe: 'issue 19: a Deployment scaled 0 → 1,000 replicas on 20 simulated nodes and rolled, against 1,000 bare pod creates: time to all Available, CPU per pod', run: runWorkloadsBench },
 };
 

@@ -11,6 +11,7 @@ import { isEvictionSignal, parseThresholdValue } from './eviction';
 import { parseQuantity } from './quantity';
 import { checkFeatureGate } from './feature-gates';
 import { parseDuration } from '../../apiserver/api/duration';
+import { DEFAULT_LOCAL_PATH_DIR } from '../../apiserver/api/local-path';
 import { cronProblem } from './cron-expression';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
@@ -184,6 +185,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     // Upstream's validation refuses intervals below 3s.
     containerLogMonitorInterval: dur('10s', 3000),
     podLogsDir: str('/var/log/pods', checkAbsolutePath),
+    // svc addition: the base directory of local-path volumes (apiserver/api/local-path.ts's default).
+    localPathDir: str(DEFAULT_LOCAL_PATH_DIR, checkAbsolutePath),
     shutdownGracePeriod: dur('0s'),
     shutdownGracePeriodCriticalPods: dur('0s'),
     seccompDefault: bool(false),
@@ -193,6 +196,11 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     devicePluginGracePeriod: dur('5m'),
     devicePluginAdmissionWait: dur('1m'),
     devicePluginCallTimeout: dur('30s', 1),
+    // exec, attach and port-forward: upstream's idle timeout (4h), and svc's cap on the node's
+    // open streams (upstream has none; a client that opens streams without end would hold a
+    // runtime connection each).
+    streamingConnectionIdleTimeout: dur('4h', 1),
+    maxStreamingConnections: int(100, 1),
     featureGates: { kind: 'map', of: bool(false), default: {}, checkEntry: (k, v) => checkFeatureGate(k, v) },
     logging: {
       kind: 'struct',

@@ -101,6 +101,8 @@ export interface NodeAgentConfiguration {
   /** How often the container log manager checks the sizes of running containers' logs. */
   containerLogMonitorInterval: Millis;
   podLogsDir: string;
+  /** Where the directories of svc-apiserver's local-path volumes are made on this node (svc addition; absolute). */
+  localPathDir: string;
   shutdownGracePeriod: Millis;
   shutdownGracePeriodCriticalPods: Millis;
   seccompDefault: boolean;
@@ -108,6 +110,10 @@ export interface NodeAgentConfiguration {
   devicePluginGracePeriod: Millis;
   /** How long admission waits for a known device plugin that has not (re-)registered yet. */
   devicePluginAdmissionWait: Millis;
+  /** An exec, attach or port-forward connection with no traffic either way for this long is closed. */
+  streamingConnectionIdleTimeout: Millis;
+  /** Streaming connections (exec, attach, port-forward) open at once on the node; more are refused with 429. */
+  maxStreamingConnections: number;
   /** Deadline of the device plugin calls made at admission (Allocate, GetPreferredAllocation). */
   devicePluginCallTimeout: Millis;
   featureGates: Record<string, boolean>;

@@ -22,7 +22,7 @@ import { sandboxConfigToWire, sandboxFilterToWire, sandboxFromWire, sandboxStatu
 import { loadCriProto, type CriProto } from './cri-proto';
 import { parseEndpoint, endpointText, type Endpoint } from './endpoint';
 import { RuntimeError, fromGrpcError } from './errors';
-import type { CallOptions, RuntimeService } from './runtime-service';
+import type { CallOptions, RuntimeService, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
 import type {
   AuthConfig,
   Container,
@@ -83,6 +83,12 @@ type StreamMethod = (req: object, md: grpc.Metadata, opts: grpc.CallOptions) => 
 interface Clients {
   runtime: grpc.Client;
   image: grpc.Client;
+}
+
+/** The URL of a streaming RPC's answer; an answer without one is the runtime's fault. */
+function streamUrl(w: { url?: string }, rpc: string): string {
+  if (!w.url) throw new RuntimeError('Internal', `${rpc} answered without a stream URL`, rpc);
+  return w.url;
 }
 
 export class GrpcRuntimeService implements RuntimeService {
@@ -244,6 +250,21 @@ export class GrpcRuntimeService implements RuntimeService {
       opts,
       this.timeoutMs + Math.max(0, timeoutSeconds) * 1000,
     );
+  }
+
+  async exec(r: StreamExecRequest, opts?: CallOptions): Promise<string> {
+    const w = await this.unary<{ url?: string }>('runtime', 'Exec', { container_id: r.containerId, cmd: r.cmd, tty: r.tty, stdin: r.stdin, stdout: r.stdout, stderr: r.stderr }, opts);
+    return streamUrl(w, 'Exec');
+  }
+
+  async attach(r: StreamAttachRequest, opts?: CallOptions): Promise<string> {
+    const w = await this.unary<{ url?: string }>('runtime', 'Attach', { container_id: r.containerId, tty: r.tty, stdin: r.stdin, stdout: r.stdout, stderr: r.stderr }, opts);
+    return streamUrl(w, 'Attach');
+  }
+
+  async portForward(r: StreamPortForwardRequest, opts?: CallOptions): Promise<string> {
+    const w = await this.unary<{ url?: string }>('runtime', 'PortForward', { pod_sandbox_id: r.podSandboxId, port: r.ports }, opts);
+    return streamUrl(w, 'PortForward');
   }
 
   async *getContainerEvents(opts?: CallOptions): AsyncIterable<ContainerEvent> {

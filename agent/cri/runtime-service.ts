@@ -27,6 +27,36 @@ import type {
   VersionInfo,
 } from './types';
 
+import type { ExecStreams } from '../../common/stream/exec-streams';
+import type { PortDialer } from '../../common/stream/portforward';
+import type { ExitResult } from '../../common/stream/remotecommand';
+
+/** CRI ExecRequest: a command in a running container, with the streams the client asked for. */
+export interface StreamExecRequest {
+  containerId: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+/** CRI AttachRequest: the container's main process. */
+export type StreamAttachRequest = Omit<StreamExecRequest, 'cmd'>;
+
+/** CRI PortForwardRequest (ports are advisory: the client names them on the stream). */
+export interface StreamPortForwardRequest {
+  podSandboxId: string;
+  ports: number[];
+}
+
+/**
+ * A stream an in-process runtime (the simulator) serves itself instead of on a stream server:
+ * exec and attach run against the client's streams and resolve how they ended; port-forward dials
+ * a pod port.
+ */
+export type LocalStreamTarget = { kind: 'exec'; cmd: string[]; run(streams: ExecStreams): Promise<ExitResult> } | { kind: 'portforward'; dial: PortDialer };
+
 export interface CallOptions {
   /** Deadline for this call in ms, overriding the implementation's default for the RPC. */
   timeoutMs?: number;
@@ -81,6 +111,14 @@ export interface RuntimeService {
   listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]>;
   /** Checkpoints a running container into a tar archive at `location` (a path on the node). Rejects Unimplemented on runtimes without checkpointing (containerd 1.6). */
   checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void>;
+  /** Prepares an exec on the runtime's stream server; resolves the URL the client's stream goes to (single use, short-lived). */
+  exec(req: StreamExecRequest, opts?: CallOptions): Promise<string>;
+  /** Prepares an attach to the container's main process; resolves the stream URL. */
+  attach(req: StreamAttachRequest, opts?: CallOptions): Promise<string>;
+  /** Prepares a port-forward into the sandbox's network namespace; resolves the stream URL. */
+  portForward(req: StreamPortForwardRequest, opts?: CallOptions): Promise<string>;
+  /** For runtimes that serve streams in-process (the simulator): the target behind a URL they answered; undefined for a URL to dial. */
+  localStream?(url: string): LocalStreamTarget | undefined;
   /**
    * Streams container lifecycle events until opts.signal aborts (then the iteration ends quietly).
    * The iteration throws Unimplemented when the runtime has no event stream (containerd 1.6), and

@@ -2,7 +2,8 @@
  * Serves any RuntimeService (normally the Simulator) as a real CRI runtime.v1 gRPC server on a
  * unix socket, with the same proto the client loads. Lets the gRPC client be tested hermetically,
  * and lets other processes (a second agent, crictl) talk to a simulated runtime. RPCs the agent
- * does not use (Exec, Attach, PortForward, the Stream* and metrics calls ...) answer UNIMPLEMENTED.
+ * does not use (the Stream* and metrics calls ...) answer UNIMPLEMENTED, and so do Exec, Attach
+ * and PortForward: the simulator serves their streams in-process only (sim://streams/ URLs).
  */
 import { rm } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';

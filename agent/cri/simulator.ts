@@ -18,8 +18,9 @@
 import path from 'node:path';
 import { realClock, type Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
-import type { CallOptions, RuntimeService } from './runtime-service';
-import { behaviourFor, withPodExit } from './sim-behaviour';
+import type { CallOptions, LocalStreamTarget, RuntimeService, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import { SimStreams } from './sim-streams';
+import { behaviourFor, withPodExit, withPodUsage } from './sim-behaviour';
 import { DOWN, SimGate } from './sim-gate';
 import { SimImageService } from './sim-image-service';
 import { SimImageStore } from './sim-images';
@@ -70,6 +71,7 @@ export class Simulator implements RuntimeService {
   private readonly state: SimState;
   private readonly gate: SimGate;
   private readonly processes: SimProcesses;
+  private readonly streams: SimStreams;
   private readonly imageService: SimImageService;
   private conditions: RuntimeCondition[] = [
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
@@ -85,6 +87,7 @@ export class Simulator implements RuntimeService {
     this.state = new SimState(this.clock, this.name, new IpPool(opts.podCidr ?? '10.88.0.0/16'));
     this.gate = new SimGate(this.clock);
     this.processes = new SimProcesses(this.state, this.clock, opts, this.root, (rpc, o) => this.begin(rpc, o));
+    this.streams = new SimStreams(this.state, this.clock, (rpc, o) => this.begin(rpc, o));
     this.imageService = new SimImageService(this.images, this.state, this.clock, this.root, (rpc, o) => this.begin(rpc, o));
   }
 
@@ -246,7 +249,11 @@ export class Simulator implements RuntimeService {
     if (!name) throw new RuntimeError('InvalidArgument', 'container config must include metadata with a name', 'CreateContainer');
     const image = this.images.resolve(config.image?.image ?? '');
     if (!image) throw new RuntimeError('NotFound', `failed to resolve image "${config.image?.image ?? ''}": not found`, 'CreateContainer');
-    const behaviour = withPodExit(behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image), s.config.annotations);
+    const behaviour = withPodUsage(
+      withPodExit(behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image), s.config.annotations),
+      s.config.annotations,
+      name,
+    );
     if (behaviour.createError !== undefined) throw new RuntimeError('Unknown', behaviour.createError, 'CreateContainer');
     const id = this.state.newId('container');
     const sm = s.config.metadata;
@@ -381,6 +388,14 @@ export class Simulator implements RuntimeService {
   async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
     return this.processes.listContainerStats(filter, opts);
   }
+
+  /** Streams (exec, attach, port-forward) are served in-process: see sim-streams.ts. */
+  exec = (r: StreamExecRequest, opts?: CallOptions): Promise<string> => this.streams.exec(r, opts);
+  attach = (r: StreamAttachRequest, opts?: CallOptions): Promise<string> => this.streams.attach(r, opts);
+  portForward = (r: StreamPortForwardRequest, opts?: CallOptions): Promise<string> => this.streams.portForward(r, opts);
+  localStream = (url: string): LocalStreamTarget | undefined => this.streams.take(url);
+  /** Streams running now (a test control: none may be left after their clients vanish). */
+  openStreams = (): number => this.streams.open;
 
   async checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
     return this.processes.checkpointContainer(containerId, location, timeoutSeconds, opts);

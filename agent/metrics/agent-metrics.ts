@@ -15,7 +15,7 @@
  * - svc_node_events_dropped_total{reason}: events the agent did not write (QueueFull, Spam,
  *   Rejected, RetriesExhausted); upstream's kubelet only logs them.
  */
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HeartbeatObserver } from '../node/heartbeat-observer';
 
 /** Upstream's kubelet runtime-operation buckets (seconds). */
@@ -48,6 +48,12 @@ export function pathLabel(path: string, known: readonly string[]): string {
   return known.includes(first) ? first : 'other';
 }
 
+/** Open streaming connections (exec, attach, port-forward) and the runtime streams behind them. */
+export interface StreamCounts {
+  connections(): number;
+  runtimeStreams(): number;
+}
+
 export class AgentMetrics implements RuntimeCallObserver, RequestObserver, CheckpointObserver, HeartbeatObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'path' | 'code'>;
@@ -60,6 +66,13 @@ export class AgentMetrics implements RuntimeCallObserver, RequestObserver, Check
   private readonly checkpointLatency: Histogram<never>;
   private readonly removed: Counter<never>;
   private readonly droppedEvents: Counter<'reason'>;
+
+  /** Reports the streams' counts at every scrape (`svc_node_streaming_connections`, `svc_node_runtime_streams`). */
+  observeStreams(counts: StreamCounts): void {
+    const registers = [this.registry];
+    new Gauge({ name: 'svc_node_streaming_connections', help: 'Exec, attach and port-forward connections open on the agent server.', registers, collect() { this.set(counts.connections()); } });
+    new Gauge({ name: 'svc_node_runtime_streams', help: 'Streams open to the container runtime for exec, attach and port-forward.', registers, collect() { this.set(counts.runtimeStreams()); } });
+  }
 
   constructor() {
     const registers = [this.registry];

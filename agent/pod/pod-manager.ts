@@ -51,6 +51,8 @@ export interface PodManagerOptions {
   /** --root-dir: pods/, seccomp/ and image_manager/ live under it. */
   rootDir: string;
   podLogsDir: string;
+  /** localPathDir of the configuration: local-path volumes' directories (absent: such volumes fail). */
+  localPathDir?: string;
   /** '' disables static pods. */
   staticPodPath: string;
   fileCheckFrequencyMs: number;
@@ -200,6 +202,7 @@ export class PodManager {
       tokens: new TokenManager({ requester: new ApiTokenRequester(o.client), now: () => o.clock.now() }),
       claims: new ApiClaims(o.client),
       nodeAllocatable: () => ({ cpuMilli: o.nodeCpuMilli, memory: o.nodeMemoryBytes }),
+      ...(o.localPathDir ? { localPathDir: o.localPathDir } : {}),
     });
     this.cgroups = new PodCgroups({ driver: o.cgroupDriver, root: o.cgroupRoot, clean: o.cleanCgroups ?? true, ...(o.cgroupFsRoot ? { fsRoot: o.cgroupFsRoot } : {}) });
     this.records = new PullRecords(path.join(o.rootDir, 'image_manager'), () => o.clock.now());

@@ -247,6 +247,8 @@ export class PodSyncer {
         if (!(e instanceof VolumeError)) throw e;
         this.d.log.warn({ pod: podDesc(pod), error: e.message }, 'volumes not ready');
         this.recorder.event(podRef(pod), 'Warning', 'FailedMount', e.message);
+        // A local-path directory that cannot be made: the claim's events say so as well.
+        if (e.claim) this.recorder.event({ kind: 'PersistentVolumeClaim', apiVersion: 'v1', ...e.claim }, 'Warning', 'ProvisioningFailed', e.message);
         const reason = (pod.spec.initContainers ?? []).length > 0 ? Reasons.PodInitializing : Reasons.ContainerCreating;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
           if (!latestByName(rp, c.name)) st.waiting.set(c.name, { reason, message: e.message });

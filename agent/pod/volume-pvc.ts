@@ -11,6 +11,7 @@ import type { ApiClient } from '../client/api-client';
 import { ClientError } from '../client/client-error';
 import type { ResourceRef } from '../client/resources';
 import { InvalidArgumentError } from '../errors';
+import { isLocalPathVolume } from './local-path';
 
 export const claimsResource: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true };
 export const volumesResource: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false };
@@ -57,6 +58,8 @@ export interface ClaimedPath {
   check: string;
   volumeName: string;
   readOnly: boolean;
+  /** One of svc-apiserver's local-path volumes: its directory is made here, under localPathDir (./local-path). */
+  localPath: boolean;
 }
 
 type Rec = Record<string, unknown>;
@@ -82,9 +85,10 @@ export async function resolveClaim(namespace: string, source: { claimName?: stri
   }
   const readOnly = source.readOnly === true;
   const hostPath = rec(spec.hostPath);
-  if (hostPath) return { path: str(hostPath.path), check: str(hostPath.type), volumeName, readOnly };
+  const localPath = isLocalPathVolume(pv);
+  if (hostPath) return { path: str(hostPath.path), check: str(hostPath.type), volumeName, readOnly, localPath };
   const local = rec(spec.local);
-  if (local) return { path: str(local.path), check: 'local', volumeName, readOnly };
+  if (local) return { path: str(local.path), check: 'local', volumeName, readOnly, localPath };
   const known = Object.keys(spec).filter((k) => !['accessModes', 'capacity', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity', 'volumeAttributesClassName'].includes(k));
   throw new ClaimError(`persistent volume "${volumeName}" of type ${JSON.stringify(known[0] ?? 'none')} is not supported by svc-node (supported: hostPath, local)`);
 }

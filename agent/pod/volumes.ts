@@ -25,12 +25,15 @@ import type { TokenManager } from './token-manager';
 import { downwardApiFiles, DownwardApiError, type DownwardApiItem, type NodeAllocatable } from './volume-downward-api';
 import { keyFiles, projectedFiles, ProjectionError } from './volume-projected';
 import { ClaimError, resolveClaim, type ClaimGetter } from './volume-pvc';
+import { ensureLocalPathDir, LocalPathError } from './local-path';
 import { InternalError } from '../errors';
 
 /** A volume could not be set up; the pod stays ContainerCreating with this message (upstream's FailedMount). */
 export class VolumeError extends InternalError {
   override readonly name = 'VolumeError';
   override readonly code = 'SVC_NODE_ERR_VOLUME';
+  /** The claim whose local-path directory could not be made: its events say so too. */
+  claim?: { namespace: string; name: string };
 }
 
 export const PLUGIN_EMPTY_DIR = 'svc.io~empty-dir';
@@ -52,6 +55,8 @@ export interface VolumeManagerOptions {
   claims?: ClaimGetter;
   /** The node's allocatable, for resourceFieldRef of limits a container does not set. */
   nodeAllocatable?: () => NodeAllocatable;
+  /** localPathDir of the configuration: where local-path volumes' directories are made (absent: such volumes fail). */
+  localPathDir?: string;
 }
 
 function sourceOf(v: Volume): string | undefined {
@@ -110,7 +115,7 @@ function projectFiles(values: Record<string, Buffer>, items: KeyToPath[] | undef
 
 /** Errors that mean "this volume cannot be set up (yet)": shown in the pod's status, retried. */
 function isVolumeProblem(e: unknown): e is Error {
-  return e instanceof VolumeError || e instanceof ProjectionError || e instanceof DownwardApiError || e instanceof ClaimError;
+  return e instanceof VolumeError || e instanceof ProjectionError || e instanceof DownwardApiError || e instanceof ClaimError || e instanceof LocalPathError;
 }
 
 export class VolumeManager {
@@ -186,7 +191,10 @@ export class VolumeManager {
         out.set(v.name, await this.setUpOther(pod, v, volumesDir, signal));
       } catch (e) {
         if (!isVolumeProblem(e) || e.message.startsWith('MountVolume.')) throw e;
-        throw new VolumeError(`MountVolume.SetUp failed for volume "${v.name}" : ${e.message}`);
+        const err = new VolumeError(`MountVolume.SetUp failed for volume "${v.name}" : ${e.message}`);
+        const claimName = (v['persistentVolumeClaim'] as { claimName?: string } | undefined)?.claimName;
+        if (e instanceof LocalPathError && claimName) err.claim = { namespace: ns, name: claimName };
+        throw err;
       }
     }
     return out;
@@ -217,7 +225,10 @@ export class VolumeManager {
     const claimSource = v['persistentVolumeClaim'] as { claimName?: string; readOnly?: boolean };
     if (!this.opts.claims) throw new VolumeError('persistent volume claims are not available on this node');
     const claimed = await resolveClaim(pod.metadata.namespace ?? 'default', claimSource, this.opts.claims, signal);
-    if (claimed.check === 'local') {
+    if (claimed.localPath) {
+      if (!this.opts.localPathDir) throw new VolumeError('local-path volumes are not available on this node');
+      await ensureLocalPathDir(this.opts.localPathDir, claimed.path);
+    } else if (claimed.check === 'local') {
       if (!(await stat(claimed.path).catch(() => undefined))) throw new ClaimError(`local volume "${claimed.volumeName}" path ${claimed.path} does not exist`);
     } else {
       await checkHostPath(claimed.path, claimed.check);

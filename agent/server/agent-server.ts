@@ -4,7 +4,9 @@
  * kubeconfig's CA so the API server's kubelet-client certificate is accepted), token reviews
  * (authentication.webhook, cached for cacheTTL), anonymous access, authorization (AlwaysAllow or
  * cached SubjectAccessReviews with system:masters allowed outright), and the routes:
- * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods and /configz.
+ * /containerLogs/, /checkpoint/, /healthz, /livez, /readyz, /metrics, /pods, /configz, the
+ * streaming endpoints /exec/, /attach/, /portForward/ (upgrades) and /run/ (./stream-handler.ts),
+ * and with a summary source /stats/summary and /metrics/resource.
  */
 import { readFile } from 'node:fs/promises';
 import type { EventRecorder } from '../../common/events/recorder';
@@ -27,19 +29,22 @@ import { HEALTH_PATHS, healthHandler, type HealthCheck } from './health-handler'
 import { metricsHandler } from './metrics-handler';
 import { podsHandler, type PodLister } from './pods-handler';
 import { configzHandler } from './configz-handler';
+import { resourceMetricsHandler, summaryHandler, type SummarySource } from './stats-handler';
 import { ServingCertRotator } from './serving-cert-rotator';
 import { alwaysAllow, CachedAuthorizer, MastersBypass, SubjectAccessReviewAuthorizer, type Authorizer } from './authorizer';
 import { NodeServer, type Route } from './node-server';
 import { ApiTokenReviewer, CachedTokenReviewer } from './token-reviewer';
+import { StreamHandler } from './stream-handler';
+import { StreamTracker } from './stream-tracker';
 
 export interface AgentServerDeps {
   cfg: AgentConfig;
   /** CA of the agent's kubeconfig (default client CA). */
   kubeconfigCaPem: string | undefined;
   client: Pick<ApiClient, 'create'>;
-  runtime: Pick<RuntimeService, 'checkpointContainer'>;
+  runtime: Pick<RuntimeService, 'checkpointContainer' | 'exec' | 'attach' | 'portForward' | 'localStream' | 'listPodSandbox' | 'execSync'>;
   /** The pod manager. */
-  pods: LogLocator & PodLister;
+  pods: LogLocator & PodLister & { podByName(namespace: string, name: string): Pod | undefined };
   /** Checks of /healthz and /livez, and the extra ones of /readyz. */
   health: { live: HealthCheck[]; ready: HealthCheck[] };
   /** Served at /metrics and told about requests and checkpoints. */
@@ -50,10 +55,12 @@ export interface AgentServerDeps {
   log: Log;
   /** Where the checkpoint events go, and the pod they are about; default none. */
   events?: { recorder: EventRecorder; podByName(namespace: string, name: string): Pod | undefined };
+  /** The node's and pods' usage for /stats/summary and /metrics/resource; absent: those paths are 404. */
+  stats?: SummarySource;
 }
 
 /** Builds the server (routes, authn, authz) without listening; the parts are exposed for tests. */
-export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: NodeServer; checkpoints: CheckpointHandler } {
+export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: NodeServer; checkpoints: CheckpointHandler; streams: StreamTracker } {
   const c = d.cfg.config;
   const now = () => d.clock.now();
   const tokens = c.authentication.webhook.enabled
@@ -85,6 +92,16 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     },
   });
   const health = healthHandler(d.health);
+  const streams = new StreamTracker(c.maxStreamingConnections);
+  d.metrics.observeStreams(streams);
+  const streaming = new StreamHandler({
+    runtime: d.runtime,
+    containers: locatorFromLogs(d.pods),
+    pods: d.pods,
+    tracker: streams,
+    idleTimeoutMs: c.streamingConnectionIdleTimeout,
+    log: d.log,
+  });
   // Container logs and health answer their errors in plain text, as upstream's kubelet does.
   const routes: Route[] = [
     { prefix: CONTAINER_LOGS_PREFIX, handler: containerLogHandler({ locator: d.pods, clock: d.clock }), errors: 'text' },
@@ -97,8 +114,15 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
     { prefix: '/pods', handler: podsHandler(d.pods) },
     { prefix: '/pods/', handler: podsHandler(d.pods) },
     { prefix: '/configz', handler: configzHandler(c) },
+    ...(d.stats
+      ? [
+          { prefix: '/stats/', handler: summaryHandler(d.stats) },
+          { prefix: '/metrics/resource', handler: resourceMetricsHandler(d.stats, d.log) },
+        ]
+      : []),
+    ...['/exec/', '/attach/', '/portForward/', '/run/'].map((prefix): Route => ({ prefix, handler: streaming.handle, upgrade: streaming.upgrade })),
   ];
-  return { server: new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log, observer: d.metrics }), checkpoints: checkpoint };
+  return { server: new NodeServer({ nodeName: d.cfg.nodeName, authenticator, authorizer, routes, log: d.log, observer: d.metrics }), checkpoints: checkpoint, streams };
 }
 
 export interface StartedAgentServer {

@@ -9,13 +9,14 @@
 import { createServer, type Server } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { AgentError, ForbiddenError, InternalError, InvalidArgumentError, NotFoundError, UnauthorizedError } from '../errors';
 import type { Log } from '../platform/logger';
 import { pathLabel, type RequestObserver } from '../metrics/agent-metrics';
 import type { Authenticator } from './authenticator';
 import type { Authorizer } from './authorizer';
 import { requestAttributes } from './request-attributes';
-import { replyError, replyJson, type ErrorBody } from './status-reply';
+import { replyError, replyErrorOnSocket, replyJson, type ErrorBody } from './status-reply';
 
 /**
  * Serves one request: resolves a JSON body (answered 200) or undefined when it wrote the answer
@@ -23,10 +24,19 @@ import { replyError, replyJson, type ErrorBody } from './status-reply';
  */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
 
+/**
+ * Serves one upgrade request (exec, attach, port-forward) on its raw socket, after authentication
+ * and authorization: answers 101 and streams, or writes its refusal on the socket. Fails by
+ * throwing (before anything was written), answered like a handler's failure.
+ */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>;
+
 export interface Route {
   /** Path prefix with its trailing slash ("/checkpoint/"), or an exact path without one. */
   prefix: string;
   handler: RequestHandler;
+  /** For requests asking for a protocol upgrade (Connection: Upgrade); without it they are 404. */
+  upgrade?: UpgradeHandler;
   /** How errors are answered (default a Status body). */
   errors?: ErrorBody;
 }
@@ -75,6 +85,8 @@ function matches(path: string, prefix: string): boolean {
 export class NodeServer {
   private server: Server | undefined;
   private listen: ListenOptions | undefined;
+  /** Upgraded connections (streams): the HTTP server no longer tracks them, so close() cuts them itself. */
+  private readonly upgraded = new Set<Duplex>();
 
   constructor(private readonly o: NodeServerOptions) {
     this.endpoints = [...new Set(o.routes.map((r) => '/' + (r.prefix.split('/')[1] ?? '')))];
@@ -102,18 +114,50 @@ export class NodeServer {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const admitted = await this.admit(req);
+    if ('error' in admitted) {
+      replyError(res, admitted.error);
+      return;
+    }
+    const route = admitted.route;
+    await answer(route.handler, req, res, { log: this.o.log, path: admitted.path, ...(route.errors ? { errors: route.errors } : {}) });
+  }
+
+  /** Handles one upgrade request: authn, authz, route to its upgrade handler; refusals are written on the socket. Never rejects. */
+  async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
+    const admitted = await this.admit(req);
+    if ('error' in admitted) {
+      replyErrorOnSocket(socket, admitted.error);
+      return;
+    }
+    const { route, path } = admitted;
+    if (!route.upgrade) {
+      replyErrorOnSocket(socket, new NotFoundError(`the server could not find the requested resource (${path})`));
+      return;
+    }
+    try {
+      await route.upgrade(req, socket, head);
+    } catch (e) {
+      if (!(e instanceof AgentError)) this.o.log.warn({ path, error: (e as Error).message }, 'upgrade request failed');
+      replyErrorOnSocket(socket, e);
+    }
+  }
+
+  /** Authenticates, authorizes and routes a request; resolves the route, or the error to answer. */
+  private async admit(req: IncomingMessage): Promise<{ route: Route; path: string } | { error: AgentError }> {
     let path: string;
     try {
       path = new URL(req.url ?? '/', 'https://node.invalid').pathname;
     } catch {
-      replyError(res, new InvalidArgumentError('malformed request URL'));
-      return;
+      return { error: new InvalidArgumentError('malformed request URL') };
     }
     const authn = await this.o.authenticator.authenticate(req);
     if (!authn.ok) {
       this.o.log.info({ path, reason: authn.reason }, 'unauthenticated request refused');
-      replyError(res, new UnauthorizedError('Unauthorized'));
-      return;
+      return { error: new UnauthorizedError('Unauthorized') };
     }
     const user = authn.user;
     const attrs = requestAttributes(req.method, path, this.o.nodeName);
@@ -123,20 +167,15 @@ export class NodeServer {
       if (!d.allowed) {
         this.o.log.info({ user: user.username, groups: user.groups, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'request forbidden');
         // Upstream's kubelet message, so operators see which permission is missing.
-        replyError(res, new ForbiddenError(`Forbidden (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
-        return;
+        return { error: new ForbiddenError(`Forbidden (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`) };
       }
     } catch (e) {
       this.o.log.warn({ user: user.username, error: (e as Error).message }, 'authorization failed');
-      replyError(res, new InternalError(`Authorization error (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`));
-      return;
+      return { error: new InternalError(`Authorization error (user=${user.username}, verb=${attrs.verb}, resource=nodes, subresource=${attrs.subresource})`) };
     }
     const route = this.o.routes.find((r) => matches(path, r.prefix));
-    if (!route) {
-      replyError(res, new NotFoundError(`the server could not find the requested resource (${path})`));
-      return;
-    }
-    await answer(route.handler, req, res, { log: this.o.log, path, ...(route.errors ? { errors: route.errors } : {}) });
+    if (!route) return { error: new NotFoundError(`the server could not find the requested resource (${path})`) };
+    return { route, path };
   }
 
   /** Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. */
@@ -151,6 +190,8 @@ export class NodeServer {
       },
       (req, res) => void this.handle(req, res),
     );
+    // Upgrade requests (exec, attach, port-forward over SPDY or WebSocket) arrive here, not as requests.
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -196,6 +237,8 @@ export class NodeServer {
     if (!s) return;
     this.server = undefined;
     s.closeAllConnections();
+    for (const u of this.upgraded) u.destroy();
+    this.upgraded.clear();
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 }

@@ -43,8 +43,8 @@ export const DEFAULT_SUBRESOURCE = 'proxy';
  * nodes/spec with the cAdvisor endpoint).
  */
 export const NODE_PATH_RULES: readonly NodePathRule[] = [
-  { path: '/stats', subresource: 'stats', serves: '', note: 'upstream' },
-  { path: '/metrics', subresource: 'metrics', serves: 'the agent\'s Prometheus metrics', note: 'upstream' },
+  { path: '/stats', subresource: 'stats', serves: 'the Summary API (/stats/summary)', note: 'upstream' },
+  { path: '/metrics', subresource: 'metrics', serves: 'the agent\'s Prometheus metrics; /metrics/resource: resource metrics', note: 'upstream' },
   { path: '/logs', subresource: 'log', serves: '', note: 'upstream: the node\'s log files' },
   { path: '/checkpoint', subresource: 'checkpoint', serves: 'POST: checkpoint a container (spec 4.11)', note: 'upstream' },
   { path: '/pods', subresource: 'pods', fallback: 'proxy', serves: 'the pods the agent runs, with their status', note: 'upstream (fine-grained)' },
@@ -54,10 +54,10 @@ export const NODE_PATH_RULES: readonly NodePathRule[] = [
   { path: '/readyz', subresource: 'healthz', fallback: 'proxy', serves: 'readiness checks', note: 'svc-node: served like /healthz (the kubelet has no /readyz)' },
   { path: '/configz', subresource: 'configz', fallback: 'proxy', serves: 'the merged configuration', note: 'upstream (fine-grained)' },
   { path: '/containerLogs', subresource: 'proxy', serves: 'container logs (what pods/log proxies to)', note: 'upstream: the default; nodes/log does not grant it' },
-  { path: '/exec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/attach', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/run', subresource: 'proxy', serves: '', note: 'upstream: the default' },
-  { path: '/portForward', subresource: 'proxy', serves: '', note: 'upstream: the default' },
+  { path: '/exec', subresource: 'proxy', serves: 'exec in a container (SPDY/3.1 or WebSocket upgrade)', note: 'upstream: the default' },
+  { path: '/attach', subresource: 'proxy', serves: 'attach to a container (SPDY/3.1 or WebSocket upgrade)', note: 'upstream: the default' },
+  { path: '/run', subresource: 'proxy', serves: 'POST: run a command, answer its output', note: 'upstream: the default' },
+  { path: '/portForward', subresource: 'proxy', serves: 'port-forward into a pod (SPDY/3.1, WebSocket v4 or the SPDY-over-WebSocket tunnel)', note: 'upstream: the default' },
   { path: '/spec', subresource: 'proxy', serves: '', note: 'upstream: the default' },
 ];
 

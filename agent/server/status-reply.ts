@@ -6,7 +6,8 @@
  * logs and health, as upstream's kubelet), as its message. Anything else is a bug: a 500 Status
  * "Internal error occurred: <message>" on every route. Headers already sent means just end.
  */
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApiError } from '../../apiserver/api/errors';
 import { AgentError } from '../errors';
 
@@ -39,4 +40,16 @@ export function replyError(res: ServerResponse, err: unknown, body: ErrorBody = 
   }
   if (body === 'text') replyText(res, err.httpStatus, err.message);
   else replyJson(res, err.httpStatus, new ApiError(err.statusReason, err.message, undefined, err.httpStatus).toStatus());
+}
+
+/** The Status answer of `err` written on a raw socket (an upgrade request that is refused), then the socket ended. Never throws. */
+export function replyErrorOnSocket(socket: Duplex, err: unknown): void {
+  if (socket.destroyed || !socket.writable) return;
+  const agentError = err instanceof AgentError ? err : undefined;
+  const code = agentError?.httpStatus ?? 500;
+  const status = agentError
+    ? new ApiError(agentError.statusReason, agentError.message, undefined, code).toStatus()
+    : new ApiError('InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`).toStatus();
+  const body = JSON.stringify(status);
+  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -10,6 +10,7 @@ import type { MachineInfo } from '../platform/machine';
 import { StartupError } from '../platform/startup-checks';
 import { PluginRegistry, pluginRegistryDir } from '../pluginregistry';
 import { PodManager } from '../pod/pod-manager';
+import { LocalPathCleaner } from '../pod/local-path-cleaner';
 import { PodManagerPods, PodResourcesServer, podResourcesDevices, podResourcesSocketPath } from '../podresources';
 import type { EventRecorder } from '../../common/events/recorder';
 import type { HttpApiClient } from '../client/http-api-client';
@@ -50,6 +51,7 @@ export async function startPods(ctx: AgentContext, p: PodParts): Promise<PodMana
     nodeMemoryBytes: machine.memoryBytes,
     rootDir: cfg.flags.rootDir,
     podLogsDir: c.podLogsDir,
+    localPathDir: c.localPathDir,
     staticPodPath: c.staticPodPath,
     fileCheckFrequencyMs: c.fileCheckFrequency,
     syncFrequencyMs: c.syncFrequency,
@@ -67,6 +69,9 @@ export async function startPods(ctx: AgentContext, p: PodParts): Promise<PodMana
     recorder: p.recorder,
   });
   running.loops.push(pods.run(signal));
+  // Directories of deleted local-path volumes on this node (svc-apiserver's provisioner).
+  const localPath = new LocalPathCleaner({ client, nodeName: cfg.nodeName, baseDir: c.localPathDir, clock, log: log.child({ component: 'local-path' }), recorder: p.recorder });
+  running.loops.push(localPath.run(signal));
   // Pod resources API (upstream: ListenAndServePodResources; failing to serve it is fatal there too).
   const podResources = new PodResourcesServer({
     socketPath: podResourcesSocketPath(cfg.flags.rootDir),

@@ -13,6 +13,9 @@ import { CronJob } from '../housekeeping/cron-job';
 import type { ReadinessSource } from '../node/readiness';
 import type { PodManager } from '../pod/pod-manager';
 import { startAgentServer } from '../server/agent-server';
+import { realStatFs } from '../platform/host-fs';
+import { SummaryProvider } from '../stats/summary-provider';
+import { uptime } from 'node:os';
 import type { AgentContext } from './context';
 
 export interface ServerParts {
@@ -33,6 +36,15 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
   const { readiness } = p;
   let archives: InFlightArchives = { inFlight: () => new Set() };
   if (c.enableServer) {
+    const stats = new SummaryProvider({
+      runtime: p.runtime,
+      clock,
+      nodeName: cfg.nodeName,
+      rootDir: cfg.flags.rootDir,
+      statfs: realStatFs,
+      bootTimeMs: clock.now() - Math.round(uptime() * 1000),
+    });
+    running.loops.push(stats.run(signal));
     const started = await startAgentServer({
       cfg,
       kubeconfigCaPem: p.identity.config.caPem,
@@ -44,6 +56,7 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
       log: log.child({ component: 'agent-server' }),
       metrics,
       events: { recorder: p.recorder, podByName: (ns, name) => p.pods.podByName(ns, name) },
+      stats,
       health: {
         live: [
           { name: 'ping', check: () => undefined },

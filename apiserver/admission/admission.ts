@@ -10,6 +10,8 @@ export type { AdmissionAttributes, Operation } from '../store/write-admission';
  */
 export interface AdmissionPlugin {
   readonly name: string;
+  /** Its rejections already name their source as upstream words them (a webhook, a policy): the chain adds no plugin name. */
+  readonly namesItself?: boolean;
   /** May change attrs.object; must be idempotent (it can run again on a conflict retry). */
   mutate?(attrs: AdmissionAttributes): Promise<void>;
   /** Must not change anything. */
@@ -42,7 +44,7 @@ async function named(p: AdmissionPlugin, step: () => Promise<void>): Promise<voi
   try {
     await step();
   } catch (err) {
-    if (err instanceof ApiError && !err.message.includes(`admission plugin ${p.name}`)) {
+    if (err instanceof ApiError && !p.namesItself && !err.message.includes(`admission plugin ${p.name}`)) {
       throw new ApiError(err.reason, `${err.message} (admission plugin ${p.name})`, err.details, err.code);
     }
     throw err;

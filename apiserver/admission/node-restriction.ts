@@ -3,6 +3,7 @@ import { errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { nodeName } from '../api/node-identity';
 import { canonicalGroup } from '../api/group-names';
+import { LOCAL_PATH_FINALIZER, LOCAL_PATH_NODE_LABEL } from '../api/local-path';
 import { isKubeletLabel, isMirrorPod, isNodeRestrictionLabel, isReservedLabel, MIRROR_POD_ANNOTATION, NODE_LEASE_NAMESPACE } from '../api/well-known';
 import { podReferences } from '../registry/types/pod-references';
 import { get, rec, recs, strAt } from '../registry/obj-access';
@@ -58,6 +59,7 @@ export class NodeRestriction implements AdmissionPlugin {
     if (g === '' && r === 'pods') return this.pod(node, a);
     if (g === '' && r === 'nodes') return this.node(node, a);
     if (g === '' && r === 'persistentvolumeclaims') return this.claim(node, a);
+    if (g === '' && r === 'persistentvolumes') return this.localVolume(node, a);
     if (canonicalGroup(g) === 'coordination.svc.io' && r === 'leases') return this.lease(node, a);
     if (g === '' && r === 'serviceaccounts' && a.subresource === 'token' && a.operation === 'CREATE') return this.tokenRequest(node, a);
   }
@@ -147,6 +149,23 @@ export class NodeRestriction implements AdmissionPlugin {
     if (a.subresource !== 'status') throw this.forbidden(a, `may only update PVC status`);
     if (a.operation !== 'UPDATE') throw this.forbidden(a, `unexpected operation "${a.operation}"`);
     this.statusWrite(node, 'persistentvolumeclaims/status', a);
+  }
+
+  /**
+   * Beyond upstream (whose nodes never write volumes): svc's local-path volumes are held by a
+   * finalizer the node removes once it removed the directory. A node may only take that
+   * finalizer off a volume labelled with its name, changing nothing else.
+   */
+  private localVolume(node: string, a: AdmissionAttributes): void {
+    const why = `node "${node}" may only remove the ${LOCAL_PATH_FINALIZER} finalizer of local-path volumes on it`;
+    if (a.operation !== 'UPDATE' || a.subresource !== '' || !a.object || !a.oldObject) throw this.forbidden(a, why);
+    if (a.oldObject.metadata.labels?.[LOCAL_PATH_NODE_LABEL] !== node) throw this.forbidden(a, why);
+    const visible = (o: KObject) => {
+      const m = o.metadata;
+      return [o.spec, o.status, m.labels ?? {}, m.annotations ?? {}, m.ownerReferences ?? [], (m.finalizers ?? []).filter((f) => f !== LOCAL_PATH_FINALIZER)];
+    };
+    const added = (a.object.metadata.finalizers ?? []).some((f) => !(a.oldObject!.metadata.finalizers ?? []).includes(f));
+    if (added || !isDeepStrictEqual(visible(a.object), visible(a.oldObject))) throw this.forbidden(a, why);
   }
 
   /** Refuses (403, naming the field) a status write that changes what NODE_STATUS_WRITES does not let a node change. */

@@ -35,10 +35,10 @@ export interface ScalarSchema {
    * The width or encoding where JSON cannot tell, with OpenAPI's format names: an integer is an
    * int32 or int64 varint (validation bounds int32 to ±2^31 as upstream's Go type, int64 and an
    * integer without a format to what a double holds exactly, ±(2^53 - 1)); a 'byte' string is base64 in JSON and raw bytes in protobuf; a
-   * 'double' number is a fixed64; a 'micro-time' date-time keeps microseconds (metav1.MicroTime,
+   * 'double' number is a fixed64; a 'duration' string is Go's duration text (meta/v1 Duration, int64 nanoseconds in protobuf); a 'micro-time' date-time keeps microseconds (metav1.MicroTime,
    * where a plain date-time is a metav1.Time of whole seconds).
    */
-  format?: 'int32' | 'int64' | 'byte' | 'double' | 'micro-time';
+  format?: 'int32' | 'int64' | 'byte' | 'double' | 'micro-time' | 'duration';
   /**
    * A zero value ("", 0, false) is a value: upstream's Go field is a pointer or is not omitempty,
    * so the protobuf decoder keeps a zero it reads. Otherwise a zero read from protobuf is an unset
@@ -68,6 +68,11 @@ export interface ObjectSchema {
    * drops the other type's fields. Written to OpenAPI as x-kubernetes-patch-strategy for clients.
    */
   retainKeys?: boolean;
+  /**
+   * A custom resource's x-kubernetes-preserve-unknown-fields on an object with properties: fields
+   * it does not declare are kept (never pruned nor reported unknown) and untyped.
+   */
+  preserveUnknownFields?: boolean;
   description?: string;
   /** protobuf: the upstream message this object is; absent on JSON-only shapes. */
   proto?: ProtoMessage;

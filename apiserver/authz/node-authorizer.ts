@@ -1,5 +1,6 @@
 import type { UserInfo } from '../api/user';
-import { fieldSelectorPins } from './attributes';
+import { fieldSelectorPins, labelSelectorOf } from './attributes';
+import { LOCAL_PATH_NODE_LABEL } from '../api/local-path';
 import type { Attributes, Authorizer, Decision } from './authorizer';
 import type { NodeGraph } from './node-graph';
 import { canonicalGroup } from '../api/group-names';
@@ -49,7 +50,7 @@ export class NodeAuthorizer implements Authorizer, RuleLister {
           if (i.subresource === 'status') return this.statusUpdate(node, a);
           return this.getOnly(a, () => this.graph.references(node, 'pvc', i.namespace, i.name), node);
         case 'persistentvolumes':
-          return this.getOnly(a, () => this.graph.hasVolume(node, i.name), node);
+          return this.volumeAccess(node, a);
         case 'serviceaccounts':
           return this.createToken(node, a);
         case 'nodes':
@@ -92,6 +93,20 @@ export class NodeAuthorizer implements Authorizer, RuleLister {
     if (i.subresource) return noOpinion('cannot get subresource');
     if (!i.name) return noOpinion('No Object name found');
     return this.related(node, related());
+  }
+
+  /**
+   * Volumes: get those bound to claims of its pods (upstream); beyond upstream, for svc's
+   * local-path provisioner, list and watch those labelled with its name (the label selector must
+   * pin it) and get, update and patch each of them (NodeRestriction allows only taking the cleanup
+   * finalizer off).
+   */
+  private volumeAccess(node: string, a: Attributes): Result {
+    const i = a.info;
+    const local = () => !!i.name && this.graph.localVolumeNode(i.name) === node;
+    if (i.subresource === '' && (i.verb === 'list' || i.verb === 'watch') && labelSelectorOf(a).some((r) => r.key === LOCAL_PATH_NODE_LABEL && r.operator === 'In' && r.values.length === 1 && r.values[0] === node)) return allow;
+    if (i.subresource === '' && (i.verb === 'update' || i.verb === 'patch')) return this.related(node, local());
+    return this.getOnly(a, () => this.graph.hasVolume(node, i.name) || local(), node);
   }
 
   private statusUpdate(node: string, a: Attributes): Result {

@@ -3,6 +3,7 @@ import type { ResourceType } from '../registry/resource-type';
 import { strAt } from '../registry/obj-access';
 import type { TypedHandler } from '../store/list-watch';
 import { podReferences } from '../registry/types/pod-references';
+import { LOCAL_PATH_NODE_LABEL } from '../api/local-path';
 
 type RefKind = 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
 
@@ -25,16 +26,31 @@ export class NodeGraph implements TypedHandler {
   private readonly claimVolume = new Map<string, string>();
   /** volume name → claims bound to it. */
   private readonly volumeClaims = new Map<string, Set<string>>();
+  /** local-path volume name → the node its LOCAL_PATH_NODE_LABEL names. */
+  private readonly localVolumes = new Map<string, string>();
 
   upsert(t: ResourceType, obj: KObject): void {
     if (t.resource === 'pods') this.setPod(obj);
     else if (t.resource === 'persistentvolumeclaims') this.setClaim(obj);
+    else if (t.resource === 'persistentvolumes') this.setVolume(obj);
   }
 
   remove(t: ResourceType, obj: KObject): void {
     const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
     if (t.resource === 'pods') this.dropPod(key);
     else if (t.resource === 'persistentvolumeclaims') this.dropClaim(key);
+    else if (t.resource === 'persistentvolumes') this.localVolumes.delete(obj.metadata.name ?? '');
+  }
+
+  /** The node a local-path volume is labelled with (svc's local-path provisioner), or undefined. */
+  localVolumeNode(volume: string): string | undefined {
+    return this.localVolumes.get(volume);
+  }
+
+  private setVolume(pv: KObject): void {
+    const node = pv.metadata.labels?.[LOCAL_PATH_NODE_LABEL];
+    if (node) this.localVolumes.set(pv.metadata.name ?? '', node);
+    else this.localVolumes.delete(pv.metadata.name ?? '');
   }
 
   /** True when the pod is bound to the node. */

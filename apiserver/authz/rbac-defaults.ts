@@ -229,6 +229,12 @@ function userFacingRoles(): DefaultClusterRole[] {
         rule(READ, [NETWORKING], ['networkpolicies', 'ingresses', 'ingresses/status']),
       ],
     },
+    {
+      // What metrics-server's manifest adds for the bundled resource metrics API: kubectl top for view, edit and admin.
+      name: 'system:aggregated-metrics-reader',
+      labels: { [AGGREGATE_TO('view')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('admin')]: 'true' },
+      rules: [rule(READ, ['metrics.svc.io'], ['pods', 'nodes'])],
+    },
   ];
 }
 

@@ -11,7 +11,7 @@
  */
 import type { CelEnv, CelInput, CelValue } from '@bufbuild/cel';
 import type * as Cel from '@bufbuild/cel';
-import { celExt, celLib } from './lazy';
+import { celExt, celLib, celRe2 } from './lazy';
 import { callCost, CostLimitExceeded, CostMeter, ITERATION_COST, LIST_LITERAL_COST, MAP_LITERAL_COST } from './cost';
 
 type ParsedExpr = ReturnType<typeof Cel.parse>;
@@ -137,6 +137,11 @@ function meteredEnv(base: CelEnv, meter: () => CostMeter | undefined): CelEnv {
       [Symbol.iterator]: () => g[Symbol.iterator](),
       call(id, target, args) {
         meter()?.charge(fixed ?? callCost(name, target, args));
+        if (name === 'matches') {
+          const input = target !== undefined ? target : args[0];
+          const pattern = target !== undefined ? args[0] : args[1];
+          if (typeof input === 'string' && typeof pattern === 'string') return cachedMatch(pattern, input, () => g.call(id, target, args));
+        }
         return g.call(id, target, args);
       },
     };
@@ -153,6 +158,25 @@ function meteredEnv(base: CelEnv, meter: () => CostMeter | undefined): CelEnv {
   };
   // plan() reads only namespace, registry and funcs of the environment.
   return { namespace: base.namespace, registry: base.registry, variables: base.variables, funcs } as unknown as CelEnv;
+}
+
+/** Compiled matches() patterns: cel-go compiles a constant pattern once; @bufbuild/cel compiles on every call. */
+const patterns = new Map<string, { test(s: string): boolean } | null>();
+const MAX_PATTERNS = 1000;
+
+/** matches() with the pattern compiled once; a pattern RE2 refuses goes to CEL's own call for its error. */
+function cachedMatch(pattern: string, input: string, fallback: () => unknown): ReturnType<FuncGroup['call']> {
+  let re = patterns.get(pattern);
+  if (re === undefined) {
+    try {
+      re = celRe2().RE2JS.compile(pattern);
+    } catch {
+      re = null;
+    }
+    if (patterns.size >= MAX_PATTERNS) patterns.clear();
+    patterns.set(pattern, re);
+  }
+  return re ? re.test(input) : (fallback() as ReturnType<FuncGroup['call']>);
 }
 
 function maxId(e: Expr | undefined): bigint {

@@ -127,10 +127,20 @@ export class BackWriter {
 
   /** A length-delimited UTF-8 string (its bytes, then its length before them). */
   string(s: string): void {
+    this.varint(this.utf8(s));
+  }
+
+  /**
+   * The UTF-8 bytes of s, no length; returns how many. A short string is copied by a loop while its
+   * characters are ASCII (one byte per UTF-16 unit, no call into the runtime); anything else, and
+   * every longer string, by Buffer's native UTF-8 writer, whose fixed cost is paid back above
+   * about SHORT_STRING characters. Lone surrogates become U+FFFD (EF BF BD), as Buffer writes them
+   * and as Go's UTF-8 encoder does.
+   */
+  utf8(s: string): number {
     const n = s.length;
     if (n <= SHORT_STRING) {
-      // ASCII fast path: one byte per UTF-16 unit; falls back at the first other character.
-      if (this.pos < n + 1) this.room(n + 1);
+      if (this.pos < n) this.room(n);
       const b = this.buf;
       const start = this.pos - n;
       let i = 0;
@@ -140,16 +150,15 @@ export class BackWriter {
         b[start + i] = c;
       }
       if (i === n) {
-        this.pos = start - 1;
-        b[this.pos] = n;
-        return;
+        this.pos = start;
+        return n;
       }
     }
     const len = Buffer.byteLength(s, 'utf8');
     if (this.pos < len) this.room(len);
     this.pos -= len;
     this.buf.write(s, this.pos, len, 'utf8');
-    this.varint(len);
+    return len;
   }
 
   /** Raw bytes, no length (the caller writes it when they are a value). */

@@ -1,3 +1,4 @@
+import { formatGoDuration } from '../api/go-duration';
 import type { ObjectSchema } from '../api/schema';
 import { planOf, type MessagePlan, type ScalarKind, type ValueCodec } from './plan';
 import { protobufError, Reader } from './reader';
@@ -20,7 +21,12 @@ const MAX_DEPTH = 64;
 /** Decodes one message (no envelope) into its JSON shape: into `out` (whose keys the message's fields override), a new object by default. */
 export function decodeProto(schema: ObjectSchema, bytes: Uint8Array, out: Json = {}): Json {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  decodeMessage(new Reader(buf), planOf(schema), out, 0);
+  return decodeProtoRange(schema, buf, 0, buf.length, out);
+}
+
+/** As decodeProto, for the message in buf[start, end) (an envelope's raw, read in place). */
+export function decodeProtoRange(schema: ObjectSchema, buf: Buffer, start: number, end: number, out: Json): Json {
+  decodeMessage(new Reader(buf, start, end), planOf(schema), out, 0);
   return out;
 }
 
@@ -200,6 +206,8 @@ function readWrapped(r: Reader, k: ScalarKind): unknown {
       return s === '' ? undefined : s;
     case 'intOrString':
       return a === 1 ? s : b;
+    case 'duration':
+      return formatGoDuration(a);
     case 'time':
       // Upstream's Time reads whole seconds only.
       return formatTime(a, 0, false);

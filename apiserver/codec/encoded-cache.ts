@@ -7,21 +7,24 @@ import type { FieldPlan, MessagePlan } from './plan';
  * The protobuf messages of stored object versions, so that an object read again unchanged (a get,
  * or an item of a list, by any client asking for protobuf) is copied instead of encoded again, as
  * the watch cache keeps each event's JSON (watch-cache.ts render) and upstream's cacher keeps an
- * object's serialized forms (CachingObject). The caller names a version (its storage key and
- * resourceVersion): the store never writes two contents under one revision of a key, so an entry
- * cannot go stale. Only stored versions may be put here: what a read returned unchanged, or the
+ * object's serialized forms (CachingObject). The caller names a version (server/protobuf.ts: by
+ * the revision of its write, which names one version of one key): the store never writes two
+ * contents under one revision, so an entry cannot go stale. Only stored versions may be put here: what a read returned unchanged, or the
  * stored object a create answers (ObjectStore.create returns the stored value decoded), never a
  * dry-run's answer. The oldest entries go first once the bytes pass the bound (insertion order:
  * refreshing the order on every hit cost more than it saved).
  */
+/** How a caller names a stored version (server/protobuf.ts: the store's revision of the write). */
+export type VersionKey = string | number;
+
 export class EncodedCache {
-  private readonly entries = new Map<string, Buffer>();
+  private readonly entries = new Map<VersionKey, Buffer>();
   /**
    * The keys in insertion order from `head` on: the eviction order. Evicting by iterating the Map
    * from its start cost a walk over every entry deleted since the Map last rehashed (V8 keeps them
    * as holes), about 17 µs a set once a full cache evicted on every set.
    */
-  private order: string[] = [];
+  private order: VersionKey[] = [];
   private head = 0;
   private size = 0;
 
@@ -36,11 +39,11 @@ export class EncodedCache {
     return this.entries.size;
   }
 
-  get(key: string): Buffer | undefined {
+  get(key: VersionKey): Buffer | undefined {
     return this.entries.get(key);
   }
 
-  set(key: string, bytes: Buffer): void {
+  set(key: VersionKey, bytes: Buffer): void {
     if (bytes.length > this.maxBytes || this.entries.has(key)) return;
     this.entries.set(key, bytes);
     this.order.push(key);
@@ -63,7 +66,12 @@ type Json = Record<string, unknown>;
 /** A cache and how the objects of one read name their versions in it (undefined: not a stored version). */
 export interface CachedEncoding {
   cache: EncodedCache;
-  keyOf(obj: Json): string | undefined;
+  keyOf(obj: Json): VersionKey | undefined;
+  /**
+   * The object is a version just written (a create's answer): no entry can exist for it yet, so
+   * it is not looked up, only kept (a lookup of a key never seen cost about 1 µs a create).
+   */
+  fresh?: boolean;
 }
 
 const ENCODED = Symbol('protobuf message');
@@ -112,7 +120,7 @@ export function writeCached(w: BackWriter, plan: MessagePlan, obj: Json, reads: 
   // The messages known already, looked up once: their total makes room for the whole list at
   // once (a list of 10,000 pods is about 14 MB; growing by doubling copied and allocated twice that).
   const known = new Array<Buffer | undefined>(list.length);
-  const keys = new Array<string | undefined>(list.length);
+  const keys = new Array<VersionKey | undefined>(list.length);
   let size = 0;
   for (let i = 0; i < list.length; i++) {
     const item = list[i];
@@ -145,13 +153,13 @@ export function writeCached(w: BackWriter, plan: MessagePlan, obj: Json, reads: 
 function writeVersion(w: BackWriter, plan: MessagePlan, obj: Json, reads: CachedEncoding): void {
   const given = (obj as { [ENCODED]?: Buffer })[ENCODED];
   const key = given ? undefined : reads.keyOf(obj);
-  const hit = given ?? (key === undefined ? undefined : reads.cache.get(key));
+  const hit = given ?? (key === undefined || reads.fresh ? undefined : reads.cache.get(key));
   if (hit) w.raw(hit);
   else encodeAndKeep(w, plan, obj, key, reads.cache);
 }
 
 /** Encodes obj and keeps a copy of its message under key (when it names a version). */
-function encodeAndKeep(w: BackWriter, plan: MessagePlan, obj: Json, key: string | undefined, cache: EncodedCache): void {
+function encodeAndKeep(w: BackWriter, plan: MessagePlan, obj: Json, key: VersionKey | undefined, cache: EncodedCache): void {
   const mark = w.mark();
   encoderOf(plan)(w, obj);
   if (key !== undefined) cache.set(key, Buffer.from(w.buf.subarray(w.pos, w.pos + (w.mark() - mark))));

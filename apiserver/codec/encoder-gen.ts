@@ -1,6 +1,8 @@
+import { parseGoDuration } from '../api/go-duration';
 import { ApiError } from '../api/errors';
 import { BackWriter, WIRE_BYTES, WIRE_FIXED64, WIRE_VARINT } from './back-writer';
 import type { MessagePlan, ValueCodec } from './plan';
+import { writeJson } from './json-back';
 import { parseTime } from './time';
 
 /**
@@ -95,10 +97,21 @@ function time(w: BackWriter, v: unknown, micro: boolean, message: string, key: s
   w.lengthSince(end);
 }
 
+/** meta/v1 Duration {int64 duration 1}: nanoseconds; content and length. */
+function duration(w: BackWriter, v: unknown, message: string, key: string): void {
+  const ns = typeof v === 'string' ? parseGoDuration(v) : undefined;
+  if (ns === undefined) throw bad(message, key, 'a duration');
+  const end = w.mark();
+  w.int64(ns);
+  w.byte((1 << 3) | WIRE_VARINT);
+  w.lengthSince(end);
+}
+
 /** FieldsV1 and RawExtension: the value as JSON text in bytes field 1; content and length. */
 function raw(w: BackWriter, v: unknown): void {
   const end = w.mark();
-  w.string(JSON.stringify(v));
+  writeJson(w, v);
+  w.lengthSince(end);
   w.byte((1 << 3) | WIRE_BYTES);
   w.lengthSince(end);
 }
@@ -108,7 +121,7 @@ function base64(s: string): Buffer {
 }
 
 /** What generated code reaches through its closure. */
-const helpers = { bad, isObj, intOrString, quantity, time, raw, base64 };
+const helpers = { bad, isObj, intOrString, quantity, time, duration, raw, base64 };
 
 /** The code writing a tag (a literal byte when it fits in one). */
 function tag(no: number, wire: number): string {
@@ -148,6 +161,8 @@ function value(c: ValueCodec, x: string, no: number, s: Site, d: number): string
     case 'time':
     case 'microTime':
       return `H.time(w, ${x}, ${c.k === 'microTime'}, ${s.m}, ${s.k}); ${tag(no, WIRE_BYTES)}`;
+    case 'duration':
+      return `H.duration(w, ${x}, ${s.m}, ${s.k}); ${tag(no, WIRE_BYTES)}`;
     case 'raw':
       return `H.raw(w, ${x}); ${tag(no, WIRE_BYTES)}`;
     case 'message':

@@ -1,6 +1,6 @@
 import type { ObjectSchema } from '../api/schema';
 import { BackWriter, WIRE_BYTES } from './back-writer';
-import { decodeProto } from './decode';
+import { decodeProtoRange } from './decode';
 import { type CachedEncoding, writeCached } from './encoded-cache';
 import { encoderOf } from './encoder-gen';
 import { planOf } from './plan';
@@ -42,6 +42,21 @@ export function encodeObject(schema: ObjectSchema, obj: Json, cache?: CachedEnco
   return output(w);
 }
 
+/**
+ * As encodeObject, for a response body: a body of at most maxText bytes comes as a string of its
+ * bytes (latin1, one character a byte: what respond.ts hands to Node so that the body goes out
+ * with the headers in one socket write), copied once out of the writer rather than to a Buffer and
+ * then to that string; a longer body as a Buffer.
+ */
+export function encodeObjectText(schema: ObjectSchema, obj: Json, cache: CachedEncoding | undefined, maxText: number): string | Buffer {
+  const w = takeWriter();
+  writeEnveloped(w, schema, obj, cache);
+  if (w.mark() > maxText) return output(w);
+  const text = w.buf.toString('latin1', w.pos);
+  keep(w);
+  return text;
+}
+
 /** Writes the envelope backwards (see BackWriter): its last field first, the magic last. */
 function writeEnveloped(w: BackWriter, schema: ObjectSchema, obj: Json, cache?: CachedEncoding): void {
   const plan = planOf(schema);
@@ -67,12 +82,19 @@ function writeEnveloped(w: BackWriter, schema: ObjectSchema, obj: Json, cache?: 
 
 /** The envelope of a protobuf body: its type and the object's message bytes. */
 export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
-  if (!isProtobufEnvelope(body)) throw protobufError('the body does not start with the protobuf prefix "k8s\\x00"');
-  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.length);
+  const buf = asBuffer(body);
+  const env = readEnvelope(buf);
+  return { apiVersion: env.apiVersion, kind: env.kind, raw: env.rawEnd > env.rawStart ? buf.subarray(env.rawStart, env.rawEnd) : NO_BYTES };
+}
+
+/** The envelope's type and where its raw (the object's message) lies in buf. */
+function readEnvelope(buf: Buffer): TypeMeta & { rawStart: number; rawEnd: number } {
+  if (!isProtobufEnvelope(buf)) throw protobufError('the body does not start with the protobuf prefix "k8s\\x00"');
   const r = new Reader(buf, 4);
   let apiVersion = '';
   let kind = '';
-  let raw: Buffer = NO_BYTES;
+  let rawStart = 0;
+  let rawEnd = 0;
   let encoding = '';
   while (r.pos < r.end) {
     const tag = r.uint32();
@@ -81,31 +103,43 @@ export function decodeEnvelope(body: Uint8Array): TypeMeta & { raw: Buffer } {
       r.skip(tag & 7);
       continue;
     }
+    const n = r.length();
     if (no === 1) {
-      const n = r.length();
-      const meta = new Reader(buf, r.pos, r.pos + n);
-      r.pos += n;
-      while (meta.pos < meta.end) {
-        const t = meta.uint32();
-        if (t === ((1 << 3) | WIRE_BYTES)) apiVersion = meta.string();
-        else if (t === ((2 << 3) | WIRE_BYTES)) kind = meta.string();
-        else meta.skip(t & 7);
+      // typeMeta, read by the same reader bounded to it (no second reader, no copy).
+      const outer = r.end;
+      r.end = r.pos + n;
+      while (r.pos < r.end) {
+        const t = r.uint32();
+        if (t === ((1 << 3) | WIRE_BYTES)) apiVersion = r.string();
+        else if (t === ((2 << 3) | WIRE_BYTES)) kind = r.string();
+        else r.skip(t & 7);
       }
-    } else if (no === 2) raw = r.bytes();
-    else if (no === 3) encoding = r.string();
-    else r.string();
+      r.end = outer;
+      continue;
+    }
+    if (no === 2) {
+      rawStart = r.pos;
+      rawEnd = r.pos + n;
+    } else if (no === 3) encoding = buf.toString('utf8', r.pos, r.pos + n);
+    r.pos += n;
   }
   if (encoding) throw protobufError(`unsupported content encoding "${encoding}"`);
-  return { apiVersion, kind, raw };
+  return { apiVersion, kind, rawStart, rawEnd };
+}
+
+function asBuffer(body: Uint8Array): Buffer {
+  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.length);
 }
 
 /** Decodes an enveloped object; apiVersion and kind come from the envelope (and come first, as in JSON). */
 export function decodeObject(schema: ObjectSchema, body: Uint8Array): Json {
-  const env = decodeEnvelope(body);
+  const buf = asBuffer(body);
+  const env = readEnvelope(buf);
   const out: Json = {};
   if (env.apiVersion) out.apiVersion = env.apiVersion;
   if (env.kind) out.kind = env.kind;
-  return decodeProto(schema, env.raw, out);
+  // The message is read where it lies in the body (no view of it made).
+  return decodeProtoRange(schema, buf, env.rawStart, env.rawEnd, out);
 }
 
 /**
@@ -151,6 +185,11 @@ function output(w: BackWriter): Buffer {
   if (out.length > COPY_OUT_BYTES || w.buf.length > 4 * SPARE_BYTES) return out;
   spare = w;
   return Buffer.from(out);
+}
+
+/** Keeps w for the next encoding once its output was copied out (unless it grew too big to keep). */
+function keep(w: BackWriter): void {
+  if (w.buf.length <= 4 * SPARE_BYTES) spare = w;
 }
 
 /** Splits a watch stream into its frames' WatchEvents: type and the enveloped object; rest is an incomplete frame. */

@@ -7,7 +7,7 @@ import type { ObjectSchema, Schema } from '../api/schema';
  * is not FieldsV1/RawExtension, an integer without a width) fails here, naming the field.
  */
 
-export type ScalarKind = 'string' | 'bytes' | 'int32' | 'int64' | 'bool' | 'double' | 'intOrString' | 'quantity' | 'time' | 'microTime';
+export type ScalarKind = 'string' | 'bytes' | 'int32' | 'int64' | 'bool' | 'double' | 'intOrString' | 'quantity' | 'time' | 'microTime' | 'duration';
 
 export type ValueCodec =
   | { k: ScalarKind; keepZero: boolean }
@@ -94,7 +94,7 @@ function codecOf(s: Schema | undefined, where: string): ValueCodec {
 function scalarKind(type: string, format: string | undefined, where: string): ScalarKind {
   switch (type) {
     case 'string':
-      return format === 'byte' ? 'bytes' : 'string';
+      return format === 'byte' ? 'bytes' : format === 'duration' ? 'duration' : 'string';
     case 'integer':
       if (format === 'int32' || format === 'int64') return format;
       throw new Error(`protobuf: ${where} is an integer without int32/int64 width`);

@@ -8,8 +8,8 @@
  * and every distribution turn it on, and svc's default authorization is Node,RBAC), and it runs
  * before ServiceAccount (upstream: after), as it did before plugins were selectable, so that a
  * node's mirror pod naming a service account is refused by NodeRestriction saying why. Plugins
- * upstream enables by default that svc does not implement (DefaultStorageClass, webhooks, ...)
- * cannot be named.
+ * upstream enables by default that svc does not implement (StorageObjectInUseProtection,
+ * PersistentVolumeClaimResize, CertificateApproval, ...) cannot be named.
  */
 export interface AdmissionPluginInfo {
   name: string;
@@ -26,7 +26,11 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'PodSecurity', defaultOn: true },
   { name: 'Priority', defaultOn: true },
   { name: 'DefaultTolerationSeconds', defaultOn: true },
+  { name: 'DefaultStorageClass', defaultOn: true },
   { name: 'RuntimeClass', defaultOn: true },
+  { name: 'MutatingAdmissionWebhook', defaultOn: true },
+  { name: 'ValidatingAdmissionPolicy', defaultOn: true },
+  { name: 'ValidatingAdmissionWebhook', defaultOn: true },
   { name: 'ResourceQuota', defaultOn: true },
   { name: 'AlwaysDeny', defaultOn: false },
 ];

@@ -11,7 +11,7 @@
  * - StructuredAuthenticationConfiguration: --authentication-config.
  * - StructuredAuthorizationConfiguration: --authorization-config (GA upstream since 1.32: locked on).
  */
-import { FeatureGateSpecs, type FeatureSpec } from '../../common/feature-gates';
+import { FeatureGateSpecs, parseFeatureGatesFlag, type FeatureSpec } from '../../common/feature-gates';
 
 export const CBOR_GATE = 'CBORServingAndStorage';
 
@@ -32,4 +32,24 @@ export const apiServerGates = new FeatureGateSpecs<ApiServerFeature>(apiServerFe
 /** Whether a gate is on in a set of switched-on gates; no set at all (tests, tools) means every gate at its default. */
 export function gateOn(gates: ReadonlySet<string> | undefined, name: ApiServerFeature): boolean {
   return gates ? gates.has(name) : apiServerFeatures[name].default;
+}
+
+/** --feature-gates' pairs: the gates switched on and the warnings to log, or the problem in upstream's words naming the pair. */
+export function parseFeatureGatePairs(pairs: readonly string[]): { on: Set<string>; warnings: string[] } | { error: string } {
+  const overrides: Record<string, boolean> = {};
+  for (const p of pairs) {
+    let parsed: Record<string, boolean>;
+    try {
+      parsed = parseFeatureGatesFlag(p);
+    } catch (err) {
+      return { error: `invalid argument "${p}" for --feature-gates: ${(err as Error).message}` };
+    }
+    for (const [name, value] of Object.entries(parsed)) {
+      const why = apiServerGates.check(name, value);
+      if (why) return { error: `invalid argument "${p}" for --feature-gates: ${why}` };
+      overrides[name] = value;
+    }
+  }
+  const values = apiServerGates.resolve(overrides);
+  return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
 }

@@ -1,9 +1,10 @@
 import { formatFlagUsages } from '../../common/flag-usage';
 import { parseDuration } from '../api/duration';
-import { parseFeatureGatesFlag } from '../../common/feature-gates';
-import { ADMISSION_PLUGINS, selectAdmissionPlugins } from './admission-plugins';
-import { apiServerGates } from './feature-gates';
+import { selectAdmissionPlugins } from './admission-plugins';
+import { parseFeatureGatePairs } from './feature-gates';
+import { apiServerFlagDefs as defs } from './flag-defs';
 import { parseRuntimeConfig, type RuntimeConfig } from './runtime-config';
+import { parseNetworkFlags, type NetworkFlags } from './network-flags';
 
 /**
  * svc-apiserver's command line: kube-apiserver's flag names where one exists (--bind-address,
@@ -34,6 +35,12 @@ export interface ApiServerFlags {
   nodeMonitorGracePeriodMs: number;
   /** --event-ttl: how long an event is kept after its last write (upstream's default 1h). */
   eventTtlMs: number;
+  /** --metric-resolution: how often the bundled metrics server scrapes the node agents (metrics-server's flag, 15s). */
+  metricResolutionMs: number;
+  /** --horizontal-pod-autoscaler-sync-period: how often each HPA is reconciled (kube-controller-manager's flag, 15s). */
+  hpaSyncPeriodMs: number;
+  /** --horizontal-pod-autoscaler-downscale-stabilization: the default scale-down stabilization window (kube-controller-manager's flag, 5m). */
+  hpaDownscaleStabilizationMs: number;
   /** Shortest lifetime of an in-process informer's watch; each lasts a random time between it and twice it (client-go's reflector: 5 min). */
   controllerWatchTimeoutMs: number;
   /** The admission plugins that run, in upstream's order (--enable-admission-plugins / --disable-admission-plugins over the defaults). */
@@ -60,6 +67,8 @@ export interface ApiServerFlags {
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
   enableBootstrapTokenAuth: boolean;
+  /** --local-path-provisioner: the built-in local-path StorageClass and provisioner (issue 20). */
+  localPathProvisioner: boolean;
   /** --serve-k8s-io-groups: every svc.io group is also served under its k8s.io name (issue 17). */
   serveK8sIoGroups: boolean;
   leaderElect: boolean;
@@ -112,157 +121,36 @@ export interface ApiServerFlags {
   runtimeConfig: RuntimeConfig;
   /** Upstream's warnings for GA and deprecated gates set explicitly, logged at start. */
   featureGateWarnings: string[];
+  /** Service CIDRs and node ports (config/network-flags.ts). */
+  network: NetworkFlags;
   help: boolean;
   version: boolean;
 }
 
-/** list: comma-separated; strings: repeatable, each occurrence one value (paths may hold commas). */
-export type Kind = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'strings';
-
-export interface Def {
-  kind: Kind;
-  usage: string;
-  def?: string;
-}
-
 export { CBOR_GATE } from './feature-gates';
-
-const defs: Record<string, Def> = {
-  'bind-address': { kind: 'string', usage: 'IP address to listen on for --secure-port', def: '0.0.0.0' },
-  'secure-port': { kind: 'int', usage: 'Port to serve HTTPS on', def: '6443' },
-  'kubelet-client-certificate': { kind: 'string', usage: 'Client certificate presented to node agents (pods/log, nodes/proxy); default the generated apiserver-kubelet-client certificate' },
-  'kubelet-client-key': { kind: 'string', usage: 'Key of --kubelet-client-certificate' },
-  'kubelet-certificate-authority': { kind: 'string', usage: 'CA bundle verifying node agents\' serving certificates (default: not verified, as upstream)' },
-  'tls-cert-file': { kind: 'string', usage: 'x509 serving certificate; without it the server makes its own CA and certificate under --data-dir/pki' },
-  'tls-private-key-file': { kind: 'string', usage: 'Private key matching --tls-cert-file' },
-  'client-ca-file': { kind: 'string', usage: 'CA bundle that verifies client certificates (CN = user, O = groups); the generated CA is always trusted too' },
-  'token-auth-file': { kind: 'string', usage: 'Static token file: CSV lines token,user,uid[,"group1,group2"]' },
-  'data-dir': { kind: 'string', usage: 'Directory for the embedded SQLite store and generated credentials', def: '/var/lib/svc-apiserver' },
-  'etcd-servers': { kind: 'list', usage: 'etcd endpoints (http://host:port,...); when set, etcd replaces the embedded store' },
-  'etcd-cafile': { kind: 'string', usage: 'CA bundle that verifies the etcd servers' },
-  'etcd-certfile': { kind: 'string', usage: 'Client certificate presented to etcd' },
-  'etcd-keyfile': { kind: 'string', usage: 'Key of --etcd-certfile' },
-  'etcd-prefix': { kind: 'string', usage: 'Prefix of every key this server stores in etcd', def: '/registry-svc' },
-  'livez-grace-period': { kind: 'duration', usage: 'Time after start during which livez reports only ping', def: '0s' },
-  'shutdown-delay-duration': {
-    kind: 'duration',
-    usage: 'On SIGTERM, time readyz fails before the listener closes; watches then end, and requests still in flight get 5s before every open connection is cut',
-    def: '0s',
-  },
-  'watch-cache-max-bytes': {
-    kind: 'int',
-    usage:
-      'Most bytes of events the watch cache keeps in memory besides its 5-minute window (older resumes replay from the store): the stored size of each object and its previous version, plus its rendering once sent',
-    def: String(32 * 1024 * 1024),
-  },
-  'node-monitor-grace-period': { kind: 'duration', usage: 'How long a node may stay silent before it is marked Unknown', def: '50s' },
-  'event-ttl': { kind: 'duration', usage: 'How long an Event is kept after its last write (core/v1 and events.k8s.io/v1 alike); expired events are removed, also those that expired while the server was down', def: '1h' },
-  'controller-watch-timeout': {
-    kind: 'duration',
-    usage: 'Shortest lifetime of each watch of the in-process informers (control loops, scheduler, authorization and authentication caches): each ends after a random time between it and twice it, and its informer lists again, as upstream\'s reflectors (5m)',
-    def: '5m',
-  },
-  'enable-admission-plugins': {
-    kind: 'list',
-    usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
-  },
-  'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
-  'proxy-client-cert-file': { kind: 'string', usage: 'Client certificate svc-apiserver presents to aggregated API servers (they trust it through their --requestheader-client-ca-file); with --proxy-client-key-file' },
-  'proxy-client-key-file': { kind: 'string', usage: 'Key of --proxy-client-cert-file' },
-  'audit-policy-file': { kind: 'string', usage: 'Audit policy (audit.k8s.io/v1 Policy); without it nothing is audited' },
-  'audit-log-path': { kind: 'string', usage: 'Write audit events to this file, one JSON object per line (mode 0600); "-" for standard output' },
-  'audit-log-maxage': { kind: 'int', usage: 'Days to keep rotated audit log files (0: no limit)', def: '0' },
-  'audit-log-maxbackup': { kind: 'int', usage: 'Rotated audit log files to keep (0: no limit)', def: '0' },
-  'audit-log-maxsize': { kind: 'int', usage: 'Megabytes an audit log file may reach before it is rotated (0: never rotated)', def: '0' },
-  'audit-webhook-config-file': { kind: 'string', usage: 'kubeconfig naming the remote service audit events are sent to in batches' },
-  'audit-webhook-batch-max-size': { kind: 'int', usage: 'Most events in one audit webhook batch', def: '400' },
-  'audit-webhook-batch-max-wait': { kind: 'duration', usage: 'Longest an audit event waits for its batch to be sent', def: '30s' },
-  'audit-webhook-batch-buffer-size': { kind: 'int', usage: 'Audit events buffered for the webhook before new ones are dropped (counted in apiserver_audit_error_total)', def: '10000' },
-  'audit-webhook-initial-backoff': { kind: 'duration', usage: 'Wait before retrying a failed audit webhook batch (grows 1.5 times per attempt, 5 attempts)', def: '10s' },
-  'admission-control-config-file': { kind: 'string', usage: 'AdmissionConfiguration file (apiserver.config.k8s.io/v1) with the configuration of admission plugins that take one (PodSecurity: defaults and exemptions)' },
-  'default-not-ready-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
-  'default-unreachable-toleration-seconds': { kind: 'int', usage: 'tolerationSeconds of the unreachable:NoExecute toleration added to pods that have none (DefaultTolerationSeconds admission)', def: '300' },
-  'enable-bootstrap-token-auth': { kind: 'bool', usage: 'Accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system) and clean up expired ones', def: 'false' },
-  'serve-k8s-io-groups': {
-    kind: 'bool',
-    usage:
-      'Also serve every svc.io API group under its k8s.io name (rbac.authorization.k8s.io, coordination.k8s.io, ...), as stock clients use them: the same objects, listed in discovery and OpenAPI under both names',
-    def: 'true',
-  },
-  'cluster-signing-duration': { kind: 'duration', usage: 'Longest validity of certificates the CSR signer issues', def: '8760h' },
-  'leader-elect': { kind: 'bool', usage: 'Run the control loops only on the replica holding the svc-system/svc-controller-manager Lease', def: 'true' },
-  'leader-elect-lease-duration': { kind: 'duration', usage: 'How long followers wait after the last renewal before taking over', def: '15s' },
-  'leader-elect-renew-deadline': { kind: 'duration', usage: 'How long the leader retries renewing before it stops leading', def: '10s' },
-  'leader-elect-retry-period': { kind: 'duration', usage: 'Interval between acquire and renew attempts', def: '2s' },
-  'anonymous-auth': { kind: 'bool', usage: 'Allow anonymous requests (user system:anonymous) where authorization permits (default true)' },
-  'service-account-key-file': { kind: 'strings', usage: 'PEM file with RSA or ECDSA keys that verify service account tokens (repeatable; default the signing key)' },
-  'service-account-signing-key-file': { kind: 'string', usage: 'PEM private key that signs service account tokens (default <data-dir>/pki/sa.key, generated once)' },
-  'service-account-issuer': { kind: 'strings', usage: 'Issuer of service account tokens (repeatable: the first signs, all are accepted)', def: 'https://svc.default.svc' },
-  'service-account-lookup': { kind: 'bool', usage: 'Reject tokens of service accounts or bound objects that no longer exist', def: 'true' },
-  'service-account-max-token-expiration': { kind: 'duration', usage: 'Longest validity of issued service account tokens (0: no cap)', def: '0s' },
-  'api-audiences': { kind: 'list', usage: 'Audiences the API accepts in tokens (default the service account issuers)' },
-  'oidc-issuer-url': { kind: 'string', usage: 'OpenID Connect issuer (https); enables OIDC id_token authentication' },
-  'oidc-client-id': { kind: 'string', usage: 'Audience every OIDC token must be issued to' },
-  'oidc-username-claim': { kind: 'string', usage: 'Claim used as the user name', def: 'sub' },
-  'oidc-username-prefix': { kind: 'string', usage: 'Prefix for OIDC user names ("-" disables; default <issuer>#, except for email)' },
-  'oidc-groups-claim': { kind: 'string', usage: 'Claim holding the user\'s groups' },
-  'oidc-groups-prefix': { kind: 'string', usage: 'Prefix for OIDC group names' },
-  'oidc-ca-file': { kind: 'string', usage: 'CA that verifies the OIDC provider (default the host roots)' },
-  'oidc-required-claim': { kind: 'strings', usage: 'key=value a token must carry (repeatable)' },
-  'oidc-signing-algs': { kind: 'list', usage: 'Accepted signing algorithms', def: 'RS256' },
-  'authentication-config': { kind: 'string', usage: 'AuthenticationConfiguration file (apiserver.config.svc.io/v1); reloaded on change; not with --oidc-*' },
-  'authentication-token-webhook-config-file': { kind: 'string', usage: 'Kubeconfig-format file naming the token review webhook' },
-  'authentication-token-webhook-cache-ttl': { kind: 'duration', usage: 'How long webhook token decisions are cached', def: '2m' },
-  'authentication-token-webhook-version': { kind: 'string', usage: 'TokenReview version sent to the webhook: v1 or v1beta1', def: 'v1beta1' },
-  'requestheader-username-headers': { kind: 'list', usage: 'Headers an authenticating proxy puts the user name in (enables request-header authentication)' },
-  'requestheader-group-headers': { kind: 'list', usage: 'Headers holding the proxy user\'s groups' },
-  'requestheader-extra-headers-prefix': { kind: 'list', usage: 'Header prefixes whose headers become user extras' },
-  'requestheader-uid-headers': { kind: 'list', usage: 'Headers holding the proxy user\'s uid' },
-  'requestheader-allowed-names': { kind: 'list', usage: 'Common names the proxy\'s client certificate may have (default any)' },
-  'requestheader-client-ca-file': { kind: 'string', usage: 'CA that verifies the authenticating proxy\'s client certificate' },
-  'log-level': { kind: 'string', usage: 'trace, debug, info, warn, error or silent', def: 'info' },
-  'authorization-mode': { kind: 'list', usage: 'Ordered list of authorization modes: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook (default Node,RBAC)' },
-  'authorization-policy-file': { kind: 'string', usage: 'ABAC policy file: one JSON Policy per line (with --authorization-mode=ABAC)' },
-  'authorization-webhook-config-file': { kind: 'string', usage: 'Kubeconfig-format file naming the authorization webhook (with --authorization-mode=Webhook)' },
-  'authorization-webhook-cache-authorized-ttl': { kind: 'duration', usage: 'How long to cache allowed webhook decisions (default 5m0s)' },
-  'authorization-webhook-cache-unauthorized-ttl': { kind: 'duration', usage: 'How long to cache denied webhook decisions (default 30s)' },
-  'authorization-webhook-version': { kind: 'string', usage: 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)' },
-  'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
-  'runtime-config': { kind: 'list', usage: 'API versions to serve or not: key[=true|false] pairs with keys api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (alpha versions and betas newer than 1.22 are off by default)' },
-  'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${apiServerGates.usage()}` },
-  help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
-  version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
-};
-
-/** The flag table as defined here, read by the generated reference (docs/reference/apiserver-flags.md). */
-export const apiServerFlagDefs: Readonly<Record<string, Readonly<Def>>> = defs;
+export { apiServerFlagDefs, type Def, type Kind } from './flag-defs';
 
 export class FlagError extends Error {}
 
 /** The gates switched on (config/feature-gates.ts); a malformed, unknown or locked gate is a FlagError as upstream words it. */
 function featureGates(pairs: readonly string[]): { on: Set<string>; warnings: string[] } {
-  const overrides: Record<string, boolean> = {};
-  for (const p of pairs) {
-    let parsed: Record<string, boolean>;
-    try {
-      parsed = parseFeatureGatesFlag(p);
-    } catch (err) {
-      throw new FlagError(`invalid argument "${p}" for --feature-gates: ${(err as Error).message}`);
-    }
-    for (const [name, value] of Object.entries(parsed)) {
-      const why = apiServerGates.check(name, value);
-      if (why) throw new FlagError(`invalid argument "${p}" for --feature-gates: ${why}`);
-      overrides[name] = value;
-    }
-  }
-  const values = apiServerGates.resolve(overrides);
-  return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
+  const gates = parseFeatureGatePairs(pairs);
+  if ('error' in gates) throw new FlagError(gates.error);
+  return gates;
 }
 
 function runtimeConfig(pairs: readonly string[]): RuntimeConfig {
   const cfg = parseRuntimeConfig(pairs);
   if ('error' in cfg) throw new FlagError(`invalid argument "${pairs.join(',')}" for --runtime-config: ${cfg.error}`);
   return cfg;
+}
+
+function networkFlags(get: (n: string) => string | undefined): NetworkFlags {
+  try {
+    return parseNetworkFlags(get);
+  } catch (err) {
+    throw new FlagError((err as Error).message, { cause: err });
+  }
 }
 
 /** The chosen admission plugins; an unknown or contradictory name is a FlagError naming its flag (upstream's messages). */
@@ -351,6 +239,8 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   }
   if (dur('controller-watch-timeout') <= 0) throw new FlagError('--controller-watch-timeout must be positive');
   if (dur('event-ttl') <= 0) throw new FlagError('--event-ttl must be positive');
+  if (dur('metric-resolution') <= 0) throw new FlagError('--metric-resolution must be positive');
+  if (dur('horizontal-pod-autoscaler-sync-period') <= 0) throw new FlagError('--horizontal-pod-autoscaler-sync-period must be positive');
   const level = get('log-level')!;
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) throw new FlagError(`invalid argument "${level}" for --log-level`);
   return {
@@ -374,6 +264,9 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     watchCacheMaxBytes: int('watch-cache-max-bytes'),
     nodeMonitorGracePeriodMs: dur('node-monitor-grace-period'),
     eventTtlMs: dur('event-ttl'),
+    metricResolutionMs: dur('metric-resolution'),
+    hpaSyncPeriodMs: dur('horizontal-pod-autoscaler-sync-period'),
+    hpaDownscaleStabilizationMs: dur('horizontal-pod-autoscaler-downscale-stabilization'),
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     admissionControlConfigFile: str('admission-control-config-file'),
@@ -394,6 +287,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     defaultNotReadyTolerationSeconds: int('default-not-ready-toleration-seconds'),
     defaultUnreachableTolerationSeconds: int('default-unreachable-toleration-seconds'),
     enableBootstrapTokenAuth: bool('enable-bootstrap-token-auth'),
+    localPathProvisioner: bool('local-path-provisioner'),
     serveK8sIoGroups: bool('serve-k8s-io-groups'),
     leaderElect: bool('leader-elect'),
     leaderElectLeaseDurationMs: dur('leader-elect-lease-duration'),
@@ -412,6 +306,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     featureGates: gates.on,
     runtimeConfig: runtimeConfig(list('runtime-config') ?? []),
     featureGateWarnings: gates.warnings,
+    network: networkFlags(get),
     help: bool('help'),
     version: bool('version'),
   };

@@ -22,8 +22,8 @@ export interface RuntimeConfig {
   entries: Entry[];
 }
 
-/** Beta group versions on by default: those introduced before 1.22 (spec 9.1). */
-const BETA_ON_BY_DEFAULT = new Set(['authentication.svc.io/v1beta1', 'authorization.svc.io/v1beta1']);
+/** Beta group versions on by default: those introduced before 1.22 (spec 9.1); the resource metrics API (metrics.k8s.io/v1beta1, served by metrics-server since 1.8) among them. */
+const BETA_ON_BY_DEFAULT = new Set(['authentication.svc.io/v1beta1', 'authorization.svc.io/v1beta1', 'metrics.svc.io/v1beta1']);
 
 export function stabilityOf(version: string): Stability {
   if (/^v\d+alpha\d+$/.test(version)) return 'alpha';

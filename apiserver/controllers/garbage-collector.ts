@@ -73,11 +73,23 @@ export class GarbageCollector {
     // One informer per stored resource: the versions of a resource share their keys, and a type
     // served from another's storage (storedAs) is that resource's objects again.
     const resources = new Map(this.registry.all().filter((t) => !t.storedAs).map((t) => [typePrefix(t), t]));
-    const informers = [...resources.values()].map((t) => {
+    const follow = (t: ResourceType) => {
       const inf = this.informers.informer(t, { view: OWNERSHIP_VIEW });
       inf.addEventHandler(typedHandler(t, handler), { signal });
       return inf;
-    });
+    };
+    const informers = [...resources.values()].map(follow);
+    // Custom resources come with their CRDs: each new stored resource is followed from then on.
+    this.registry.subscribe(
+      {
+        added: (t) => {
+          if (t.storedAs || resources.has(typePrefix(t))) return;
+          resources.set(typePrefix(t), t);
+          follow(t);
+        },
+      },
+      signal,
+    );
     this.informers.start(signal);
     // Work starts only once every owner is indexed, so no dependent is judged an orphan too early.
     if (!(await waitForCacheSync(signal, ...informers))) return;

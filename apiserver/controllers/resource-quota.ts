@@ -101,8 +101,11 @@ export class ResourceQuotaController {
   /** The kinds that count some of these names (upstream: the evaluators matching the quota's hard resources). */
   tracked(names: readonly string[]): Tracked[] {
     const out: Tracked[] = [];
+    // Each stored resource once: its versions (autoscaling/v2 and v1 HorizontalPodAutoscalers) hold the same objects.
+    const seen = new Set<string>();
     for (const t of this.registry.all()) {
-      if (!t.namespaced) continue;
+      if (!t.namespaced || seen.has(`${t.group}/${t.resource}`)) continue;
+      seen.add(`${t.group}/${t.resource}`);
       const ev = evaluatorFor(t);
       const counted = ev.matchingResources(names);
       if (counted.length > 0) out.push({ t, ev, names: counted });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../../common/informer/clock';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
@@ -10,6 +11,7 @@ import type { RequestInfo } from '../server/request-info';
 import { queryBool } from '../server/request-info';
 import { servedBody } from '../server/group-alias';
 import { CBOR_GATE } from '../config/flags';
+import { hasProtobuf } from '../codec/plan';
 import { binaryReply } from '../server/negotiation';
 import { protobufSchemaFor, responseSchemaFor } from '../server/protobuf';
 import { send, type SendOptions } from '../server/respond';
@@ -41,6 +43,20 @@ export interface ResourceRequest {
   auditAnnotations?: Record<string, string>;
   /** Warnings for the client from admission (writeContext hands it over) and deprecation; reply sends them as Warning headers. */
   warnings?: string[];
+  /** An HTTP Upgrade request (exec, attach, port-forward, proxied WebSockets): the client's socket and the bytes read past its head; `res` writes to that socket until a handler takes it over. */
+  upgrade?: { socket: Duplex; head: Buffer };
+}
+
+const protobufForms = new WeakMap<ResourceType, boolean>();
+
+/**
+ * Whether the request's type has a protobuf form: custom resources have none, so a protobuf body is
+ * 415 and an Accept of protobuf only is 406 for them, as upstream.
+ */
+export function protobufServed(r: Pick<ResourceRequest, 'type'>): boolean {
+  let has = protobufForms.get(r.type);
+  if (has === undefined) protobufForms.set(r.type, (has = hasProtobuf(r.type.schema)));
+  return has;
 }
 
 /** Whether CBOR is served (the CBORServingAndStorage feature gate, alpha, off by default). */

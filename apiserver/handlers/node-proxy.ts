@@ -10,15 +10,16 @@
  * certificate is verified against --kubelet-certificate-authority when it is set; otherwise it is
  * not verified, as upstream by default (agents serve self-signed certificates: our CSR signer has
  * no kubelet-serving signer).
- * Differences from upstream: "name:port" node names (a port other than the daemon endpoint's)
- * are not supported, and upgrades (exec/attach streams) are not proxied.
+ * `{name}:{port}` and `{scheme}:{name}:{port}` with another port than the agent's go to that port
+ * of the node's address without the kubelet-client identity (loopback and link-local addresses
+ * refused), as upstream. Upgrades are proxied byte for byte (http-forward.ts).
  */
-import { request as httpsRequest } from 'node:https';
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { ApiError, errors } from '../api/errors';
+import { errors } from '../api/errors';
 import type { KeyPairPem } from '../pki/certs';
 import type { ResourceRequest } from './context';
+import { DEFAULT_FORWARD_LIMITS, forwardHttp } from './http-forward';
 import { agentEndpoint } from './pod-log';
+import { isProxyableIP, proxyPath, splitSchemeNamePort } from './proxy-target';
 
 /** How the API server reaches node agents. */
 export interface KubeletClientConfig {
@@ -30,77 +31,22 @@ export interface KubeletClientConfig {
   timeoutMs?: number;
 }
 
-/** Request headers that must not reach the agent: the caller's credentials and hop-by-hop headers. */
-const DROPPED = new Set(['authorization', 'cookie', 'proxy-authorization', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'transfer-encoding', 'host']);
-
-/** The headers forwarded to the agent. */
-export function forwardedHeaders(h: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || DROPPED.has(k) || k.startsWith('impersonate-') || k.startsWith('x-remote-')) continue;
-    out[k] = v;
-  }
-  return out;
-}
-
-/** The agent path for a request path: what follows /nodes/{name}/proxy, '/' when nothing does. */
-export function agentPath(requestPath: string, nodeName: string): string {
-  const marker = `/nodes/${nodeName}/proxy`;
-  const at = requestPath.indexOf(marker);
-  if (at < 0) throw errors.badRequest(`not a node proxy path: ${requestPath}`);
-  const rest = requestPath.slice(at + marker.length);
-  if (rest === '') return '/';
-  if (!rest.startsWith('/')) throw errors.badRequest(`not a node proxy path: ${requestPath}`);
-  return rest;
-}
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
-
 export function nodeProxyHandler(k: KubeletClientConfig): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
-    if (r.info.name.includes(':')) throw errors.badRequest(`node names with a port (${r.info.name}) are not supported by the node proxy`);
-    const node = await r.store.get(r.type, '', r.info.name);
+    const id = splitSchemeNamePort(r.info.name);
+    if (!id) throw errors.badRequest(`invalid node request "${r.info.name}"`);
+    const node = await r.store.get(r.type, '', id.name);
     const { host, port } = agentEndpoint(node);
-    // The raw (still percent-encoded) path, so the agent decodes it exactly once.
-    const rawUrl = r.req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
-    const path = agentPath(rawPath, r.info.name) + (q < 0 ? '' : rawUrl.slice(q));
-    await new Promise<void>((resolve, reject) => {
-      const up = httpsRequest(
-        {
-          host,
-          port,
-          path,
-          method: r.req.method ?? 'GET',
-          headers: forwardedHeaders(r.req.headers),
-          cert: k.client.certPem,
-          key: k.client.keyPem,
-          ...(k.caPem ? { ca: k.caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }),
-          timeout: k.timeoutMs ?? 300_000,
-        },
-        (res) => {
-          const headers: OutgoingHttpHeaders = {};
-          for (const [h, v] of Object.entries(res.headers)) if (v !== undefined && !HOP_BY_HOP.has(h)) headers[h] = v;
-          r.res.writeHead(res.statusCode ?? 502, headers);
-          res.pipe(r.res);
-          res.on('end', () => resolve());
-          res.on('error', reject);
-        },
-      );
-      up.on('timeout', () => up.destroy(new Error('timed out')));
-      up.on('error', (err) => {
-        if (r.res.headersSent) {
-          r.res.destroy();
-          resolve();
-        } else reject(new ApiError('ServiceUnavailable', `cannot reach the node agent of ${r.info.name} at ${host}:${port}: ${err.message}`));
-      });
-      // The caller went away before the answer was complete (IncomingMessage's own 'close' fires
-      // as soon as its body is read, so the response is the one to watch).
-      r.res.on('close', () => {
-        if (!r.res.writableFinished) up.destroy();
-      });
-      r.req.pipe(up);
-    });
+    const path = proxyPath(r.req.url ?? '/');
+    const limits = { ...DEFAULT_FORWARD_LIMITS, answerTimeoutMs: k.timeoutMs ?? 300_000 };
+    if (id.port === '' || id.port === String(port)) {
+      // The agent itself, with the kubelet-client identity (the scheme asked for is ignored, as upstream).
+      return forwardHttp(r, { scheme: 'https', host, port, path, cert: k.client, ...(k.caPem ? { caPem: k.caPem } : {}), describe: `the node agent of ${id.name}` }, limits);
+    }
+    // Another port of the node: plain proxying without the kubelet-client identity, to proxyable addresses only (upstream's IsProxyableHostname).
+    const other = Number(id.port);
+    if (!/^\d+$/.test(id.port) || other < 1 || other > 65535) throw errors.badRequest(`invalid port "${id.port}" for node ${id.name}`);
+    if (!isProxyableIP(host)) throw errors.badRequest(`address not allowed: ${host}`);
+    return forwardHttp(r, { scheme: id.scheme, host, port: other, path, describe: `port ${other} of node ${id.name}` }, limits);
   };
 }

@@ -14,7 +14,7 @@ import { cborServed, reply, writeContext, type ResourceRequest } from './context
 export async function handlePatch(r: ResourceRequest): Promise<void> {
   // For PATCH, bodyFormat answers a patch format or apply-patch (415 otherwise); with the
   // CBORServingAndStorage gate, application/apply-patch+cbor is apply too (spec 4.3).
-  const format = bodyFormat(r.req.headers['content-type'], 'PATCH', { cbor: cborServed(r) });
+  const format = bodyFormat(r.req.headers['content-type'], 'PATCH', { cbor: cborServed(r), strategicMerge: !r.type.customResource });
   if (format === 'apply-patch' || format === 'apply-patch-cbor') return handleApply(r, format === 'apply-patch' ? 'yaml' : 'cbor');
   if (r.query.has('force')) throw patchOptionsInvalid('force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
   const fv = parseFieldValidation(r.query.get('fieldValidation'));

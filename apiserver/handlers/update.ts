@@ -1,7 +1,7 @@
 import { bodyFormat } from '../server/negotiation';
 import { decodeObject, objectFormat, readBody } from '../server/decode';
 import { parseFieldValidation } from '../validation/field-validation';
-import { cborServed, reply, writeContext, type ResourceRequest } from './context';
+import { cborServed, reply, writeContext, type ResourceRequest, protobufServed } from './context';
 
 /**
  * Resource types that may be created by PUT, as upstream's AllowCreateOnUpdate says
@@ -11,7 +11,7 @@ const CREATE_ON_UPDATE = new Set(['events', 'endpoints', 'leases']);
 
 /** PUT item: whole-object replace with optimistic concurrency (409 on a stale resourceVersion). */
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: true, cbor: cborServed(r) });
+  const format = bodyFormat(r.req.headers['content-type'], 'PUT', { protobuf: protobufServed(r), cbor: cborServed(r) });
   const fv = parseFieldValidation(r.query.get('fieldValidation'));
   const ctx = writeContext(r);
   const body = await readBody(r.req);

@@ -18,7 +18,7 @@ import { collectionPrefix, objectKey } from '../store/keys';
 import { parseRv } from '../store/read-plan';
 import { servedEvent } from '../store/stored-object';
 import type { CachedEvent } from '../store/watch-cache';
-import { cborServed, listQuery, type ResourceRequest } from './context';
+import { cborServed, listQuery, type ResourceRequest, protobufServed } from './context';
 
 /** Upstream picks a watch's lifetime at random in [minRequestTimeout, 2×minRequestTimeout) so watches do not all reconnect at once. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
@@ -43,7 +43,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   const rendering = negotiate(r.req.headers.accept, {
     tableAllowed: true,
     includeObject: r.query.get('includeObject') ?? undefined,
-    protobuf: true,
+    protobuf: protobufServed(r),
     cbor: cborServed(r),
     watch: true,
   });
@@ -53,22 +53,10 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
     q.fieldSelector = [...q.fieldSelector, { key: 'metadata.name', operator: '=', values: [r.info.name] }];
   }
   const bookmarks = queryBool(r.query, 'allowWatchBookmarks');
-  const sendInitialText = r.query.get('sendInitialEvents');
-  const sendInitialAsked = queryBool(r.query, 'sendInitialEvents');
   const rvText = q.resourceVersion ?? '';
-  if (sendInitialText !== null) {
-    // Upstream's ListOptions validation with its WatchList gate off (the spec calls the gate StreamingList).
-    if (!gateOn(r.gates, 'StreamingList')) throw new ApiError('BadRequest', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the StreamingList feature gate is enabled');
-    if (q.resourceVersionMatch !== 'NotOlderThan') {
-      throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-    }
-  } else if (q.resourceVersionMatch) {
-    throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-  }
-  const sendInitial = sendInitialText !== null ? sendInitialAsked : rvText === '' || rvText === '0';
-  if (sendInitialText !== null && sendInitialAsked && !bookmarks) {
-    throw new ApiError('BadRequest', 'allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true');
-  }
+  const sendInitial = initialEventsAsked(r, q, bookmarks);
+  // The end-of-initial-events bookmark is sent only when the client asked with sendInitialEvents.
+  const initialEventsEnd = r.query.get('sendInitialEvents') !== null && sendInitial;
   const timeoutS = watchTimeoutSeconds(r.query.get('timeoutSeconds'));
   const ns = r.info.namespace;
   const prefix = r.info.name && !r.type.namespaced ? objectKey(r.type, ns, r.info.name) : collectionPrefix(r.type, ns);
@@ -113,7 +101,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   try {
     for (const obj of initial) if (!(await out.write(encode(r, rendering, 'ADDED', obj, cached)))) return;
     initial = []; // sent: not held for the life of the watch
-    if (sendInitialText !== null && sendInitial) {
+    if (initialEventsEnd) {
       if (!(await out.write(bookmark(r, rendering, from, { [INITIAL_EVENTS_END]: 'true', [SVC_INITIAL_EVENTS_END]: 'true' })))) return;
     }
     for await (const stored of r.cache.watch(prefix, from, ac.signal)) {
@@ -122,7 +110,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
       const type = visibleType(r, ev, q);
       if (!type) continue;
       // The plain JSON line is of the stored form: k8s.io names and storedAs views get their own.
-      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs;
+      const cachedForm = type === ev.type && rendering.kind === 'json' && !r.info.servedGroup && !r.type.storedAs && !r.type.readDefaults && !r.type.pruneOnRead;
       const chunk = cachedForm ? plainEvent(r, ev) : sharedEvent(r, rendering, type, ev, cached);
       if (!(await out.write(chunk))) break;
     }
@@ -212,4 +200,28 @@ function bookmark(r: ResourceRequest, rendering: Rendering, rv: number, annotati
   if (rendering.kind === 'protobuf') return encodeWatchFrame('BOOKMARK', r.type.schema, object);
   if (rendering.kind === 'cbor') return encodeCborWatchEvent('BOOKMARK', r.type.schema, object);
   return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
+}
+
+/**
+ * Whether the watch starts with synthetic ADDED events: sendInitialEvents when given (upstream's
+ * ListOptions validation: it needs resourceVersionMatch=NotOlderThan and bookmarks, and its
+ * WatchList gate, StreamingList in the spec), else for a watch from no version or "0".
+ */
+function initialEventsAsked(r: ResourceRequest, q: ReturnType<typeof listQuery>, bookmarks: boolean): boolean {
+  const sendInitialText = r.query.get('sendInitialEvents');
+  const sendInitialAsked = queryBool(r.query, 'sendInitialEvents');
+  const rvText = q.resourceVersion ?? '';
+  if (sendInitialText !== null) {
+    // Upstream's ListOptions validation with its WatchList gate off (the spec calls the gate StreamingList).
+    if (!gateOn(r.gates, 'StreamingList')) throw new ApiError('BadRequest', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the StreamingList feature gate is enabled');
+    if (q.resourceVersionMatch !== 'NotOlderThan') {
+      throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    }
+  } else if (q.resourceVersionMatch) {
+    throw new ApiError('BadRequest', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  if (sendInitialText !== null && sendInitialAsked && !bookmarks) {
+    throw new ApiError('BadRequest', 'allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true');
+  }
+  return sendInitialText !== null ? sendInitialAsked : rvText === '' || rvText === '0';
 }

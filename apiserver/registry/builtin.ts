@@ -30,6 +30,15 @@ import { makeStatefulSetType } from './types/statefulsets';
 import { makeAuthorizationReviewTypes } from './types/authorization-reviews';
 import { makeClusterRoleBindingType, makeRoleBindingType } from './types/rbac-bindings';
 import { makeClusterRoleType, makeRoleType } from './types/rbac-roles';
+import { makeStorageClassType } from './types/storageclasses';
+import { makeCsiDriverType } from './types/csidrivers';
+import { makeCsiNodeType } from './types/csinodes';
+import { makeVolumeAttachmentType } from './types/volumeattachments';
+import { makeMetricsTypes } from './types/metrics';
+import { makeHpaTypes } from './types/horizontalpodautoscalers';
+import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
+import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
+import { makeCrdType } from './types/customresourcedefinitions';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -68,9 +77,20 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeClusterRoleType(now),
     makeRoleBindingType(now),
     makeClusterRoleBindingType(now),
+    makeStorageClassType(now),
+    makeCsiDriverType(now),
+    makeCsiNodeType(now),
+    makeVolumeAttachmentType(now),
     ...makeAuthorizationReviewTypes(),
     makePriorityClassType(now),
     makeRuntimeClassType(now),
+    ...makeMetricsTypes(now),
+    ...makeHpaTypes(now),
+    makeMutatingWebhookConfigurationType(now),
+    makeValidatingWebhookConfigurationType(now),
+    makeValidatingAdmissionPolicyType(now),
+    makeValidatingAdmissionPolicyBindingType(now),
+    makeCrdType(),
     makeApiServiceType(now),
   ];
 }

@@ -62,13 +62,25 @@ function groupRank(g: string): number {
   return i < 0 ? GROUP_PRIORITY.length : i;
 }
 
-/** group/version/resource -> ResourceType, filled explicitly at startup (no import side effects). */
+/** Told of each type added to or removed from a registry (custom resources come and go at run time). */
+export interface RegistryListener {
+  added?(t: ResourceType): void;
+  removed?(t: ResourceType): void;
+}
+
+/**
+ * group/version/resource -> ResourceType, filled explicitly at startup (no import side effects)
+ * with the built-in types, then changed at run time as CustomResourceDefinitions are established
+ * and removed (controllers/crd-controller.ts): every reader asks it per request, and listeners
+ * (the garbage collector) are told of each change.
+ */
 export class ResourceRegistry {
-  private readonly types: ResourceType[] = [];
+  private types: ResourceType[] = [];
   private readonly byResource = new Map<string, ResourceType>();
   private readonly byKindKey = new Map<string, ResourceType>();
   /** Types kept for the server's own use but not served (--runtime-config turned their version off). */
   private readonly unserved = new Set<ResourceType>();
+  private readonly listeners = new Set<RegistryListener>();
 
   /** Adds a type; throws if its group/version/resource (or group/version/kind) is already registered. */
   register(t: ResourceType): void {
@@ -79,6 +91,31 @@ export class ResourceRegistry {
     this.types.push(t);
     this.byResource.set(rk, t);
     this.byKindKey.set(kk, t);
+    for (const l of this.listeners) l.added?.(t);
+  }
+
+  /** Removes the type served at group/version/resource (a no-op when absent); returns what it removed. */
+  unregister(group: string, version: string, resource: string): ResourceType | undefined {
+    const t = this.byResource.get(`${group}/${version}/${resource}`);
+    if (!t) return undefined;
+    this.byResource.delete(`${group}/${version}/${resource}`);
+    this.byKindKey.delete(`${group}/${version}/${t.kind}`);
+    this.types = this.types.filter((x) => x !== t);
+    this.unserved.delete(t);
+    for (const l of this.listeners) l.removed?.(t);
+    return t;
+  }
+
+  /** Replaces the type at t's group/version/resource (or adds it): a CRD update changed its schema, columns or names. */
+  replace(t: ResourceType): void {
+    this.unregister(t.group, t.version, t.resource);
+    this.register(t);
+  }
+
+  /** Tells listener of every later change until the signal aborts. */
+  subscribe(listener: RegistryListener, signal?: AbortSignal): void {
+    this.listeners.add(listener);
+    signal?.addEventListener('abort', () => this.listeners.delete(listener), { once: true });
   }
 
   /** The type served at group/version/resource, or undefined. */

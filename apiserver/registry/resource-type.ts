@@ -103,6 +103,8 @@ export interface ResourceType {
   fieldSelectors?: Readonly<Record<string, (obj: KObject) => string | undefined>>;
   /** Table columns after Name (which is always first); absent: Created At only. */
   tableColumns?: readonly TableColumn[];
+  /** The Name cell of a Table row when it is more than metadata.name (upstream's StorageClass printer appends " (default)"). */
+  tableName?(obj: KObject): string;
   /**
    * Whether an update bumps metadata.generation besides a change of specFields (Deployments: an
    * annotation change does, as upstream's strategy, since annotations are copied to ReplicaSets).
@@ -119,10 +121,38 @@ export interface ResourceType {
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
+  /**
+   * Fills, in place, what every read from storage adds (a custom resource's schema defaults: upstream
+   * defaults objects read from etcd too, so a default added to a CRD shows on objects stored before).
+   * Must be idempotent; readers hand it a copy of a shared stored object.
+   */
+  readDefaults?(obj: KObject): void;
+  /** Fields the schema does not declare are dropped from objects read from storage (custom resources). */
+  pruneOnRead?: boolean;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
+  /**
+   * 'qualified': finalizers need only be qualified names (upstream's generic ValidateObjectMeta,
+   * used for CRDs and custom resources); absent: also a domain or a standard name (core's rule).
+   */
+  finalizerNames?: 'qualified';
+  /**
+   * The OpenAPI v3 schema published for the kind instead of one generated from `schema` (a custom
+   * resource publishes its CRD's openAPIV3Schema, with every constraint; apiVersion, kind and
+   * metadata are filled in by the OpenAPI builder).
+   */
+  openApi?: Readonly<Record<string, unknown>>;
+  /** Served from a CustomResourceDefinition: no strategic merge patch (415, as upstream). */
+  customResource?: boolean;
+  /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */
+  warning?: string;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
+  /**
+   * The verbs a type that is not stored serves through its own handler (the resource metrics API:
+   * get and list), as discovery lists them; absent: the stored verbs (or create for review types).
+   */
+  servedVerbs?: readonly string[];
 }
 
 export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string {

@@ -22,6 +22,9 @@ export const quantity = (description?: string): ScalarSchema => ({ type: 'quanti
 /** metav1.Time: RFC 3339 in whole seconds. */
 export const time = (description?: string): ScalarSchema => ({ type: 'date-time', description });
 /** metav1.MicroTime: RFC 3339 with microseconds. */
+/** meta/v1 Duration: Go's duration text in JSON ("15s"), nanoseconds in protobuf. */
+export const duration = (description?: string): ScalarSchema => ({ type: 'string', format: 'duration', description });
+
 export const microTime = (description?: string): ScalarSchema => ({ type: 'date-time', format: 'micro-time', description });
 export const any = (description?: string): Schema => ({ type: 'any', description });
 /** metav1.FieldsV1: a JSON value carried as JSON text in protobuf. */

@@ -7,15 +7,17 @@ import type { KObject } from '../api/types';
 import { get, recs, strAt } from '../registry/obj-access';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ResourceType } from '../registry/resource-type';
-import { StoreInformers, typedHandler, waitForCacheSync } from '../store/list-watch';
 import type { Informer } from '../../common/informer/informer';
+import { StoreInformers, typedHandler, waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore, WriteContext } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { assignPod } from '../store/assign-pod';
-import { filterNode, fitErrorMessage } from './filters';
+import { filterNode, fitErrorMessage, FILTERS } from './filters';
 import { podInfo, type NodeInfo, type PodInfo } from './node-info';
 import { clearNomination, preemptVictim } from './preempt-victims';
 import { adjusted, eligibleToPreempt, findCandidates, pickOneNode, podPriority, type NodePod } from './preemption';
+import { podVolumes, volumeBindingFilter, type PodVolumes, type VolumeLister } from './volume-binding';
+import { ANN_SELECTED_NODE } from './volume-match';
 import { podCondition, setPodCondition, type PodCondition } from '../registry/types/pod-conditions';
 import { podKey, SchedulerCache } from './scheduler-cache';
 import { SchedulingQueue } from './scheduling-queue';
@@ -86,6 +88,8 @@ export class Scheduler {
   private readonly recorder: EventRecorder;
   /** PodDisruptionBudgets, read by preemption (absent when the type is not registered). */
   private pdbs?: Informer<KObject>;
+  /** Claims, volumes and classes for the volume filter; empty until run starts their informers. */
+  private volumeLister: VolumeLister = { claim: () => undefined, volume: () => undefined, storageClass: () => undefined, volumes: () => [] };
 
   constructor(
     private readonly store: ObjectStore,
@@ -115,6 +119,7 @@ export class Scheduler {
     });
     const pdbType = this.types.lookup('policy', 'v1', 'poddisruptionbudgets');
     if (pdbType) informers.push((this.pdbs = this.informers.informer(pdbType)));
+    informers.push(...this.watchVolumes(signal));
     this.informers.start(signal);
     try {
       await waitForCacheSync(signal, ...informers);
@@ -138,10 +143,14 @@ export class Scheduler {
     }
     const info = podInfo(pod);
     const nodes = this.nodesFor(pod);
-    const choice = selectHost(info, nodes, (p, n) => filterNode(p, n));
+    const volumes = podVolumes(pod, this.volumeLister);
+    if (typeof volumes === 'string') return this.unschedulable(pod, fitErrorMessage(nodes.length, new Map(nodes.map((n) => [n.name, [volumes]]))));
+    const filters = [...FILTERS, volumeBindingFilter(volumes, this.volumeLister)];
+    const choice = selectHost(info, nodes, (p, n) => filterNode(p, n, filters));
     if ('node' in choice) {
       const node = choice.node.name;
       try {
+        await this.selectNodeForClaims(volumes, node);
         const bound = await assignPod(this.store, this.type('pods'), pod.metadata.namespace ?? '', pod.metadata.name ?? '', { node, uid: pod.metadata.uid }, schedulerCtx, this.opts.now);
         this.view.assume(bound);
       } catch (err) {
@@ -157,6 +166,10 @@ export class Scheduler {
     const message = fitErrorMessage(nodes.length, choice.reasons);
     // Upstream's PostFilter: preemption may make room on one node, which the pod is nominated to.
     const nominated = await this.preempt(pod, info, nodes);
+    return this.unschedulable(pod, message, nominated);
+  }
+
+  private async unschedulable(pod: KObject, message: string, nominated?: string): Promise<ScheduleResult> {
     // Every failed attempt, as upstream; repeats of one message count on one event.
     this.recorder.event(referenceTo(pod), 'Warning', 'FailedScheduling', message, { action: 'Scheduling' });
     await this.setScheduledCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }, nominated);
@@ -274,8 +287,51 @@ export class Scheduler {
     }
   }
 
-  private type(resource: 'nodes' | 'pods'): ResourceType {
-    const t = this.types.lookup('', 'v1', resource);
+  /**
+   * Informers of claims, volumes and classes for the volume filter (upstream VolumeBinding); a
+   * change to any of them retries the pods that failed, as a node change does.
+   */
+  private watchVolumes(signal: AbortSignal): Array<Informer<KObject>> {
+    const [claims, volumes, classes] = [this.type('persistentvolumeclaims'), this.type('persistentvolumes'), this.type('storageclasses', 'storage.svc.io')].map((t) => this.informers.informer(t));
+    const retry = () => {
+      for (const key of this.failures.keys()) this.queue.add(key);
+    };
+    for (const inf of [claims, volumes, classes]) inf.addEventHandler({ onAdd: retry, onUpdate: retry }, { signal });
+    this.volumeLister = {
+      claim: (ns, name) => claims.get(`${ns}/${name}`),
+      volume: (name) => volumes.get(name),
+      storageClass: (name) => classes.get(name),
+      volumes: () => volumes.store.list(),
+    };
+    return [claims, volumes, classes];
+  }
+
+  /**
+   * Upstream VolumeBinding PreBind, for claims to be provisioned or bound on the chosen node: the
+   * claim's selected-node annotation names it, and the PV binder binds an Available volume there
+   * or provisions one. Unlike upstream, the pod is bound at once rather than after its claims: the
+   * node agent waits for them to be bound before it starts the pod.
+   */
+  private async selectNodeForClaims(volumes: PodVolumes, node: string): Promise<void> {
+    for (const { claim } of volumes.delayed) {
+      if (claim.metadata.annotations?.[ANN_SELECTED_NODE] === node) continue;
+      await this.store.update(
+        this.type('persistentvolumeclaims'),
+        claim.metadata.namespace ?? '',
+        claim.metadata.name ?? '',
+        (cur) => {
+          if (!cur || cur.metadata.uid !== claim.metadata.uid || strAt(cur, 'spec', 'volumeName')) return cur ?? claim;
+          cur.metadata.annotations = { ...cur.metadata.annotations, [ANN_SELECTED_NODE]: node };
+          delete cur.metadata.resourceVersion;
+          return cur;
+        },
+        schedulerCtx,
+      );
+    }
+  }
+
+  private type(resource: 'nodes' | 'pods' | 'persistentvolumeclaims' | 'persistentvolumes' | 'storageclasses', group = ''): ResourceType {
+    const t = this.types.lookup(group, 'v1', resource);
     if (!t) throw new Error(`${resource} type not registered`);
     return t;
   }

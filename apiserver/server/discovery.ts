@@ -130,6 +130,7 @@ export class Discovery {
 
   private verbs(t: ResourceType): readonly string[] {
     if (this.secondName(t)) return [];
+    if (t.servedVerbs) return t.servedVerbs;
     return this.createOnly(t) ? ['create'] : STORED_VERBS;
   }
 

@@ -137,7 +137,8 @@ export type BodyFormat = 'json' | 'yaml' | 'protobuf' | 'cbor' | 'json-patch' | 
  * for server-side apply (application/apply-patch+cbor); there is no CBOR json-patch, merge-patch
  * or strategic-merge-patch (spec 4.3).
  */
-export function bodyFormat(contentType: string | undefined, method: string, opts: { protobuf?: boolean; cbor?: boolean } = {}): BodyFormat {
+export function bodyFormat(contentType: string | undefined, method: string, opts: { protobuf?: boolean; cbor?: boolean; strategicMerge?: boolean } = {}): BodyFormat {
+  const strategic = opts.strategicMerge ?? true;
   const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (method === 'PATCH') {
     switch (ct) {
@@ -146,7 +147,9 @@ export function bodyFormat(contentType: string | undefined, method: string, opts
       case 'application/merge-patch+json':
         return 'merge-patch';
       case 'application/strategic-merge-patch+json':
-        return 'strategic-merge-patch';
+        // Custom resources have no patch strategies: upstream answers 415 for them.
+        if (strategic) return 'strategic-merge-patch';
+        break;
       case 'application/apply-patch+yaml':
         return 'apply-patch';
       case APPLY_PATCH_CBOR_MEDIA_TYPE:
@@ -154,7 +157,7 @@ export function bodyFormat(contentType: string | undefined, method: string, opts
     }
     throw new ApiError(
       'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json${opts.cbor ? `, ${APPLY_PATCH_CBOR_MEDIA_TYPE}` : ''}`,
+      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${strategic ? ', application/strategic-merge-patch+json' : ''}${opts.cbor ? `, ${APPLY_PATCH_CBOR_MEDIA_TYPE}` : ''}`,
     );
   }
   if (ct === '' || ct === 'application/json') return 'json';

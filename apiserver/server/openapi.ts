@@ -58,6 +58,33 @@ function shapeOf(s: Schema): Json {
   }
 }
 
+/** A custom resource's own schema, with the envelope every kind has: apiVersion, kind and the standard metadata. */
+function published(t: ResourceType, v3: boolean): Json {
+  const own = (v3 ? structuredClone(t.openApi!) : swagger2(t.openApi!)) as Json;
+  const props = { ...((own.properties as Json | undefined) ?? {}) };
+  for (const k of ['apiVersion', 'kind', 'metadata']) {
+    const s = t.schema.properties[k];
+    if (s) props[k] = toOpenApi(s);
+  }
+  return { ...own, type: 'object', properties: props };
+}
+
+/**
+ * An OpenAPI v3 schema as Swagger 2.0 can say it, as upstream publishes CRDs in /openapi/v2:
+ * nullable, anyOf, oneOf and not are left out (v2 has no such keywords).
+ */
+function swagger2(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(swagger2);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json)) {
+    if (k === 'nullable' || k === 'anyOf' || k === 'oneOf' || k === 'not') continue;
+    // Property names are data, not keywords: only the values below them are converted.
+    out[k] = k === 'properties' && typeof x === 'object' && x !== null ? Object.fromEntries(Object.entries(x as Json).map(([p, s]) => [p, swagger2(s)])) : swagger2(x);
+  }
+  return out;
+}
+
 function gvk(t: ResourceType): Json {
   return { group: t.group, version: t.version, kind: t.kind };
 }
@@ -105,14 +132,14 @@ function paths(types: readonly ResourceType[], v3: boolean): Json {
   return out;
 }
 
-function definitions(types: readonly ResourceType[]): Json {
+function definitions(types: readonly ResourceType[], v3: boolean): Json {
   const out: Json = {};
-  for (const t of types) out[defName(t)] = { ...toOpenApi(t.schema), 'x-kubernetes-group-version-kind': [gvk(t)] };
+  for (const t of types) out[defName(t)] = { ...(t.openApi ? published(t, v3) : toOpenApi(t.schema)), 'x-kubernetes-group-version-kind': [gvk(t)] };
   return out;
 }
 
 export function openApiV2(types: readonly ResourceType[], version: string): Json {
-  return { swagger: '2.0', info: { title: 'svc-apiserver', version }, paths: paths(types, false), definitions: definitions(types) };
+  return { swagger: '2.0', info: { title: 'svc-apiserver', version }, paths: paths(types, false), definitions: definitions(types, false) };
 }
 
 function gvKey(t: ResourceType): string {
@@ -133,5 +160,5 @@ export function openApiV3Index(types: readonly ResourceType[]): Json {
 export function openApiV3(types: readonly ResourceType[], key: string, version: string): Json | undefined {
   const ts = types.filter((t) => gvKey(t) === key);
   if (ts.length === 0) return undefined;
-  return { openapi: '3.0.0', info: { title: 'svc-apiserver', version }, paths: paths(ts, true), components: { schemas: definitions(ts) } };
+  return { openapi: '3.0.0', info: { title: 'svc-apiserver', version }, paths: paths(ts, true), components: { schemas: definitions(ts, true) } };
 }

@@ -6,7 +6,7 @@ import type { ObjectSchema, Schema } from '../api/schema';
 import { encodeCbor } from '../codec/cbor-encode';
 import { CBOR_MEDIA_TYPE } from '../codec/cbor-wire';
 import type { CachedEncoding } from '../codec/encoded-cache';
-import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
+import { encodeObjectText, PROTOBUF_MEDIA_TYPE } from '../codec/envelope';
 import { statusSchema } from '../registry/meta-schemas';
 import { StorageError } from '../storage/storage';
 import { responseTaps } from './audit-taps';
@@ -30,12 +30,18 @@ export interface SendOptions {
 /** Upstream only compresses bodies above a threshold; tiny bodies grow under gzip. */
 const GZIP_MIN_BYTES = 1024;
 
+/** Binary bodies up to this size are handed to Node as latin1 text (see endWith). */
+const ONE_WRITE_BYTES = 64 * 1024;
+
 export function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, opts: SendOptions = {}): void {
   responseTaps.get(res)?.(status, body);
   let text: string | Buffer;
   let type: string;
+  /** text is a string of bytes (latin1: one character a byte), not UTF-8 text. */
+  let bytesAsText = false;
   if (opts.protobuf) {
-    text = encodeObject(opts.protobuf, body as Record<string, unknown>, opts.protobufCache);
+    text = encodeObjectText(opts.protobuf, body as Record<string, unknown>, opts.protobufCache, ONE_WRITE_BYTES);
+    bytesAsText = typeof text === 'string';
     type = PROTOBUF_MEDIA_TYPE;
   } else if (opts.cbor) {
     text = encodeCbor(opts.cbor.schema, body);
@@ -48,30 +54,35 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
     type = 'application/json';
   }
   const headers: Record<string, string | string[]> = { 'Content-Type': type, 'Cache-Control': 'no-cache, private', ...opts.headers };
-  if (opts.warnings?.length) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  if (opts.warnings?.length) {
+    // Warnings set before the handler ran (a deprecated custom resource version's) come first.
+    const earlier = typeof res.getHeader === 'function' ? res.getHeader('Warning') : undefined;
+    const before = earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [String(earlier)];
+    headers.Warning = [...before, ...opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`)];
+  }
   let payload: Buffer | string = text;
   if (opts.compress && text.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-    payload = gzipSync(text);
+    payload = gzipSync(bytesAsText ? Buffer.from(text as string, 'latin1') : text);
+    bytesAsText = false;
     headers['Content-Encoding'] = 'gzip';
     headers.Vary = headers.Vary ? `${String(headers.Vary)}, Accept-Encoding` : 'Accept-Encoding';
   }
-  headers['Content-Length'] = String(Buffer.byteLength(payload));
+  headers['Content-Length'] = String(bytesAsText ? payload.length : Buffer.byteLength(payload));
   res.writeHead(status, headers);
-  endWith(res, payload);
+  endWith(res, payload, bytesAsText);
 }
-
-/** Binary bodies up to this size are handed to Node as latin1 text (see endWith). */
-const ONE_WRITE_BYTES = 64 * 1024;
 
 /**
  * Ends the response with its body. A small binary body (protobuf, CBOR, gzip) goes as a latin1
  * string, which maps each byte to one character and back: Node's http joins a string body with
  * the header block into one socket write, but writes a Buffer body apart from it (a writev of two
  * chunks through TLS), which cost the server about 1.5 µs more a request, as much as the protobuf
- * codec saves on a small object. Larger bodies are not worth the copy.
+ * codec saves on a small object. Larger bodies are not worth the copy. bytesAsText: the payload is
+ * such a string already (a protobuf body encoded straight to it).
  */
-function endWith(res: ServerResponse, payload: string | Buffer): void {
-  if (typeof payload !== 'string' && payload.length <= ONE_WRITE_BYTES) res.end(payload.toString('latin1'), 'latin1');
+function endWith(res: ServerResponse, payload: string | Buffer, bytesAsText: boolean): void {
+  if (bytesAsText) res.end(payload, 'latin1');
+  else if (typeof payload !== 'string' && payload.length <= ONE_WRITE_BYTES) res.end(payload.toString('latin1'), 'latin1');
   else res.end(payload);
 }
 

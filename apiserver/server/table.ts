@@ -31,7 +31,7 @@ export function toTable(t: ResourceType, objects: readonly KObject[], listMeta: 
     metadata: listMeta,
     columnDefinitions: [nameColumn, ...cols.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority }))],
     rows: objects.map((o) => ({
-      cells: [o.metadata.name ?? '', ...cols.map((c) => c.cell(o))],
+      cells: [t.tableName ? t.tableName(o) : (o.metadata.name ?? ''), ...cols.map((c) => c.cell(o))],
       object: rowObject(o, r, metaApi),
     })),
   };

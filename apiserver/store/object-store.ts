@@ -312,7 +312,7 @@ function checkScope(t: ResourceType, namespace: string, obj: KObject): void {
 function validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''): void {
   const causes: Cause[] = [];
   causes.push(...validateAgainstSchema(obj, t.schema));
-  causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t) }));
+  causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t), strictFinalizers: t.finalizerNames !== 'qualified' }));
   if (old) causes.push(...validateMetaUpdate(obj.metadata, old.metadata));
   if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
   if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old, subresource));

@@ -2,6 +2,7 @@ import { ApiError, errors } from '../api/errors';
 import type { KObject } from '../api/types';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
 import type { KeyValue } from '../storage/storage';
+import { pruneUnknownFields } from '../validation/unknown-fields';
 import { CorruptObjectError, decodeObject } from './watch-cache';
 import type { CachedEvent } from './watch-history';
 
@@ -27,6 +28,8 @@ export function asServed(t: ResourceType, stored: KObject): KObject {
   const obj = t.storedAs ? t.storedAs.fromStorage(stored) : stored;
   obj.apiVersion = apiVersionOf(t);
   obj.kind = t.kind;
+  if (t.pruneOnRead) pruneUnknownFields(obj, t.schema);
+  t.readDefaults?.(obj);
   return obj;
 }
 
@@ -35,8 +38,10 @@ export function asServed(t: ResourceType, stored: KObject): KObject {
  * for a type stored under its own keys, converted objects for a view (ResourceType.storedAs).
  */
 export function servedEvent(t: ResourceType, ev: CachedEvent): CachedEvent {
-  if (!t.storedAs) return ev;
-  return { ...ev, object: asServed(t, ev.object), prevObject: ev.prevObject ? asServed(t, ev.prevObject) : undefined };
+  if (!t.storedAs && !t.readDefaults && !t.pruneOnRead) return ev;
+  // A cached event's objects are shared by every watcher: defaults are filled in on a copy.
+  const served = (o: KObject) => asServed(t, t.storedAs ? o : structuredClone(o));
+  return { ...ev, object: served(ev.object), prevObject: ev.prevObject ? served(ev.prevObject) : undefined };
 }
 
 /**
@@ -49,7 +54,7 @@ export type StoredVersion = (key: string, revision: number) => KObject | undefin
 /** The caller's object for kv when it has one (given its apiVersion and kind, as a decoded one), else the decoded object. */
 export function reuseOrDecode(t: ResourceType, kv: KeyValue, stored: StoredVersion | undefined): KObject {
   // A stored version's cached encoding is of the storage's type: a view decodes and converts.
-  const known = t.storedAs ? undefined : stored?.(kv.key, kv.modRevision);
+  const known = t.storedAs || t.readDefaults || t.pruneOnRead ? undefined : stored?.(kv.key, kv.modRevision);
   if (!known) return decodeStored(t, kv);
   known.apiVersion = apiVersionOf(t);
   known.kind = t.kind;

@@ -15,6 +15,12 @@ export interface AdmissionAttributes {
   oldObject?: KObject;
   user: UserInfo;
   dryRun: boolean;
+  /** The request's fieldManager (sent to webhooks in the request options). */
+  fieldManager?: string;
+  /** Warnings for the client (webhook and policy warnings): admission appends, the handler sends them as Warning headers. */
+  warnings?: string[];
+  /** Audit annotations admission produced (webhooks' `<hook>/<key>`, policies', pod-security.kubernetes.io/*): the request's audit event carries them. */
+  auditAnnotations?: Record<string, string>;
   /**
    * Side effects admission made that must be undone if the write does not happen after all
    * (Appendix B: quota usage charged by the ResourceQuota plugin). A plugin adds an undo; the
@@ -22,10 +28,6 @@ export interface AdmissionAttributes {
    * refuses it (reclaim).
    */
   onRejected?: Array<() => Promise<void>>;
-  /** Warnings for the client (the response's Warning headers), appended by plugins (upstream's admission warnings). */
-  warnings?: string[];
-  /** Annotations for the request's audit event, added by plugins (upstream's audit annotations, e.g. pod-security.kubernetes.io/*). */
-  auditAnnotations?: Record<string, string>;
 }
 
 /** Runs (once) the undos admission registered, newest first; an undo that fails is passed over (the quota controller recounts). */

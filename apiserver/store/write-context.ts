@@ -27,5 +27,5 @@ export function writeAttributes(
   object?: KObject,
   oldObject?: KObject,
 ): AdmissionAttributes {
-  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun, warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations };
+  return { operation, type: t, namespace, name, subresource: ctx.subresource, object, oldObject, user: ctx.user, dryRun: ctx.dryRun, fieldManager: ctx.fieldManager, warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations };
 }

@@ -19,10 +19,12 @@ import { tokenRequestSchema } from '../registry/types/serviceaccount-token-reque
  */
 
 const PACKAGES = [
+  'k8s.io.api.admissionregistration.v1',
   'k8s.io.api.apps.v1',
   'k8s.io.api.authentication.v1',
   'k8s.io.api.authorization.v1',
   'k8s.io.api.autoscaling.v1',
+  'k8s.io.api.autoscaling.v2',
   'k8s.io.api.batch.v1',
   'k8s.io.api.certificates.v1',
   'k8s.io.api.coordination.v1',
@@ -32,10 +34,13 @@ const PACKAGES = [
   'k8s.io.api.policy.v1',
   'k8s.io.api.rbac.v1',
   'k8s.io.api.scheduling.v1',
+  'k8s.io.api.storage.v1',
   'k8s.io.apimachinery.pkg.api.resource',
   'k8s.io.apimachinery.pkg.apis.meta.v1',
   'k8s.io.apimachinery.pkg.runtime',
   'k8s.io.apimachinery.pkg.util.intstr',
+  'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1',
+  'k8s.io.metrics.pkg.apis.metrics.v1beta1',
 ];
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
@@ -62,6 +67,7 @@ interface MessageDecl {
 const FIXED: MessageDecl[] = [
   timestamp(`${META}.Time`, 'A time in whole seconds since the Unix epoch (JSON: RFC 3339); nanos are written 0 and ignored.'),
   timestamp(`${META}.MicroTime`, 'A time with microseconds (JSON: RFC 3339 with six fraction digits).'),
+  { name: `${META}.Duration`, comment: 'A duration in nanoseconds (JSON: Go\'s duration text, "15s").', fields: [{ label: 'optional', type: 'int64', name: 'duration', no: 1 }] },
   {
     name: `${META}.FieldsV1`,
     comment: 'A managed-fields set: the JSON text of its f:<name> tree.',
@@ -201,6 +207,7 @@ function scalarType(s: Schema, pkg: string, where: string, visit: (s: ObjectSche
       if (!s.raw) throw new Error(`${where}: any JSON without a FieldsV1/RawExtension message`);
       return ref(s.raw, pkg);
     case 'string':
+      if (s.format === 'duration') return ref(`${META}.Duration`, pkg);
       return s.format === 'byte' ? 'bytes' : 'string';
     case 'integer':
       if (s.format !== 'int32' && s.format !== 'int64') throw new Error(`${where}: an integer needs int32() or int64()`);
@@ -225,8 +232,8 @@ function ref(name: string, pkg: string): string {
   return pkgOf(name) === pkg ? shortOf(name) : `.${name}`;
 }
 
-/** k8s.io.api.core.v1 -> k8s.io/api/core/v1, upstream's Go import path. */
-const goPackage = (pkg: string): string => `k8s.io/${pkg.slice('k8s.io.'.length).replace(/\./g, '/')}`;
+/** k8s.io.api.core.v1 -> k8s.io/api/core/v1, upstream's Go import path (kube_aggregator is the module k8s.io/kube-aggregator). */
+const goPackage = (pkg: string): string => `k8s.io/${pkg.slice('k8s.io.'.length).replace(/\./g, '/').replace(/^kube_aggregator\//, 'kube-aggregator/')}`;
 const pathOf = (pkg: string): string => `proto/${goPackage(pkg)}/generated.proto`;
 
 function comment(text: string | undefined, indent: string): string {

@@ -30,7 +30,7 @@ function walk(v: unknown, s: Schema, path: string, out: string[], prune: boolean
       const p = `${path}.${k}`;
       if (hasOwn(s.properties, k)) {
         walk(v[k], s.properties[k], p, out, prune);
-      } else {
+      } else if (!s.preserveUnknownFields) {
         out.push(p);
         if (prune) delete v[k];
       }

@@ -1,6 +1,7 @@
 import { AdmissionChain, type AdmissionPlugin } from '../admission/admission';
 import { CsrRequestor } from '../admission/csr-requestor';
 import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
+import { DefaultStorageClass } from '../admission/default-storage-class';
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { parsePodSecurityConfig } from '../admission/pod-security/config';
@@ -10,6 +11,9 @@ import { PriorityAdmission } from '../admission/priority';
 import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../admission/resource-quota';
 import { RuntimeClassAdmission } from '../admission/runtime-class';
 import { ServiceAccountAdmission } from '../admission/service-account';
+import { MutatingWebhookPlugin, ValidatingWebhookPlugin } from '../admission/webhook-dispatch';
+import { ValidatingAdmissionPolicyPlugin } from '../admission/policy-plugin';
+import { canonicalGroup } from '../api/group-names';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
 import { loadAdmissionConfig } from '../config/admission-config';
@@ -19,6 +23,7 @@ import { rec } from '../registry/obj-access';
 import { add, formatResourceList, parseResourceList, subtractNonNegative } from '../registry/quota/resource-list';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore, WriteContext } from '../store/object-store';
+import type { StoreInformers } from '../store/list-watch';
 
 const everything = { labelSelector: [], fieldSelector: [] };
 
@@ -30,6 +35,28 @@ export interface AdmissionDeps {
   /** The store and the RBAC escalation check exist only once the chain does; plugins reach them late. */
   store: () => ObjectStore;
   escalation: () => AdmissionPlugin;
+  /** The shared informers (late, as the store): webhook configurations and policies are read from their caches. */
+  informers?: () => StoreInformers;
+}
+
+/**
+ * The objects of a cluster-scoped admission configuration type: the shared informer's cache once
+ * it has synced, the store until then (the first requests after start, or no informers at all).
+ */
+export function configurationSource(d: AdmissionDeps, t: () => ResourceType): () => Promise<readonly KObject[]> {
+  return async () => {
+    const inf = d.informers?.().informer(t());
+    if (inf?.hasSynced()) return inf.store.list();
+    return (await d.store().list(t(), '', everything)).items;
+  };
+}
+
+function arType(registry: ResourceRegistry, resource: string): () => ResourceType {
+  return () => {
+    const t = registry.lookup('admissionregistration.svc.io', 'v1', resource);
+    if (!t) throw new Error(`${resource} type not registered`);
+    return t;
+  };
 }
 
 function type(registry: ResourceRegistry, resource: string): ResourceType {
@@ -83,6 +110,15 @@ export function buildAdmission(
   const { registry, store } = d;
   const pluginConfig = loadAdmissionConfig(flags.admissionControlConfigFile);
   const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
+  // Webhooks and policies with a namespace selector read the namespace on every write: from the
+  // shared informer's cache once synced (as upstream's namespace lister), else (not synced, or a
+  // namespace too new for the cache) the store, as upstream falls back to a live GET.
+  const namespaceObject = async (name: string): Promise<KObject | undefined> => {
+    const inf = d.informers?.().informer(type(registry, 'namespaces'));
+    const cached = inf?.hasSynced() ? inf.get(name) : undefined;
+    return cached ?? (await get(type(registry, 'namespaces'), '', name)) ?? undefined;
+  };
+  const namespaceLabels = async (name: string) => (await namespaceObject(name))?.metadata.labels;
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
     NamespaceLifecycle: () => new NamespaceLifecycle((name) => get(type(registry, 'namespaces'), '', name)),
@@ -104,6 +140,25 @@ export function buildAdmission(
       return new PriorityAdmission({ get: (name) => get(t(), '', name), list: async () => (await store().list(t(), '', everything)).items });
     },
     RuntimeClass: () => new RuntimeClassAdmission((name) => get(groupType(registry, 'node.svc.io', 'runtimeclasses'), '', name)),
+    DefaultStorageClass: () => {
+      const classes = registry.lookup('storage.svc.io', 'v1', 'storageclasses');
+      if (!classes) throw new Error('storageclasses type not registered');
+      return new DefaultStorageClass(async () => (await store().list(classes, '', everything)).items);
+    },
+    MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
+    ValidatingAdmissionPolicy: () =>
+      new ValidatingAdmissionPolicyPlugin({
+        policies: configurationSource(d, arType(registry, 'validatingadmissionpolicies')),
+        bindings: configurationSource(d, arType(registry, 'validatingadmissionpolicybindings')),
+        namespace: namespaceObject,
+        paramType: (apiVersion, kind) => {
+          const slash = apiVersion.indexOf('/');
+          return slash < 0 ? registry.byKind('', apiVersion, kind) : registry.byKind(canonicalGroup(apiVersion.slice(0, slash)), apiVersion.slice(slash + 1), kind);
+        },
+        getParam: async (t, ns, name) => (await get(t, ns, name)) ?? undefined,
+        listParams: async (t, ns) => (await store().list(t, ns, everything)).items,
+      }),
+    ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -141,6 +143,16 @@ export class ApiServer {
       },
       (req, res) => void this.handle(req, res),
     );
+    // Upgrade requests (exec, attach, port-forward, proxied WebSockets) take the same path, with a
+    // response bound to their socket for errors; a handler that accepts the upgrade takes the socket.
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as Socket);
+      res.on('finish', () => socket.end());
+      void this.handle(req, res, { socket, head });
+    });
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 70_000;
     this.server = server;
@@ -182,7 +194,7 @@ export class ApiServer {
     o.log.info('server stopped');
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, upgrade?: ResourceRequest['upgrade']): Promise<void> {
     this.inFlight++;
     const o = this.o;
     const started = performance.now();
@@ -198,7 +210,7 @@ export class ApiServer {
       await this.authorize(requestAttributes(user, info, url.searchParams, gateOn(o.gates, 'AuthorizeWithSelectors')), audit);
       const remote = o.aggregator?.remote.lookupPath(url.pathname);
       if (remote) await proxyToRemote(req, res, remote, user, o.aggregator!, this.requests.signal);
-      else if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit);
+      else if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit, upgrade);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
       sendError(
@@ -262,6 +274,7 @@ export class ApiServer {
     query: URLSearchParams,
     user: ResourceRequest['user'],
     audit?: RequestAudit,
+    upgrade?: ResourceRequest['upgrade'],
   ): Promise<void> {
     const o = this.o;
     const type = o.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -269,7 +282,8 @@ export class ApiServer {
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
-    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates ?? new Set() };
+    if (type.warning) res.setHeader('Warning', `299 - ${JSON.stringify(type.warning)}`);
+    const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates, ...(upgrade ? { upgrade } : {}) };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (audit) r.auditAnnotations = audit.annotations;
     if (type.deprecation) this.deprecated(r, type);

@@ -81,7 +81,7 @@ export function buildAuthorizers(o: AuthorizationOptions, deps: AuthorizationDep
   };
   const informers = deps.informers ?? new StoreInformers(deps.store, deps.cache, { log });
   const rbacTypes = RBAC_RESOURCES.map((r) => type(RBAC_GROUP, r));
-  const nodeTypes = [type('', 'pods'), type('', 'persistentvolumeclaims')];
+  const nodeTypes = [type('', 'pods'), type('', 'persistentvolumeclaims'), type('', 'persistentvolumes')];
   const synced = (types: ResourceType[]) => types.every((t) => informers.informer(t).hasSynced());
   const bootstrap = new RbacBootstrap(deps.store, deps.registry, log.child({ controller: 'rbac-bootstrap' }));
   const aggregation = new ClusterRoleAggregationController(deps.store, deps.cache, deps.registry, log.child({ controller: 'clusterrole-aggregation' }), informers);

@@ -4,25 +4,36 @@ import { ApiServiceAvailability } from '../controllers/apiservice-availability';
 import { ensureLocalApiServices } from '../controllers/local-apiservices';
 import { proxyClientIdentity } from './tls';
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
+import { bigToIp } from '../../common/cidr';
 import type { Logger } from 'pino';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { isAlreadyExists, isConflict } from '../api/errors';
 import { ensureClusterInfo } from '../authn/cluster-info';
 import type { ApiServerFlags } from '../config/flags';
+import { isLoopback } from '../config/network-flags';
 import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
+import { CrdController } from '../controllers/crd-controller';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
+import { EndpointsController } from '../controllers/endpoints/endpoints-controller';
 import { GarbageCollector } from '../controllers/garbage-collector';
+import { HpaController } from '../controllers/hpa/hpa-controller';
+import type { PodUsageSource } from '../controllers/hpa/hpa-metrics';
+import { KubernetesServiceReconciler } from '../controllers/kubernetes-service';
 import { LeaderElector } from '../controllers/leader-election';
 import { NamespaceController } from '../controllers/namespace-controller';
+import { NodeIpamController } from '../controllers/node-ipam';
 import { NodeLifecycleController } from '../controllers/node-lifecycle';
+import { ensureLocalPathClass } from '../controllers/local-path-provisioner';
+import { PvBinder } from '../controllers/pv-binder';
 import { ResourceQuotaController } from '../controllers/resource-quota';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
+import { ServiceAllocationController } from '../controllers/service-allocation';
 import { TaintEvictionController } from '../controllers/taint-eviction';
 import { TokenCleaner } from '../controllers/token-cleaner';
 import { CronJobController } from '../controllers/workloads/cronjob-controller';
@@ -37,6 +48,8 @@ import type { ResourceType } from '../registry/resource-type';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ObjectStore } from '../store/object-store';
 import { controllerContext } from '../store/system-context';
+import { KeyedRange } from '../store/service-alloc/keyed-range';
+import { nodeCidrRange } from '../store/service-alloc/node-cidrs';
 import { moveViewObjects } from '../store/view-migration';
 import { HISTORY_MS, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
@@ -49,7 +62,7 @@ import type { ServingTls } from './tls';
  * (upstream's controller manager) on the replica holding the leader Lease, or on this one
  * without --leader-elect.
  */
-export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, signal: AbortSignal): Promise<void> {
+export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, signal: AbortSignal, usage?: PodUsageSource): Promise<void> {
   const { store } = core;
   const nsType = s.registry.lookup('', 'v1', 'namespaces')!;
   const host = flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' ? hostname() : flags.bindAddress;
@@ -61,9 +74,10 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
       await ensureSystemPriorityClasses(store, s.registry);
       await ensureLocalApiServices(store, s.registry);
+      if (flags.localPathProvisioner) await ensureLocalPathClass(store, s.registry.lookup('storage.svc.io', 'v1', 'storageclasses')!);
     }, signal, log),
   );
-  const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading);
+  const controllers = (leading: AbortSignal) => runControllers(flags, s, core, tls, log, leading, usage);
   const elector = new LeaderElector(store, s.registry.lookup('coordination.svc.io', 'v1', 'leases')!, {
     namespace: 'svc-system',
     name: 'svc-controller-manager',
@@ -86,11 +100,38 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     clock: realClock,
     log: log.child({ controller: 'apiservice-availability' }),
   }).run(signal);
-  await Promise.all([availability, flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
+  // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
+  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers }).run(signal);
+  await Promise.all([availability, crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
+}
+
+/** The node IPAM controller over --cluster-cidr, subnets handed out in order (upstream's cidrset). */
+function nodeIpam(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, log: Logger): NodeIpamController {
+  const pools = flags.network.clusterCidrs.map((c) => {
+    const spec = nodeCidrRange(c, flags.network.nodeCidrMaskSize[c.family]);
+    return { range: new KeyedRange(s.storage, spec, () => 0), cidrOf: spec.cidrOf };
+  });
+  const recorder = core.events.recorder('node-ipam-controller');
+  return new NodeIpamController(core.store, s.registry.lookup('', 'v1', 'nodes')!, pools, core.informers, { log: log.child({ controller: 'node-ipam' }), recorder });
+}
+
+/** The kubernetes Service's reconciler, run on every replica (upstream's endpoint reconciler): this server's address and port. */
+function kubernetesService(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, log: Logger): KubernetesServiceReconciler {
+  const lookup = (group: string, resource: string) => s.registry.lookup(group, 'v1', resource)!;
+  const hostIp = Object.values(networkInterfaces()).flat().find((i) => i && !i.internal && i.family === 'IPv4')?.address ?? '127.0.0.1';
+  const bound = flags.bindAddress === '0.0.0.0' || flags.bindAddress === '::' || isLoopback(flags.bindAddress) ? undefined : flags.bindAddress;
+  const primary = flags.network.serviceCidrs[0];
+  return new KubernetesServiceReconciler(core.store, { services: lookup('', 'services'), endpoints: lookup('', 'endpoints'), leases: lookup('coordination.svc.io', 'leases') }, {
+    address: flags.network.advertiseAddress ?? bound ?? hostIp,
+    port: flags.securePort,
+    clusterIP: bigToIp(primary.base + 1n, primary.family),
+    now: () => new Date(),
+    log: log.child({ controller: 'kubernetes-service' }),
+  });
 }
 
 /** Every control loop, until the leading signal aborts. */
-async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal): Promise<void> {
+async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: StoreLayer, tls: ServingTls, log: Logger, leading: AbortSignal, usage?: PodUsageSource): Promise<void> {
   const { storage, cache, registry } = s;
   const { store, authz, informers, events } = core;
   const { ca } = tls.pki;
@@ -114,6 +155,9 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
+    new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
+    new EndpointsController(store, { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, endpoints: registry.lookup('', 'v1', 'endpoints')! }, informers, log.child({ controller: 'endpoint' })).run(leading),
+    ...(flags.network.clusterCidrs.length ? [nodeIpam(flags, s, core, log).run(leading)] : []),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
     new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),
     new StatefulSetController(store, cache, registry, { log: log.child({ controller: 'statefulset' }), recorder: events.recorder('statefulset-controller'), informers }).run(leading),
@@ -125,7 +169,13 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new JobController(store, cache, registry, { now, log: log.child({ controller: 'job' }), recorder: events.recorder('job-controller'), informers }).run(leading),
     new CronJobController(store, cache, registry, { now, log: log.child({ controller: 'cronjob' }), recorder: events.recorder('cronjob-controller'), informers }).run(leading),
     new TtlAfterFinishedController(store, cache, registry, { now, log: log.child({ controller: 'ttl-after-finished' }), informers }).run(leading),
+    new PvBinder(store, cache, registry, { now, log: log.child({ controller: 'persistentvolume-binder' }), informers, recorder: events.recorder('persistentvolume-controller'), localPath: flags.localPathProvisioner }).run(leading),
   ];
+  // The HPA reads the resource metrics this process scrapes (wiring/resource-metrics.ts).
+  if (usage) {
+    const hpa = { usage, syncPeriodMs: flags.hpaSyncPeriodMs, downscaleStabilizationMs: flags.hpaDownscaleStabilizationMs, informers, recorder: events.recorder('horizontal-pod-autoscaler') };
+    loops.push(new HpaController(store, cache, registry, { ...hpa, log: log.child({ controller: 'horizontal-pod-autoscaler' }) }).run(leading));
+  }
   // Upstream's token cleaner is opt-in; here it runs whenever bootstrap tokens are accepted.
   if (flags.enableBootstrapTokenAuth) {
     loops.push(new TokenCleaner(store, cache, registry, { now, log: log.child({ controller: 'tokencleaner' }), informers }).run(leading));

@@ -5,18 +5,31 @@ import { nodeProxyHandler } from '../handlers/node-proxy';
 import { handlePodBinding } from '../handlers/pod-binding';
 import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containers';
 import { makePodEvictionHandler } from '../handlers/pod-eviction';
+import { podConnectHandler } from '../handlers/pod-connect';
 import { podLogHandler } from '../handlers/pod-log';
 import type { Auditor } from '../filters/audit/auditor';
+import { podProxyHandler, serviceProxyHandler } from '../handlers/resource-proxy';
 import type { ApiMetrics } from '../metrics/registry';
 import { ApiServer, type ApiServerOptions } from './api-server';
 import type { AuthnLayer } from './authn';
 import { storageCheck, storeWriteCheck, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
+import type { ResourceMetricsLayer } from './resource-metrics';
 import { kubeletClientTls, proxyClientIdentity, type ServingTls } from './tls';
 import { getOrNull } from '../api/errors';
 import type { ServiceLookup } from '../aggregator/resolve';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
+
+/** The verbs upstream's discovery lists for the proxy sub-resources (from the methods they serve). */
+const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'];
+/** pods/exec, attach, portforward (create; get too during upstream's WebSocket transition) and pods/proxy, as upstream's discovery. */
+const POD_CONNECT_DOCS = [
+  { name: 'attach', group: '', version: 'v1', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+  { name: 'exec', group: '', version: 'v1', kind: 'PodExecOptions', verbs: ['create', 'get'] },
+  { name: 'portforward', group: '', version: 'v1', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+  { name: 'proxy', group: '', version: 'v1', kind: 'PodProxyOptions', verbs: PROXY_VERBS },
+];
 
 /** What the HTTP phase assembles: the earlier phases' results, the metrics, the log and the version /version reports. */
 export interface HttpParts {
@@ -29,6 +42,8 @@ export interface HttpParts {
   audit?: Auditor;
   log: Logger;
   version: ApiServerOptions['version'];
+  /** The resource metrics API's handlers (wiring/resource-metrics.ts). */
+  metricsApi?: Pick<ResourceMetricsLayer, 'virtual'>;
 }
 
 /**
@@ -42,6 +57,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const { store, admission, authz } = p.core;
   const { auth } = p.authn;
   const kubelet = kubeletClientTls(flags, p.tls.pki);
+  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) };
   return new ApiServer({
     metrics: p.metrics,
     audit: p.audit,
@@ -60,7 +76,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     authz: authz.chain,
     admission,
     serveK8sIoGroups: flags.serveK8sIoGroups,
-    virtual: new Map([...authz.reviewHandlers, ...auth.virtual]),
+    virtual: new Map([...authz.reviewHandlers, ...auth.virtual, ...(p.metricsApi?.virtual ?? [])]),
     subresources: new Map([
       ...auth.subresources,
       ['certificates.svc.io/certificatesigningrequests/approval', handleCsrApproval],
@@ -68,10 +84,19 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
       ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
       ['/pods/eviction', makePodEvictionHandler({ podDisruptionBudgets: registry.lookup('policy', 'v1', 'poddisruptionbudgets')!, admit: (a) => admission.admit(a) })],
       ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, kubelet.caPem)],
+      ['/pods/exec', podConnectHandler('exec', connect)],
+      ['/pods/attach', podConnectHandler('attach', connect)],
+      ['/pods/portforward', podConnectHandler('portforward', connect)],
+      ['/pods/proxy', podProxyHandler()],
+      ['/services/proxy', serviceProxyHandler(registry.lookup('', 'v1', 'endpoints')!)],
       ['/nodes/proxy', nodeProxyHandler({ client: kubelet.client, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) })],
     ]),
     // kubectl drain evicts only when discovery lists pods/eviction (as a policy/v1 Eviction).
-    subresourceDocs: new Map([['/v1/pods', [{ name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] }]]]),
+    subresourceDocs: new Map([
+      ['/v1/pods', [{ name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] }, ...POD_CONNECT_DOCS]],
+      ['/v1/services', [{ name: 'proxy', group: '', version: 'v1', kind: 'ServiceProxyOptions', verbs: PROXY_VERBS }]],
+      ['/v1/nodes', [{ name: 'proxy', group: '', version: 'v1', kind: 'NodeProxyOptions', verbs: PROXY_VERBS }]],
+    ]),
     log: p.log,
     now: () => new Date(),
     checks: [storageCheck(storage), ...authz.checks, ...auth.checks],

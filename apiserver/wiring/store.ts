@@ -5,6 +5,9 @@ import type { ApiServerFlags } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
 import { StoreInformers } from '../store/list-watch';
 import { ObjectStore } from '../store/object-store';
+import { AllocatingAdmission } from '../store/service-alloc/allocating-admission';
+import { buildServiceAllocator } from '../store/service-alloc/build';
+import type { ServiceAllocator } from '../store/service-alloc/service-allocator';
 import { buildAdmission } from './admission';
 import { buildAuthorizers, type Authorization } from './authorization';
 import { EventRecorders } from './events';
@@ -21,6 +24,8 @@ export interface StoreLayer {
   events: EventRecorders;
   /** The remote group versions (APIServices with a service): fed by the availability controller, read by the aggregator's proxy. */
   remoteApis: RemoteApis;
+  /** Cluster IPs and node ports of Services, taken inside the store's writes; its controller releases and repairs. */
+  serviceAllocator: ServiceAllocator;
 }
 
 /**
@@ -35,9 +40,11 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
   let store: ObjectStore | undefined;
   let authz: Authorization | undefined;
   // Plugins reach the store and the authorizer chain late: both are built just below.
-  const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation });
-  store = new ObjectStore(s.storage, s.cache, admission, { now: () => new Date(), rvWaitMs: 3000 });
-  const informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
+  let informers: StoreInformers | undefined;
+  const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation, informers: () => informers! });
+  const serviceAllocator = buildServiceAllocator(s.storage, flags.network.serviceCidrs, flags.network.nodePortRange);
+  store = new ObjectStore(s.storage, s.cache, new AllocatingAdmission(admission, serviceAllocator), { now: () => new Date(), rvWaitMs: 3000 });
+  informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   authz = buildAuthorizers(
     {
       modes: flags.authorizationMode,
@@ -51,5 +58,5 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
     { store, cache: s.cache, registry, log, informers },
   );
   const events = new EventRecorders(store, registry, { log, onDropped: (component, reason) => metrics?.eventDropped(component, reason) });
-  return { store, admission, informers, authz, events, remoteApis: new RemoteApis() };
+  return { store, admission, informers, authz, events, serviceAllocator, remoteApis: new RemoteApis() };
 }

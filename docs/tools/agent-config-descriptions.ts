@@ -78,8 +78,12 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   containerLogMaxFiles: 'Largest number of log files per container, the live one included; the oldest rotated files are removed first, and all rotated files but the newest are gzipped.',
   containerLogMonitorInterval: "How often the sizes of running containers' log files are checked for rotation; at least 3s, as upstream.",
   podLogsDir: 'Directory of pod and container log files (`<podLogsDir>/<namespace>_<pod>_<uid>/<container>/<n>.log`); absolute.',
+  localPathDir:
+    'svc addition: where the directories of svc-apiserver\'s local-path volumes are made (`<localPathDir>/<pv>_<namespace>_<claim>`, mode 0777; the directory itself 0700) when a pod mounts one, and removed when the volume is deleted; absolute. The local-path StorageClass must name the same directory (its `nodePath` parameter; default the same).',
   shutdownGracePeriod: 'Time the node delays shutdown to stop pods (needs the GracefulNodeShutdown gate).',
   shutdownGracePeriodCriticalPods: 'Part of `shutdownGracePeriod` kept for critical pods; at most `shutdownGracePeriod`.',
+  streamingConnectionIdleTimeout: 'An exec, attach or port-forward connection with no traffic in either direction for this long is closed, with its runtime stream (upstream default 4h).',
+  maxStreamingConnections: 'Exec, attach and port-forward connections open at once on the node; one more is refused with 429 TooManyRequests (svc addition; upstream has no limit).',
   seccompDefault: 'Use `RuntimeDefault` as the seccomp profile of containers that set none.',
   featureGates: 'Feature gates, name to true/false; see the table below. `--feature-gates` merges into this map, the flag winning.',
   'logging.format': 'Log format. Logs are always structured JSON, one object per line; the kubelet\'s `text` format is not offered.',

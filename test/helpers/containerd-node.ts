@@ -16,6 +16,8 @@ export interface ContainerdNodeOptions {
   /** NodeAgentConfiguration lines besides the runtime endpoint and podLogsDir. */
   configLines?: string[];
   args?: string[];
+  /** Flags of the API server (default none). */
+  apiArgs?: string[];
   /** How long registration may take (default 90 s). */
   registerBoundMs?: number;
 }
@@ -43,7 +45,7 @@ export async function startContainerdNode(o: ContainerdNodeOptions): Promise<Con
     if (dir) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    api = await startApiServer();
+    api = await startApiServer(o.apiArgs ? { args: o.apiArgs } : {});
     dir = mkdtempSync(path.join(tmpdir(), `svc-${o.nodeName}-`));
     agent = startAgent({
       dir,

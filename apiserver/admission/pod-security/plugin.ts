@@ -60,6 +60,8 @@ function templateOf(obj: KObject, path: string[]): PodView | undefined {
  */
 export class PodSecurityAdmission implements AdmissionPlugin {
   readonly name = 'PodSecurity';
+  /** Its refusals are worded as upstream's ("violates PodSecurity ..."), with no plugin suffix. */
+  readonly namesItself = true;
 
   constructor(
     private readonly config: PodSecurityConfig,

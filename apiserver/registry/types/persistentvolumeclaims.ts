@@ -11,7 +11,7 @@ import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, described, mapList, obj, ptr, quantityMap, str as s, strEnum, strMap, time } from '../schema-builders';
 import { diffPaths } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { accessModeCauses, accessModesString, storageClassAnnotation, storageClassOf, VOLUME_MODES } from './pv-common';
 import { persistentVolumeClaimSpecSchema } from './pvc-spec-schema';
 
 /** core/v1 PersistentVolumeClaim. */
@@ -109,6 +109,10 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
   const spec = structuredClone(rec(o.spec) ?? {});
   const oldSpec = structuredClone(rec(old.spec) ?? {});
   const out: Cause[] = [];
+  // Upstream's retroactive default class: a claim that named no class (neither field nor beta
+  // annotation) and is not bound may be given one, once.
+  const unnamed = (oldSpec.storageClassName === undefined || oldSpec.storageClassName === null) && storageClassAnnotation(old) === undefined;
+  if (unnamed && !strAt(oldSpec, 'volumeName') && typeof spec.storageClassName === 'string' && spec.storageClassName !== '') oldSpec.storageClassName = spec.storageClassName;
   if (!strAt(oldSpec, 'volumeName')) oldSpec.volumeName = spec.volumeName;
   oldSpec.volumeAttributesClassName = spec.volumeAttributesClassName;
   const newSize = get(spec, 'resources', 'requests', 'storage');
@@ -130,7 +134,7 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
 }
 
 function pvcClass(o: KObject): string {
-  return o.metadata?.annotations?.[STORAGE_CLASS_ANNOTATION] ?? strAt(o, 'spec', 'storageClassName');
+  return storageClassOf(o);
 }
 
 export function persistentVolumeClaimColumns(now: Now): TableColumn[] {

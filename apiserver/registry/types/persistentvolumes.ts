@@ -11,7 +11,7 @@ import { nodeSelectorSchema } from './affinity-schema';
 import { persistentVolumeSourceSchema } from './pv-source-schema';
 import { semanticEqual } from '../semantic-equal';
 import { ageColumn, column, type Now } from '../table';
-import { ACCESS_MODES, accessModeCauses, accessModesString, STORAGE_CLASS_ANNOTATION, VOLUME_MODES } from './pv-common';
+import { ACCESS_MODES, accessModeCauses, accessModesString, storageClassOf, VOLUME_MODES } from './pv-common';
 
 /** core/v1 PersistentVolume. */
 
@@ -25,35 +25,32 @@ export const PV_PHASES: readonly string[] = ['Pending', 'Available', 'Bound', 'R
 
 const V1 = 'k8s.io.api.core.v1';
 
-export const persistentVolumeSchema = withMeta(`${V1}.PersistentVolume`, {
-  spec: [
-    2,
-    described(
-      'What the volume is and how it may be used, as set by the administrator.',
-      obj(
-      `${V1}.PersistentVolumeSpec`,
-      {
-        capacity: [1, quantityMap('The persistent volume resources and capacity.')],
-        accessModes: [3, atomicList(strEnum(ACCESS_MODES), 'All the ways the volume can be mounted.')],
-        claimRef: [4, described('The claim bound to this volume, the other half of a bi-directional binding.', objectReferenceSchema)],
-        persistentVolumeReclaimPolicy: [5, strEnum(RECLAIM_POLICIES, 'What happens to the volume when its claim is released: Retain (the default), Delete or Recycle.')],
-        storageClassName: [6, s('Name of the StorageClass this volume belongs to; empty for none.')],
-        mountOptions: [7, atomicList(s(), 'Mount options, such as ro or soft; not validated.')],
-        volumeMode: [8, ptr(strEnum(VOLUME_MODES, 'Filesystem (the default) for a formatted filesystem, or Block for a raw block device.'))],
-        nodeAffinity: [
-          9,
-          described(
-            'Limits the nodes this volume can be reached from.',
-            obj(`${V1}.VolumeNodeAffinity`, { required: [1, described('The nodes that can reach the volume.', nodeSelectorSchema)] }),
-          ),
-        ],
-        volumeAttributesClassName: [10, ptr(s('Name of the VolumeAttributesClass this volume belongs to.'))],
-      },
-      // PersistentVolumeSource (field 2): exactly one of PV_SOURCES.
-      { inline: [[2, persistentVolumeSourceSchema]] },
+/** core/v1 PersistentVolumeSpec; storage/v1 VolumeAttachmentSource.inlineVolumeSpec embeds it too. */
+export const persistentVolumeSpecSchema = obj(
+  `${V1}.PersistentVolumeSpec`,
+  {
+    capacity: [1, quantityMap('The persistent volume resources and capacity.')],
+    accessModes: [3, atomicList(strEnum(ACCESS_MODES), 'All the ways the volume can be mounted.')],
+    claimRef: [4, described('The claim bound to this volume, the other half of a bi-directional binding.', objectReferenceSchema)],
+    persistentVolumeReclaimPolicy: [5, strEnum(RECLAIM_POLICIES, 'What happens to the volume when its claim is released: Retain (the default), Delete or Recycle.')],
+    storageClassName: [6, s('Name of the StorageClass this volume belongs to; empty for none.')],
+    mountOptions: [7, atomicList(s(), 'Mount options, such as ro or soft; not validated.')],
+    volumeMode: [8, ptr(strEnum(VOLUME_MODES, 'Filesystem (the default) for a formatted filesystem, or Block for a raw block device.'))],
+    nodeAffinity: [
+      9,
+      described(
+        'Limits the nodes this volume can be reached from.',
+        obj(`${V1}.VolumeNodeAffinity`, { required: [1, described('The nodes that can reach the volume.', nodeSelectorSchema)] }),
       ),
-    ),
-  ],
+    ],
+    volumeAttributesClassName: [10, ptr(s('Name of the VolumeAttributesClass this volume belongs to.'))],
+  },
+  // PersistentVolumeSource (field 2): exactly one of PV_SOURCES.
+  { inline: [[2, persistentVolumeSourceSchema]] },
+);
+
+export const persistentVolumeSchema = withMeta(`${V1}.PersistentVolume`, {
+  spec: [2, described('What the volume is and how it may be used, as set by the administrator.', persistentVolumeSpecSchema)],
   status: [
     3,
     described(
@@ -110,7 +107,7 @@ function validateUpdate(o: KObject, old: KObject): Cause[] {
 
 /** Upstream GetPersistentVolumeClass: the beta annotation wins over spec.storageClassName. */
 function pvClass(o: KObject): string {
-  return o.metadata?.annotations?.[STORAGE_CLASS_ANNOTATION] ?? strAt(o, 'spec', 'storageClassName');
+  return storageClassOf(o);
 }
 
 export function persistentVolumeColumns(now: Now): TableColumn[] {

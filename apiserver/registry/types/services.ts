@@ -10,7 +10,7 @@ import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, atomicMap, bool, described, int32, intOrStr, mapList, obj, ptr, str as s, strEnum, withDefault } from '../schema-builders';
 import { ageColumn, column, formatLabels, type Now } from '../table';
 
-/** core/v1 Service. No cluster IP allocation happens here; clusterIP is kept as the client sent it. */
+/** core/v1 Service. Cluster IPs and node ports are allocated inside the store's write (store/service-alloc/), after admission and before this validation. */
 
 export const SERVICE_TYPES: readonly string[] = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const AFFINITIES: readonly string[] = ['ClientIP', 'None'];

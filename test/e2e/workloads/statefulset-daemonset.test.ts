@@ -228,7 +228,7 @@ test.serial('delete --cascade=orphan leaves the pods and revisions ownerless; a 
   await eventually('orph pods gone (background cascade)', async () => ((await podsJson()).some((p) => p.metadata.name.startsWith('orph-')) ? undefined : true), 60_000);
 });
 
-test.serial('volumeClaimTemplates: a claim per ordinal (Pending: nothing binds claims yet) and pod volumes naming them', async (t) => {
+test.serial('volumeClaimTemplates: a claim per ordinal (Pending: no class and no volume can bind them) and pod volumes naming them', async (t) => {
   await apply({
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -239,7 +239,8 @@ test.serial('volumeClaimTemplates: a claim per ordinal (Pending: nothing binds c
       serviceName: 'data',
       selector: { matchLabels: { app: 'data' } },
       template: template('data', 'svc.local/db:1', { volumeMounts: [{ name: 'store', mountPath: '/var/lib/db' }] }),
-      volumeClaimTemplates: [{ metadata: { name: 'store' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      // No class (not the default local-path class, whose volumes would bind): the claims stay Pending.
+      volumeClaimTemplates: [{ metadata: { name: 'store' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }],
     },
   });
   const claims = await eventually('two claims', async () => {
@@ -256,13 +257,14 @@ test.serial('volumeClaimTemplates: a claim per ordinal (Pending: nothing binds c
     const volume = p.spec.volumes.find((v: any) => v.name === 'store');
     t.deepEqual(volume.persistentVolumeClaim, { claimName: `store-${p.metadata.name}` });
   }
-  // svc's scheduler does not look at claims: the pods are bound, and stay Pending on the node
-  // while their claims are unbound (upstream's scheduler keeps them unscheduled instead).
-  const bound = await eventually('pods bound', async () => {
+  // The scheduler keeps pods with unbound Immediate claims unscheduled, with upstream's reason.
+  const unscheduled = await eventually('pods unschedulable', async () => {
     const items = (await podsJson()).filter((p) => p.metadata.name.startsWith('data-'));
-    return items.every((p) => p.spec.nodeName) ? items : undefined;
+    const why = (p: any) => (p.status.conditions ?? []).find((c: any) => c.type === 'PodScheduled' && c.reason === 'Unschedulable')?.message;
+    return items.length === 2 && items.every((p) => why(p)) ? items.map(why) : undefined;
   });
-  t.true(bound.every((p) => p.status.phase === 'Pending'));
+  t.true(unscheduled.every((m: string) => /pod has unbound immediate PersistentVolumeClaims/.test(m)));
+  t.true(claims.every((c) => c.spec.storageClassName === ''));
   // Retain/Retain: deleting the set leaves the claims.
   await kubectl('delete', 'statefulset', 'data', '-n', NS, '--timeout=60s');
   await eventually('data pods gone', async () => ((await podsJson()).some((p) => p.metadata.name.startsWith('data-')) ? undefined : true), 60_000);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import test from 'ava';
 import type { Authenticator, AuthnResult } from '../../../../agent/server/authenticator';
 import type { Authorizer } from '../../../../agent/server/authorizer';
@@ -136,5 +137,49 @@ test('every answered request is reported to the observer with its endpoint label
       ['POST', '/checkpoint', 401],
     ].sort(),
   );
+  server.close();
+});
+
+test('upgrade requests pass the same authentication and authorization; refusals are Status answers on the raw socket', async (t) => {
+  const seen: NodeRequestAttributes[] = [];
+  const upgraded: string[] = [];
+  const ns = new NodeServer({
+    nodeName: 'node-1',
+    authenticator: byHeader,
+    authorizer: { authorize: (u, a) => (seen.push(a), allowBob.authorize(u, a)) },
+    log: quiet,
+    routes: [
+      {
+        prefix: '/exec/',
+        handler: () => Promise.resolve({}),
+        upgrade: (req, socket) => {
+          upgraded.push(req.url ?? '');
+          socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
+          return Promise.resolve();
+        },
+      },
+      { prefix: '/pods', handler: () => Promise.resolve({}) },
+    ],
+  });
+  const server = createServer();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void ns.handleUpgrade(req, socket, head));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const ask = (path: string, auth?: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n${auth ? `Authorization: Bearer ${auth}\r\n` : ''}\r\n`));
+      let out = '';
+      s.on('data', (b: Buffer) => (out += b.toString()));
+      s.on('end', () => resolve(out));
+      s.on('error', reject);
+    });
+  t.regex(await ask('/exec/ns/p/c?command=ls'), /^HTTP\/1\.1 401 Unauthorized[\s\S]*"reason":"Unauthorized"/);
+  const denied = await ask('/exec/ns/p/c?command=ls', 'eve');
+  t.regex(denied, /^HTTP\/1\.1 403 Forbidden/);
+  t.true(denied.includes('Forbidden (user=eve, verb=get, resource=nodes, subresource=proxy)'));
+  t.regex(await ask('/pods', 'bob'), /^HTTP\/1\.1 404 Not Found/);
+  t.regex(await ask('/exec/ns/p/c?command=ls', 'bob'), /^HTTP\/1\.1 101 Switching Protocols/);
+  t.deepEqual(upgraded, ['/exec/ns/p/c?command=ls']);
+  t.true(seen.every((a) => a.subresource === 'proxy' || a.subresource === 'pods'));
   server.close();
 });

@@ -51,7 +51,7 @@ function isBadRequest(t: import('ava').ExecutionContext, f: () => unknown, messa
 
 test('every served kind (and its list) survives JSON → CBOR → JSON through its schema', (t) => {
   t.deepEqual(missingFixtures(), [], 'every served kind has a fixture');
-  for (const f of fixtures()) {
+  for (const f of fixtures({ protobuf: false })) {
     const bytes = encodeCbor(f.schema, f.object);
     t.true(isSelfDescribedCbor(bytes), f.name);
     t.deepEqual(decodeCbor(bytes, f.schema, limits), f.object, f.name);

@@ -10,11 +10,11 @@ import { listSchemaOf } from '../../../../apiserver/registry/meta-schemas';
 import { any, bool, int32, int64, intOrStr, microTime, obj, ptr, quantity, str, time } from '../../../../apiserver/registry/schema-builders';
 import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
 import { podSchema } from '../../../../apiserver/registry/types/pod-schema';
-import { fixtures, missingFixtures, servedTypes } from './fixtures';
+import { fixtures, gvk, JSON_ONLY, missingFixtures, servedTypes } from './fixtures';
 import { podFixture } from './pod-fixture';
 
 test('every served kind has a protobuf form, and so does its list', (t) => {
-  for (const type of servedTypes()) {
+  for (const type of servedTypes().filter((x) => !JSON_ONLY.has(gvk(x)))) {
     t.true(hasProtobuf(type.schema), `${type.group}/${type.version} ${type.kind}`);
     t.notThrows(() => planOf(listSchemaOf(type.schema)));
   }

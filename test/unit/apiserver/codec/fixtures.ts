@@ -6,10 +6,12 @@ import { authenticationTypes } from '../../../../apiserver/registry/types/authen
 import { scaleSchema } from '../../../../apiserver/registry/types/autoscaling-scale';
 import { evictionSchema } from '../../../../apiserver/registry/types/poddisruptionbudgets';
 import { tokenRequestSchema } from '../../../../apiserver/registry/types/serviceaccount-token-request';
+import * as admission from './admissionregistration-fixtures';
 import * as apps from './apps-fixtures';
 import * as batch from './batch-fixtures';
 import * as core from './core-fixtures';
 import * as groups from './group-fixtures';
+import * as autoscaling from './autoscaling-fixtures';
 import { podFixture } from './pod-fixture';
 
 /** One representative object per served kind (and per meta/v1 body), with the schema that encodes it. */
@@ -64,9 +66,32 @@ const byKind: Record<string, Record<string, unknown>> = {
   'authentication.svc.io/v1/SelfSubjectReview': groups.selfSubjectReviewFixture,
   'authentication.svc.io/v1beta1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1beta1' },
   'authentication.svc.io/v1alpha1/SelfSubjectReview': { ...groups.selfSubjectReviewFixture, apiVersion: 'authentication.svc.io/v1alpha1' },
+  'scheduling.svc.io/v1/PriorityClass': groups.priorityClassFixture,
+  'node.svc.io/v1/RuntimeClass': groups.runtimeClassFixture,
+  'storage.svc.io/v1/StorageClass': groups.storageClassFixture,
+  'storage.svc.io/v1/CSIDriver': groups.csiDriverFixture,
+  'storage.svc.io/v1/CSINode': groups.csiNodeFixture,
+  'storage.svc.io/v1/VolumeAttachment': groups.volumeAttachmentFixture,
+  'autoscaling/v2/HorizontalPodAutoscaler': autoscaling.hpaV2Fixture,
+  'autoscaling/v1/HorizontalPodAutoscaler': autoscaling.hpaV1Fixture,
+  'metrics.svc.io/v1beta1/NodeMetrics': autoscaling.nodeMetricsFixture,
+  'metrics.svc.io/v1beta1/PodMetrics': autoscaling.podMetricsFixture,
+  'admissionregistration.svc.io/v1/MutatingWebhookConfiguration': admission.mutatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingWebhookConfiguration': admission.validatingWebhookConfigurationFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicy': admission.validatingAdmissionPolicyFixture,
+  'admissionregistration.svc.io/v1/ValidatingAdmissionPolicyBinding': admission.validatingAdmissionPolicyBindingFixture,
+  'apiextensions.svc.io/v1/CustomResourceDefinition': groups.crdFixture,
+  'apiregistration.svc.io/v1/APIService': groups.apiServiceFixture,
 };
 
-function gvk(t: ResourceType): string {
+/**
+ * Kinds served without a protobuf form: the CustomResourceDefinition (its openAPIV3Schema is
+ * free-form JSONSchemaProps here; upstream's apiextensions protobuf is not implemented, so the
+ * server answers 406/415 for protobuf on it, as for custom resources). JSON, YAML and CBOR only.
+ */
+export const JSON_ONLY = new Set(['apiextensions.svc.io/v1/CustomResourceDefinition']);
+
+export function gvk(t: ResourceType): string {
   return `${t.group ? `${t.group}/` : ''}${t.version}/${t.kind}`;
 }
 
@@ -78,9 +103,10 @@ export function missingFixtures(): string[] {
 }
 
 /** Every fixture: one per served kind, then the bodies that are not kinds of a resource. */
-export function fixtures(): Fixture[] {
+/** Every fixture; with protobuf (the default), only those of kinds that have a protobuf form. */
+export function fixtures(o: { protobuf?: boolean } = {}): Fixture[] {
   const out: Fixture[] = servedTypes()
-    .filter((t) => byKind[gvk(t)] !== undefined)
+    .filter((t) => byKind[gvk(t)] !== undefined && !(o.protobuf !== false && JSON_ONLY.has(gvk(t))))
     .map((t) => ({ name: gvk(t), schema: t.schema, object: byKind[gvk(t)] }));
   out.push(
     { name: 'authentication.svc.io/v1/TokenRequest', schema: tokenRequestSchema, object: groups.tokenRequestFixture },

@@ -219,3 +219,79 @@ export const deleteOptionsFixture = {
   propagationPolicy: 'Foreground',
   dryRun: ['All'],
 };
+
+export const priorityClassFixture = {
+  apiVersion: 'scheduling.svc.io/v1',
+  kind: 'PriorityClass',
+  metadata: { name: 'high', uid: 'u-pc', resourceVersion: '7' },
+  value: 1000000,
+  globalDefault: true,
+  description: 'For the pods that must run first.',
+  preemptionPolicy: 'PreemptLowerPriority',
+};
+
+export const runtimeClassFixture = {
+  apiVersion: 'node.svc.io/v1',
+  kind: 'RuntimeClass',
+  metadata: { name: 'kata', uid: 'u-rc', resourceVersion: '8' },
+  handler: 'kata',
+  overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+  scheduling: { nodeSelector: { 'runtime.svc.io/kata': 'true' }, tolerations: [{ key: 'kata', operator: 'Exists', effect: 'NoSchedule' }] },
+};
+
+export const storageClassFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'local-path', uid: 'u-sc', resourceVersion: '9', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  provisioner: 'svc.io/local-path',
+  parameters: { nodePath: '/var/lib/svc-node/local-path' },
+  reclaimPolicy: 'Delete',
+  mountOptions: ['noatime'],
+  allowVolumeExpansion: true,
+  volumeBindingMode: 'WaitForFirstConsumer',
+  allowedTopologies: [{ matchLabelExpressions: [{ key: 'svc.io/hostname', values: ['n1', 'n2'] }] }],
+};
+
+export const csiDriverFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'CSIDriver',
+  metadata: { name: 'csi.example.com', uid: 'u-csid', resourceVersion: '10' },
+  spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], storageCapacity: true, fsGroupPolicy: 'File', tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }], requiresRepublish: true, seLinuxMount: true },
+};
+
+export const csiNodeFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'CSINode',
+  metadata: { name: 'worker-1', uid: 'u-csin', resourceVersion: '11' },
+  spec: { drivers: [{ name: 'csi.example.com', nodeID: 'worker-1', topologyKeys: ['topology.svc.io/zone'], allocatable: { count: 8 } }] },
+};
+
+export const volumeAttachmentFixture = {
+  apiVersion: 'storage.svc.io/v1',
+  kind: 'VolumeAttachment',
+  metadata: { name: 'csi-1', uid: 'u-va', resourceVersion: '12' },
+  spec: { attacher: 'csi.example.com', source: { persistentVolumeName: 'pv1' }, nodeName: 'worker-1' },
+  status: { attached: true, attachmentMetadata: { dev: '/dev/sdb' }, attachError: { time: '2026-01-01T00:00:00Z', message: 'timed out', errorCode: 4 } },
+};
+
+export const crdFixture = {
+  apiVersion: 'apiextensions.svc.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com', uid: 'u-crd', resourceVersion: '13' },
+  spec: {
+    group: 'example.com',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList', shortNames: ['wd'] },
+    scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', minimum: 1 } } } } } }, subresources: { status: {} } }],
+    conversion: { strategy: 'None' },
+  },
+  status: { conditions: [{ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: '2026-01-01T00:00:00Z' }], acceptedNames: { plural: 'widgets', kind: 'Widget' }, storedVersions: ['v1'] },
+};
+
+export const apiServiceFixture = {
+  apiVersion: 'apiregistration.svc.io/v1',
+  kind: 'APIService',
+  metadata: { name: 'v1alpha1.wardle.example.com', uid: 'u-as', resourceVersion: '14' },
+  spec: { service: { namespace: 'wardle', name: 'api', port: 8443 }, group: 'wardle.example.com', version: 'v1alpha1', caBundle: Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'), groupPriorityMinimum: 1000, versionPriority: 15 },
+  status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Passed', message: 'all checks passed' }] },
+};

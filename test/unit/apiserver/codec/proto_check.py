@@ -16,14 +16,15 @@ import base64
 import datetime
 import importlib
 import json
+import re
 import struct
 import sys
 
 MAGIC = b'k8s\x00'
 # Upstream's embedded (json:",inline") struct fields among the served types.
-INLINE = {'volumeSource', 'persistentVolumeSource', 'ephemeralContainerCommon', 'handler', 'localObjectReference'}
+INLINE = {'volumeSource', 'persistentVolumeSource', 'ephemeralContainerCommon', 'handler', 'localObjectReference', 'rule', 'ruleWithOperations'}
 # .proto field names that differ from the JSON names.
-JSON_NAME = {'uID': 'uid'}
+JSON_NAME = {'uID': 'uid', 'Webhooks': 'webhooks', 'Expression': 'expression', 'Name': 'name'}
 META = 'k8s.io.apimachinery.pkg.apis.meta.v1.'
 
 
@@ -41,6 +42,17 @@ def parse_time(text, micro):
     return seconds, (delta.microseconds * 1000 if micro else 0)
 
 
+DURATION_UNITS = {'ns': 1, 'us': 1000, 'µs': 1000, 'ms': 10**6, 's': 10**9, 'm': 60 * 10**9, 'h': 3600 * 10**9}
+
+
+def parse_duration(text):
+    """Go's time.ParseDuration for the unsigned forms the fixtures use ("15s", "1m30s", "1.5s")."""
+    total = 0
+    for number, unit in re.findall(r'(\d+(?:\.\d*)?)(ns|us|µs|ms|s|m|h)', text):
+        total += float(number) * DURATION_UNITS[unit]
+    return round(total)
+
+
 class Unused(Exception):
     pass
 
@@ -49,7 +61,8 @@ def fill(msg, obj, path):
     """Sets msg's fields from the JSON object; returns the JSON keys it consumed."""
     used = set()
     for field in msg.DESCRIPTOR.fields:
-        if field.name in INLINE:
+        # Embedded Go structs are messages; a scalar of the same name (RuntimeClass.handler) is a plain field.
+        if field.name in INLINE and field.message_type is not None:
             sub = getattr(msg, field.name)
             sub.SetInParent()  # Go writes an embedded struct even when empty
             used |= fill(sub, obj, path)
@@ -99,6 +112,8 @@ def set_message(msg, value, path):
     msg.SetInParent()
     if name in (META + 'Time', META + 'MicroTime'):
         msg.seconds, msg.nanos = parse_time(value, name.endswith('MicroTime'))
+    elif name == META + 'Duration':
+        msg.duration = parse_duration(value)
     elif name == 'k8s.io.apimachinery.pkg.api.resource.Quantity':
         msg.string = str(value)
     elif name == 'k8s.io.apimachinery.pkg.util.intstr.IntOrString':

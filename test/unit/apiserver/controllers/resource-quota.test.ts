@@ -104,3 +104,13 @@ test('an overcharged usage (admission charged, the write never happened, the und
   await h.until('recounted', async () => (await h.status('q')).used?.pods === '0');
   t.true(h.clock.now() >= Date.parse('2025-03-01T12:01:00Z'));
 });
+
+test('regression: a resource served in two versions (HPA autoscaling/v2 and v1) is counted once', async (t) => {
+  const h = await setup(t);
+  const hpas = h.f.type('autoscaling', 'v2', 'horizontalpodautoscalers');
+  const spec = { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 3 };
+  await h.f.store.create(hpas, NS, { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web' }, spec }, adminCtx);
+  await quota(h, 'hpas', { 'count/horizontalpodautoscalers.autoscaling': '5' });
+  await h.until('counted', async () => (await h.status('hpas')).used?.['count/horizontalpodautoscalers.autoscaling'] !== undefined);
+  t.is((await h.status('hpas')).used?.['count/horizontalpodautoscalers.autoscaling'], '1');
+});

@@ -1,15 +1,16 @@
 import test from 'ava';
 import { ApiError } from '../../../../apiserver/api/errors';
-import { agentPath, forwardedHeaders } from '../../../../apiserver/handlers/node-proxy';
+import { proxyPath } from '../../../../apiserver/handlers/proxy-target';
+import { forwardedHeaders } from '../../../../apiserver/handlers/proxy-headers';
 
-test('the agent path is what follows /nodes/{name}/proxy, still encoded; nothing means /', (t) => {
-  t.is(agentPath('/api/v1/nodes/n1/proxy/healthz', 'n1'), '/healthz');
-  t.is(agentPath('/api/v1/nodes/n1/proxy/checkpoint/default/web/app', 'n1'), '/checkpoint/default/web/app');
-  t.is(agentPath('/api/v1/nodes/n1/proxy/containerLogs/default/a%2Fb/c', 'n1'), '/containerLogs/default/a%2Fb/c');
-  t.is(agentPath('/api/v1/nodes/n1/proxy', 'n1'), '/');
-  t.is(agentPath('/api/v1/nodes/n1/proxy/', 'n1'), '/');
-  t.throws(() => agentPath('/api/v1/nodes/n1/proxyx', 'n1'), { instanceOf: ApiError });
-  t.throws(() => agentPath('/api/v1/nodes/n1/status', 'n1'), { instanceOf: ApiError });
+test('the agent path (proxyPath, shared by every proxy) is what follows /nodes/{name}/proxy, still encoded; nothing means /', (t) => {
+  t.is(proxyPath('/api/v1/nodes/n1/proxy/healthz'), '/healthz');
+  t.is(proxyPath('/api/v1/nodes/n1/proxy/checkpoint/default/web/app'), '/checkpoint/default/web/app');
+  t.is(proxyPath('/api/v1/nodes/n1/proxy/containerLogs/default/a%2Fb/c'), '/containerLogs/default/a%2Fb/c');
+  t.is(proxyPath('/api/v1/nodes/n1/proxy'), '/');
+  t.is(proxyPath('/api/v1/nodes/n1/proxy/'), '/');
+  t.throws(() => proxyPath('/api/v1/nodes/n1/proxyx'), { instanceOf: ApiError });
+  t.throws(() => proxyPath('/api/v1/nodes/n1/status'), { instanceOf: ApiError });
 });
 
 test("the caller's credentials and hop-by-hop headers are not forwarded; content headers are", (t) => {

@@ -105,6 +105,19 @@ samples['rbac.authorization.svc.io/clusterroles'] = { metadata: { name: 'system:
 samples['rbac.authorization.svc.io/rolebindings'] = { metadata: { name: 'rb', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' }, { kind: 'ServiceAccount', name: 'default' }] };
 samples['rbac.authorization.svc.io/clusterrolebindings'] = { metadata: { name: 'crb' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.svc.io', name: 'devs' }] };
 const appTemplate = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', volumeMounts: [{ name: 'www', mountPath: '/www' }] }] } };
+const hookBase = { clientConfig: { url: 'https://hooks.example.com/admit', caBundle: 'LS0t' }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] };
+samples['admissionregistration.svc.io/mutatingwebhookconfigurations'] = { metadata: { name: 'labels' }, webhooks: [{ name: 'labels.hooks.example.com', ...hookBase, reinvocationPolicy: 'IfNeeded', matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }] }] };
+samples['admissionregistration.svc.io/validatingwebhookconfigurations'] = { metadata: { name: 'policy' }, webhooks: [{ name: 'policy.hooks.example.com', ...hookBase, clientConfig: { service: { namespace: 'hooks', name: 'policy', path: '/validate' } } }] };
+samples['admissionregistration.svc.io/validatingadmissionpolicies'] = {
+  metadata: { name: 'replicas' },
+  spec: {
+    matchConstraints: { resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] },
+    variables: [{ name: 'replicas', expression: 'object.spec.replicas' }],
+    validations: [{ expression: 'variables.replicas <= 5', messageExpression: "'too many: ' + string(variables.replicas)", reason: 'Invalid' }],
+    auditAnnotations: [{ key: 'replicas', valueExpression: 'string(object.spec.replicas)' }],
+  },
+};
+samples['admissionregistration.svc.io/validatingadmissionpolicybindings'] = { metadata: { name: 'replicas' }, spec: { policyName: 'replicas', validationActions: ['Deny', 'Audit'], paramRef: { name: 'limits', namespace: 'default' } } };
 samples['apps/statefulsets'] = {
   metadata: { name: 'web', namespace: 'default' },
   spec: {
@@ -126,7 +139,22 @@ samples['node.svc.io/runtimeclasses'] = {
   overhead: { podFixed: { cpu: '250m', memory: '64Mi' } },
   scheduling: { nodeSelector: { 'runtime/gvisor': 'yes' }, tolerations: [{ key: 'sandboxed', operator: 'Exists', effect: 'NoSchedule' }] },
 };
+samples['storage.svc.io/storageclasses'] = { metadata: { name: 'local-path', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'svc.io/local-path', volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'svc.io/hostname', values: ['n1'] }] }] };
+samples['storage.svc.io/csidrivers'] = { metadata: { name: 'csi.example.com' }, spec: { podInfoOnMount: true, tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }] } };
+samples['storage.svc.io/csinodes'] = { metadata: { name: 'worker-1' }, spec: { drivers: [{ name: 'csi.example.com', nodeID: 'worker-1', topologyKeys: ['topology.svc.io/zone'], allocatable: { count: 8 } }] } };
+samples['storage.svc.io/volumeattachments'] = { metadata: { name: 'csi-1' }, spec: { attacher: 'csi.example.com', source: { persistentVolumeName: 'pv1' }, nodeName: 'worker-1' }, status: { attached: true, attachmentMetadata: { dev: '/dev/sdb' } } };
+samples['metrics.svc.io/nodes'] = { metadata: { name: 'n1' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', usage: { cpu: '250m', memory: '64Mi' } };
+samples['metrics.svc.io/pods'] = { metadata: { name: 'p', namespace: 'default' }, timestamp: '2025-03-01T12:00:00Z', window: '15s', containers: [{ name: 'app', usage: { cpu: '5m', memory: '4Mi' } }] };
+samples['autoscaling/horizontalpodautoscalers'] = {
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] },
+};
 samples['authorization.svc.io/localsubjectaccessreviews'] = { metadata: { name: 'r', namespace: 'default' }, spec: { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } } };
+samples['apiregistration.svc.io/apiservices'] = { metadata: { name: 'v1alpha1.wardle.example.com' }, spec: { group: 'wardle.example.com', version: 'v1alpha1', service: { namespace: 'wardle', name: 'api' }, insecureSkipTLSVerify: true, groupPriorityMinimum: 1000, versionPriority: 15 } };
+samples['apiextensions.svc.io/customresourcedefinitions'] = {
+  metadata: { name: 'widgets.example.com' },
+  spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'widgets', kind: 'Widget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+};
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
@@ -177,9 +205,9 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'daemonsets', 'deployments', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets']);
+  t.deepEqual(withStatus, ['apiservices', 'certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'namespaces', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'subjectaccessreviews']);
+  t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -217,13 +245,19 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['apps', 'v1', 'v1'],
       ['events.svc.io', 'v1', 'v1'],
       ['authorization.svc.io', 'v1,v1beta1', 'v1'],
+      ['autoscaling', 'v2,v1', 'v2'],
       ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
+      ['storage.svc.io', 'v1', 'v1'],
+      ['admissionregistration.svc.io', 'v1', 'v1'],
+      ['apiextensions.svc.io', 'v1', 'v1'],
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['node.svc.io', 'v1', 'v1'],
+      ['apiregistration.svc.io', 'v1', 'v1'],
+      ['metrics.svc.io', 'v1beta1', 'v1beta1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],
   );

@@ -6,6 +6,7 @@
 import test from 'ava';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../../../apiserver/codec/envelope';
 import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
 import { send } from '../../../../apiserver/server/respond';
@@ -13,9 +14,9 @@ import { send } from '../../../../apiserver/server/respond';
 type Json = Record<string, unknown>;
 
 /** Serves obj once as protobuf; answers the body, its headers, and how many chunks each socket write of the response carried. */
-async function serve(obj: Json): Promise<{ bytes: Buffer; writes: number[]; headers: IncomingMessage['headers'] }> {
+async function serve(obj: Json, gzip = false): Promise<{ bytes: Buffer; writes: number[]; headers: IncomingMessage['headers'] }> {
   const writes: number[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => send(req, res, 200, obj, { protobuf: configMapSchema }));
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => send(req, res, 200, obj, { protobuf: configMapSchema, compress: gzip }));
   server.on('connection', (socket: Socket) => {
     // net.Socket funnels _write (one chunk) and _writev (several) through _writeGeneric; Node's
     // http ends a response with an empty chunk, which carries nothing and is not counted.
@@ -31,7 +32,8 @@ async function serve(obj: Json): Promise<{ bytes: Buffer; writes: number[]; head
   try {
     const { port } = server.address() as AddressInfo;
     return await new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/', headers: { accept: PROTOBUF_MEDIA_TYPE, connection: 'close' } }, (res) => {
+      const headers = { accept: PROTOBUF_MEDIA_TYPE, connection: 'close', ...(gzip ? { 'accept-encoding': 'gzip' } : {}) };
+      const req = request({ host: '127.0.0.1', port, path: '/', headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ bytes: Buffer.concat(chunks), writes, headers: res.headers }));
@@ -65,5 +67,17 @@ test('every byte value arrives as written, below, at and past the size sent in o
     t.deepEqual(bytes, encodeObject(configMapSchema, obj), `size ${size}`);
     t.is(Number(headers['content-length']), bytes.length);
     t.deepEqual(decodeObject(configMapSchema, bytes).binaryData, obj.binaryData);
+  }
+});
+
+test('a compressed protobuf answer is the gzip of the same bytes, at sizes encoded to text and to a Buffer', async (t) => {
+  // A body up to 64 KiB is encoded straight to a latin1 string (envelope.ts encodeObjectText); gzip
+  // must compress its bytes, not its UTF-8 form, and Content-Length count the compressed bytes.
+  for (const size of [2_000, 70_000]) {
+    const obj = withBytes(size);
+    const { bytes, headers } = await serve(obj, true);
+    t.is(headers['content-encoding'], 'gzip', `size ${size}`);
+    t.is(Number(headers['content-length']), bytes.length);
+    t.deepEqual(gunzipSync(bytes), encodeObject(configMapSchema, obj), `size ${size}`);
   }
 });

@@ -124,3 +124,24 @@ test('PVC table shows capacity and modes only once bound', (t) => {
   o.metadata.deletionTimestamp = ago(0);
   t.is(cells(pvcType, o).Status, 'Terminating');
 });
+
+test('PVC update: a claim naming no class may be given one while unbound (retroactive default class), never changed', (t) => {
+  const old = pvc();
+  pvcType.defaults!(old);
+  const named = structuredClone(old);
+  (named.spec as any).storageClassName = 'local-path';
+  t.deepEqual(pvcType.validateUpdate!(named, old), []);
+  const changed = structuredClone(named);
+  (changed.spec as any).storageClassName = 'other';
+  t.is(pvcType.validateUpdate!(changed, named)[0]?.field, 'spec');
+  const bound = structuredClone(old);
+  (bound.spec as any).volumeName = 'pv-1';
+  const boundNamed = structuredClone(bound);
+  (boundNamed.spec as any).storageClassName = 'local-path';
+  t.is(pvcType.validateUpdate!(boundNamed, bound)[0]?.field, 'spec');
+  const annotated = pvc();
+  annotated.metadata.annotations = { 'volume.beta.kubernetes.io/storage-class': 'gold' };
+  const annotatedNamed = structuredClone(annotated);
+  (annotatedNamed.spec as any).storageClassName = 'local-path';
+  t.is(pvcType.validateUpdate!(annotatedNamed, annotated)[0]?.field, 'spec');
+});

@@ -1,0 +1,149 @@
+/**
+ * The simulator's streaming RPCs (Exec, Attach, PortForward). A real runtime answers a URL on its
+ * stream server; the simulator answers `sim://streams/<token>` and serves the stream in-process
+ * when the agent asks for the token's target (RuntimeService.localStream). Tokens are single use
+ * and expire after a minute, as the CRI stream server's request cache. Exec runs the built-in
+ * command set of ./sim-shell.ts; attach is a `cat` main process (stdin echoed to stdout until the
+ * client closes stdin); port-forward connects to an echo server on every port (what is written
+ * comes back). `open` counts the streams running, for tests that check none is left behind.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { Clock } from '../platform/clock';
+import { RuntimeError } from './errors';
+import type { CallOptions, LocalStreamTarget, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import { isSimCommand, runSimExec, type SimShellContext } from './sim-shell';
+import type { SimState } from './sim-state';
+import type { ContainerRec } from './sim-records';
+import type { ExecStreams } from '../../common/stream/exec-streams';
+import type { ExitResult } from '../../common/stream/remotecommand';
+
+export const SIM_STREAM_PREFIX = 'sim://streams/';
+const TOKEN_TTL_MS = 60_000;
+
+export class SimStreams {
+  private readonly tokens = new Map<string, { target: LocalStreamTarget; expires: number }>();
+  /** Streams running now (exec and attach sessions, forwarded connections). */
+  open = 0;
+  /** Files execs wrote into each container (tar x of kubectl cp), by container ID. */
+  private readonly written = new Map<string, Map<string, Buffer>>();
+
+  constructor(
+    private readonly state: SimState,
+    private readonly clock: Clock,
+    private readonly begin: (rpc: string, opts?: CallOptions) => Promise<void>,
+  ) {}
+
+  async exec(r: StreamExecRequest, opts?: CallOptions): Promise<string> {
+    await this.begin('Exec', opts);
+    const c = this.running(r.containerId, 'Exec');
+    if (r.cmd.length === 0) throw new RuntimeError('InvalidArgument', 'cmd must not be empty', 'Exec');
+    return this.issue({ kind: 'exec', cmd: [...r.cmd], run: (s) => this.counted(() => this.runExec(c, r.cmd, s)) });
+  }
+
+  async attach(r: StreamAttachRequest, opts?: CallOptions): Promise<string> {
+    await this.begin('Attach', opts);
+    const c = this.running(r.containerId, 'Attach');
+    return this.issue({ kind: 'exec', cmd: [], run: (s) => this.counted(() => this.runExec(c, ['cat'], s)) });
+  }
+
+  async portForward(r: StreamPortForwardRequest, opts?: CallOptions): Promise<string> {
+    await this.begin('PortForward', opts);
+    const sb = this.state.sandboxes.get(r.podSandboxId);
+    if (!sb) throw new RuntimeError('NotFound', `an error occurred when try to find sandbox "${r.podSandboxId}": not found`, 'PortForward');
+    return this.issue({
+      kind: 'portforward',
+      dial: (_port, signal) => {
+        const echo = new PassThrough();
+        this.open++;
+        let counted = true;
+        const release = (): void => {
+          if (counted) this.open--;
+          counted = false;
+        };
+        echo.once('close', release);
+        signal.addEventListener('abort', () => echo.destroy(), { once: true });
+        return Promise.resolve(echo);
+      },
+    });
+  }
+
+  /** The target behind a URL this simulator answered (consumed), or undefined. */
+  take(url: string): LocalStreamTarget | undefined {
+    if (!url.startsWith(SIM_STREAM_PREFIX)) return undefined;
+    const now = this.clock.now();
+    for (const [k, v] of this.tokens) if (v.expires <= now) this.tokens.delete(k);
+    const token = url.slice(SIM_STREAM_PREFIX.length);
+    const t = this.tokens.get(token);
+    this.tokens.delete(token);
+    return t?.target;
+  }
+
+  private issue(target: LocalStreamTarget): string {
+    const token = randomBytes(12).toString('base64url');
+    this.tokens.set(token, { target, expires: this.clock.now() + TOKEN_TTL_MS });
+    return SIM_STREAM_PREFIX + token;
+  }
+
+  private running(containerId: string, rpc: string): ContainerRec {
+    const c = this.state.mustContainer(containerId, rpc);
+    if (c.state !== 'CONTAINER_RUNNING') throw new RuntimeError('FailedPrecondition', `container ${c.id} is not running (state ${c.state})`, rpc);
+    return c;
+  }
+
+  private async counted(run: () => Promise<ExitResult>): Promise<ExitResult> {
+    this.open++;
+    try {
+      return await run();
+    } finally {
+      this.open--;
+    }
+  }
+
+  private async runExec(c: ContainerRec, cmd: readonly string[], s: ExecStreams): Promise<ExitResult> {
+    if (!isSimCommand(cmd[0] ?? '')) {
+      return { error: `failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: "${cmd[0] ?? ''}": executable file not found in $PATH: unknown` };
+    }
+    const pod = this.state.sandboxes.get(c.sandboxId)?.config;
+    const env: Record<string, string> = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOSTNAME: pod?.hostname || pod?.metadata.name || '' };
+    for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
+    if (s.tty) env.TERM = 'xterm';
+    let size: { width: number; height: number } | undefined;
+    s.onResize((r) => (size = r));
+    const ctx: SimShellContext = {
+      ...(s.stdin ? { stdin: s.stdin } : {}),
+      ...(s.stdout ? { stdout: s.stdout } : {}),
+      ...(s.stderr ? { stderr: s.stderr } : {}),
+      env,
+      readFile: (p) => this.readFile(c, env.HOSTNAME ?? '', p),
+      sleep: (ms) => this.clock.sleep(ms, s.signal),
+      signal: s.signal,
+      terminalSize: () => size,
+      written: this.filesOf(c.id),
+      now: () => this.clock.now(),
+    };
+    return { exitCode: await runSimExec(cmd, ctx) };
+  }
+
+  private filesOf(containerId: string): Map<string, Buffer> {
+    const known = this.written.get(containerId);
+    if (known) return known;
+    const m = new Map<string, Buffer>();
+    this.written.set(containerId, m);
+    return m;
+  }
+
+  /** A file as the container sees it: through its mounts (the longest container path wins), or /etc/hostname. */
+  private async readFile(c: ContainerRec, hostname: string, p: string): Promise<Buffer> {
+    const abs = path.posix.resolve('/', p);
+    const mounts = [...(c.config.mounts ?? [])].filter((m) => m.hostPath !== '').sort((a, b) => b.containerPath.length - a.containerPath.length);
+    for (const m of mounts) {
+      const base = m.containerPath.replace(/\/+$/, '');
+      if (abs === base || abs.startsWith(base + '/')) return readFile(path.join(m.hostPath, abs.slice(base.length)));
+    }
+    if (abs === '/etc/hostname') return Buffer.from(`${hostname}\n`);
+    throw new Error(`${p}: no such file`);
+  }
+}

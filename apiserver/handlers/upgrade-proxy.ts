@@ -1,0 +1,165 @@
+/**
+ * Byte-transparent proxying of an HTTP Upgrade (WebSocket or SPDY/3.1) to a backend, as
+ * upstream's UpgradeAwareHandler: the request goes to the backend with the client's upgrade
+ * headers (its credentials never: see forwardedHeaders); a 101 from the backend is written back
+ * to the client as received, then the two sockets are piped both ways without reading frames. Any
+ * other answer of the backend (its 400/403/404 Status) is passed to the client as it came. Both
+ * sockets are torn down together: when either closes or fails, when no byte has moved either way
+ * for the idle timeout, or when the server shuts down.
+ * Differs from upstream kube-apiserver 1.30+: upstream translates a client's WebSocket v5 stream
+ * to SPDY toward the kubelet (its StreamTranslator); svc-node speaks both protocols itself, so
+ * every protocol is passed through unchanged.
+ */
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError } from '../api/errors';
+import type { ResourceRequest } from './context';
+import { forwardedHeaders } from './proxy-headers';
+
+/** Where an upgrade goes: the backend's address, path with query, and TLS settings (https only). */
+export interface UpgradeTarget {
+  scheme: 'http' | 'https';
+  host: string;
+  port: number;
+  /** Path and query, already encoded. */
+  path: string;
+  /** The client certificate presented to the backend (the kubelet-client pair for agents). */
+  cert?: { certPem: string; keyPem: string };
+  /** CA bundle verifying the backend; undefined: not verified (agents' self-signed certificates, as upstream's default). */
+  caPem?: string;
+  /** Named in errors: "the node agent of n1". */
+  describe: string;
+}
+
+/** Limits of a proxied stream. */
+export interface UpgradeLimits {
+  /** No byte in either direction this long ends the stream (upstream's streamingConnectionIdleTimeout: 4 h). */
+  idleTimeoutMs: number;
+  /** How long the backend gets to answer the upgrade (default 30 s). */
+  handshakeTimeoutMs?: number;
+}
+
+export const DEFAULT_STREAM_IDLE_MS = 4 * 60 * 60 * 1000;
+
+/**
+ * Upgraded connections are never pooled (each leaves the agent once upgraded), but their TLS
+ * sessions are cached, so a stream to an agent seen before resumes its session instead of a full
+ * handshake (an exec's round trip is mostly handshakes).
+ */
+const TLS_SESSIONS = new HttpsAgent({ keepAlive: false, maxCachedSessions: 256 });
+
+/** The request headers an upgrade forwards: forwardedHeaders' set, duplicates kept (SPDY's X-Stream-Protocol-Version lists one protocol a line), plus Connection/Upgrade. */
+export function upgradeHeaders(req: IncomingMessage): OutgoingHttpHeaders {
+  const allowed = forwardedHeaders(req.headers);
+  const out: Record<string, string[]> = {};
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i].toLowerCase();
+    if (!(name in allowed)) continue;
+    (out[name] ??= []).push(req.rawHeaders[i + 1]);
+  }
+  const headers: OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(out)) headers[k] = v.length === 1 ? v[0] : v;
+  headers.connection = 'Upgrade';
+  headers.upgrade = req.headers.upgrade ?? '';
+  return headers;
+}
+
+/** The head of a 101 answer as the backend sent it (raw header names and order). */
+export function switchingHead(res: IncomingMessage): string {
+  let head = `HTTP/1.1 101 ${res.statusMessage || 'Switching Protocols'}\r\n`;
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) head += `${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`;
+  return `${head}\r\n`;
+}
+
+/**
+ * Proxies r's upgrade to target; resolves when the stream has ended (both sockets closed), or
+ * after a non-101 answer of the backend has been passed on. Rejects (before anything was written
+ * to the client) when the backend cannot be reached: a 503 naming it.
+ */
+export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: UpgradeLimits): Promise<void> {
+  const client = r.upgrade;
+  if (!client) return Promise.reject(new ApiError('BadRequest', 'Upgrade request required'));
+  return new Promise<void>((resolve, reject) => {
+    const tls = target.scheme === 'https';
+    const options = {
+      host: target.host,
+      port: target.port,
+      path: target.path,
+      method: r.req.method ?? 'GET',
+      headers: upgradeHeaders(r.req),
+      ...(tls ? { agent: TLS_SESSIONS } : { agent: false as const }),
+      timeout: limits.handshakeTimeoutMs ?? 30_000,
+      ...(tls && target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}),
+      ...(tls ? (target.caPem ? { ca: target.caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }) : {}),
+    };
+    const up = tls ? httpsRequest(options) : httpRequest(options);
+    const clientGone = () => up.destroy();
+    client.socket.once('close', clientGone);
+    const onAbort = () => up.destroy();
+    r.signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      client.socket.off('close', clientGone);
+      r.signal.removeEventListener('abort', onAbort);
+    };
+    up.on('timeout', () => up.destroy(new Error(`no answer to the upgrade within ${options.timeout} ms`)));
+    up.on('error', (err) => {
+      done();
+      if (r.res.headersSent || client.socket.destroyed) {
+        client.socket.destroy();
+        resolve();
+      } else reject(new ApiError('ServiceUnavailable', `cannot reach ${target.describe} at ${target.host}:${target.port}: ${err.message}`));
+    });
+    up.on('response', (res) => {
+      // The backend refused the upgrade: its status and body go to the client as they are.
+      done();
+      const headers: OutgoingHttpHeaders = {};
+      for (const [h, v] of Object.entries(res.headers)) if (v !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'upgrade'].includes(h)) headers[h] = v;
+      r.res.writeHead(res.statusCode ?? 502, headers);
+      res.pipe(r.res);
+      res.on('end', () => resolve());
+      res.on('error', () => {
+        client.socket.destroy();
+        resolve();
+      });
+    });
+    up.on('upgrade', (res, backend, backendHead) => {
+      done();
+      up.setTimeout(0);
+      splice(r, client.socket, client.head, backend, switchingHead(res), backendHead, limits.idleTimeoutMs).then(resolve, resolve);
+    });
+    up.end();
+  });
+}
+
+/** Pipes client and backend both ways until either ends, fails or idles; resolves when both are closed. */
+function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend: Socket, head101: string, backendHead: Buffer, idleMs: number): Promise<void> {
+  // The ServerResponse the router bound to the socket must not write after this.
+  r.res.statusCode = 101; // what the request metrics record, as upstream's
+  r.res.detachSocket(client as never);
+  backend.setTimeout(0);
+  client.write(head101);
+  if (backendHead.length) client.write(backendHead);
+  if (clientHead.length) backend.write(clientHead);
+  const idle = setTimeout(() => teardown(), idleMs);
+  const touch = () => idle.refresh();
+  client.on('data', touch);
+  backend.on('data', touch);
+  client.pipe(backend);
+  backend.pipe(client);
+  const onAbort = () => teardown();
+  r.signal.addEventListener('abort', onAbort, { once: true });
+  function teardown() {
+    clearTimeout(idle);
+    r.signal.removeEventListener('abort', onAbort);
+    client.destroy();
+    backend.destroy();
+  }
+  const closed = (s: Duplex) => new Promise<void>((res) => (s.destroyed && s.closed ? res() : s.once('close', () => res())));
+  client.once('close', teardown);
+  backend.once('close', teardown);
+  client.on('error', teardown);
+  backend.on('error', teardown);
+  return Promise.all([closed(client), closed(backend)]).then(() => undefined);
+}

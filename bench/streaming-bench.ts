@@ -1,0 +1,211 @@
+import { readFileSync, mkdtempSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
+import { createServer, connect, type Server } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { startApiServer } from '../test/helpers/apiserver-process';
+import { runPod, startNode } from '../test/e2e/checkpoint/checkpoint-env';
+import type { Cleanup } from './lib/cleanup';
+import { progress } from './lib/progress';
+import { percentile, round } from './lib/stats';
+
+/** Issue 21's goals: exec p50 at most 1.5 x direct; port-forward throughput at least 0.5 x direct. */
+const GOAL_EXEC_RATIO = 1.5;
+const GOAL_THROUGHPUT_RATIO = 0.5;
+const NODE = 'bench-stream-node';
+const POD = 'shell';
+const CHUNK = 64 * 1024;
+
+function numberArg(args: readonly string[], flag: string, dflt: number): number {
+  const i = args.indexOf(flag);
+  if (i < 0) return dflt;
+  const v = Number(args[i + 1]);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${flag} wants a positive integer`);
+  return v;
+}
+
+interface Tls {
+  ca?: string;
+  cert: Buffer;
+  key: Buffer;
+}
+
+function open(url: string, protocol: string, tls: Tls): WebSocket {
+  return new WebSocket(url, [protocol], { ...tls, rejectUnauthorized: tls.ca !== undefined, servername: 'localhost', perMessageDeflate: false } as WebSocket.ClientOptions);
+}
+
+/** One `exec -- true` over WebSocket v5: connect, upgrade, run, status, close; milliseconds. */
+function execOnce(url: string, tls: Tls): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const ws = open(url, 'v5.channel.k8s.io', tls);
+    let status = '';
+    ws.on('message', (d: Buffer) => {
+      if (d[0] === 3) status += d.subarray(1).toString();
+    });
+    ws.once('close', () => (status.includes('"Success"') ? resolve(performance.now() - started) : reject(new Error(`exec ended without success: ${status}`))));
+    ws.once('error', reject);
+  });
+}
+
+/** One GET of the pod over a fresh mutual-TLS connection: what the API server hop costs by itself; milliseconds. */
+function getOnce(url: string, tls: Tls): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpsGet(url, { ...tls, agent: false, servername: 'localhost' }, (res) => {
+      res.resume();
+      res.once('end', () => (res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`GET answered ${res.statusCode}`))));
+    });
+    req.once('error', reject);
+  });
+}
+
+/** Sends `bytes` through a port-forward (v4.channel.k8s.io, data channel 0) to the simulator's echo and reads them back; MB/s. */
+function portForwardOnce(url: string, tls: Tls, bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = open(url, 'v4.channel.k8s.io', tls);
+    const firsts = new Set<number>();
+    let got = 0;
+    let started = 0;
+    ws.on('message', (d: Buffer) => {
+      // The first frame of each channel carries the port (2 bytes), as upstream.
+      if (!firsts.has(d[0])) {
+        firsts.add(d[0]);
+        return;
+      }
+      if (d[0] !== 0) return reject(new Error(`port-forward error: ${d.subarray(1).toString()}`));
+      got += d.length - 1;
+      if (got >= bytes) {
+        const s = (performance.now() - started) / 1000;
+        ws.terminate();
+        resolve(bytes / 1e6 / s);
+      }
+    });
+    ws.once('error', reject);
+    ws.once('open', () => {
+      started = performance.now();
+      const chunk = Buffer.alloc(CHUNK + 1, 7);
+      chunk[0] = 0;
+      let sent = 0;
+      let inFlight = 0;
+      const pump = () => {
+        while (sent < bytes && inFlight < 64) {
+          sent += CHUNK;
+          inFlight++;
+          ws.send(chunk, { binary: true }, () => {
+            inFlight--;
+            pump();
+          });
+        }
+      };
+      pump();
+    });
+  });
+}
+
+/** The same transfer over plain TCP to an echo server in this process; MB/s. */
+function tcpOnce(port: number, bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const c = connect(port, '127.0.0.1');
+    const chunk = Buffer.alloc(CHUNK, 7);
+    let got = 0;
+    let sent = 0;
+    const started = performance.now();
+    c.on('data', (d: Buffer) => {
+      got += d.length;
+      if (got >= bytes) {
+        c.destroy();
+        resolve(bytes / 1e6 / ((performance.now() - started) / 1000));
+      }
+    });
+    c.on('error', reject);
+    const pump = () => {
+      while (sent < bytes) {
+        sent += CHUNK;
+        if (!c.write(chunk)) return void c.once('drain', pump);
+      }
+    };
+    pump();
+  });
+}
+
+/**
+ * `npm run bench -- streaming [--iterations N] [--megabytes M]`: exec round trips (`exec -- true`,
+ * WebSocket v5) through svc-apiserver and svc-node against the same exec sent straight to the
+ * agent's /exec (the simulator's stream URL is in-process, so the agent is the closest callable
+ * point), and a port-forward transfer of M MB (default 100) to the simulator's echo through both
+ * against plain TCP to an echo server, all in the same run.
+ */
+export async function runStreamingBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
+  const iterations = numberArg(args, '--iterations', 60);
+  const megabytes = numberArg(args, '--megabytes', 100);
+  const bytes = megabytes * 1e6;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-stream-'));
+  cleanup.dir(dir);
+  progress('starting svc-apiserver');
+  const api = await startApiServer({ dataDir: join(dir, 'apiserver') });
+  cleanup.child(api.proc);
+  cleanup.add('stop svc-apiserver', async () => void (await api.stop('SIGTERM')));
+  progress('starting svc-node (sim:// runtime)');
+  const node = await startNode(api, join(dir, 'node'), NODE);
+  cleanup.child(node.agent.proc);
+  cleanup.add('stop svc-node', async () => void (await node.agent.stop('SIGTERM')));
+  await runPod(api, NODE, POD);
+  const pki = join(api.dataDir, 'pki');
+  const admin: Tls = { ca: api.caPem, cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) };
+  // The agent's serving certificate is self-signed: not verified, as the API server does by default.
+  const kubelet: Tls = { cert: readFileSync(join(pki, 'apiserver-kubelet-client.crt')), key: readFileSync(join(pki, 'apiserver-kubelet-client.key')) };
+  const viaApi = `wss://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`;
+  const direct = `wss://127.0.0.1:${node.port}`;
+  progress(`exec round trips: ${iterations} each, alternating`);
+  const through: number[] = [];
+  const straight: number[] = [];
+  const gets: number[] = [];
+  for (let i = 0; i < 5; i++) await execOnce(`${viaApi}/exec?command=true`, admin);
+  for (let i = 0; i < iterations; i++) {
+    through.push(await execOnce(`${viaApi}/exec?command=true`, admin));
+    straight.push(await execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet));
+    gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
+  }
+  progress(`port-forward: ${megabytes} MB each way, three runs each`);
+  const echo: Server = createServer((s) => {
+    s.on('error', () => s.destroy());
+    s.pipe(s);
+  });
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+  cleanup.add('close the echo server', () => new Promise<void>((r) => echo.close(() => r())));
+  const tcpPort = (echo.address() as { port: number }).port;
+  const pfThrough: number[] = [];
+  const pfDirect: number[] = [];
+  const tcp: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    pfThrough.push(await portForwardOnce(`${viaApi}/portforward?ports=8080`, admin, bytes));
+    pfDirect.push(await portForwardOnce(`${direct}/portForward/default/${POD}?port=8080`, kubelet, bytes));
+    tcp.push(await tcpOnce(tcpPort, bytes));
+  }
+  const med = (xs: number[]) => percentile(xs, 0.5);
+  const execRatio = med(through) / med(straight);
+  const throughputRatio = med(pfThrough) / med(tcp);
+  return {
+    machine: { cpus: cpus().length, loadavg: loadavg().map((l) => round(l)) },
+    exec_round_trip: {
+      through_apiserver_and_agent: { p50_ms: round(med(through)), p99_ms: round(percentile(through, 0.99)), n: through.length },
+      baseline_direct_to_agent: { p50_ms: round(med(straight)), p99_ms: round(percentile(straight, 0.99)), n: straight.length },
+      ratio_p50: round(execRatio),
+      // What one more mutual-TLS hop and the API server's checks cost without any stream: a GET of the pod on a fresh connection.
+      fresh_connection_get_pod: { p50_ms: round(med(gets)), n: gets.length },
+      goal_ratio_at_most: GOAL_EXEC_RATIO,
+      goal_met: execRatio <= GOAL_EXEC_RATIO,
+    },
+    port_forward_throughput: {
+      megabytes_echoed: megabytes,
+      through_apiserver_and_agent_mb_s: round(med(pfThrough)),
+      direct_to_agent_mb_s: round(med(pfDirect)),
+      baseline_direct_tcp_mb_s: round(med(tcp)),
+      ratio: round(throughputRatio),
+      goal_ratio_at_least: GOAL_THROUGHPUT_RATIO,
+      goal_met: throughputRatio >= GOAL_THROUGHPUT_RATIO,
+    },
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * Admission webhooks against a real svc-apiserver (issue 23, item 1): the hooks are a separate
+ * Node process (test/helpers/admission-webhook-server.ts) serving HTTPS with a certificate of a
+ * test CA given as caBundle, so TLS is verified for real. Covers a mutating hook adding a label
+ * (its warning shown by kubectl), a validating hook refusing by a field with upstream's message,
+ * a hook that never answers (failurePolicy Fail vs Ignore), one answering the wrong apiVersion,
+ * and dry-run requests (NoneOnDryRun hooks see dryRun=true). Every hook selects only namespaces
+ * labelled webhooks=on, so nothing else of the server is affected.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { createCA, issue } from '../../../apiserver/pki/certs';
+import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectl } from '../../helpers/real-clients';
+import { eventually } from '../agent/agent-process';
+
+let s: RunningApiServer;
+let hooks: ChildProcess;
+let port = 0;
+let caBundle = '';
+const calls: Array<{ path: string; operation: string; dryRun: boolean; name: string }> = [];
+const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-'));
+
+test.before(async () => {
+  const ca = await createCA('webhook test CA');
+  const serving = await issue(ca, { commonName: 'hooks', ips: ['127.0.0.1'], dnsNames: ['localhost'], usage: 'server', validityMs: 3_600_000 });
+  writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+  writeFileSync(join(dir, 'tls.key'), serving.keyPem);
+  caBundle = Buffer.from(ca.certPem).toString('base64');
+  hooks = spawn(process.execPath, [join(repoRoot, 'dist', 'test', 'helpers', 'admission-webhook-server.js'), join(dir, 'tls.crt'), join(dir, 'tls.key')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let buffered = '';
+  const listening = new Promise<void>((resolve) => {
+    hooks.stdout!.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.startsWith('port=')) {
+          port = Number(line.slice(5));
+          resolve();
+        } else if (line.startsWith('{')) calls.push(JSON.parse(line));
+      }
+    });
+  });
+  s = await startApiServer();
+  await listening;
+});
+
+test.after.always(async () => {
+  hooks?.kill('SIGTERM');
+  await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function k(args: string[], input?: string): Promise<{ stdout: string; stderr: string }> {
+  const r = await kubectl(s.kubeconfig, args, { timeoutMs: 60_000, input });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r;
+}
+
+async function fails(args: string[], input?: string): Promise<string> {
+  const r = await kubectl(s.kubeconfig, args, { timeoutMs: 60_000, input });
+  if (r.code === 0) throw new Error(`kubectl ${args.join(' ')} unexpectedly succeeded: ${r.stdout}`);
+  return r.stderr;
+}
+
+const configMap = (name: string, ns: string, labels: Record<string, string> = {}) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels }, data: { a: 'b' } });
+
+function hook(name: string, path: string, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    clientConfig: { url: `https://127.0.0.1:${port}${path}`, caBundle },
+    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+    namespaceSelector: { matchLabels: { webhooks: 'on' } },
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    ...extra,
+  };
+}
+
+async function configure(kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration', name: string, webhooks: unknown[]): Promise<void> {
+  await k(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name }, webhooks }));
+}
+
+let probes = 0;
+/** Configurations reach admission through an informer: wait until a probe object shows the hook took effect. */
+async function untilEffective(ns: string, labels: Record<string, string>, effective: (r: { code: number; stdout: string; stderr: string }) => boolean): Promise<void> {
+  await eventually('the webhook configuration to take effect', async () => {
+    const r = await kubectl(s.kubeconfig, ['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: configMap(`probe-${probes++}`, ns, labels), timeoutMs: 60_000 });
+    return effective(r) ? true : undefined;
+  }, 60_000, 300);
+}
+
+test.serial('a mutating hook adds a label (its warning shown by kubectl); a validating hook refuses by a field with upstream\'s message', async (t) => {
+  await k(['create', 'namespace', 'wh']);
+  await k(['label', 'namespace', 'wh', 'webhooks=on']);
+  await configure('MutatingWebhookConfiguration', 'label', [hook('label.hooks.example.com', '/label')]);
+  await configure('ValidatingWebhookConfiguration', 'refuse', [hook('refuse.hooks.example.com', '/refuse')]);
+  await untilEffective('wh', { deny: 'yes' }, (r) => r.code !== 0);
+  await untilEffective('wh', {}, (r) => r.code === 0 && JSON.parse(r.stdout).metadata.labels?.['webhook.example.com/mutated'] === 'yes');
+
+  const created = await k(['create', '-f', '-'], configMap('c1', 'wh', { app: 'x' }));
+  t.regex(created.stderr, /Warning: labelled by the label hook/);
+  const stored = JSON.parse((await k(['get', 'configmap', 'c1', '-n', 'wh', '-o', 'json'])).stdout);
+  t.deepEqual(stored.metadata.labels, { app: 'x', 'webhook.example.com/mutated': 'yes' });
+
+  const err = await fails(['create', '-f', '-'], configMap('c2', 'wh', { deny: 'yes' }));
+  t.regex(err, /admission webhook "refuse.hooks.example.com" denied the request: objects labelled deny=yes are refused/);
+  t.regex((await kubectl(s.kubeconfig, ['get', 'configmap', 'c2', '-n', 'wh'])).stderr, /NotFound|not found/);
+
+  // Namespaces without the label are not sent to the hooks.
+  await k(['create', 'namespace', 'plain']);
+  await k(['create', '-f', '-'], configMap('c3', 'plain', { deny: 'yes' }));
+  const plain = JSON.parse((await k(['get', 'configmap', 'c3', '-n', 'plain', '-o', 'json'])).stdout);
+  t.is(plain.metadata.labels['webhook.example.com/mutated'], undefined);
+});
+
+test.serial('a hook that never answers: failurePolicy Fail refuses after timeoutSeconds, Ignore lets the write through', async (t) => {
+  await configure('ValidatingWebhookConfiguration', 'slow', [
+    hook('slow-fail.hooks.example.com', '/slow', { timeoutSeconds: 1, failurePolicy: 'Fail', objectSelector: { matchLabels: { slow: 'fail' } } }),
+    hook('slow-ignore.hooks.example.com', '/slow', { timeoutSeconds: 1, failurePolicy: 'Ignore', objectSelector: { matchLabels: { slow: 'ignore' } } }),
+  ]);
+  await untilEffective('wh', { slow: 'fail' }, (r) => r.code !== 0);
+  const err = await fails(['create', '-f', '-'], configMap('s1', 'wh', { slow: 'fail' }));
+  t.regex(err, new RegExp(`Internal error occurred: failed calling webhook "slow-fail.hooks.example.com": failed to call webhook: Post "https://127.0.0.1:${port}/slow\\?timeout=1s": context deadline exceeded`));
+  await k(['create', '-f', '-'], configMap('s2', 'wh', { slow: 'ignore' }));
+  t.true(calls.some((c) => c.path === '/slow' && c.name === 's2'));
+  await k(['delete', 'validatingwebhookconfiguration', 'slow']);
+});
+
+test.serial('a hook answering another AdmissionReview apiVersion fails the request (spec 4.12)', async (t) => {
+  await configure('ValidatingWebhookConfiguration', 'wrong', [hook('wrong.hooks.example.com', '/wrong-version', { objectSelector: { matchLabels: { wrong: 'yes' } } })]);
+  await untilEffective('wh', { wrong: 'yes' }, (r) => r.code !== 0);
+  const err = await fails(['create', '-f', '-'], configMap('w1', 'wh', { wrong: 'yes' }));
+  t.regex(err, /failed calling webhook "wrong.hooks.example.com": received invalid webhook response: expected webhook response of admission.k8s.io\/v1, Kind=AdmissionReview, got admission.k8s.io\/v1beta1, Kind=AdmissionReview/);
+  await k(['delete', 'validatingwebhookconfiguration', 'wrong']);
+});
+
+test.serial('dry-run requests reach hooks declaring sideEffects None or NoneOnDryRun with dryRun=true; v1 refuses sideEffects Some', async (t) => {
+  await configure('ValidatingWebhookConfiguration', 'dry', [hook('dry.hooks.example.com', '/allow', { sideEffects: 'NoneOnDryRun', objectSelector: { matchLabels: { dry: 'yes' } } })]);
+  await untilEffective('wh', { dry: 'yes' }, () => calls.some((c) => c.path === '/allow' && c.dryRun === true));
+  const r = await k(['create', '--dry-run=server', '-o', 'json', '-f', '-'], configMap('d1', 'wh', { dry: 'yes' }));
+  t.is(JSON.parse(r.stdout).metadata.labels['webhook.example.com/mutated'], 'yes');
+  t.true(calls.some((c) => c.path === '/allow' && c.name === 'd1' && c.dryRun === true));
+  // Some (or Unknown) was only accepted by v1beta1, as upstream: v1 refuses it with upstream's message.
+  const some = JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'some' }, webhooks: [hook('some.hooks.example.com', '/allow', { sideEffects: 'Some' })] });
+  t.regex(await fails(['create', '-f', '-'], some), /webhooks\[0\]\.sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"/);
+});
+
+test.serial('webhook configurations: v1 defaults and validation with upstream\'s messages', async (t) => {
+  const stored = JSON.parse((await k(['get', 'mutatingwebhookconfiguration', 'label', '-o', 'json'])).stdout);
+  const h = stored.webhooks[0];
+  t.like(h, { failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10, objectSelector: {}, reinvocationPolicy: 'Never' });
+  t.is(h.rules[0].scope, '*');
+  const bad = JSON.stringify({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'bad' },
+    webhooks: [
+      { name: 'short', clientConfig: { url: 'http://user@example.com/x?y#z' }, timeoutSeconds: 31 },
+      { name: 'two.hooks.example.com', clientConfig: { url: 'https://example.com', service: { name: 's', namespace: 'n' } }, sideEffects: 'None', admissionReviewVersions: ['v1'] },
+    ],
+  });
+  const err = await fails(['create', '-f', '-'], bad);
+  t.regex(err, /webhooks\[0\]\.name: Invalid value: "short": should be a domain with at least three segments separated by dots/);
+  t.regex(err, /webhooks\[0\]\.sideEffects: Required value: must specify one of None, NoneOnDryRun/);
+  t.regex(err, /webhooks\[0\]\.admissionReviewVersions: Required value: must specify one of v1, v1beta1/);
+  t.regex(err, /webhooks\[0\]\.timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds/);
+  t.regex(err, /webhooks\[0\]\.clientConfig\.url: Invalid value: "http": 'https' is the only allowed URL scheme/);
+  t.regex(err, /user information is not permitted in the URL/);
+  t.regex(err, /fragments are not permitted in the URL/);
+  t.regex(err, /query parameters are not permitted in the URL/);
+  t.regex(err, /webhooks\[1\]\.clientConfig: Required value: exactly one of url or service is required/);
+  const twice = { ...hook('twice.hooks.example.com', '/allow') };
+  const dup = await fails(['create', '-f', '-'], JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'dup' }, webhooks: [twice, twice] }));
+  t.regex(dup, /webhooks\[1\]\.name: Duplicate value: "twice.hooks.example.com"/);
+});

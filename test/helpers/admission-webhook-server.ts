@@ -1,0 +1,69 @@
+/**
+ * A stand-alone admission webhook server for the e2e tests (run as its own process:
+ * `node admission-webhook-server.js <cert.pem> <key.pem>`), serving HTTPS on an ephemeral port
+ * of 127.0.0.1 and printing `port=<n>` once listening. Paths:
+ *   /label         mutating: adds the label webhook.example.com/mutated=yes (a JSON patch), a warning and an audit annotation
+ *   /refuse        validating: refuses objects labelled deny=yes, saying so; allows others
+ *   /slow          never answers (the API server's timeout)
+ *   /wrong-version answers an AdmissionReview of admission.k8s.io/v1beta1 whatever was asked
+ *   /allow         allows everything
+ * Every request's path, operation and dryRun go to stdout as one JSON line, so tests can count calls.
+ */
+import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+
+type Rec = Record<string, any>;
+
+function answer(res: ServerResponse, apiVersion: string, response: Rec): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ apiVersion, kind: 'AdmissionReview', response }));
+}
+
+function handle(path: string, review: Rec, res: ServerResponse): void {
+  const req = review.request ?? {};
+  const uid = req.uid;
+  const apiVersion = review.apiVersion;
+  const labels = req.object?.metadata?.labels;
+  switch (path) {
+    case '/label': {
+      const patch = labels ? [{ op: 'add', path: '/metadata/labels/webhook.example.com~1mutated', value: 'yes' }] : [{ op: 'add', path: '/metadata/labels', value: { 'webhook.example.com/mutated': 'yes' } }];
+      answer(res, apiVersion, { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64'), warnings: ['labelled by the label hook'], auditAnnotations: { labelled: 'yes' } });
+      return;
+    }
+    case '/refuse':
+      if (labels?.deny === 'yes') answer(res, apiVersion, { uid, allowed: false, status: { code: 403, message: 'objects labelled deny=yes are refused' } });
+      else answer(res, apiVersion, { uid, allowed: true });
+      return;
+    case '/slow':
+      return; // never answered: the caller's timeout ends it
+    case '/wrong-version':
+      answer(res, 'admission.k8s.io/v1beta1', { uid, allowed: true });
+      return;
+    default:
+      answer(res, apiVersion, { uid, allowed: true });
+  }
+}
+
+const [certFile, keyFile] = process.argv.slice(2);
+const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const path = new URL(req.url ?? '/', 'https://x').pathname;
+    let review: Rec;
+    try {
+      review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    process.stdout.write(JSON.stringify({ path, operation: review.request?.operation, dryRun: review.request?.dryRun, name: review.request?.name }) + '\n');
+    handle(path, review, res);
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  const addr = server.address();
+  process.stdout.write(`port=${typeof addr === 'object' && addr ? addr.port : 0}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

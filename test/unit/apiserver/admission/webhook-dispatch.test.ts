@@ -1,0 +1,189 @@
+/**
+ * The webhook dispatcher against an in-process HTTPS server with a test CA (real TLS): matching,
+ * JSON patches, IfNeeded reinvocation, failurePolicy on timeouts (an injected timer fires when
+ * the server has the request: no real waiting) and on TLS errors, sideEffects under dry run,
+ * matchConditions, service clientConfig without cluster DNS, parallel validating hooks.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import type { AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { MutatingWebhookPlugin, ValidatingWebhookPlugin, type WebhookDispatchDeps } from '../../../../apiserver/admission/webhook-dispatch';
+import { ApiError } from '../../../../apiserver/api/errors';
+import type { KObject } from '../../../../apiserver/api/types';
+import { createCA, issue } from '../../../../apiserver/pki/certs';
+import { makeBuiltinTypes } from '../../../../apiserver/registry/builtin';
+
+type Rec = Record<string, any>;
+const configMaps = makeBuiltinTypes().find((t) => t.resource === 'configmaps')!;
+
+let server: Server;
+let base = '';
+let caBundle = '';
+let otherCa = '';
+const seen: Array<{ path: string; review: Rec }> = [];
+const pending: Array<() => void> = [];
+let onRequest: () => void = () => {};
+
+function reply(res: ServerResponse, review: Rec, response: Rec): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, ...response } }));
+}
+
+function addLabel(key: string): string {
+  return Buffer.from(JSON.stringify([{ op: 'add', path: `/metadata/labels/${key}`, value: 'y' }])).toString('base64');
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const review = JSON.parse(Buffer.concat(chunks).toString()) as Rec;
+    const path = new URL(req.url!, 'https://x').pathname;
+    seen.push({ path, review });
+    const labels = (review.request.object?.metadata?.labels ?? {}) as Rec;
+    if (path === '/a') reply(res, review, labels.a ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('a') });
+    else if (path === '/b') reply(res, review, labels.b ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('b') });
+    else if (path === '/deny') reply(res, review, { allowed: false, status: { message: 'no', code: 403 } });
+    else if (path === '/hang') pending.push(() => res.destroy());
+    else reply(res, review, { allowed: true, warnings: ['seen'] });
+    onRequest();
+  });
+}
+
+test.before(async () => {
+  const ca = await createCA('hooks CA');
+  const other = await createCA('other CA');
+  const cert = await issue(ca, { commonName: 'hooks', ips: ['127.0.0.1'], usage: 'server', validityMs: 3_600_000 });
+  caBundle = Buffer.from(ca.certPem).toString('base64');
+  otherCa = Buffer.from(other.certPem).toString('base64');
+  server = createServer({ cert: cert.certPem, key: cert.keyPem }, handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+test.after.always(() => {
+  for (const p of pending) p();
+  server?.close();
+});
+
+function hook(name: string, path: string, extra: Rec = {}): Rec {
+  return {
+    name,
+    clientConfig: { url: base + path, caBundle },
+    rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' }],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 10,
+    namespaceSelector: {},
+    objectSelector: {},
+    ...extra,
+  };
+}
+
+function deps(configs: KObject[], timers?: Array<() => void>): WebhookDispatchDeps {
+  return {
+    configurations: () => configs,
+    namespaceLabels: () => Promise.resolve({}),
+    client: {
+      resolve: () => Promise.reject(new Error('no DNS')),
+      // The fake timer fires once the server holds the request (onRequest), so a timeout needs no real wait.
+      setTimer: timers ? (_ms, fn) => (timers.push(fn), () => {}) : undefined,
+    },
+  };
+}
+
+const attrs = (o: Partial<AdmissionAttributes> = {}): AdmissionAttributes => ({
+  operation: 'CREATE',
+  type: configMaps,
+  namespace: 'ns',
+  name: 'cm',
+  subresource: '',
+  object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', labels: {} } },
+  user: { username: 'u', groups: [] },
+  dryRun: false,
+  warnings: [],
+  ...o,
+});
+
+const config = (name: string, webhooks: Rec[]): KObject => ({ metadata: { name }, webhooks });
+
+test.serial('mutating hooks patch the object in order; an IfNeeded hook is called again once a later hook changed it', async (t) => {
+  seen.length = 0;
+  const plugin = new MutatingWebhookPlugin(deps([config('z', [hook('b.hooks.test', '/b')]), config('a', [hook('a.hooks.test', '/a', { reinvocationPolicy: 'IfNeeded' })])]));
+  const a = attrs();
+  const obj = a.object!;
+  await plugin.mutate(a);
+  t.is(a.object, obj, 'patched in place: the store keeps its reference');
+  t.deepEqual(a.object!.metadata.labels, { a: 'y', b: 'y' });
+  // Configurations by name: a first, then b, then a again (b changed the object after a saw it).
+  t.deepEqual(seen.map((s) => s.path), ['/a', '/b', '/a']);
+  t.is(seen[0].review.request.uid, seen[1].review.request.uid);
+});
+
+test.serial('a hook that times out: Fail is an internal error naming it, Ignore lets the request through', async (t) => {
+  const timers: Array<() => void> = [];
+  onRequest = () => timers.shift()?.();
+  try {
+    const fail = new ValidatingWebhookPlugin(deps([config('c', [hook('hang.hooks.test', '/hang', { timeoutSeconds: 3 })])], timers));
+    const err = await t.throwsAsync(fail.validate(attrs()), { instanceOf: ApiError });
+    t.is(err.message, `Internal error occurred: failed calling webhook "hang.hooks.test": failed to call webhook: Post "${base}/hang?timeout=3s": context deadline exceeded`);
+    t.is(err.code, 500);
+    const ignore = new ValidatingWebhookPlugin(deps([config('c', [hook('hang.hooks.test', '/hang', { failurePolicy: 'Ignore' })])], timers));
+    const a = attrs();
+    await t.notThrowsAsync(ignore.validate(a));
+    t.deepEqual(a.auditAnnotations, { 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'hang.hooks.test' });
+  } finally {
+    onRequest = () => {};
+  }
+});
+
+test.serial('the serving certificate is verified with caBundle', async (t) => {
+  const plugin = new ValidatingWebhookPlugin(deps([config('c', [hook('tls.hooks.test', '/ok', { clientConfig: { url: `${base}/ok`, caBundle: otherCa } })])]));
+  const err = await t.throwsAsync(plugin.validate(attrs()), { instanceOf: ApiError });
+  t.regex(err.message, /failed calling webhook "tls.hooks.test": failed to call webhook: Post ".*": .*(certificate|self.signed|issuer)/i);
+});
+
+test.serial('a dry run is refused by a hook with side effects (Some, Unknown), never sent', async (t) => {
+  seen.length = 0;
+  const plugin = new ValidatingWebhookPlugin(deps([config('c', [hook('some.hooks.test', '/ok', { sideEffects: 'Some' })])]));
+  const err = await t.throwsAsync(plugin.validate(attrs({ dryRun: true })), { instanceOf: ApiError });
+  t.is(err.message, 'admission webhook "some.hooks.test" does not support dry run');
+  t.is(err.code, 400);
+  t.is(seen.length, 0);
+  await t.notThrowsAsync(plugin.validate(attrs()));
+  t.is(seen.length, 1);
+});
+
+test.serial('matchConditions: false skips the hook; an error follows failurePolicy', async (t) => {
+  seen.length = 0;
+  const skip = new ValidatingWebhookPlugin(deps([config('c', [hook('deny.hooks.test', '/deny', { matchConditions: [{ name: 'only-x', expression: "object.metadata.name == 'x'" }] })])]));
+  await t.notThrowsAsync(skip.validate(attrs()));
+  t.is(seen.length, 0);
+  const x = attrs({ name: 'x', object: { metadata: { name: 'x', labels: {} } } });
+  await t.throwsAsync(skip.validate(x), { message: 'admission webhook "deny.hooks.test" denied the request: no' });
+  const broken = (failurePolicy: string) => new ValidatingWebhookPlugin(deps([config('c', [hook('deny.hooks.test', '/deny', { failurePolicy, matchConditions: [{ name: 'bad', expression: 'object.spec.nothing == 1' }] })])]));
+  await t.throwsAsync(broken('Fail').validate(attrs()), { message: /failed calling webhook "deny.hooks.test": failed to evaluate match condition "bad"/ });
+  await t.notThrowsAsync(broken('Ignore').validate(attrs()));
+});
+
+test.serial('a service clientConfig without cluster DNS is an error naming the service', async (t) => {
+  const plugin = new ValidatingWebhookPlugin(deps([config('c', [hook('svc.hooks.test', '', { clientConfig: { service: { namespace: 'hooks', name: 'policy', port: 443 } } })])]));
+  await t.throwsAsync(plugin.validate(attrs()), { message: /failed calling webhook "svc.hooks.test": service "hooks\/policy" cannot be reached: policy.hooks.svc does not resolve/ });
+});
+
+test.serial('validating hooks are all called; the first refusal in configuration order answers; warnings reach the request', async (t) => {
+  seen.length = 0;
+  const plugin = new ValidatingWebhookPlugin(deps([config('b', [hook('deny.hooks.test', '/deny')]), config('a', [hook('ok.hooks.test', '/ok')])]));
+  const a = attrs();
+  await t.throwsAsync(plugin.validate(a), { message: 'admission webhook "deny.hooks.test" denied the request: no' });
+  t.deepEqual(seen.map((s) => s.path).sort(), ['/deny', '/ok']);
+  t.deepEqual(a.warnings, ['seen']);
+  // admissionregistration objects are never sent to hooks.
+  seen.length = 0;
+  const own = makeBuiltinTypes().find((ty) => ty.resource === 'validatingwebhookconfigurations')!;
+  await t.notThrowsAsync(plugin.validate(attrs({ type: own, namespace: '' })));
+  t.is(seen.length, 0);
+});
