@@ -14,7 +14,7 @@ const apiserver = [
   ['wiring'], // assemblers: authenticator, authorizer chain, router, control-loop set
   ['controllers', 'tools'],
   ['scheduler'], // controllers reuse its taint and node-fit helpers
-  ['handlers'],
+  ['handlers', 'aggregator'], // aggregator: the proxy to aggregated API servers and their table
   ['filters'], // impersonation, audit, request-info rewrites: between authn and authz upstream
   ['authn', 'authz', 'admission'],
   // The HTTP codec: request info, decode, negotiation, respond, discovery, OpenAPI, health, table.

@@ -60,6 +60,8 @@ const defs: Record<string, Def> = {
     usage: `Admission plugins to turn on besides the default ones (${ADMISSION_PLUGINS.filter((p) => p.defaultOn).map((p) => p.name).join(', ')}); they run in a fixed order whatever the order here. Known: ${ADMISSION_PLUGINS.map((p) => p.name).join(', ')}`,
   },
   'disable-admission-plugins': { kind: 'list', usage: 'Admission plugins to turn off, default ones included' },
+  'proxy-client-cert-file': { kind: 'string', usage: 'Client certificate svc-apiserver presents to aggregated API servers (they trust it through their --requestheader-client-ca-file); with --proxy-client-key-file' },
+  'proxy-client-key-file': { kind: 'string', usage: 'Key of --proxy-client-cert-file' },
   'audit-policy-file': { kind: 'string', usage: 'Audit policy (audit.k8s.io/v1 Policy); without it nothing is audited' },
   'audit-log-path': { kind: 'string', usage: 'Write audit events to this file, one JSON object per line (mode 0600); "-" for standard output' },
   'audit-log-maxage': { kind: 'int', usage: 'Days to keep rotated audit log files (0: no limit)', def: '0' },

@@ -58,6 +58,9 @@ export interface ApiServerFlags {
     webhookBufferSize: number;
     webhookInitialBackoffMs: number;
   };
+  /** --proxy-client-cert-file / --proxy-client-key-file: the aggregator's client identity toward aggregated servers. */
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
   /** --admission-control-config-file: per-plugin configuration (config/admission-config.ts), read at start. */
   admissionControlConfigFile?: string;
   /** DefaultTolerationSeconds admission (upstream flag names). */
@@ -230,6 +233,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
   }
   if (!!str('tls-cert-file') !== !!str('tls-private-key-file')) throw new FlagError('--tls-cert-file and --tls-private-key-file must be set together');
   if (!!str('kubelet-client-certificate') !== !!str('kubelet-client-key')) throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be set together');
+  if (!!str('proxy-client-cert-file') !== !!str('proxy-client-key-file')) throw new FlagError('--proxy-client-cert-file and --proxy-client-key-file must be set together');
   if (dur('leader-elect-renew-deadline') >= dur('leader-elect-lease-duration')) {
     throw new FlagError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   }
@@ -266,6 +270,8 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     controllerWatchTimeoutMs: dur('controller-watch-timeout'),
     admissionPlugins: admissionPlugins(list('enable-admission-plugins'), list('disable-admission-plugins')),
     admissionControlConfigFile: str('admission-control-config-file'),
+    proxyClientCertFile: str('proxy-client-cert-file'),
+    proxyClientKeyFile: str('proxy-client-key-file'),
     audit: {
       policyFile: str('audit-policy-file'),
       logPath: str('audit-log-path'),

@@ -1,3 +1,4 @@
+import { makeApiServiceType } from './types/apiservices';
 import type { ResourceType } from './resource-type';
 import type { Now } from './table';
 import { makeCsrType } from './types/certificatesigningrequests';
@@ -90,6 +91,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingAdmissionPolicyType(now),
     makeValidatingAdmissionPolicyBindingType(now),
     makeCrdType(),
+    makeApiServiceType(now),
   ];
 }
 

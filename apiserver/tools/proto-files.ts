@@ -39,6 +39,7 @@ const PACKAGES = [
   'k8s.io.apimachinery.pkg.apis.meta.v1',
   'k8s.io.apimachinery.pkg.runtime',
   'k8s.io.apimachinery.pkg.util.intstr',
+  'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1',
   'k8s.io.metrics.pkg.apis.metrics.v1beta1',
 ];
 
@@ -231,8 +232,8 @@ function ref(name: string, pkg: string): string {
   return pkgOf(name) === pkg ? shortOf(name) : `.${name}`;
 }
 
-/** k8s.io.api.core.v1 -> k8s.io/api/core/v1, upstream's Go import path. */
-const goPackage = (pkg: string): string => `k8s.io/${pkg.slice('k8s.io.'.length).replace(/\./g, '/')}`;
+/** k8s.io.api.core.v1 -> k8s.io/api/core/v1, upstream's Go import path (kube_aggregator is the module k8s.io/kube-aggregator). */
+const goPackage = (pkg: string): string => `k8s.io/${pkg.slice('k8s.io.'.length).replace(/\./g, '/').replace(/^kube_aggregator\//, 'kube-aggregator/')}`;
 const pathOf = (pkg: string): string => `proto/${goPackage(pkg)}/generated.proto`;
 
 function comment(text: string | undefined, indent: string): string {

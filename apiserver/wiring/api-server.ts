@@ -10,6 +10,8 @@ import type { AdmissionChain } from '../admission/admission';
 import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { Auditor } from '../filters/audit/auditor';
+import { mergeAggregated, mergeGroupList } from '../aggregator/discovery-merge';
+import { proxyToRemote, type Aggregator } from '../aggregator/aggregator';
 import type { RequestAudit } from '../filters/audit/request-audit';
 import { CBOR_GATE } from '../config/flags';
 import { gateOn } from '../config/feature-gates';
@@ -42,6 +44,8 @@ import { send, sendError } from '../server/respond';
 export interface ApiServerOptions {
   /** Request metrics (recorded for every request) and GET /metrics. */
   metrics?: ApiMetrics;
+  /** The aggregator (issue 22): remote group versions proxied to their servers; absent: none. */
+  aggregator?: Aggregator;
   /** The audit pipeline (--audit-policy-file with a backend); absent: nothing is audited. */
   audit?: Auditor;
   host: string;
@@ -204,7 +208,9 @@ export class ApiServer {
       info = reviewAlias(this.aliases.apply(parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams)));
       const user = await this.authenticate(req, info, audit);
       await this.authorize(requestAttributes(user, info, url.searchParams, gateOn(o.gates, 'AuthorizeWithSelectors')), audit);
-      if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit, upgrade);
+      const remote = o.aggregator?.remote.lookupPath(url.pathname);
+      if (remote) await proxyToRemote(req, res, remote, user, o.aggregator!, this.requests.signal);
+      else if (info.isResourceRequest) await this.serveResource(req, res, info, url.searchParams, user, audit, upgrade);
       else await this.serveNonResource(req, res, info, url.searchParams);
     } catch (err) {
       sendError(
@@ -339,7 +345,9 @@ export class ApiServer {
       // Aggregated discovery for the clients that ask for it; the same URL answers differently by Accept.
       const aggregated = aggregatedDiscovery(req.headers.accept);
       const headers = { Vary: 'Accept', ...(aggregated ? { 'Content-Type': aggregated.contentType } : {}) };
-      const body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
+      let body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
+      const remote = this.o.aggregator?.remote;
+      if (remote && path === '/apis') body = aggregated ? mergeAggregated(body, remote) : mergeGroupList(body as Record<string, unknown>, remote);
       return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined && gateOn(this.o.gates, 'APIResponseCompression') });
     }
     if (parts[0] === 'api' && parts.length === 2) {
@@ -349,6 +357,8 @@ export class ApiServer {
     if (parts[0] === 'apis' && parts.length === 2) {
       const doc = this.discovery.group(parts[1]);
       if (doc) return json(doc);
+      const remote = this.o.aggregator?.remote.group(parts[1]);
+      if (remote) return json(remote);
     }
     if (parts[0] === 'apis' && parts.length === 3) {
       const doc = this.discovery.resources(parts[1], parts[2]);

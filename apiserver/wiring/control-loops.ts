@@ -1,3 +1,8 @@
+import { discoveryCheck } from '../aggregator/discovery-check';
+import { realClock } from '../../common/informer/clock';
+import { ApiServiceAvailability } from '../controllers/apiservice-availability';
+import { ensureLocalApiServices } from '../controllers/local-apiservices';
+import { proxyClientIdentity } from './tls';
 import { randomUUID } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
 import { bigToIp } from '../../common/cidr';
@@ -68,6 +73,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
       await moveViewObjects(s.storage, s.registry.all(), log);
       await ensureClusterInfo(store, s.registry, { server: clusterServer, caPem: tls.pki.ca.certPem });
       await ensureSystemPriorityClasses(store, s.registry);
+      await ensureLocalApiServices(store, s.registry);
       if (flags.localPathProvisioner) await ensureLocalPathClass(store, s.registry.lookup('storage.svc.io', 'v1', 'storageclasses')!);
     }, signal, log),
   );
@@ -83,9 +89,20 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ component: 'leader-election' }),
   });
   await bootstrap;
+  // Every replica proxies to aggregated servers, so every replica follows their availability (as upstream).
+  const availability = new ApiServiceAvailability(store, {
+    apiServices: s.registry.lookup('apiregistration.svc.io', 'v1', 'apiservices')!,
+    services: s.registry.lookup('', 'v1', 'services')!,
+    endpoints: s.registry.lookup('', 'v1', 'endpoints')!,
+    remote: core.remoteApis,
+    check: discoveryCheck(proxyClientIdentity(flags)),
+    informers: core.informers,
+    clock: realClock,
+    log: log.child({ controller: 'apiservice-availability' }),
+  }).run(signal);
   // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
   const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers }).run(signal);
-  await Promise.all([crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
+  await Promise.all([availability, crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 
 /** The node IPAM controller over --cluster-cidr, subnets handed out in order (upstream's cidrset). */

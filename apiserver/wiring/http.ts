@@ -15,7 +15,11 @@ import type { AuthnLayer } from './authn';
 import { storageCheck, storeWriteCheck, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
 import type { ResourceMetricsLayer } from './resource-metrics';
-import { kubeletClientTls, type ServingTls } from './tls';
+import { kubeletClientTls, proxyClientIdentity, type ServingTls } from './tls';
+import { getOrNull } from '../api/errors';
+import type { ServiceLookup } from '../aggregator/resolve';
+import type { ResourceRegistry } from '../registry/builtin';
+import type { ObjectStore } from '../store/object-store';
 
 /** The verbs upstream's discovery lists for the proxy sub-resources (from the methods they serve). */
 const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'];
@@ -57,6 +61,11 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   return new ApiServer({
     metrics: p.metrics,
     audit: p.audit,
+    aggregator: {
+      remote: p.core.remoteApis,
+      lookup: storeServiceLookup(store, registry),
+      identity: proxyClientIdentity(flags),
+    },
     host: flags.bindAddress,
     port: flags.securePort,
     tls: { ...p.tls.serving, clientCaPem: auth.tlsClientCaPem ?? p.tls.clientCaPem },
@@ -97,4 +106,10 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     shutdownDelayMs: flags.shutdownDelayMs,
     version: p.version,
   });
+}
+
+/** Services and Endpoints read from the store for the aggregator's proxy (a get each; proxied requests are few). */
+function storeServiceLookup(store: ObjectStore, registry: ResourceRegistry): ServiceLookup {
+  const get = async (resource: string, ns: string, name: string) => (await getOrNull(store.get(registry.lookup('', 'v1', resource)!, ns, name))) ?? undefined;
+  return { service: (ns, name) => get('services', ns, name), endpoints: (ns, name) => get('endpoints', ns, name) };
 }

@@ -1,3 +1,4 @@
+import { RemoteApis } from '../aggregator/remote-apis';
 import type { Logger } from 'pino';
 import type { AdmissionChain } from '../admission/admission';
 import type { ApiServerFlags } from '../config/flags';
@@ -21,6 +22,8 @@ export interface StoreLayer {
   authz: Authorization;
   /** The event recorders of the in-process loops: `events.recorder('<component>')`; main runs them. */
   events: EventRecorders;
+  /** The remote group versions (APIServices with a service): fed by the availability controller, read by the aggregator's proxy. */
+  remoteApis: RemoteApis;
   /** Cluster IPs and node ports of Services, taken inside the store's writes; its controller releases and repairs. */
   serviceAllocator: ServiceAllocator;
 }
@@ -55,5 +58,5 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
     { store, cache: s.cache, registry, log, informers },
   );
   const events = new EventRecorders(store, registry, { log, onDropped: (component, reason) => metrics?.eventDropped(component, reason) });
-  return { store, admission, informers, authz, events, serviceAllocator };
+  return { store, admission, informers, authz, events, serviceAllocator, remoteApis: new RemoteApis() };
 }

@@ -1,3 +1,4 @@
+import type { ProxyClientIdentity } from '../aggregator/proxy';
 import { readFileSync } from 'node:fs';
 import type { ApiServerFlags } from '../config/flags';
 import type { KeyPairPem } from '../pki/certs';
@@ -30,4 +31,15 @@ export function kubeletClientTls(flags: ApiServerFlags, pki: ServerPki): { clien
       : pki.kubeletClient;
   const caPem = flags.kubeletCertificateAuthority ? readFileSync(flags.kubeletCertificateAuthority, 'utf8') : undefined;
   return { client, ...(caPem ? { caPem } : {}) };
+}
+
+/**
+ * The client identity presented to aggregated API servers (--proxy-client-cert-file and -key-file,
+ * upstream's front-proxy client). Without the flags none is presented, and aggregated servers that
+ * authenticate by request header will refuse the proxied requests (upstream requires the flags
+ * for aggregation).
+ */
+export function proxyClientIdentity(flags: Pick<ApiServerFlags, 'proxyClientCertFile' | 'proxyClientKeyFile'>): ProxyClientIdentity {
+  if (!flags.proxyClientCertFile || !flags.proxyClientKeyFile) return {};
+  return { certPem: readFileSync(flags.proxyClientCertFile, 'utf8'), keyPem: readFileSync(flags.proxyClientKeyFile, 'utf8') };
 }

@@ -287,3 +287,11 @@ export const crdFixture = {
   },
   status: { conditions: [{ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: '2026-01-01T00:00:00Z' }], acceptedNames: { plural: 'widgets', kind: 'Widget' }, storedVersions: ['v1'] },
 };
+
+export const apiServiceFixture = {
+  apiVersion: 'apiregistration.svc.io/v1',
+  kind: 'APIService',
+  metadata: { name: 'v1alpha1.wardle.example.com', uid: 'u-as', resourceVersion: '14' },
+  spec: { service: { namespace: 'wardle', name: 'api', port: 8443 }, group: 'wardle.example.com', version: 'v1alpha1', caBundle: Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'), groupPriorityMinimum: 1000, versionPriority: 15 },
+  status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Passed', message: 'all checks passed' }] },
+};

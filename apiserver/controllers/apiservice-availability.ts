@@ -1,0 +1,133 @@
+import type { Logger } from 'pino';
+import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
+import type { Clock } from '../../common/informer/clock';
+import { resolveTarget, type ServiceLookup } from '../aggregator/resolve';
+import { remoteApiOf, type RemoteApis } from '../aggregator/remote-apis';
+import { errors, isNotFound } from '../api/errors';
+import type { KObject } from '../api/types';
+import type { ResourceType } from '../registry/resource-type';
+import { availableCondition } from '../registry/types/apiservices';
+import type { StoreInformers } from '../store/list-watch';
+import { waitForCacheSync } from '../store/list-watch';
+import type { ObjectStore } from '../store/object-store';
+import { controllerContext } from '../store/system-context';
+
+const ctx = { ...controllerContext('apiservice-availability-controller'), subresource: 'status' };
+
+/** How often each remote APIService's discovery is checked again (upstream's availability controller resyncs every 30 s). */
+export const RECHECK_MS = 30_000;
+
+/** Fetches /apis/<group>/<version> from the server: the status and the parsed body, or rejects when unreachable. */
+export type DiscoveryCheck = (api: NonNullable<ReturnType<typeof remoteApiOf>>, target: { host: string; port: number; servername: string }) => Promise<{ status: number; body: unknown }>;
+
+export interface AvailabilityOptions {
+  apiServices: ResourceType;
+  services: ResourceType;
+  endpoints: ResourceType;
+  remote: RemoteApis;
+  check: DiscoveryCheck;
+  informers: StoreInformers;
+  clock: Clock;
+  log: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Upstream's APIServiceAvailability controller: keeps each APIService's Available condition
+ * current (Local for local ones; for remote ones ServiceNotFound, MissingEndpoints,
+ * FailedDiscoveryCheck or Passed, with upstream's messages), rechecks every 30 s and when the
+ * Services or Endpoints it points at change, and feeds the aggregator's table of remote APIs with
+ * their availability and discovery documents.
+ */
+export class ApiServiceAvailability {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly o: AvailabilityOptions,
+  ) {}
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { informers } = this.o;
+    const apis = informers.informer(this.o.apiServices);
+    const services = informers.informer(this.o.services);
+    const endpoints = informers.informer(this.o.endpoints);
+    const queue = new WorkQueue({ clock: this.o.clock });
+    apis.addEventHandler(
+      {
+        onAdd: (a) => (this.o.remote.upsert(a), queue.add(a.metadata.name!)),
+        onUpdate: (_old, a) => (this.o.remote.upsert(a), queue.add(a.metadata.name!)),
+        onDelete: (a) => this.o.remote.remove(a.metadata.name!),
+      },
+      { signal },
+    );
+    // A Service or its Endpoints changing re-checks the APIServices that point at it.
+    const byService = (o: KObject) => {
+      for (const a of apis.store.list()) {
+        const svc = remoteApiOf(a)?.service;
+        if (svc && svc.namespace === o.metadata.namespace && svc.name === o.metadata.name) queue.add(a.metadata.name!);
+      }
+    };
+    for (const inf of [services, endpoints]) inf.addEventHandler({ onAdd: byService, onUpdate: (_o, n) => byService(n), onDelete: byService }, { signal });
+    informers.start(signal);
+    if (!(await waitForCacheSync(signal, apis, services, endpoints))) return;
+    const lookup: ServiceLookup = {
+      service: (ns, name) => Promise.resolve(services.get(`${ns}/${name}`)),
+      endpoints: (ns, name) => Promise.resolve(endpoints.get(`${ns}/${name}`)),
+    };
+    await runWorkers(
+      queue,
+      async (name) => {
+        const a = apis.get(name);
+        if (!a) return;
+        await this.sync(a, lookup);
+        if (remoteApiOf(a)) queue.addAfter(name, RECHECK_MS);
+      },
+      signal,
+      { onError: (key, err) => this.o.log.warn({ err, apiService: key }, 'checking an APIService failed; retrying') },
+    );
+  }
+
+  /** Checks one APIService and writes its Available condition when it changed. */
+  async sync(a: KObject, lookup: ServiceLookup): Promise<void> {
+    const api = remoteApiOf(a);
+    let cond: { status: 'True' | 'False'; reason: string; message: string };
+    if (!api) cond = { status: 'True', reason: 'Local', message: 'Local APIServices are always available' };
+    else {
+      const target = await resolveTarget(api, lookup);
+      if ('reason' in target) cond = { status: 'False', reason: target.reason, message: target.message };
+      else {
+        const url = `https://${target.host}:${target.port}/apis/${api.group}/${api.version}`;
+        try {
+          const r = await this.o.check(api, target);
+          if (r.status >= 200 && r.status < 300) {
+            this.o.remote.setState(api.name, { available: true, resources: r.body as Record<string, unknown> });
+            cond = { status: 'True', reason: 'Passed', message: 'all checks passed' };
+          } else cond = { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url}: bad status from ${url}: ${r.status}` };
+        } catch (err) {
+          cond = { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url}: ${(err as Error).message}` };
+        }
+      }
+      if (cond.status === 'False') this.o.remote.setState(api.name, { available: false });
+    }
+    const old = availableCondition(a);
+    if (old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message) return;
+    const now = (this.o.now ?? (() => new Date()))().toISOString().replace(/\.\d+Z$/, 'Z');
+    const lastTransitionTime = old && old.status === cond.status ? old.lastTransitionTime : now;
+    await this.writeCondition(a.metadata.name!, { type: 'Available', ...cond, lastTransitionTime }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err; // deleted meanwhile
+    });
+  }
+
+  private async writeCondition(name: string, condition: Record<string, unknown>): Promise<void> {
+    await this.store.update(
+      this.o.apiServices,
+      '',
+      name,
+      (cur) => {
+        if (!cur) throw errors.notFound('apiservices', name, 'apiregistration.svc.io');
+        const others = ((cur.status as { conditions?: Array<{ type?: string }> } | undefined)?.conditions ?? []).filter((c) => c.type !== 'Available');
+        return { ...cur, status: { ...(cur.status as object), conditions: [...others, condition] } };
+      },
+      ctx,
+    );
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Aggregated API servers end to end (issue 22, items 2 and 3): the sample aggregated server
+ * (docs/examples/sample-apiserver.ts) as its own process over real TLS, registered with an
+ * APIService pointing at an ExternalName Service; svc-apiserver checks it (Available, Passed),
+ * lists its group in discovery, and proxies kubectl's requests with the front-proxy client
+ * certificate and the caller's identity in the request headers, which the sample trusts and
+ * records; RBAC is enforced by svc-apiserver before proxying; stopping the sample makes the
+ * APIService Unavailable (FailedDiscoveryCheck) and its requests 503; the built-in groups are
+ * local APIServices.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { request } from 'undici';
+import { createCA, issue } from '../../../apiserver/pki/certs';
+import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { freePort } from '../../helpers/free-port';
+import { kubectl } from '../../helpers/real-clients';
+import { eventually } from '../agent/agent-process';
+
+const DAY = 86_400_000;
+const dir = mkdtempSync(join(tmpdir(), 'svc-aggregator-'));
+let s: RunningApiServer;
+let sample: ChildProcess;
+let samplePort: number;
+let caBundle: string;
+
+async function startSample(certFile: string, keyFile: string, proxyCaFile: string): Promise<ChildProcess> {
+  const p = spawn(process.execPath, [join(repoRoot, 'dist', 'docs', 'examples', 'sample-apiserver.js'), '--port', String(samplePort), '--cert', certFile, '--key', keyFile, '--requestheader-client-ca', proxyCaFile, '--allowed-names', 'front-proxy-client'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    p.stdout!.once('data', () => resolve());
+    p.once('exit', (code) => reject(new Error(`sample exited ${code}`)));
+  });
+  return p;
+}
+
+test.before(async () => {
+  const proxyCa = await createCA('front-proxy-ca');
+  const proxyClient = await issue(proxyCa, { commonName: 'front-proxy-client', usage: 'client', validityMs: DAY });
+  const servingCa = await createCA('wardle-ca');
+  const serving = await issue(servingCa, { commonName: 'sample', dnsNames: ['sample.wardle.svc'], usage: 'server', validityMs: DAY });
+  const f = (name: string, text: string) => (writeFileSync(join(dir, name), text, { mode: 0o600 }), join(dir, name));
+  const files = {
+    proxyCa: f('front-proxy-ca.crt', proxyCa.certPem),
+    proxyCert: f('proxy.crt', proxyClient.certPem),
+    proxyKey: f('proxy.key', proxyClient.keyPem),
+    cert: f('sample.crt', serving.certPem),
+    key: f('sample.key', serving.keyPem),
+  };
+  caBundle = Buffer.from(servingCa.certPem).toString('base64');
+  samplePort = await freePort();
+  [s, sample] = await Promise.all([startApiServer({ args: [`--proxy-client-cert-file=${files.proxyCert}`, `--proxy-client-key-file=${files.proxyKey}`] }), startSample(files.cert, files.key, files.proxyCa)]);
+});
+test.after.always(async () => {
+  sample?.kill('SIGTERM');
+  await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const k = async (args: string[], input?: string) => {
+  const r = await kubectl(s.kubeconfig, args, { timeoutMs: 30_000, input });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+};
+const available = async (name: string) => {
+  const a = JSON.parse(await k(['get', 'apiservice', name, '-o', 'json'])) as { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
+  return a.status?.conditions?.find((c) => c.type === 'Available');
+};
+
+test.serial('the built-in groups are local APIServices, Available', async (t) => {
+  const c = await eventually('local APIService checked', async () => ((await available('v1.apps'))?.status === 'True' ? available('v1.apps') : undefined), 30_000, 200);
+  t.like(c, { status: 'True', reason: 'Local' });
+  t.regex(await k(['get', 'apiservices']), /v1\.rbac\.authorization\.k8s\.io\s+Local\s+True/);
+});
+
+test.serial('an aggregated server: Available, discovered, proxied with the caller\'s identity, authorized here first', async (t) => {
+  await k(['create', 'namespace', 'wardle']);
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'sample', namespace: 'wardle' }, spec: { type: 'ExternalName', externalName: 'localhost' } }));
+  const apiService = {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name: 'v1alpha1.wardle.example.com' },
+    spec: { group: 'wardle.example.com', version: 'v1alpha1', service: { namespace: 'wardle', name: 'sample', port: samplePort }, caBundle, groupPriorityMinimum: 1000, versionPriority: 15 },
+  };
+  await k(['create', '-f', '-'], JSON.stringify(apiService));
+  const cond = await eventually('aggregated server available', async () => ((await available('v1alpha1.wardle.example.com'))?.status === 'True' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
+  t.like(cond, { status: 'True', reason: 'Passed' });
+
+  t.regex(await k(['api-versions']), /^wardle\.example\.com\/v1alpha1$/m);
+  t.regex(await k(['api-resources', '--api-group=wardle.example.com']), /flunders\s+fl\s+wardle\.example\.com\/v1alpha1\s+true\s+Flunder/);
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'wardle.example.com/v1alpha1', kind: 'Flunder', metadata: { name: 'f1', namespace: 'wardle' }, spec: { reference: 'x' } }));
+  const got = JSON.parse(await k(['get', 'flunders', 'f1', '-n', 'wardle', '-o', 'json'])) as { spec: { createdBy: string; createdByGroups: string[] } };
+  const me = JSON.parse(await k(['auth', 'whoami', '-o', 'json'])) as { status: { userInfo: { username: string; groups: string[] } } };
+  t.is(got.spec.createdBy, me.status.userInfo.username);
+  t.deepEqual([...got.spec.createdByGroups].sort(), [...me.status.userInfo.groups].sort());
+  t.regex(await k(['get', 'flunders', '-n', 'wardle']), /f1/);
+
+  // A watch streams through the proxy.
+  const watch = await request(`${s.url}/apis/wardle.example.com/v1alpha1/namespaces/wardle/flunders?watch=true`, { dispatcher: s.admin });
+  t.is(watch.statusCode, 200);
+  const first = new Promise<string>((resolve) => watch.body.once('data', (c: Buffer) => resolve(c.toString('utf8'))));
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'wardle.example.com/v1alpha1', kind: 'Flunder', metadata: { name: 'f2', namespace: 'wardle' } }));
+  t.like(JSON.parse((await first).split('\n')[0]), { type: 'ADDED', object: { metadata: { name: 'f2' } } });
+  watch.body.destroy();
+
+  // svc-apiserver authorizes before proxying: a user with no grant is refused here.
+  const denied = await kubectl(s.kubeconfig, ['get', 'flunders', '-n', 'wardle', '--as=nobody'], { timeoutMs: 30_000 });
+  t.not(denied.code, 0);
+  t.regex(denied.stderr, /is forbidden: User "nobody" cannot list resource "flunders" in API group "wardle\.example\.com" in the namespace "wardle"/);
+});
+
+test.serial('a stopped aggregated server: Unavailable with FailedDiscoveryCheck, and its requests 503', async (t) => {
+  sample.kill('SIGTERM');
+  await new Promise((r) => sample.once('exit', r));
+  // A change to the Service re-checks at once (as do the 30 s rechecks).
+  await k(['annotate', 'service', 'sample', '-n', 'wardle', 'checked=again']);
+  const cond = await eventually('aggregated server unavailable', async () => ((await available('v1alpha1.wardle.example.com'))?.status === 'False' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
+  t.is(cond?.reason, 'FailedDiscoveryCheck');
+  t.regex(cond?.message ?? '', /^failing or missing response from https:\/\/localhost:\d+\/apis\/wardle\.example\.com\/v1alpha1: /);
+  const r = await request(`${s.url}/apis/wardle.example.com/v1alpha1/namespaces/wardle/flunders`, { dispatcher: s.admin });
+  t.is(r.statusCode, 503);
+  t.like(await r.body.json(), { kind: 'Status', reason: 'ServiceUnavailable' });
+  // A missing Service is reported as such.
+  await k(['delete', 'service', 'sample', '-n', 'wardle']);
+  const gone = await eventually('service gone', async () => ((await available('v1alpha1.wardle.example.com'))?.reason === 'ServiceNotFound' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
+  t.is(gone?.message, 'service/sample in "wardle" is not present');
+});
