@@ -38,6 +38,7 @@ import { makeHpaTypes } from './types/horizontalpodautoscalers';
 import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
 import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
 import { makeCrdType } from './types/customresourcedefinitions';
+import { makeEndpointSliceType } from './types/endpointslices';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -90,6 +91,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingAdmissionPolicyType(now),
     makeValidatingAdmissionPolicyBindingType(now),
     makeCrdType(),
+    makeEndpointSliceType(now),
   ];
 }
 

@@ -29,6 +29,7 @@ const PACKAGES = [
   'k8s.io.api.certificates.v1',
   'k8s.io.api.coordination.v1',
   'k8s.io.api.core.v1',
+  'k8s.io.api.discovery.v1',
   'k8s.io.api.events.v1',
   'k8s.io.api.node.v1',
   'k8s.io.api.policy.v1',

@@ -287,3 +287,24 @@ export const crdFixture = {
   },
   status: { conditions: [{ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: '2026-01-01T00:00:00Z' }], acceptedNames: { plural: 'widgets', kind: 'Widget' }, storedVersions: ['v1'] },
 };
+
+export const endpointSliceFixture = {
+  apiVersion: 'discovery.svc.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { ...meta('web-abc12', 'shop'), generateName: 'web-', labels: { 'kubernetes.io/service-name': 'web' } },
+  addressType: 'IPv4',
+  endpoints: [
+    {
+      addresses: ['10.244.0.5'],
+      conditions: { ready: true, serving: true, terminating: false },
+      hostname: 'web-0',
+      targetRef: { kind: 'Pod', namespace: 'shop', name: 'web-0', uid: 'u' },
+      deprecatedTopology: { 'kubernetes.io/hostname': 'node-1' },
+      nodeName: 'node-1',
+      zone: 'zone-a',
+      hints: { forZones: [{ name: 'zone-a' }] },
+    },
+    { addresses: ['10.244.0.6'], conditions: { ready: false, serving: false, terminating: true } },
+  ],
+  ports: [{ name: 'http', protocol: 'TCP', port: 8080, appProtocol: 'http' }, { name: '', protocol: 'UDP' }],
+};

@@ -155,6 +155,13 @@ samples['apiextensions.svc.io/customresourcedefinitions'] = {
   spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'widgets', kind: 'Widget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
 };
 
+samples['discovery.svc.io/endpointslices'] = {
+  metadata: { name: 'web-abc12', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+  addressType: 'IPv4',
+  endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true, serving: true, terminating: false }, nodeName: 'worker-1', zone: 'a', targetRef: { kind: 'Pod', namespace: 'default', name: 'web-0' } }],
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+};
+
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
     const key = `${type.group}/${type.resource}`;
@@ -255,6 +262,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['node.svc.io', 'v1', 'v1'],
+      ['discovery.svc.io', 'v1', 'v1'],
       ['metrics.svc.io', 'v1beta1', 'v1beta1'],
       ['zeta.example.com', 'v1', 'v1'],
     ],
