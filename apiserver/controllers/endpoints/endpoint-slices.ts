@@ -98,7 +98,7 @@ export interface SlicePlan {
   delete: string[];
 }
 
-const endpointKey = (e: unknown): string => String(get(e, 'targetRef', 'name') ?? strs(rec(e)?.addresses)[0]);
+const endpointKey = (e: unknown): string => str(get(e, 'targetRef', 'name')) ?? strs(rec(e)?.addresses)[0] ?? '';
 
 /**
  * Upstream's reconciler, simplified: existing slices of a group keep the endpoints still desired

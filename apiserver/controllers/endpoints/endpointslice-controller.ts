@@ -93,8 +93,8 @@ export class EndpointSliceController {
     );
   }
 
-  /** Throws (the queue retries with back-off) while the informer lags behind this controller's own writes. */
-  private checkFresh(k: string, managed: readonly KObject[]): void {
+  /** Throws (the queue retries with back-off) while the informer lags behind this controller's own writes; a forgotten write is dropped once seen. */
+  checkFresh(k: string, managed: readonly KObject[]): void {
     const want = this.expected.get(k);
     if (!want) return;
     const seen = new Map(managed.map((s) => [s.metadata.name!, Number(s.metadata.resourceVersion)]));
