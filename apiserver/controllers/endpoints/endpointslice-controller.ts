@@ -1,14 +1,13 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../../common/informer/work-queue';
-import { ApiError, isNotFound } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { rec } from '../../registry/obj-access';
 import type { ResourceType } from '../../registry/resource-type';
 import { waitForCacheSync, type StoreInformers } from '../../store/list-watch';
 import type { ObjectStore } from '../../store/object-store';
 import { controllerContext } from '../../store/system-context';
-import { addressTypes, desiredGroups, planSlices, type SliceContent } from './endpoint-slices';
+import { addressTypes, desiredGroups, planSlices } from './endpoint-slices';
+import { SliceWriter, type SliceMeta } from './slice-writer';
 
 const ctx = controllerContext('endpointslice-controller');
 /** Upstream's labels on managed slices. */
@@ -41,15 +40,16 @@ function selects(svc: KObject, pod: KObject): boolean {
  * queue retries), so a lagging cache never makes it create a duplicate slice.
  */
 export class EndpointSliceController {
-  /** Per service key: slice name → resourceVersion written, or null for a deletion. */
-  private readonly expected = new Map<string, Map<string, string | null>>();
+  private readonly writer: SliceWriter;
 
   constructor(
-    private readonly store: ObjectStore,
+    store: ObjectStore,
     private readonly types: EndpointSliceControllerTypes,
     private readonly informers: StoreInformers,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.writer = new SliceWriter(store, types.endpointSlices, ctx);
+  }
 
   async run(signal: AbortSignal): Promise<void> {
     const services = this.informers.informer(this.types.services);
@@ -93,72 +93,23 @@ export class EndpointSliceController {
     );
   }
 
-  /** Throws (the queue retries with back-off) while the informer lags behind this controller's own writes; a forgotten write is dropped once seen. */
-  checkFresh(k: string, managed: readonly KObject[]): void {
-    const want = this.expected.get(k);
-    if (!want) return;
-    const seen = new Map(managed.map((s) => [s.metadata.name!, Number(s.metadata.resourceVersion)]));
-    for (const [name, rv] of want) {
-      const fresh = rv === null ? !seen.has(name) : (seen.get(name) ?? -1) >= Number(rv);
-      if (fresh) want.delete(name);
-    }
-    if (want.size) throw new ApiError('Conflict', `the endpoint slice cache for ${k} is out of date`);
-    this.expected.delete(k);
-  }
-
-  private remember(k: string, name: string, rv: string | null): void {
-    const m = this.expected.get(k) ?? new Map<string, string | null>();
-    this.expected.set(k, m);
-    m.set(name, rv);
-  }
-
   /** Brings one Service's managed slices to what its pods call for (svc undefined: it is gone). */
   async sync(k: string, svc: KObject | undefined, pods: readonly KObject[], managed: readonly KObject[], zoneOf: (node: string) => string | undefined): Promise<void> {
     const [namespace] = k.split('/');
     const plan = svc ? planSlices(desiredGroups(svc, pods, zoneOf), managed, addressTypes(svc)[0]) : { create: [], update: [], delete: managed.map((s) => s.metadata.name!) };
-    for (const n of plan.delete) {
-      try {
-        await this.store.delete(this.types.endpointSlices, namespace, n, {}, ctx);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      this.remember(k, n, null);
-    }
-    if (!svc) return;
-    const meta = this.metadata(svc);
-    // Labels and owner follow the Service: a slice whose labels drifted is rewritten too.
-    const updates = new Map(plan.update.map((u) => [u.name, u.content]));
-    for (const s of managed) {
-      if (plan.delete.includes(s.metadata.name!) || updates.has(s.metadata.name!)) continue;
-      if (!isDeepStrictEqual(s.metadata.labels ?? {}, meta.labels)) updates.set(s.metadata.name!, { addressType: String(s.addressType), ports: (s.ports ?? []) as never, endpoints: (s.endpoints ?? []) as never });
-    }
-    for (const [n, content] of updates) {
-      const { object } = await this.store.update(this.types.endpointSlices, namespace, n, (cur) => {
-        if (!cur) throw new ApiError('NotFound', `endpointslices "${n}" not found`);
-        return { ...cur, ...content, metadata: { ...cur.metadata, labels: meta.labels, ownerReferences: meta.ownerReferences } };
-      }, ctx);
-      this.remember(k, n, object.metadata.resourceVersion!);
-    }
-    for (const content of plan.create) {
-      const created = await this.store.create(this.types.endpointSlices, namespace, this.slice(svc, content), ctx);
-      this.remember(k, created.metadata.name!, created.metadata.resourceVersion!);
-    }
+    await this.writer.apply(k, namespace, plan, managed, svc && metadata(svc));
   }
 
-  private metadata(svc: KObject): { labels: Record<string, string>; ownerReferences: NonNullable<KObject['metadata']['ownerReferences']> } {
-    const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME_LABEL]: svc.metadata.name!, [MANAGED_BY_LABEL]: MANAGED_BY };
-    if (rec(svc.spec)?.clusterIP === 'None') labels[HEADLESS_LABEL] = '';
-    const ownerReferences = [{ apiVersion: 'v1', kind: 'Service', name: svc.metadata.name!, uid: svc.metadata.uid!, controller: true, blockOwnerDeletion: true }];
-    return { labels, ownerReferences };
+  /** Throws while the slice informer lags behind this controller's writes (see SliceWriter). */
+  checkFresh(k: string, managed: readonly KObject[]): void {
+    this.writer.checkFresh(k, managed);
   }
+}
 
-  private slice(svc: KObject, content: SliceContent): KObject {
-    const { labels, ownerReferences } = this.metadata(svc);
-    return {
-      apiVersion: 'discovery.svc.io/v1',
-      kind: 'EndpointSlice',
-      metadata: { generateName: `${svc.metadata.name}-`, namespace: svc.metadata.namespace, labels, ownerReferences },
-      ...content,
-    };
-  }
+/** Upstream's labels and owner: the Service's labels, the service name, the manager, headless; owned by the Service. */
+function metadata(svc: KObject): SliceMeta {
+  const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME_LABEL]: svc.metadata.name!, [MANAGED_BY_LABEL]: MANAGED_BY };
+  if (rec(svc.spec)?.clusterIP === 'None') labels[HEADLESS_LABEL] = '';
+  const ownerReferences = [{ apiVersion: 'v1', kind: 'Service', name: svc.metadata.name!, uid: svc.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+  return { labels, ownerReferences, generateName: `${svc.metadata.name}-` };
 }
