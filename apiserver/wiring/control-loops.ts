@@ -16,6 +16,7 @@ import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
 import { EndpointsController } from '../controllers/endpoints/endpoints-controller';
 import { EndpointSliceController } from '../controllers/endpoints/endpointslice-controller';
+import { EndpointSliceMirroringController } from '../controllers/endpoints/endpointslice-mirroring';
 import { GarbageCollector } from '../controllers/garbage-collector';
 import { HpaController } from '../controllers/hpa/hpa-controller';
 import type { PodUsageSource } from '../controllers/hpa/hpa-metrics';
@@ -146,6 +147,12 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
       { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, nodes: registry.lookup('', 'v1', 'nodes')!, endpointSlices: registry.lookup('discovery.svc.io', 'v1', 'endpointslices')! },
       informers,
       log.child({ controller: 'endpointslice' }),
+    ).run(leading),
+    new EndpointSliceMirroringController(
+      store,
+      { services: registry.lookup('', 'v1', 'services')!, endpoints: registry.lookup('', 'v1', 'endpoints')!, endpointSlices: registry.lookup('discovery.svc.io', 'v1', 'endpointslices')! },
+      informers,
+      log.child({ controller: 'endpointslicemirroring' }),
     ).run(leading),
     ...(flags.network.clusterCidrs.length ? [nodeIpam(flags, s, core, log).run(leading)] : []),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),

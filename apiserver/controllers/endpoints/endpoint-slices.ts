@@ -104,9 +104,10 @@ const endpointKey = (e: unknown): string => str(get(e, 'targetRef', 'name')) ?? 
  * Upstream's reconciler, simplified: existing slices of a group keep the endpoints still desired
  * (updated in place), new endpoints fill the room left in existing slices before new slices of at
  * most max endpoints are made, emptied slices and slices of no group are deleted. A Service with
- * no endpoints keeps one placeholder slice (no endpoints, no ports) as upstream.
+ * no endpoints keeps one placeholder slice (no endpoints, no ports) of placeholderType as upstream
+ * (none when it is undefined, as upstream's mirroring).
  */
-export function planSlices(groups: readonly EndpointGroup[], existing: readonly KObject[], placeholderType: string, max = MAX_ENDPOINTS_PER_SLICE): SlicePlan {
+export function planSlices(groups: readonly EndpointGroup[], existing: readonly KObject[], placeholderType: string | undefined, max = MAX_ENDPOINTS_PER_SLICE): SlicePlan {
   const plan: SlicePlan = { create: [], update: [], delete: [] };
   const used = new Set<string>();
   for (const g of groups) {
@@ -139,7 +140,7 @@ export function planSlices(groups: readonly EndpointGroup[], existing: readonly 
   }
   for (const s of existing) if (!used.has(s.metadata.name!)) plan.delete.push(s.metadata.name!);
   const kept = existing.length - plan.delete.length;
-  if (kept === 0 && plan.create.length === 0) {
+  if (placeholderType && kept === 0 && plan.create.length === 0) {
     const placeholder = existing.find((s) => s.addressType === placeholderType && recs(s.endpoints).length === 0 && recs(s.ports).length === 0);
     if (placeholder) plan.delete = plan.delete.filter((n) => n !== placeholder.metadata.name);
     else plan.create.push({ addressType: placeholderType, ports: [], endpoints: [] });

@@ -14,7 +14,7 @@ let dataDir: string;
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-endpointslices-'));
-  s = await startApiServer({ dataDir });
+  s = await startApiServer({ dataDir, args: ['--advertise-address=192.0.2.10'] });
 });
 test.after.always(async () => {
   await s?.stop();
@@ -52,10 +52,10 @@ interface Slice {
 }
 
 /** Polls the service's slices (bounded count) until check holds. */
-async function slicesUntil(check: (items: Slice[]) => boolean): Promise<Slice[]> {
+async function slicesUntil(check: (items: Slice[]) => boolean, service = 'web'): Promise<Slice[]> {
   let items: Slice[] = [];
   for (let i = 0; i < 100; i++) {
-    items = (JSON.parse(await kubectl('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'json')) as { items: Slice[] }).items;
+    items = (JSON.parse(await kubectl('get', 'endpointslices', '-l', `kubernetes.io/service-name=${service}`, '-o', 'json')) as { items: Slice[] }).items;
     if (check(items)) return items;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -101,4 +101,13 @@ test.serial('kubectl get endpointslices -l kubernetes.io/service-name=web lists 
   t.deepEqual(readyPods(await slicesUntil((x) => readyPods(x).length === 3)), ['web-a', 'web-b', 'web-c']);
   await kubectl('delete', 'pod', 'web-a', '--grace-period=0', '--force');
   t.deepEqual(readyPods(await slicesUntil((x) => readyPods(x).length === 2 && x.flatMap((y) => y.endpoints ?? []).length === 2)), ['web-b', 'web-c']);
+});
+
+test.serial('the kubernetes Service (no selector) gets a slice mirrored from its Endpoints: the API server address', async (t) => {
+  const items = await slicesUntil((x) => x.flatMap((y) => y.endpoints ?? []).length === 1, 'kubernetes');
+  t.is(items.length, 1);
+  t.is(items[0].metadata.labels['endpointslice.kubernetes.io/managed-by'], 'endpointslicemirroring-controller.k8s.io');
+  t.deepEqual(items[0].metadata.ownerReferences.map((r) => [r.kind, r.name, r.controller]), [['Endpoints', 'kubernetes', true]]);
+  t.deepEqual(items[0].endpoints!.map((e) => [e.addresses, e.conditions.ready]), [[['192.0.2.10'], true]]);
+  t.deepEqual(items[0].ports, [{ name: 'https', port: s.port, protocol: 'TCP' }]);
 });
