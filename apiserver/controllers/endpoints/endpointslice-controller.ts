@@ -31,6 +31,12 @@ function selects(svc: KObject, pod: KObject): boolean {
   return Object.entries(sel).every(([k, v]) => labels[k] === v);
 }
 
+/** Whether the controller keeps this Service's slices: upstream leaves selectorless and ExternalName Services (kubernetes#105986) alone. */
+export function managesSlices(svc: KObject): boolean {
+  const sel = rec(rec(svc.spec)?.selector);
+  return !!sel && Object.keys(sel).length > 0 && rec(svc.spec)?.type !== 'ExternalName';
+}
+
 /**
  * Upstream's endpointslice controller: the discovery/v1 EndpointSlices of every Service with a
  * selector (endpoint-slices.ts computes and packs them), labelled with the service name and this
@@ -82,8 +88,8 @@ export class EndpointSliceController {
         const managed = slices.store.list().filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY);
         this.checkFresh(k, managed);
         const svc = services.get(k);
-        // Upstream leaves the slices of a selectorless Service alone; a gone Service loses them.
-        if (svc && !rec(rec(svc.spec)?.selector)) return;
+        // A gone Service loses its slices.
+        if (svc && !managesSlices(svc)) return;
         const selected = svc ? pods.store.list().filter((p) => selects(svc, p)) : [];
         const zoneOf = (node: string) => nodes.get(node)?.metadata.labels?.[ZONE_LABEL];
         await this.sync(k, svc, selected, managed, zoneOf);

@@ -1,7 +1,7 @@
 import test from 'ava';
 import pino from 'pino';
 import type { KObject } from '../../../../../apiserver/api/types';
-import { EndpointSliceController, MANAGED_BY, MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../../../../apiserver/controllers/endpoints/endpointslice-controller';
+import { EndpointSliceController, managesSlices, MANAGED_BY, MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../../../../apiserver/controllers/endpoints/endpointslice-controller';
 import { StoreInformers } from '../../../../../apiserver/store/list-watch';
 import { admin, ctx, openStore, type StoreFixture } from '../../store/fixture';
 
@@ -68,6 +68,10 @@ test('slices follow a Service and its pods: labels, owner, zone, more than 100 p
     t.deepEqual(addrs(await until(f, (s) => addrs(s).length === 5, '5 endpoints left')), ['10.1.0.116', '10.1.0.117', '10.1.0.118', '10.1.0.119', '10.1.0.120']);
     await f.store.delete(types.services, 'default', 'web', {}, admin);
     await until(f, (s) => s.length === 0, 'no slices');
+    // An ExternalName Service gets none even with a selector (upstream); a later Service shows the controller ran past it.
+    await f.store.create(types.services, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'default' }, spec: { type: 'ExternalName', externalName: 'db.example.com', selector: { app: 'web' } } }, admin);
+    await f.store.create(types.services, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web2', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } }, admin);
+    await until(f, (s) => s.some((x) => x.metadata.labels?.[SERVICE_NAME_LABEL] === 'web2'), 'the slice of web2');
     t.pass();
   } finally {
     await stop();
@@ -90,4 +94,12 @@ test('a cache that has not seen the controller’s own writes stops the sync (no
   } finally {
     await f.close();
   }
+});
+
+test('which Services get slices: a selector, and not ExternalName (upstream)', (t) => {
+  const svc = (spec: Record<string, unknown>): KObject => ({ metadata: { name: 's', namespace: 'default' }, spec });
+  t.true(managesSlices(svc({ selector: { app: 'web' } })));
+  t.false(managesSlices(svc({})));
+  t.false(managesSlices(svc({ selector: {} })));
+  t.false(managesSlices(svc({ type: 'ExternalName', externalName: 'db.example.com', selector: { app: 'web' } })));
 });
