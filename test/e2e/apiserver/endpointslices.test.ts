@@ -96,6 +96,10 @@ test.serial('kubectl get endpointslices -l kubernetes.io/service-name=web lists 
   // The table as kubectl prints it, under the upstream group name too.
   const table = await kubectl('get', 'endpointslices.discovery.k8s.io', '-l', 'kubernetes.io/service-name=web');
   t.regex(table, new RegExp(`${slice.metadata.name}\\s+IPv4\\s+8080\\s+10\\.244\\.0\\.10,10\\.244\\.0\\.11,10\\.244\\.0\\.12\\s`));
+  // kubectl's typed describer reads it too.
+  const described = await kubectl('describe', 'endpointslices', '-l', 'kubernetes.io/service-name=web');
+  t.regex(described, /AddressType:\s+IPv4/);
+  t.regex(described, /TargetRef:\s+Pod\/web-c/);
   // Readiness changes follow; a pod's deletion removes its endpoint.
   await setPodStatus('web-c', '10.244.0.12', true);
   t.deepEqual(readyPods(await slicesUntil((x) => readyPods(x).length === 3)), ['web-a', 'web-b', 'web-c']);
