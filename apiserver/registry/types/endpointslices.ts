@@ -4,7 +4,8 @@ import type { KObject } from '../../api/types';
 import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { messages, nonSpecialIp, portNum, protocol, qualifiedName } from '../common-validation';
 import { child, duplicate, immutable, index, invalid, notSupported, required, tooMany } from '../field-errors';
-import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../api/name-validation';
+import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors } from '../../api/name-validation';
+import { validateLabels } from '../meta-validation';
 import { rec, recs, str, strs } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { atomicList, bool, described, int32, obj, ptr, setList, str as s, strMap } from '../schema-builders';
@@ -103,6 +104,7 @@ function validateEndpoint(e: Record<string, unknown>, path: string, type: string
   if (hostname) out.push(...messages(child(path, 'hostname'), hostname, dns1123LabelErrors(hostname)));
   const node = str(e.nodeName);
   if (node) out.push(...messages(child(path, 'nodeName'), node, dns1123SubdomainErrors(node)));
+  if (e.deprecatedTopology) out.push(...validateLabels(e.deprecatedTopology, child(path, 'deprecatedTopology')));
   const zones = recs(rec(e.hints)?.forZones);
   const zp = child(child(path, 'hints'), 'forZones');
   if (zones.length > MAX_ZONE_HINTS) out.push(tooMany(zp, zones.length, MAX_ZONE_HINTS));
@@ -110,6 +112,7 @@ function validateEndpoint(e: Record<string, unknown>, path: string, type: string
   zones.forEach((z, i) => {
     const name = str(z.name) ?? '';
     if (seenZones.has(name)) out.push(duplicate(child(index(zp, i), 'name'), name));
+    else out.push(...messages(child(index(zp, i), 'name'), name, labelValueErrors(name)));
     seenZones.add(name);
   });
   return out;

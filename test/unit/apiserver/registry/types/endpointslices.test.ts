@@ -43,6 +43,12 @@ test('endpointslice: addresses must match the address type', (t) => {
   t.deepEqual(type.validate!(slice({ addressType: 'FQDN', endpoints: [{ addresses: ['db.example.com'] }] })), []);
   t.deepEqual(fields(type.validate!(slice({ addressType: 'FQDN', endpoints: [{ addresses: ['Not_A_Name'] }] }))), ['endpoints[0].addresses[0]']);
   t.deepEqual(fields(type.validate!(slice({ endpoints: [{ addresses: ['10.0.0.1'], hostname: 'A_B', nodeName: 'bad name' }] }))), ['endpoints[0].hostname', 'endpoints[0].nodeName']);
+  const hints = { forZones: [{ name: 'a' }, { name: 'a' }, { name: 'bad zone' }] };
+  t.deepEqual(fields(type.validate!(slice({ endpoints: [{ addresses: ['10.0.0.1'], deprecatedTopology: { 'bad key!': 'v' }, hints }] }))), [
+    'endpoints[0].deprecatedTopology',
+    'endpoints[0].hints.forZones[1].name',
+    'endpoints[0].hints.forZones[2].name',
+  ]);
 });
 
 test('endpointslice: at most 1000 endpoints and 100 ports; port names unique', (t) => {
