@@ -71,8 +71,12 @@ export const endpointSliceSchema = withMeta(
   { required: ['addressType', 'endpoints'] },
 );
 
-/** Upstream SetDefaults_EndpointPort: protocol TCP, name "". */
+/**
+ * Upstream SetDefaults_EndpointPort: protocol TCP, name "". deprecatedTopology is dropped: upstream
+ * ignores it on v1 writes (only v1beta1, not served here, could set it), so it is never stored.
+ */
 function defaults(o: KObject): void {
+  for (const e of recs(o.endpoints)) delete e.deprecatedTopology;
   for (const p of recs(o.ports)) {
     if (!p.protocol) p.protocol = 'TCP';
     if (p.name === undefined) p.name = '';

@@ -20,10 +20,11 @@ test('endpointslice: a valid slice passes and prints its type, ports and address
   t.is(type.group, 'discovery.svc.io');
 });
 
-test('endpointslice: defaults port protocol TCP and name empty (upstream SetDefaults_EndpointPort)', (t) => {
-  const o = slice({ ports: [{ port: 53 }] });
+test('endpointslice: defaults port protocol TCP and name empty (upstream SetDefaults_EndpointPort); v1 writes drop deprecatedTopology', (t) => {
+  const o = slice({ ports: [{ port: 53 }], endpoints: [{ addresses: ['10.0.0.1'], deprecatedTopology: { 'kubernetes.io/hostname': 'n1' } }] });
   type.defaults!(o);
   t.deepEqual(o.ports, [{ port: 53, protocol: 'TCP', name: '' }]);
+  t.deepEqual(o.endpoints, [{ addresses: ['10.0.0.1'] }]);
 });
 
 test('endpointslice: addressType required, supported and immutable', (t) => {
