@@ -7,7 +7,7 @@ import { waitForCacheSync, type StoreInformers } from '../../store/list-watch';
 import type { ObjectStore } from '../../store/object-store';
 import { controllerContext } from '../../store/system-context';
 import { addressTypes, desiredGroups, planSlices } from './endpoint-slices';
-import { SliceWriter, type SliceMeta } from './slice-writer';
+import { logSyncError, SliceWriter, type SliceMeta } from './slice-writer';
 
 const ctx = controllerContext('endpointslice-controller');
 /** Upstream's labels on managed slices. */
@@ -95,7 +95,7 @@ export class EndpointSliceController {
         await this.sync(k, svc, selected, managed, zoneOf);
       },
       signal,
-      { workers: 2, onError: (k, err) => this.log.warn({ err: String(err), service: k }, 'syncing endpoint slices failed; retrying') },
+      { workers: 2, onError: (k, err) => logSyncError(this.log, k, err, 'syncing endpoint slices') },
     );
   }
 

@@ -9,7 +9,7 @@ import { controllerContext } from '../../store/system-context';
 import { planSlices } from './endpoint-slices';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './endpointslice-controller';
 import { mirroredGroups } from './endpoints-mirror';
-import { SliceWriter, type SliceMeta } from './slice-writer';
+import { logSyncError, SliceWriter, type SliceMeta } from './slice-writer';
 
 const ctx = controllerContext('endpointslicemirroring-controller');
 export const MIRRORING_MANAGED_BY = 'endpointslicemirroring-controller.k8s.io';
@@ -72,7 +72,7 @@ export class EndpointSliceMirroringController {
         await this.sync(k, services.get(k), endpoints.get(k), managed);
       },
       signal,
-      { onError: (k, err) => this.log.warn({ err: String(err), service: k }, 'mirroring endpoints to slices failed; retrying') },
+      { onError: (k, err) => logSyncError(this.log, k, err, 'mirroring endpoints to slices') },
     );
   }
 

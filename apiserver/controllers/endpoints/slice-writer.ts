@@ -1,10 +1,20 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
 import { ApiError, isNotFound } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import type { ResourceType } from '../../registry/resource-type';
 import type { ObjectStore } from '../../store/object-store';
 import type { WriteContext } from '../../store/write-context';
 import type { SliceContent, SlicePlan } from './endpoint-slices';
+
+/** A sync refused because the informer has not yet seen this writer's own writes: routine, retried. */
+export class StaleSliceCacheError extends Error {}
+
+/** Logs a failed sync: a stale cache at debug (it is routine), anything else as a warning. */
+export function logSyncError(log: Pick<Logger, 'debug' | 'warn'>, key: string, err: unknown, what: string): void {
+  if (err instanceof StaleSliceCacheError) log.debug({ service: key }, err.message);
+  else log.warn({ err: String(err), service: key }, `${what} failed; retrying`);
+}
 
 /** The metadata every slice of one owner carries. */
 export interface SliceMeta {
@@ -37,7 +47,7 @@ export class SliceWriter {
       const fresh = rv === null ? !seen.has(name) : (seen.get(name) ?? -1) >= Number(rv);
       if (fresh) want.delete(name);
     }
-    if (want.size) throw new ApiError('Conflict', `the endpoint slice cache for ${k} is out of date`);
+    if (want.size) throw new StaleSliceCacheError(`the endpoint slice cache for ${k} is out of date`);
     this.expected.delete(k);
   }
 
