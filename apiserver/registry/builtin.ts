@@ -39,6 +39,7 @@ import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfiguratio
 import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
 import { makeCrdType } from './types/customresourcedefinitions';
 import { makeEndpointSliceType } from './types/endpointslices';
+import { makeNetworkPolicyType } from './types/networkpolicies';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -92,6 +93,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingAdmissionPolicyBindingType(now),
     makeCrdType(),
     makeEndpointSliceType(now),
+    makeNetworkPolicyType(now),
   ];
 }
 

@@ -31,6 +31,7 @@ const PACKAGES = [
   'k8s.io.api.core.v1',
   'k8s.io.api.discovery.v1',
   'k8s.io.api.events.v1',
+  'k8s.io.api.networking.v1',
   'k8s.io.api.node.v1',
   'k8s.io.api.policy.v1',
   'k8s.io.api.rbac.v1',

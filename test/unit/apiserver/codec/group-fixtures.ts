@@ -308,3 +308,15 @@ export const endpointSliceFixture = {
   ],
   ports: [{ name: 'http', protocol: 'TCP', port: 8080, appProtocol: 'http' }, { name: '', protocol: 'UDP' }],
 };
+
+export const networkPolicyFixture = {
+  apiVersion: 'networking.svc.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: meta('web-allow', 'shop'),
+  spec: {
+    podSelector: { matchLabels: { app: 'web' } },
+    ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 'http' }, { protocol: 'UDP', port: 30000, endPort: 30100 }], from: [{ podSelector: { matchLabels: { role: 'fe' } }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] } }, { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }] }],
+    egress: [{ to: [{ namespaceSelector: {} }] }],
+    policyTypes: ['Ingress', 'Egress'],
+  },
+};

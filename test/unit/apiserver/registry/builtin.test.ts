@@ -162,6 +162,11 @@ samples['discovery.svc.io/endpointslices'] = {
   ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
 };
 
+samples['networking.svc.io/networkpolicies'] = {
+  metadata: { name: 'deny-all', namespace: 'default' },
+  spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ port: 80, endPort: 90 }] }] },
+};
+
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
     const key = `${type.group}/${type.resource}`;
@@ -254,6 +259,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['autoscaling', 'v2,v1', 'v2'],
       ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
+      ['networking.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['storage.svc.io', 'v1', 'v1'],
