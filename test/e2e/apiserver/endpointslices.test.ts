@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 
-// EndpointSlices through a real svc-apiserver and the real kubectl (/usr/bin/kubectl): the endpointslice controller's view of a Service.
+// EndpointSlices (and the NetworkPolicy object) through a real svc-apiserver and the real kubectl (/usr/bin/kubectl): the endpointslice controllers' view of Services.
 const run = promisify(execFile);
 let s: RunningApiServer;
 let dataDir: string;
@@ -114,4 +114,15 @@ test.serial('the kubernetes Service (no selector) gets a slice mirrored from its
   t.deepEqual(items[0].metadata.ownerReferences.map((r) => [r.kind, r.name, r.controller]), [['Endpoints', 'kubernetes', true]]);
   t.deepEqual(items[0].endpoints!.map((e) => [e.addresses, e.conditions.ready]), [[['192.0.2.10'], true]]);
   t.deepEqual(items[0].ports, [{ name: 'https', port: s.port, protocol: 'TCP' }]);
+});
+
+test.serial('kubectl stores a NetworkPolicy with its defaults, prints its pod selector, and refuses an ipBlock mixed with a selector', async (t) => {
+  const policy = (name: string, from: unknown[]) =>
+    JSON.stringify({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: 'default' }, spec: { podSelector: { matchLabels: { app: 'web' } }, ingress: [{ from, ports: [{ port: 8080 }] }] } });
+  await run('/bin/sh', ['-c', `echo '${policy('allow-fe', [{ podSelector: { matchLabels: { role: 'fe' } } }])}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f -`]);
+  t.regex(await kubectl('get', 'netpol', 'allow-fe'), /allow-fe\s+app=web\s/);
+  const stored = JSON.parse(await kubectl('get', 'networkpolicies.networking.k8s.io', 'allow-fe', '-o', 'json'));
+  t.deepEqual([stored.spec.policyTypes, stored.spec.ingress[0].ports], [['Ingress'], [{ port: 8080, protocol: 'TCP' }]]);
+  const refused = await run('/bin/sh', ['-c', `echo '${policy('bad', [{ podSelector: {}, ipBlock: { cidr: '10.0.0.0/8' } }])}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f - 2>&1 || true`]);
+  t.regex(refused.stdout, /NetworkPolicy "bad" is invalid: spec\.ingress\[0\]\.from\[0\]: Forbidden: may not specify more than 1 peer type/);
 });
