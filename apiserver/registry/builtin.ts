@@ -40,6 +40,7 @@ import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicy
 import { makeCrdType } from './types/customresourcedefinitions';
 import { makeEndpointSliceType } from './types/endpointslices';
 import { makeNetworkPolicyType } from './types/networkpolicies';
+import { makeIngressClassType } from './types/ingressclasses';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -94,6 +95,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeCrdType(),
     makeEndpointSliceType(now),
     makeNetworkPolicyType(now),
+    makeIngressClassType(now),
   ];
 }
 

@@ -126,3 +126,10 @@ test.serial('kubectl stores a NetworkPolicy with its defaults, prints its pod se
   const refused = await run('/bin/sh', ['-c', `echo '${policy('bad', [{ podSelector: {}, ipBlock: { cidr: '10.0.0.0/8' } }])}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f - 2>&1 || true`]);
   t.regex(refused.stdout, /NetworkPolicy "bad" is invalid: spec\.ingress\[0\]\.from\[0\]: Forbidden: may not specify more than 1 peer type/);
 });
+
+test.serial('kubectl stores an IngressClass and prints its controller and parameters', async (t) => {
+  const ic = JSON.stringify({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'example.com/ingress-nginx', parameters: { kind: 'ConfigMap', name: 'cfg' } } });
+  await run('/bin/sh', ['-c', `echo '${ic}' | /usr/bin/kubectl --kubeconfig ${s.kubeconfig} create -f -`]);
+  t.regex(await kubectl('get', 'ingressclass', 'nginx'), /nginx\s+example\.com\/ingress-nginx\s+ConfigMap\/cfg\s/);
+  t.is(await kubectl('get', 'ingressclasses.networking.k8s.io', 'nginx', '-o', 'jsonpath={.spec.parameters.scope}'), 'Cluster');
+});

@@ -83,6 +83,7 @@ const byKind: Record<string, Record<string, unknown>> = {
   'apiextensions.svc.io/v1/CustomResourceDefinition': groups.crdFixture,
   'discovery.svc.io/v1/EndpointSlice': groups.endpointSliceFixture,
   'networking.svc.io/v1/NetworkPolicy': groups.networkPolicyFixture,
+  'networking.svc.io/v1/IngressClass': groups.ingressClassFixture,
 };
 
 /**

@@ -320,3 +320,10 @@ export const networkPolicyFixture = {
     policyTypes: ['Ingress', 'Egress'],
   },
 };
+
+export const ingressClassFixture = {
+  apiVersion: 'networking.svc.io/v1',
+  kind: 'IngressClass',
+  metadata: { name: 'nginx', uid: 'u-ic', resourceVersion: '14', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } },
+  spec: { controller: 'example.com/ingress-nginx', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-lb', scope: 'Namespace', namespace: 'ingress' } },
+};

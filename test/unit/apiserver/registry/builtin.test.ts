@@ -167,6 +167,8 @@ samples['networking.svc.io/networkpolicies'] = {
   spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ port: 80, endPort: 90 }] }] },
 };
 
+samples['networking.svc.io/ingressclasses'] = { metadata: { name: 'nginx' }, spec: { controller: 'example.com/ingress-nginx', parameters: { kind: 'ConfigMap', name: 'cfg', scope: 'Namespace', namespace: 'ingress' } } };
+
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
     const key = `${type.group}/${type.resource}`;
@@ -218,7 +220,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
+  t.deepEqual(clusterScoped, ['certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'ingressclasses', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
