@@ -39,6 +39,9 @@ import { makeHpaTypes } from './types/horizontalpodautoscalers';
 import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
 import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
 import { makeCrdType } from './types/customresourcedefinitions';
+import { makeEndpointSliceType } from './types/endpointslices';
+import { makeNetworkPolicyType } from './types/networkpolicies';
+import { makeIngressClassType } from './types/ingressclasses';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -92,6 +95,9 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingAdmissionPolicyBindingType(now),
     makeCrdType(),
     makeApiServiceType(now),
+    makeEndpointSliceType(now),
+    makeNetworkPolicyType(now),
+    makeIngressClassType(now),
   ];
 }
 

@@ -20,6 +20,8 @@ import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
 import { EventTtlController } from '../controllers/event-ttl';
 import { EndpointsController } from '../controllers/endpoints/endpoints-controller';
+import { EndpointSliceController } from '../controllers/endpoints/endpointslice-controller';
+import { EndpointSliceMirroringController } from '../controllers/endpoints/endpointslice-mirroring';
 import { GarbageCollector } from '../controllers/garbage-collector';
 import { HpaController } from '../controllers/hpa/hpa-controller';
 import type { PodUsageSource } from '../controllers/hpa/hpa-metrics';
@@ -157,6 +159,18 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
     new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
     new EndpointsController(store, { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, endpoints: registry.lookup('', 'v1', 'endpoints')! }, informers, log.child({ controller: 'endpoint' })).run(leading),
+    new EndpointSliceController(
+      store,
+      { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, nodes: registry.lookup('', 'v1', 'nodes')!, endpointSlices: registry.lookup('discovery.svc.io', 'v1', 'endpointslices')! },
+      informers,
+      log.child({ controller: 'endpointslice' }),
+    ).run(leading),
+    new EndpointSliceMirroringController(
+      store,
+      { services: registry.lookup('', 'v1', 'services')!, endpoints: registry.lookup('', 'v1', 'endpoints')!, endpointSlices: registry.lookup('discovery.svc.io', 'v1', 'endpointslices')! },
+      informers,
+      log.child({ controller: 'endpointslicemirroring' }),
+    ).run(leading),
     ...(flags.network.clusterCidrs.length ? [nodeIpam(flags, s, core, log).run(leading)] : []),
     new ReplicaSetController(store, cache, registry, { log: log.child({ controller: 'replicaset' }), recorder: events.recorder('replicaset-controller'), informers }).run(leading),
     new DeploymentController(store, cache, registry, { log: log.child({ controller: 'deployment' }), recorder: events.recorder('deployment-controller'), informers }).run(leading),

@@ -82,6 +82,9 @@ const byKind: Record<string, Record<string, unknown>> = {
   'admissionregistration.svc.io/v1/ValidatingAdmissionPolicyBinding': admission.validatingAdmissionPolicyBindingFixture,
   'apiextensions.svc.io/v1/CustomResourceDefinition': groups.crdFixture,
   'apiregistration.svc.io/v1/APIService': groups.apiServiceFixture,
+  'discovery.svc.io/v1/EndpointSlice': groups.endpointSliceFixture,
+  'networking.svc.io/v1/NetworkPolicy': groups.networkPolicyFixture,
+  'networking.svc.io/v1/IngressClass': groups.ingressClassFixture,
 };
 
 /**

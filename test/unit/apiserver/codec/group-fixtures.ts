@@ -295,3 +295,43 @@ export const apiServiceFixture = {
   spec: { service: { namespace: 'wardle', name: 'api', port: 8443 }, group: 'wardle.example.com', version: 'v1alpha1', caBundle: Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'), groupPriorityMinimum: 1000, versionPriority: 15 },
   status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Passed', message: 'all checks passed' }] },
 };
+
+export const endpointSliceFixture = {
+  apiVersion: 'discovery.svc.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { ...meta('web-abc12', 'shop'), generateName: 'web-', labels: { 'kubernetes.io/service-name': 'web' } },
+  addressType: 'IPv4',
+  endpoints: [
+    {
+      addresses: ['10.244.0.5'],
+      conditions: { ready: true, serving: true, terminating: false },
+      hostname: 'web-0',
+      targetRef: { kind: 'Pod', namespace: 'shop', name: 'web-0', uid: 'u' },
+      deprecatedTopology: { 'kubernetes.io/hostname': 'node-1' },
+      nodeName: 'node-1',
+      zone: 'zone-a',
+      hints: { forZones: [{ name: 'zone-a' }] },
+    },
+    { addresses: ['10.244.0.6'], conditions: { ready: false, serving: false, terminating: true } },
+  ],
+  ports: [{ name: 'http', protocol: 'TCP', port: 8080, appProtocol: 'http' }, { name: '', protocol: 'UDP' }],
+};
+
+export const networkPolicyFixture = {
+  apiVersion: 'networking.svc.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: meta('web-allow', 'shop'),
+  spec: {
+    podSelector: { matchLabels: { app: 'web' } },
+    ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 'http' }, { protocol: 'UDP', port: 30000, endPort: 30100 }], from: [{ podSelector: { matchLabels: { role: 'fe' } }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] } }, { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }] }],
+    egress: [{ to: [{ namespaceSelector: {} }] }],
+    policyTypes: ['Ingress', 'Egress'],
+  },
+};
+
+export const ingressClassFixture = {
+  apiVersion: 'networking.svc.io/v1',
+  kind: 'IngressClass',
+  metadata: { name: 'nginx', uid: 'u-ic', resourceVersion: '14', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } },
+  spec: { controller: 'example.com/ingress-nginx', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-lb', scope: 'Namespace', namespace: 'ingress' } },
+};

@@ -156,6 +156,20 @@ samples['apiextensions.svc.io/customresourcedefinitions'] = {
   spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'widgets', kind: 'Widget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
 };
 
+samples['discovery.svc.io/endpointslices'] = {
+  metadata: { name: 'web-abc12', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+  addressType: 'IPv4',
+  endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true, serving: true, terminating: false }, nodeName: 'worker-1', zone: 'a', targetRef: { kind: 'Pod', namespace: 'default', name: 'web-0' } }],
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+};
+
+samples['networking.svc.io/networkpolicies'] = {
+  metadata: { name: 'deny-all', namespace: 'default' },
+  spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ port: 80, endPort: 90 }] }] },
+};
+
+samples['networking.svc.io/ingressclasses'] = { metadata: { name: 'nginx' }, spec: { controller: 'example.com/ingress-nginx', parameters: { kind: 'ConfigMap', name: 'cfg', scope: 'Namespace', namespace: 'ingress' } } };
+
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
     const key = `${type.group}/${type.resource}`;
@@ -207,7 +221,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['apiservices', 'certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
+  t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'ingressclasses', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -248,6 +262,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['autoscaling', 'v2,v1', 'v2'],
       ['batch', 'v1', 'v1'],
       ['certificates.svc.io', 'v1', 'v1'],
+      ['networking.svc.io', 'v1', 'v1'],
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['storage.svc.io', 'v1', 'v1'],
@@ -256,6 +271,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
       ['node.svc.io', 'v1', 'v1'],
+      ['discovery.svc.io', 'v1', 'v1'],
       ['apiregistration.svc.io', 'v1', 'v1'],
       ['metrics.svc.io', 'v1beta1', 'v1beta1'],
       ['zeta.example.com', 'v1', 'v1'],
