@@ -347,7 +347,7 @@ export class ApiServer {
       const headers = { Vary: 'Accept', ...(aggregated ? { 'Content-Type': aggregated.contentType } : {}) };
       let body = aggregated ? this.discovery.aggregated(path === '/api', aggregated.apiVersion) : path === '/api' ? this.discovery.versions() : this.discovery.groups();
       const remote = this.o.aggregator?.remote;
-      if (remote && path === '/apis') body = aggregated ? mergeAggregated(body, remote) : mergeGroupList(body as Record<string, unknown>, remote);
+      if (remote && path === '/apis') body = aggregated ? mergeAggregated(body, remote) : mergeGroupList(body, remote);
       return send(req, res, 200, body, { pretty, headers, compress: aggregated !== undefined && gateOn(this.o.gates, 'APIResponseCompression') });
     }
     if (parts[0] === 'api' && parts.length === 2) {

@@ -30,7 +30,7 @@ let caBundle: string;
 async function startSample(certFile: string, keyFile: string, proxyCaFile: string): Promise<ChildProcess> {
   const p = spawn(process.execPath, [join(repoRoot, 'dist', 'docs', 'examples', 'sample-apiserver.js'), '--port', String(samplePort), '--cert', certFile, '--key', keyFile, '--requestheader-client-ca', proxyCaFile, '--allowed-names', 'front-proxy-client'], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    p.stdout!.once('data', () => resolve());
+    p.stdout.once('data', () => resolve());
     p.once('exit', (code) => reject(new Error(`sample exited ${code}`)));
   });
   return p;
