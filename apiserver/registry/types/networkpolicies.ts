@@ -44,8 +44,8 @@ export const networkPolicySchema = withMeta(`${V1}.NetworkPolicy`, {
       'The desired behaviour for this NetworkPolicy.',
       obj(`${V1}.NetworkPolicySpec`, {
         podSelector: [1, described('The pods this policy applies to; empty selects all pods of the namespace.', labelSelectorSchema)],
-        ingress: [2, atomicList(obj(`${V1}.NetworkPolicyIngressRule`, { ports: [1, atomicList(portSchema)], from: [2, atomicList(peerSchema)] }), 'Ingress rules of the selected pods.')],
-        egress: [3, atomicList(obj(`${V1}.NetworkPolicyEgressRule`, { ports: [1, atomicList(portSchema)], to: [2, atomicList(peerSchema)] }), 'Egress rules of the selected pods.')],
+        ingress: [2, atomicList(obj(`${V1}.NetworkPolicyIngressRule`, { ports: [1, atomicList(portSchema, 'Ports this rule allows traffic to; empty or absent means every port.')], from: [2, atomicList(peerSchema, 'Sources this rule allows traffic from; empty or absent means every source.')] }), 'Ingress rules of the selected pods.')],
+        egress: [3, atomicList(obj(`${V1}.NetworkPolicyEgressRule`, { ports: [1, atomicList(portSchema, 'Ports this rule allows traffic to; empty or absent means every port.')], to: [2, atomicList(peerSchema, 'Destinations this rule allows traffic to; empty or absent means every destination.')] }), 'Egress rules of the selected pods.')],
         policyTypes: [4, atomicList(s(), 'The rule types the policy relates to: Ingress, Egress.')],
       }),
     ),
