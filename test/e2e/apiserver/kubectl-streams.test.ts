@@ -114,7 +114,8 @@ for (const [label, bin] of [
       'sys.stdout.write(out.decode(errors="replace"))',
       'sys.exit(os.waitstatus_to_exitcode(status))',
     ].join('\n');
-    const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '--', 'sh'], { timeoutMs: 60_000, input: '' });
+    // -c app: the earlier debug test added an ephemeral container, and kubectl's "Defaulted container" notice would share the terminal.
+    const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '-c', 'app', '--', 'sh'], { timeoutMs: 60_000, input: '' });
     // The echo command's own output line (the typed command line reads "echo from-the-tty").
     t.regex(r.stdout, /(^|\n)from-the-tty\r?\n/, r.stdout + r.stderr);
     t.is(r.code, 4, r.stdout + r.stderr);
