@@ -71,8 +71,8 @@ test('slices follow a Service and its pods: labels, owner, zone, more than 100 p
     // An ExternalName Service gets none even with a selector (upstream); a later Service shows the controller ran past it.
     await f.store.create(types.services, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'default' }, spec: { type: 'ExternalName', externalName: 'db.example.com', selector: { app: 'web' } } }, admin);
     await f.store.create(types.services, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web2', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } }, admin);
-    await until(f, (s) => s.some((x) => x.metadata.labels?.[SERVICE_NAME_LABEL] === 'web2'), 'the slice of web2');
-    t.pass();
+    const after = await until(f, (s) => s.some((x) => x.metadata.labels?.[SERVICE_NAME_LABEL] === 'web2'), 'the slice of web2');
+    t.deepEqual([...new Set(after.map((x) => x.metadata.labels?.[SERVICE_NAME_LABEL]))], ['web2']);
   } finally {
     await stop();
   }
