@@ -36,6 +36,7 @@ import { parsePort, serveSpdyPortForward, serveWebSocketPortForward, type PortFo
 import { PORT_FORWARD_PROTOCOL_V1, PORT_FORWARD_TUNNEL_PROTOCOL, STREAM_PROTOCOL_V1, STREAM_PROTOCOL_V4, STREAM_PROTOCOL_V4_BASE64 } from '../../common/stream/remotecommand';
 import { parseStreamPath, type StreamTarget } from './stream-paths';
 import { proxyUpgrade } from './stream-proxy';
+import { joinSockets } from '../../common/stream/socket-join';
 import type { StreamTracker } from './stream-tracker';
 
 export interface StreamHandlerOptions {
@@ -178,7 +179,7 @@ export class StreamHandler {
       }
       const ws = await this.acceptWebSocket(req, socket, head, offered.length === 0 ? undefined : protocol);
       if (!ws) return;
-      streams = serveWebSocketExec(ws, protocol, opts);
+      streams = serveWebSocketExec(ws, protocol, opts, socket);
     } else {
       const n = negotiateStreamProtocol(offeredProtocols(req.headers), SPDY_EXEC_PROTOCOLS);
       if ('error' in n) {
@@ -268,7 +269,7 @@ export class StreamHandler {
       const ws = await this.acceptWebSocket(req, socket, head, offered.length === 0 ? undefined : protocol);
       if (!ws) return;
       this.idle(socket, () => undefined);
-      const client = serveWebSocketExec(ws, protocol, opts);
+      const client = serveWebSocketExec(ws, protocol, opts, socket);
       const result = await translateExec(client, remote, runtime.session);
       if (!client.signal.aborted) await client.finish(result, opts.command);
     } finally {
@@ -296,17 +297,8 @@ export class StreamHandler {
     }
     this.idle(socket, () => undefined);
     const tunnel = createWebSocketStream(ws);
-    tunnel.pipe(runtime.socket);
-    runtime.socket.pipe(tunnel);
+    joinSockets(tunnel, runtime.socket);
     runtime.socket.resume();
-    const end = (): void => {
-      tunnel.destroy();
-      runtime.socket.destroy();
-    };
-    tunnel.once('close', end);
-    tunnel.on('error', end);
-    runtime.socket.once('close', end);
-    runtime.socket.on('error', end);
   }
 
   private logProtocolErrors(session: SpdySession): void {

@@ -2,7 +2,7 @@
  * Forwards an upgrade request to the runtime's stream server as it came (upstream's kubelet does
  * the same with its UpgradeAwareHandler): the request line for the runtime's URL, the client's
  * headers but its credentials, the bytes already read, then bytes both ways until either side
- * closes. The protocols are the runtime's (containerd serves SPDY v1-v4 and WebSocket
+ * closes (common/stream/socket-join.ts). The protocols are the runtime's (containerd serves SPDY v1-v4 and WebSocket
  * channel.k8s.io/v4, as k8s.io/kubelet's streaming server); the 101 or refusal is the runtime's.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
@@ -10,6 +10,7 @@ import { connect as tlsConnect } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { InternalError, UnavailableError } from '../errors';
+import { joinSockets } from '../../common/stream/socket-join';
 
 /** Headers never passed to the runtime: the caller's credentials and hop-by-hop names we rewrite. */
 const DROPPED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length', 'transfer-encoding']);
@@ -59,24 +60,7 @@ export async function proxyUpgrade(req: IncomingMessage, client: Duplex, head: B
   const release = onOpen();
   upstream.write(upstreamRequest(req, new URL(url)));
   if (head.length > 0) upstream.write(head);
-  await new Promise<void>((resolve) => {
-    let closed = 0;
-    const done = (): void => {
-      if (++closed === 2) resolve();
-    };
-    upstream.pipe(client);
-    client.pipe(upstream);
-    // Either side going away takes the other with it: no runtime stream outlives its client.
-    upstream.once('close', () => {
-      client.destroy();
-      done();
-    });
-    client.once('close', () => {
-      upstream.destroy();
-      done();
-    });
-    upstream.on('error', () => upstream.destroy());
-    client.on('error', () => client.destroy());
-  });
+  // Either side going away takes the other with it: no runtime stream outlives its client.
+  await joinSockets(upstream, client).closed;
   release();
 }

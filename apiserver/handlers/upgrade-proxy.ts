@@ -4,8 +4,8 @@
  * headers (its credentials never: see forwardedHeaders); a 101 from the backend is written back
  * to the client as received, then the two sockets are piped both ways without reading frames. Any
  * other answer of the backend (its 400/403/404 Status) is passed to the client as it came. Both
- * sockets are torn down together: when either closes or fails, when no byte has moved either way
- * for the idle timeout, or when the server shuts down.
+ * sockets end together: a clean end of either once its last bytes are through, at once when either
+ * fails, when no byte has moved either way for the idle timeout, or when the server shuts down.
  * Differs from upstream kube-apiserver 1.30+: upstream translates a client's WebSocket v5 stream
  * to SPDY toward the kubelet (its StreamTranslator); svc-node speaks both protocols itself, so
  * every protocol is passed through unchanged.
@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError } from '../api/errors';
 import type { ResourceRequest } from './context';
 import { forwardedHeaders } from './proxy-headers';
+import { joinSockets } from '../../common/stream/socket-join';
 
 /** Where an upgrade goes: the backend's address, path with query, and TLS settings (https only). */
 export interface UpgradeTarget {
@@ -133,7 +134,7 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
   });
 }
 
-/** Pipes client and backend both ways until either ends, fails or idles; resolves when both are closed. */
+/** Pipes client and backend both ways until either ends, fails or idles (../../common/stream/socket-join.ts); resolves when both are closed. */
 function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend: Socket, head101: string, backendHead: Buffer, idleMs: number): Promise<void> {
   // The ServerResponse the router bound to the socket must not write after this.
   r.res.statusCode = 101; // what the request metrics record, as upstream's
@@ -142,24 +143,15 @@ function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend:
   client.write(head101);
   if (backendHead.length) client.write(backendHead);
   if (clientHead.length) backend.write(clientHead);
-  const idle = setTimeout(() => teardown(), idleMs);
+  const joined = joinSockets(client, backend);
+  const idle = setTimeout(() => joined.cut(), idleMs);
   const touch = () => idle.refresh();
   client.on('data', touch);
   backend.on('data', touch);
-  client.pipe(backend);
-  backend.pipe(client);
-  const onAbort = () => teardown();
+  const onAbort = () => joined.cut();
   r.signal.addEventListener('abort', onAbort, { once: true });
-  function teardown() {
+  return joined.closed.then(() => {
     clearTimeout(idle);
     r.signal.removeEventListener('abort', onAbort);
-    client.destroy();
-    backend.destroy();
-  }
-  const closed = (s: Duplex) => new Promise<void>((res) => (s.destroyed && s.closed ? res() : s.once('close', () => res())));
-  client.once('close', teardown);
-  backend.once('close', teardown);
-  client.on('error', teardown);
-  backend.on('error', teardown);
-  return Promise.all([closed(client), closed(backend)]).then(() => undefined);
+  });
 }

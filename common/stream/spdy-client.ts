@@ -26,6 +26,8 @@ async function dial(u: URL): Promise<Socket> {
   const port = Number(u.port || (tls ? 443 : 80));
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const s: Socket = tls ? tlsConnect({ host, port, rejectUnauthorized: false }) : tcpConnect(port, host);
+  // Each stream open waits for its SYN_REPLY: Nagle's algorithm would hold our next frame 40 ms.
+  s.setNoDelay(true);
   await new Promise<void>((resolve, reject) => {
     s.once(tls ? 'secureConnect' : 'connect', () => resolve());
     s.once('error', reject);

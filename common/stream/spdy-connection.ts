@@ -53,6 +53,8 @@ export class SpdySession extends EventEmitter {
   private lastPeerId = 0;
   private closed = false;
   private goingAway = false;
+  /** Our side of the socket is ended (after GOAWAY): nothing more may be written. */
+  private ended = false;
   /** Session-level send window (SPDY/3.1: stream 0 WINDOW_UPDATEs). */
   readonly sendWindow: SendWindow;
   peerInitialWindow = DEFAULT_WINDOW;
@@ -110,12 +112,18 @@ export class SpdySession extends EventEmitter {
     });
   }
 
-  /** Sends GOAWAY and ends the socket once everything queued is written. */
+  /**
+   * Sends GOAWAY and ends the socket once everything queued is written. Whatever the peer still
+   * sends is read, but nothing more is written: a write after the end (a WINDOW_UPDATE for a late
+   * resize, say) is an error on the socket, which would destroy it with our last frames (a
+   * command's output and exit status) still queued in TLS.
+   */
   close(): void {
     if (this.closed || this.goingAway) return;
     this.goingAway = true;
     this.post({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status: 0 });
     this.writeChain = this.writeChain.then(() => {
+      this.ended = true;
       this.socket.end();
     });
   }
@@ -169,7 +177,7 @@ export class SpdySession extends EventEmitter {
 
   private enqueue(build: () => Buffer | Promise<Buffer>): Promise<void> {
     const next = this.writeChain.then(async () => {
-      if (this.closed) throw new Error('the SPDY session is closed');
+      if (this.closed || this.ended) throw new Error('the SPDY session is closed');
       const buf = await build();
       if (!this.socket.write(buf)) await new Promise<void>((resolve) => {
         const done = (): void => {

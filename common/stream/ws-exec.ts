@@ -22,8 +22,14 @@ function channelWriter(ws: WebSocket, channel: number, base64: boolean): Writabl
   });
 }
 
-/** Serves one exec/attach on an open WebSocket whose subprotocol is `protocol`. */
-export function serveWebSocketExec(ws: WebSocket, protocol: string, o: ExecOptions): ExecStreams {
+/**
+ * Serves one exec/attach on an open WebSocket whose subprotocol is `protocol`. `transport`, the
+ * connection under ws, is ended right after our close frame, as upstream's (x/net/websocket's
+ * Close writes the close frame and closes the connection), rather than after the client's close
+ * frame: a client that misses ours (Debian's Python client selects on its socket, not on the TLS
+ * buffer holding the frame) would otherwise hang until ws's 30 s close timer.
+ */
+export function serveWebSocketExec(ws: WebSocket, protocol: string, o: ExecOptions, transport?: { end(): void }): ExecStreams {
   const traits = wsProtocolTraits(protocol);
   const ac = new AbortController();
   const stdin = o.stdin ? new PassThrough() : undefined;
@@ -76,6 +82,8 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, o: ExecOptio
         const body = errorBody(result, cmd, traits.statusErrors);
         if (body !== undefined) await new Promise<void>((resolve) => ws.send(encodeChannelMessage(ERROR, Buffer.from(body), traits.base64), () => resolve()));
         ws.close(1000);
+        // The close frame is queued on the transport already (ws writes it at once): the end follows it.
+        transport?.end();
       }
     },
   };

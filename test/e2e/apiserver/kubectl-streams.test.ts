@@ -215,7 +215,8 @@ test.serial("the Python client's stream() exec", async (t) => {
     `out = stream(api.connect_get_namespaced_pod_exec, "${POD}", "default", command=["echo", "from", "python"], stderr=True, stdin=False, stdout=True, tty=False)`,
     `resp = stream(api.connect_get_namespaced_pod_exec, "${POD}", "default", command=["sh", "-c", "exit 5"], stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)`,
     // Debian's client may miss a close frame that arrived in the same read as the status (it
-    // selects on the socket, not its TLS buffer) and then waits out this timeout: bounded, not timed.
+    // selects on the socket, not its TLS buffer): it sees the connection end, which the agent sends
+    // right after its close frame. The timeout only bounds the wait.
     'resp.run_forever(timeout=30)',
     'print(json.dumps({"out": out, "code": resp.returncode}))',
   ].join('\n');

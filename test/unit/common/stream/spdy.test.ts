@@ -237,3 +237,31 @@ test('the session ends with its socket: every stream is destroyed and close is e
   t.is(closes, 1);
   t.is(s.openStreams, 0);
 });
+
+test('after close() the session writes nothing more: data the peer still sends is read without a write after the end (which would destroy the socket with our last frames queued)', async (t) => {
+  let serverSide: SpdyStream | undefined;
+  const { c, s, sockets, close } = await pair({
+    onStream: (st) => {
+      serverSide = st;
+      void st.reply();
+    },
+  });
+  const errors: Error[] = [];
+  sockets[0].on('error', (e) => errors.push(e));
+  const st = await c.openStream({ streamtype: 'resize' });
+  const fromServer = collect(st);
+  const late: Buffer[] = [];
+  serverSide!.on('data', (b: Buffer) => late.push(b));
+  await new Promise<void>((resolve) => serverSide!.end('last words', resolve));
+  const ended = new Promise((r) => sockets[0].once('finish', r));
+  s.close();
+  await ended;
+  // A resize the client sent as the server was closing: reading it would acknowledge it (WINDOW_UPDATE).
+  st.write('{"Width":80,"Height":24}');
+  await until(() => late.length > 0);
+  await new Promise((r) => setImmediate(r));
+  t.is((await fromServer).toString(), 'last words');
+  t.is(Buffer.concat(late).toString(), '{"Width":80,"Height":24}');
+  t.deepEqual(errors.map((e) => e.message), []);
+  close();
+});
