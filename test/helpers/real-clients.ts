@@ -28,6 +28,13 @@ export function kubectl(kubeconfig: string, args: string[], o: { env?: NodeJS.Pr
   return run('/usr/bin/kubectl', ['--kubeconfig', kubeconfig, ...args], o);
 }
 
+/** kubectl 1.32 that must succeed: resolves its standard output; rejects naming the command, its exit code and its output. */
+export async function kubectlOk(kubeconfig: string, args: string[], o: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}): Promise<string> {
+  const r = await kubectl(kubeconfig, args, o);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
 /**
  * Runs a Python script with the Debian kubernetes client, configured from `kubeconfig` (the
  * script finds `client` imported and `config` loaded); it prints one JSON document last, which

@@ -2,9 +2,10 @@
  * Runs the built svc-node (agent/main.js of the same compiled tree as this test) as a real
  * process with its own root dir, lock file and config, and collects its JSON log lines.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { kubectlOk } from '../../helpers/real-clients';
 
 export const agentMain = join(__dirname, '..', '..', '..', 'agent', 'main.js');
 
@@ -124,24 +125,13 @@ export function startAgent(o: AgentOptions): AgentProcess {
 }
 
 /** Runs the real kubectl and parses its JSON output. */
-export function kubectlJson<T = Record<string, any>>(kubeconfig: string, args: string[]): Promise<T> {
-  return new Promise((resolve, reject) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', kubeconfig, ...args, '-o', 'json'], { encoding: 'utf8', timeout: 20_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout) as T);
-    });
-  });
+export async function kubectlJson<T = Record<string, any>>(kubeconfig: string, args: string[]): Promise<T> {
+  return JSON.parse(await kubectlOk(kubeconfig, [...args, '-o', 'json'], { timeoutMs: 20_000 })) as T;
 }
 
 /** Runs kubectl with a manifest on stdin (apply/create). */
 export function kubectlStdin(kubeconfig: string, args: string[], input: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = execFile('/usr/bin/kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 20_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`));
-      else resolve(stdout);
-    });
-    p.stdin!.end(input);
-  });
+  return kubectlOk(kubeconfig, args, { input, timeoutMs: 20_000 });
 }
 
 /** Polls fn (real time) until it returns a value other than undefined; rejects with the last error after boundMs. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectlOk } from '../../helpers/real-clients';
 
 // The real kubectl (/usr/bin/kubectl) drives a real svc-apiserver process.
 const run = promisify(execFile);
@@ -19,14 +20,8 @@ test.after.always(async () => {
   await s?.stop();
 });
 
-async function kubectl(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('/usr/bin/kubectl', ['--kubeconfig', s.kubeconfig, ...args], { timeout: 30_000 });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`, { cause: err });
-  }
+function kubectl(...args: string[]): Promise<string> {
+  return kubectlOk(s.kubeconfig, args);
 }
 
 async function kubectlFails(...args: string[]): Promise<string> {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { kubectl } from '../../helpers/real-clients';
+import { kubectl, kubectlOk } from '../../helpers/real-clients';
 import { eventually } from '../agent/agent-process';
 
 let s: RunningApiServer;
@@ -23,10 +23,8 @@ test.after.always(async () => {
   await s?.stop();
 });
 
-async function k(...args: string[]): Promise<string> {
-  const r = await kubectl(s.kubeconfig, args, { timeoutMs: 30_000 });
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r.stdout;
+function k(...args: string[]): Promise<string> {
+  return kubectlOk(s.kubeconfig, args);
 }
 
 async function fails(args: string[], input?: string): Promise<string> {

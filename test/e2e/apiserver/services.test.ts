@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectlOk } from '../../helpers/real-clients';
 
 // Service allocation through a real svc-apiserver and the real kubectl (/usr/bin/kubectl), across a restart on the same data dir.
 const run = promisify(execFile);
@@ -22,14 +23,8 @@ test.after.always(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function kubectl(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('/usr/bin/kubectl', ['--kubeconfig', s.kubeconfig, ...args], { timeout: 30_000 });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`, { cause: err });
-  }
+function kubectl(...args: string[]): Promise<string> {
+  return kubectlOk(s.kubeconfig, args);
 }
 
 async function kubectlFails(...args: string[]): Promise<string> {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { kubectl, python } from '../../helpers/real-clients';
+import { kubectlOk, python } from '../../helpers/real-clients';
 import { eventually, kubectlStdin, startAgent, type AgentProcess } from '../agent/agent-process';
 
 const NODE = 'e2e-events';
@@ -39,10 +39,8 @@ async function createPod(name: string, image: string): Promise<void> {
 }
 
 /** kubectl's output, failing the step when kubectl fails. */
-async function k(...args: string[]): Promise<string> {
-  const r = await kubectl(api!.kubeconfig, args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
+function k(...args: string[]): Promise<string> {
+  return kubectlOk(api!.kubeconfig, args);
 }
 
 /** The Events section of kubectl describe, once every pattern matches it (bounded). */

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { kubeconfig } from '../../../apiserver/pki/bootstrap';
 import { issue } from '../../../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { kubectl } from '../../helpers/real-clients';
+import { kubectl, kubectlOk } from '../../helpers/real-clients';
 import { eventually, startAgent, type AgentProcess } from '../agent/agent-process';
 
 const NODE = 'e2e-priority';
@@ -50,10 +50,8 @@ async function get(p: string): Promise<{ status: number; json: any }> {
 }
 
 const run = (args: string[], input?: string) => kubectl(api!.kubeconfig, args, { timeoutMs: 30_000, ...(input !== undefined ? { input } : {}) });
-async function k(...args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r.stdout;
+function k(...args: string[]): Promise<string> {
+  return kubectlOk(api!.kubeconfig, args);
 }
 
 function pod(name: string, spec: Record<string, unknown>, cpuMilli?: number): string {

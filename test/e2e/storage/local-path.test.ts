@@ -6,12 +6,12 @@
  * a volume pinned to the node whose directory the agent makes; deleting the claim deletes the
  * volume and the directory. Claims that cannot bind say why in their events.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectlOk } from '../../helpers/real-clients';
 import { eventually, kubectlJson, kubectlStdin, startAgent, type AgentProcess } from '../agent/agent-process';
 
 const NODE = 'e2e-storage';
@@ -38,9 +38,7 @@ test.after.always(async () => {
 });
 
 function kubectl(args: string[], timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', api!.kubeconfig, ...args], { encoding: 'utf8', timeout: timeoutMs }, (err, stdout, stderr) => (err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout)));
-  });
+  return kubectlOk(api!.kubeconfig, args, { timeoutMs });
 }
 
 type Obj = { metadata: { name: string; uid: string; annotations?: Record<string, string>; labels?: Record<string, string>; finalizers?: string[] }; spec: any; status: any };

@@ -5,12 +5,12 @@
  * annotation. Schedules firing on time are covered by the controller's unit tests (fake clock);
  * here a CronJob's Job is made with `kubectl create job --from=cronjob/x`.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { kubectlOk } from '../../helpers/real-clients';
 import { eventually, kubectlJson, kubectlStdin, startAgent, type AgentProcess } from '../agent/agent-process';
 
 const NODE = 'e2e-batch';
@@ -42,9 +42,7 @@ test.after.always(async () => {
 });
 
 function kubectl(args: string[], timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', api!.kubeconfig, ...args], { encoding: 'utf8', timeout: timeoutMs }, (err, stdout, stderr) => (err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout)));
-  });
+  return kubectlOk(api!.kubeconfig, args, { timeoutMs });
 }
 
 type Obj = { metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<Record<string, unknown>> }; spec: any; status: any };

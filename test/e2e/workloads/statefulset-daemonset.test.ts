@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
-import { kubectl as runKubectl } from '../../helpers/real-clients';
+import { kubectl as runKubectl, kubectlOk } from '../../helpers/real-clients';
 import { eventually, startAgent, type AgentProcess } from '../agent/agent-process';
 
 const NS = 'wl';
@@ -28,10 +28,8 @@ const agents: AgentProcess[] = [];
 const events: PodEvent[] = [];
 const stopWatch = new AbortController();
 
-async function kubectl(...args: string[]): Promise<string> {
-  const r = await runKubectl(api.kubeconfig, args, { timeoutMs: 120_000 });
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}${r.stdout}`);
-  return r.stdout;
+function kubectl(...args: string[]): Promise<string> {
+  return kubectlOk(api.kubeconfig, args, { timeoutMs: 120_000 });
 }
 
 async function apply(manifest: object): Promise<string> {
