@@ -35,8 +35,10 @@ export interface AdmissionDeps {
   /** The store and the RBAC escalation check exist only once the chain does; plugins reach them late. */
   store: () => ObjectStore;
   escalation: () => AdmissionPlugin;
-  /** The shared informers (late, as the store): webhook configurations and policies are read from their caches. */
+  /** The shared informers (late, as the store): webhook configurations, policies and namespaces are read from their caches. */
   informers?: () => StoreInformers;
+  /** Milliseconds since the epoch (default Date.now). */
+  now?: () => number;
 }
 
 /**
@@ -110,18 +112,20 @@ export function buildAdmission(
   const { registry, store } = d;
   const pluginConfig = loadAdmissionConfig(flags.admissionControlConfigFile);
   const get = (t: ResourceType, ns: string, name: string) => getOrNull(store().get(t, ns, name));
-  // Webhooks and policies with a namespace selector read the namespace on every write: from the
-  // shared informer's cache once synced (as upstream's namespace lister), else (not synced, or a
-  // namespace too new for the cache) the store, as upstream falls back to a live GET.
-  const namespaceObject = async (name: string): Promise<KObject | undefined> => {
+  // NamespaceLifecycle, PodSecurity, and webhooks and policies with a namespace selector read the
+  // namespace on every write: from the shared informer's cache once synced (as upstream's
+  // namespace lister), else (not synced, or a namespace too new for the cache) the store, as
+  // upstream falls back to a live GET.
+  const cachedNamespace = (name: string): KObject | undefined => {
     const inf = d.informers?.().informer(type(registry, 'namespaces'));
-    const cached = inf?.hasSynced() ? inf.get(name) : undefined;
-    return cached ?? (await get(type(registry, 'namespaces'), '', name)) ?? undefined;
+    return inf?.hasSynced() ? inf.get(name) : undefined;
   };
+  const liveNamespace = (name: string) => get(type(registry, 'namespaces'), '', name);
+  const namespaceObject = async (name: string): Promise<KObject | undefined> => cachedNamespace(name) ?? (await liveNamespace(name)) ?? undefined;
   const namespaceLabels = async (name: string) => (await namespaceObject(name))?.metadata.labels;
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
-    NamespaceLifecycle: () => new NamespaceLifecycle((name) => get(type(registry, 'namespaces'), '', name)),
+    NamespaceLifecycle: () => new NamespaceLifecycle({ cached: cachedNamespace, live: liveNamespace, now: d.now ?? Date.now }),
     LimitRanger: () => new LimitRanger(async (ns) => (await store().list(type(registry, 'limitranges'), ns, everything)).items),
     ServiceAccount: () => new ServiceAccountAdmission((ns, name) => get(type(registry, 'serviceaccounts'), ns, name)),
     NodeRestriction: () =>
@@ -132,7 +136,7 @@ export function buildAdmission(
     DefaultTolerationSeconds: () => new DefaultTolerationSeconds(flags.defaultNotReadyTolerationSeconds, flags.defaultUnreachableTolerationSeconds),
     PodSecurity: () =>
       new PodSecurityAdmission(parsePodSecurityConfig(pluginConfig.get('PodSecurity')), {
-        namespace: async (name) => (await get(type(registry, 'namespaces'), '', name)) ?? undefined,
+        namespace: namespaceObject,
         pods: async (ns) => (await store().list(type(registry, 'pods'), ns, everything)).items,
       }),
     Priority: () => {
