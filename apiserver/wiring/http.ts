@@ -20,6 +20,8 @@ import { getOrNull } from '../api/errors';
 import type { ServiceLookup } from '../aggregator/resolve';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
+import type { StoreInformers } from '../store/list-watch';
+import type { KObject } from '../api/types';
 
 /** The verbs upstream's discovery lists for the proxy sub-resources (from the methods they serve). */
 const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'];
@@ -63,7 +65,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     audit: p.audit,
     aggregator: {
       remote: p.core.remoteApis,
-      lookup: storeServiceLookup(store, registry),
+      lookup: informerServiceLookup(store, registry, p.core.informers),
       identity: proxyClientIdentity(flags),
     },
     host: flags.bindAddress,
@@ -108,8 +110,18 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   });
 }
 
-/** Services and Endpoints read from the store for the aggregator's proxy (a get each; proxied requests are few). */
-function storeServiceLookup(store: ObjectStore, registry: ResourceRegistry): ServiceLookup {
-  const get = async (resource: string, ns: string, name: string) => (await getOrNull(store.get(registry.lookup('', 'v1', resource)!, ns, name))) ?? undefined;
-  return { service: (ns, name) => get('services', ns, name), endpoints: (ns, name) => get('endpoints', ns, name) };
+/**
+ * Services and Endpoints for the aggregator's proxy: from the shared informers' caches once synced
+ * (the availability controller follows both on every replica), from the store until then.
+ */
+function informerServiceLookup(store: ObjectStore, registry: ResourceRegistry, informers: StoreInformers): ServiceLookup {
+  const read = (resource: string) => {
+    const t = registry.lookup('', 'v1', resource)!;
+    return async (ns: string, name: string): Promise<KObject | undefined> => {
+      const inf = informers.informer(t);
+      if (inf.hasSynced()) return inf.get(`${ns}/${name}`);
+      return (await getOrNull(store.get(t, ns, name))) ?? undefined;
+    };
+  };
+  return { service: read('services'), endpoints: read('endpoints') };
 }
