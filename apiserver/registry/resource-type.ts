@@ -113,7 +113,7 @@ export interface ResourceType {
   bumpsGeneration?(obj: KObject, old: KObject, subresource: string): boolean;
   /** The scale sub-resource; absent: {resource}/scale is 404. */
   scale?: ScaleDeclaration;
-  /** This version is deprecated (spec 6.2, 9.2): requests get a Warning, an audit annotation and apiserver_requested_deprecated_apis. */
+  /** This version is deprecated (spec 6.2, 9.2; a built-in's, or a CRD version's): requests get a Warning, an audit annotation and apiserver_requested_deprecated_apis. */
   deprecation?: Deprecation;
   /** Fills defaults in place (create, update and dry-run alike). Must be idempotent. */
   defaults?(obj: KObject): void;
@@ -144,8 +144,6 @@ export interface ResourceType {
   openApi?: Readonly<Record<string, unknown>>;
   /** Served from a CustomResourceDefinition: no strategic merge patch (415, as upstream). */
   customResource?: boolean;
-  /** A Warning header every request to this type is answered with (a deprecated custom resource version's deprecationWarning). */
-  warning?: string;
   /** Deletion beyond finalizers and an explicit grace period; absent: the generic behaviour of DeletionStrategy's doc. */
   deletion?: DeletionStrategy;
   /**
@@ -159,21 +157,24 @@ export function apiVersionOf(t: Pick<ResourceType, 'group' | 'version'>): string
   return t.group ? `${t.group}/${t.version}` : t.version;
 }
 
-/** When a version was deprecated, when upstream stops serving it, and what replaces it (upstream's prerelease lifecycle). */
+/** When a version was deprecated, when upstream stops serving it, and what replaces it (upstream's prerelease lifecycle), or the warning's own text (a CRD version's). */
 export interface Deprecation {
-  /** "1.28": the release that deprecated it. */
-  deprecatedIn: string;
+  /** "1.28": the release that deprecated it; absent for custom resources. */
+  deprecatedIn?: string;
   /** "1.31": the release that no longer serves it upstream (svc keeps serving it); absent when not planned. */
   removedIn?: string;
   /** The version and kind to use instead, e.g. { version: 'v1', kind: 'SelfSubjectReview' } in the same group. */
   replacement?: { group?: string; version: string; kind: string };
+  /** The warning as given (a CRD version's deprecationWarning or upstream's default for it); absent: built from the fields above. */
+  warning?: string;
 }
 
 /** Upstream's warning text: "<group/version> <Kind> is deprecated in v1.X+, unavailable in v1.Y+; use <group/version> <Kind>". */
 export function deprecationWarning(t: ResourceType, servedGroup: string): string {
   const d = t.deprecation!;
+  if (d.warning !== undefined) return d.warning;
   const gv = (group: string, version: string) => (group ? `${group}/${version}` : version);
-  let text = `${gv(servedGroup, t.version)} ${t.kind} is deprecated in v${d.deprecatedIn}+`;
+  let text = `${gv(servedGroup, t.version)} ${t.kind} is deprecated${d.deprecatedIn ? ` in v${d.deprecatedIn}+` : ''}`;
   if (d.removedIn) text += `, unavailable in v${d.removedIn}+`;
   if (d.replacement) text += `; use ${gv(d.replacement.group ?? servedGroup, d.replacement.version)} ${d.replacement.kind}`;
   return text;

@@ -55,7 +55,7 @@ export function send(req: IncomingMessage, res: ServerResponse, status: number, 
   }
   const headers: Record<string, string | string[]> = { 'Content-Type': type, 'Cache-Control': 'no-cache, private', ...opts.headers };
   if (opts.warnings?.length) {
-    // Warnings set before the handler ran (a deprecated custom resource version's) come first.
+    // Warnings set before the handler ran (a deprecated API version's) come first.
     const earlier = typeof res.getHeader === 'function' ? res.getHeader('Warning') : undefined;
     const before = earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [String(earlier)];
     headers.Warning = [...before, ...opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`)];

@@ -233,10 +233,14 @@ export class ApiServer {
     }
   }
 
-  /** The signals of a deprecated API (spec 6.2): a Warning, the audit annotations and the metric. */
+  /**
+   * The signals of a deprecated API (spec 6.2), built-in or custom: a Warning, the audit
+   * annotations and the metric. The Warning is set on the response before the handler runs, so
+   * errors and watches carry it too, as upstream's.
+   */
   private deprecated(r: ResourceRequest, type: ResourceType): void {
     const group = r.info.servedGroup ?? type.group;
-    (r.warnings ??= []).push(deprecationWarning(type, group));
+    r.res.setHeader('Warning', `299 - ${JSON.stringify(deprecationWarning(type, group))}`);
     const removed = type.deprecation!.removedIn ?? '';
     // The spec's annotation, and upstream's (audit tools look for k8s.io/deprecated).
     Object.assign((r.auditAnnotations ??= {}), { 'svc.io/deprecated': 'true', 'k8s.io/deprecated': 'true', ...(removed ? { 'k8s.io/removed-release': removed } : {}) });
@@ -282,7 +286,6 @@ export class ApiServer {
     // A namespaced collection or item needs its namespace in the path; cluster-scoped ones must not have one.
     if (type.resource !== 'namespaces' && !type.namespaced && info.namespace) throw notFound();
     if (type.namespaced && !info.namespace && (info.name || info.verb === 'create' || info.verb === 'deletecollection')) throw notFound();
-    if (type.warning) res.setHeader('Warning', `299 - ${JSON.stringify(type.warning)}`);
     const r: ResourceRequest = { req, res, info, query, user, type, store: o.store, cache: o.cache, log: o.log, signal: this.requests.signal, now: o.now, gates: o.gates, ...(upgrade ? { upgrade } : {}) };
     r.authorizeVerb = (verb) => o.authz.authorize({ user, info: { ...r.info, verb } });
     if (audit) r.auditAnnotations = audit.annotations;

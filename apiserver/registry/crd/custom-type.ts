@@ -20,11 +20,9 @@ import { customResourceSchema } from './schema-convert';
  * views of it (storedAs) that rewrite apiVersion on the way in and out, as upstream's nop converter.
  */
 
-/** Extra per-version data the serving side needs beside the ResourceType (deprecation warning). */
+/** One served version of a CRD. */
 export interface CustomResourceVersion {
   type: ResourceType;
-  /** The Warning header text for requests to a deprecated version, else undefined. */
-  warning?: string;
 }
 
 export function customResourceTypes(crd: KObject, now: Now = Date.now): CustomResourceVersion[] {
@@ -52,9 +50,9 @@ export function customResourceTypes(crd: KObject, now: Now = Date.now): CustomRe
           toStorage: (o) => ({ ...o, apiVersion: storedApi }),
         };
       }
-      // Upstream's default text: "<group>/<version> <Kind> is deprecated".
-      if (v.deprecated === true) type.warning = str(v.deprecationWarning) ?? `${group}/${version} ${str(names.kind) ?? ''} is deprecated`;
-      return { type, warning: type.warning };
+      // The same signals as a deprecated built-in; upstream's default text: "<group>/<version> <Kind> is deprecated".
+      if (v.deprecated === true) type.deprecation = { warning: str(v.deprecationWarning) ?? `${group}/${version} ${str(names.kind) ?? ''} is deprecated` };
+      return { type };
     });
 }
 

@@ -117,6 +117,12 @@ test.serial('a deprecated version answers with its warning and converts apiVersi
   const out = await kubectl(['get', 'widgets.v1beta1.e2e.example.com', 'a', '-n', 'crd1', '-o', 'jsonpath={.apiVersion}']);
   t.regex(out, /e2e\.example\.com\/v1beta1/);
   t.regex(out, /Warning: e2e\.example\.com\/v1beta1 Widget is deprecated; use e2e\.example\.com\/v1/);
+  // The same signals as a deprecated built-in: the Warning on errors too, and the metric.
+  const missing = await kubectlFails(['get', 'widgets.v1beta1.e2e.example.com', 'nope', '-n', 'crd1']);
+  t.regex(missing, /Warning: e2e\.example\.com\/v1beta1 Widget is deprecated; use e2e\.example\.com\/v1/);
+  t.regex(missing, /NotFound|not found/);
+  const metrics = await kubectl(['get', '--raw', '/metrics']);
+  t.regex(metrics, /apiserver_requested_deprecated_apis\{group="e2e\.example\.com",version="v1beta1",resource="widgets",subresource="",removed_release=""\} [1-9]/);
 });
 
 test.serial('custom resources have no protobuf form: 406 for a protobuf-only Accept, 415 for a protobuf body', async (t) => {

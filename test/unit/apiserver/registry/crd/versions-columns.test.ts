@@ -53,11 +53,11 @@ test('a Webhook conversion CRD serves only its storage version (conversion webho
 
 test('deprecated versions carry the default warning text, or deprecationWarning', (t) => {
   const [v1, beta] = customResourceTypes(twoVersions).map((v) => v.type);
-  t.is(v1.warning, undefined);
-  t.is(beta.warning, 'example.com/v1beta1 Widget is deprecated');
+  t.is(v1.deprecation, undefined);
+  t.is(beta.deprecation?.warning, 'example.com/v1beta1 Widget is deprecated');
   const custom = structuredClone(twoVersions);
   ((custom.spec as { versions: Record<string, unknown>[] }).versions[1]).deprecationWarning = 'use v1';
-  t.is(customResourceTypes(custom)[1].type.warning, 'use v1');
+  t.is(customResourceTypes(custom)[1].type.deprecation?.warning, 'use v1');
 });
 
 test('printer columns read JSONPath (filters too), selectable fields and scale come from the version', (t) => {
