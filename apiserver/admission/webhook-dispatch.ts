@@ -5,6 +5,7 @@ import { CelCompileError } from '../cel/program';
 import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type NamespaceLabels } from './admission-match';
+import { hookGroup, spelled, spelledRequest } from './hook-spelling';
 import { hookEndpoint, postReview, type WebhookClientOptions } from './webhook-client';
 import { admissionRequest, admissionReview, uidOf, applyHookPatch, callFailure, denial, dryRunUnsupported, HookCallError, parseReviewAnswer, reviewVersionFor, type HookAnswer } from './webhook-review';
 
@@ -63,7 +64,8 @@ class Dispatcher {
     if (!objectSelectorMatches(h.spec.objectSelector, a)) return false;
     const conditions = Array.isArray(h.spec.matchConditions) ? (h.spec.matchConditions as Rec[]) : [];
     if (conditions.length === 0) return true;
-    const vars = celInput({ object: a.operation === 'DELETE' ? null : (a.object ?? null), oldObject: a.oldObject ?? null, request: admissionRequest(a, uidOf(a)) }) as Record<string, unknown>;
+    const request = spelledRequest(admissionRequest(a, uidOf(a)), a.type.group, hookGroup(rules, a));
+    const vars = celInput({ object: request.object, oldObject: request.oldObject, request }) as Record<string, unknown>;
     let failure: Error | undefined;
     for (const c of conditions) {
       const program = this.programs.get(typeof c.expression === 'string' ? c.expression : '');
@@ -83,6 +85,11 @@ class Dispatcher {
     return true;
   }
 
+  /** The group spelling the hook sees the request in (./hook-spelling.ts). */
+  group(h: Hook, a: AdmissionAttributes): string {
+    return hookGroup(Array.isArray(h.spec.rules) ? (h.spec.rules as Rec[]) : [], a);
+  }
+
   private ignored(h: Hook, err: Error): false {
     this.d.onIgnoredFailure?.(h.name, err);
     return false;
@@ -94,6 +101,7 @@ class Dispatcher {
    * audit annotation naming the hook (index: the hook's position among those called).
    */
   async call(h: Hook, a: AdmissionAttributes, index: number, round = 0): Promise<HookAnswer | undefined> {
+    const group = this.group(h, a);
     if (a.dryRun && !DRY_RUN_SAFE.has(String(h.spec.sideEffects))) throw dryRunUnsupported(h.name);
     const timeout = typeof h.spec.timeoutSeconds === 'number' ? h.spec.timeoutSeconds : 10;
     try {
@@ -102,7 +110,7 @@ class Dispatcher {
       if (!version) throw new HookCallError(`webhook does not accept known AdmissionReview versions ${JSON.stringify(versions)}`);
       const uid = uidOf(a);
       const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.resolve);
-      const body = await postReview(endpoint, admissionReview(version, admissionRequest(a, uid)), timeout, this.d.client);
+      const body = await postReview(endpoint, admissionReview(version, spelledRequest(admissionRequest(a, uid), a.type.group, group)), timeout, this.d.client);
       try {
         return parseReviewAnswer(body, version, uid, this.mutating);
       } catch (err) {
@@ -167,7 +175,11 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
     const answer = await this.dispatch.call(h, a, index, round);
     if (!answer) return;
     if (!answer.allowed) throw denial(h.name, answer.result);
-    if (answer.patch !== undefined && a.object) replaceContents(a.object, applyHookPatch(a.object, answer.patch));
+    if (answer.patch !== undefined && a.object) {
+      // The patch is relative to the object as the hook saw it.
+      const group = this.dispatch.group(h, a);
+      replaceContents(a.object, spelled(applyHookPatch(spelled(a.object, a.type.group, group), answer.patch), group, a.type.group));
+    }
     this.dispatch.record(h, a, answer);
   }
 }

@@ -81,7 +81,8 @@ function servedApiVersion(apiVersion: unknown, canonical: string, served: string
   return `${served}${apiVersion.slice(canonical.length)}`;
 }
 
-function servedObject(o: unknown, canonical: string, served: string): unknown {
+/** An object's apiVersion and managedFields apiVersions moved from group `canonical` to `served` (either direction); copies what it changes. */
+export function servedObject(o: unknown, canonical: string, served: string): unknown {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return o;
   const obj = o as Record<string, unknown>;
   const apiVersion = servedApiVersion(obj.apiVersion, canonical, served);

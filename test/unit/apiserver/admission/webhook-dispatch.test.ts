@@ -187,3 +187,32 @@ test.serial('validating hooks are all called; the first refusal in configuration
   await t.notThrowsAsync(plugin.validate(attrs({ type: own, namespace: '' })));
   t.is(seen.length, 0);
 });
+
+test.serial('a hook sees a two-name group as its rule names it ("*": upstream\'s k8s.io name); its patch comes back canonical', async (t) => {
+  const roles = makeBuiltinTypes().find((r) => r.resource === 'roles')!;
+  t.is(roles.group, 'rbac.authorization.svc.io');
+  const rule = (apiGroups: string[]) => ({ rules: [{ operations: ['*'], apiGroups, apiVersions: ['v1'], resources: ['roles'], scope: '*' }] });
+  const role = (): KObject => ({
+    apiVersion: 'rbac.authorization.svc.io/v1',
+    kind: 'Role',
+    metadata: { name: 'r', namespace: 'ns', labels: {}, managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'rbac.authorization.svc.io/v1' }] },
+  });
+  for (const [groups, expected] of [
+    [['*'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.k8s.io'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.svc.io'], 'rbac.authorization.svc.io'],
+  ] as const) {
+    seen.length = 0;
+    const plugin = new MutatingWebhookPlugin(deps([config('x', [hook('a.hooks.test', '/a', rule([...groups]))])]));
+    const a = attrs({ type: roles, name: 'r', object: role() });
+    await plugin.mutate(a);
+    const request = seen[0].review.request as Rec;
+    t.deepEqual([request.kind.group, request.resource.group, request.requestKind.group, request.requestResource.group], [expected, expected, expected, expected], groups.join());
+    t.is(request.object.apiVersion, `${expected}/v1`);
+    t.is(request.object.metadata.managedFields[0].apiVersion, `${expected}/v1`);
+    // Patched (label a added) and stored in the canonical spelling.
+    t.deepEqual(a.object!.metadata.labels, { a: 'y' });
+    t.is(a.object!.apiVersion, 'rbac.authorization.svc.io/v1');
+    t.is((a.object!.metadata.managedFields as Rec[])[0].apiVersion, 'rbac.authorization.svc.io/v1');
+  }
+});
