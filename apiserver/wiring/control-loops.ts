@@ -15,6 +15,7 @@ import { isLoopback } from '../config/network-flags';
 import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CrdController } from '../controllers/crd-controller';
+import { postToHook } from '../admission/webhook-client';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
@@ -103,7 +104,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ controller: 'apiservice-availability' }),
   }).run(signal);
   // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
-  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers }).run(signal);
+  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers, conversion: { post: (cc, review, timeout) => postToHook(cc, review, timeout) } }).run(signal);
   await Promise.all([availability, crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 
