@@ -1,4 +1,5 @@
-import { discoveryCheck } from '../aggregator/discovery-check';
+import { discoveryCheck, remoteGet } from '../aggregator/discovery-check';
+import { openApiFetcher } from '../aggregator/remote-openapi';
 import { realClock } from '../../common/informer/clock';
 import { ApiServiceAvailability } from '../controllers/apiservice-availability';
 import { ensureLocalApiServices } from '../controllers/local-apiservices';
@@ -99,6 +100,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     endpoints: s.registry.lookup('', 'v1', 'endpoints')!,
     remote: core.remoteApis,
     check: discoveryCheck(proxyClientIdentity(flags)),
+    openApi: openApiFetcher(remoteGet(proxyClientIdentity(flags)), () => realClock.now()),
     informers: core.informers,
     clock: realClock,
     log: log.child({ controller: 'apiservice-availability' }),
