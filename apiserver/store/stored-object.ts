@@ -91,7 +91,15 @@ export function servedEventAsync(t: ResourceType, ev: CachedEvent): CachedEvent 
   const key = apiVersionOf(t) + '/' + t.resource;
   let served = byType.get(key);
   if (!served) {
-    served = servedMany(t, ev.prevObject ? [ev.object, ev.prevObject] : [ev.object]).then(([object, prevObject]) => ({ ...ev, object, prevObject }));
+    const map = byType;
+    served = servedMany(t, ev.prevObject ? [ev.object, ev.prevObject] : [ev.object]).then(
+      ([object, prevObject]) => ({ ...ev, object, prevObject }),
+      (err: unknown) => {
+        // A failed conversion is not kept: a watch resumed over this event asks the webhook again.
+        map.delete(key);
+        throw err;
+      },
+    );
     byType.set(key, served);
   }
   return served;

@@ -174,3 +174,28 @@ test.serial('a webhook that fails makes reads at other versions a 500 naming it;
   t.is(writeErr?.code, 500);
   t.is((await f.store.get(v1, 'default', 'a')).apiVersion, 'example.com/v1');
 });
+
+test.serial('a watch event whose conversion failed is converted again for the next watcher (failures are not cached)', async (t) => {
+  const w = webhook();
+  const [v1, v2] = customResourceTypes(webhookCrd(), Date.now, w).map((v) => v.type);
+  const from = f.cache.currentRevision();
+  await f.store.create(v1, 'default', widget('a'), adminCtx);
+  const first = async () => {
+    const ac = new AbortController();
+    try {
+      for await (const ev of storeListWatch(f.store, f.cache, v2).watch(String(from), ac.signal, { timeoutMs: 60_000 })) return ev;
+      throw new Error('no event');
+    } finally {
+      ac.abort();
+    }
+  };
+  w.down = true;
+  await t.throwsAsync(first(), { message: /conversion webhook for example\.com\/v1, Kind=Widget failed/ });
+  w.down = false;
+  const ev = await first();
+  t.deepEqual(ev.object.spec, { endpoint: 'db:5432' });
+  // Converted once more, then shared: a third watcher needs no call.
+  const calls = w.calls;
+  await first();
+  t.is(w.calls, calls);
+});
