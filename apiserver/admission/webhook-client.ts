@@ -139,7 +139,7 @@ export async function postToHook(clientConfig: Rec, body: unknown, timeoutSecond
     const endpoint = await hookEndpoint(clientConfig, timeoutSeconds, o.resolve);
     return await postReview(endpoint, body, timeoutSeconds, o);
   } catch (err) {
-    if (err instanceof HookCallError) throw new Error(err.message.replace(/^failed to call webhook: /, ''));
+    if (err instanceof HookCallError) throw new Error(err.message.replace(/^failed to call webhook: /, ''), { cause: err });
     throw err;
   }
 }
