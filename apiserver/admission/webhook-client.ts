@@ -127,3 +127,19 @@ export function postReview(endpoint: HookEndpoint, body: unknown, timeoutSeconds
     req.end(payload);
   });
 }
+
+/**
+ * The client for webhooks other than admission's (a CRD's conversion webhook): clientConfig
+ * resolved as for admission hooks, the body posted with the same TLS, pools and timeout; failures
+ * reject with the cause alone (without admission's "failed to call webhook: " prefix), for the
+ * caller to word.
+ */
+export async function postToHook(clientConfig: Rec, body: unknown, timeoutSeconds: number, o: WebhookClientOptions = {}): Promise<unknown> {
+  try {
+    const endpoint = await hookEndpoint(clientConfig, timeoutSeconds, o.resolve);
+    return await postReview(endpoint, body, timeoutSeconds, o);
+  } catch (err) {
+    if (err instanceof HookCallError) throw new Error(err.message.replace(/^failed to call webhook: /, ''), { cause: err });
+    throw err;
+  }
+}

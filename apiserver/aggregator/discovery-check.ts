@@ -15,28 +15,47 @@ const MAX_DISCOVERY_BYTES = 4 * 1024 * 1024;
  * and the parsed body; rejects when the server cannot be reached or does not answer in time.
  */
 export function discoveryCheck(identity: ProxyClientIdentity) {
-  return (api: RemoteApi, target: { host: string; port: number; servername: string }): Promise<{ status: number; body: unknown }> =>
+  const get = remoteGet(identity);
+  return (api: RemoteApi, target: RemoteTarget): Promise<{ status: number; body: unknown }> => get(api, target, `/apis/${api.group}/${api.version}`, MAX_DISCOVERY_BYTES, CHECK_TIMEOUT_MS);
+}
+
+/** Where an APIService's server was found (resolve.ts). */
+export interface RemoteTarget {
+  host: string;
+  port: number;
+  servername: string;
+}
+
+/** A GET of a JSON document from an aggregated server: the status and the parsed body (undefined when not JSON). */
+export type RemoteGet = (api: RemoteApi, target: RemoteTarget, path: string, maxBytes: number, timeoutMs: number) => Promise<{ status: number; body: unknown }>;
+
+/**
+ * GETs a JSON document from an aggregated server as system:kube-aggregator, over TLS verified as
+ * for discovery; an answer over maxBytes or later than timeoutMs rejects (bounded memory and time).
+ */
+export function remoteGet(identity: ProxyClientIdentity): RemoteGet {
+  return (api, target, path, maxBytes, timeoutMs) =>
     new Promise((resolve, reject) => {
       const req = httpsGet(
         {
           host: target.host,
           port: target.port,
           servername: target.servername,
-          path: `/apis/${api.group}/${api.version}`,
+          path,
           headers: { accept: 'application/json', ...identityHeaders({ username: 'system:kube-aggregator', groups: ['system:authenticated'] }) },
           ca: api.caPem,
           cert: identity.certPem,
           key: identity.keyPem,
           rejectUnauthorized: !api.insecureSkipTLSVerify,
           checkServerIdentity: (_h, cert) => (api.insecureSkipTLSVerify ? undefined : checkServerIdentity(target.servername, cert)),
-          timeout: CHECK_TIMEOUT_MS,
+          timeout: timeoutMs,
         },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (c: Buffer) => {
             size += c.length;
-            if (size > MAX_DISCOVERY_BYTES) req.destroy(new Error('discovery document too large'));
+            if (size > maxBytes) req.destroy(new Error(`${path}: answer larger than ${maxBytes} bytes`));
             else chunks.push(c);
           });
           res.on('end', () => {
@@ -51,7 +70,7 @@ export function discoveryCheck(identity: ProxyClientIdentity) {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)));
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on('error', reject);
     });
 }

@@ -25,6 +25,18 @@ export interface RemoteState {
   available: boolean;
   /** The APIResourceList the server answered for /apis/<group>/<version> (what discovery merges). */
   resources?: Record<string, unknown>;
+  /** The server's OpenAPI documents as last fetched (what /openapi/v2 and /openapi/v3 merge). */
+  openapi?: RemoteOpenApi;
+}
+
+/** An aggregated server's OpenAPI documents, cached (remote-openapi.ts). */
+export interface RemoteOpenApi {
+  /** Its /openapi/v2 (Swagger 2.0), when it serves one. */
+  v2?: Record<string, unknown>;
+  /** Its /openapi/v3/apis/<group>/<version>, when it serves one. */
+  v3?: Record<string, unknown>;
+  /** When they were fetched (ms since the epoch). */
+  fetchedAt: number;
 }
 
 /** The remote APIService an object describes, or undefined for a local one. */

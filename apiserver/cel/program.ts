@@ -58,6 +58,8 @@ export interface CelEnvironmentOptions {
   variables: readonly string[];
   /** Per-evaluation cost limit when evaluate() gets no meter; default upstream's 1,000,000. */
   perCallLimit?: number;
+  /** Functions beyond the standard library and the strings extension (e.g. `optionalFuncs()`). */
+  funcs?: () => readonly Cel.CelFunc[];
 }
 
 /**
@@ -73,7 +75,7 @@ export class CelEnvironment {
   constructor(private readonly opts: CelEnvironmentOptions) {
     this.vars = new Set(opts.variables);
     const identity = (name: string) => celLib().celFunc(name, [celLib().CelScalar.DYN], celLib().CelScalar.DYN, (v: CelValue) => v as CelInput);
-    this.base = celLib().celEnv({ funcs: [...celExt().strings, identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
+    this.base = celLib().celEnv({ funcs: [...celExt().strings, ...(opts.funcs?.() ?? []), identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
     this.metered = meteredEnv(this.base, () => this.current);
   }
 

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import type { Clock } from '../../common/informer/clock';
 import { resolveTarget, type ServiceLookup } from '../aggregator/resolve';
-import { remoteApiOf, type RemoteApis } from '../aggregator/remote-apis';
+import { remoteApiOf, type RemoteApi, type RemoteApis, type RemoteOpenApi } from '../aggregator/remote-apis';
+import { openApiDue } from '../aggregator/remote-openapi';
 import { errors, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
@@ -30,6 +31,8 @@ export interface AvailabilityOptions {
   clock: Clock;
   log: Logger;
   now?: () => Date;
+  /** Fetches an available server's OpenAPI documents (aggregator/remote-openapi.ts); absent: none are merged. */
+  openApi?: (api: RemoteApi, target: { host: string; port: number; servername: string }) => Promise<RemoteOpenApi>;
 }
 
 /**
@@ -99,7 +102,8 @@ export class ApiServiceAvailability {
         try {
           const r = await this.o.check(api, target);
           if (r.status >= 200 && r.status < 300) {
-            this.o.remote.setState(api.name, { available: true, resources: r.body as Record<string, unknown> });
+            const resources = r.body as Record<string, unknown>;
+            this.o.remote.setState(api.name, { available: true, resources, openapi: await this.openApi(api, target, resources) });
             cond = { status: 'True', reason: 'Passed', message: 'all checks passed' };
           } else cond = { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url}: bad status from ${url}: ${r.status}` };
         } catch (err) {
@@ -115,6 +119,14 @@ export class ApiServiceAvailability {
     await this.writeCondition(a.metadata.name!, { type: 'Available', ...cond, lastTransitionTime }).catch((err: unknown) => {
       if (!isNotFound(err)) throw err; // deleted meanwhile
     });
+  }
+
+  /** The server's OpenAPI documents: the cached ones unless due (remote-openapi.ts openApiDue), else fetched again. */
+  private async openApi(api: RemoteApi, target: { host: string; port: number; servername: string }, resources: Record<string, unknown>): Promise<RemoteOpenApi | undefined> {
+    const prev = this.o.remote.lookup(api.group, api.version)?.state;
+    const cached = prev?.available ? prev.openapi : undefined;
+    if (!this.o.openApi || !openApiDue(cached, this.o.clock.now(), JSON.stringify(prev?.resources) !== JSON.stringify(resources))) return cached;
+    return this.o.openApi(api, target);
   }
 
   private async writeCondition(name: string, condition: Record<string, unknown>): Promise<void> {

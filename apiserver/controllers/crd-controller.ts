@@ -3,6 +3,7 @@ import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import { isConflict, isNotFound } from '../api/errors';
 import type { KObject } from '../api/types';
 import { rfc3339 } from '../api/time';
+import type { ConversionTransport } from '../registry/crd/conversion-webhook';
 import { customResourceTypes, type CustomResourceVersion } from '../registry/crd/custom-type';
 import type { ResourceRegistry } from '../registry/builtin';
 import { arr, rec, str } from '../registry/obj-access';
@@ -24,6 +25,8 @@ export interface CrdControllerOptions {
   now?: () => Date;
   /** Told of the served versions of each established CRD and of each CRD removed (deprecation warnings). */
   onServed?: (crdName: string, versions: readonly CustomResourceVersion[]) => void;
+  /** How conversion webhooks are called; absent: a Webhook CRD serves only its storage version. */
+  conversion?: ConversionTransport;
 }
 
 /**
@@ -121,7 +124,7 @@ export class CrdController {
     const spec = JSON.stringify(crd.spec);
     if (this.servedSpec.get(name) === spec) return;
     this.servedSpec.set(name, spec);
-    const versions = customResourceTypes(crd);
+    const versions = customResourceTypes(crd, undefined, this.opts.conversion);
     const before = this.served.get(name) ?? [];
     const keep = new Set(versions.map((v) => `${v.type.group}/${v.type.version}/${v.type.resource}`));
     for (const t of before) if (!keep.has(`${t.group}/${t.version}/${t.resource}`)) this.registry.unregister(t.group, t.version, t.resource);
@@ -156,8 +159,11 @@ export class CrdController {
       setCondition(next, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, this.now());
       await this.store.update(this.crdType(), '', name, () => next, statusCtx).catch(ignoreGone);
     }
-    // Any version reads every object: they share their storage keys.
-    const t = customResourceTypes(crd).find((v) => !v.type.storedAs)?.type ?? customResourceTypes(crd)[0]?.type;
+    // Any version reads every object: they share their storage keys. The storage version needs no
+    // conversion of what it wrote itself.
+    const types = customResourceTypes(crd, undefined, this.opts.conversion);
+    const storage = str(arr(rec(crd.spec)?.versions).map((v) => rec(v) ?? {}).find((v) => v.storage === true)?.name);
+    const t = types.find((v) => v.type.version === storage)?.type ?? types.find((v) => !v.type.storedAs)?.type ?? types[0]?.type;
     let remaining = 0;
     if (t) {
       const items = (await this.store.list(t, '', everything)).items;

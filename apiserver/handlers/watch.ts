@@ -16,7 +16,7 @@ import { negotiate, type Rendering } from '../server/negotiation';
 import { toTable } from '../server/table';
 import { collectionPrefix, objectKey } from '../store/keys';
 import { parseRv } from '../store/read-plan';
-import { servedEvent } from '../store/stored-object';
+import { servedEvent, servedEventAsync } from '../store/stored-object';
 import type { CachedEvent } from '../store/watch-cache';
 import { cborServed, listQuery, type ResourceRequest, protobufServed } from './context';
 
@@ -106,7 +106,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
     }
     for await (const stored of r.cache.watch(prefix, from, ac.signal)) {
       lastRv = stored.revision;
-      const ev = servedEvent(r.type, stored);
+      const ev = r.type.converter ? await servedEventAsync(r.type, stored) : servedEvent(r.type, stored);
       const type = visibleType(r, ev, q);
       if (!type) continue;
       // The plain JSON line is of the stored form: k8s.io names and storedAs views get their own.

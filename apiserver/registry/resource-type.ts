@@ -53,6 +53,21 @@ export interface StorageView {
 }
 
 /**
+ * Conversion between the versions of one resource by something asynchronous (upstream's
+ * CRConverter for the Webhook strategy). Objects already at the wanted apiVersion are not sent.
+ */
+export interface ObjectConverter {
+  /** The apiVersion objects are written in (the CRD's storage version). */
+  storageApiVersion: string;
+  /**
+   * The objects at apiVersion `to`, in their order, all those needing it converted in one call;
+   * an object already at `to` is returned as it is (the same reference). Rejects with a 500
+   * ApiError in upstream's words when the conversion fails.
+   */
+  convert(objs: KObject[], to: string): Promise<KObject[]>;
+}
+
+/**
  * The scale sub-resource ({resource}/scale, an autoscaling/v1 Scale), declared by where its three
  * values live in the object, as a CustomResourceDefinition's `subresources.scale` declares them:
  * simple JSON paths such as `.spec.replicas`. One generic handler serves every type that declares
@@ -131,6 +146,12 @@ export interface ResourceType {
   pruneOnRead?: boolean;
   /** Objects kept in another resource's storage and converted (absent: stored under its own group and resource). */
   storedAs?: StorageView;
+  /**
+   * Converts stored objects to this version, and written ones to the storage version, outside the
+   * process (a CustomResourceDefinition's conversion webhook): the store awaits it on every read
+   * and write of objects at another version. Absent: no conversion beyond `storedAs`.
+   */
+  converter?: ObjectConverter;
   /**
    * 'qualified': finalizers need only be qualified names (upstream's generic ValidateObjectMeta,
    * used for CRDs and custom resources); absent: also a domain or a standard name (core's rule).

@@ -6,7 +6,7 @@ import type { ResourceType } from '../registry/resource-type';
 import { StorageError, type Storage } from '../storage/storage';
 import { objectKey } from './keys';
 import type { ListQuery } from './list-reader';
-import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, uidPreconditionFailed } from './stored-object';
+import { decodeRaw, decodeServed, encodeServed, MAX_CONFLICT_RETRIES, modified, uidPreconditionFailed } from './stored-object';
 import { rfc3339 } from '../api/time';
 import type { WriteAdmission } from './write-admission';
 import { writeAttributes, type WriteContext } from './write-context';
@@ -63,7 +63,7 @@ export class Deleter {
     for (let attempt = 0; ; attempt++) {
       const kv = await this.deps.storage.get(key);
       if (!kv) throw errors.notFound(t.resource, name, t.group);
-      const current = decodeStored(t, kv);
+      const current = await decodeServed(t, kv);
       checkPreconditions(current, options.preconditions);
       await this.deps.admission.admit(writeAttributes('DELETE', t, namespace, name, ctx, undefined, current));
       const done = await this.deleteOnce({ t, name, key, rev: kv.modRevision }, current, options, ctx, attempt < MAX_CONFLICT_RETRIES);
@@ -109,7 +109,8 @@ export class Deleter {
     if (!meta.deletionTimestamp || (meta.finalizers ?? []).length > 0) return undefined;
     if (t.deletion?.deleteWhenFinalized?.(obj) === false) return undefined;
     const gone = await this.deps.storage.delete(key, expectedRevision);
-    const out = decodeStored(t, gone);
+    // Only the deletion's revision is read: no conversion needed.
+    const out = decodeRaw(gone);
     return { ...obj, metadata: { ...obj.metadata, resourceVersion: out.metadata.resourceVersion } };
   }
 
@@ -123,7 +124,7 @@ export class Deleter {
       if (ctx.dryRun) return { object: current, gone: true };
       try {
         const gone = await this.deps.storage.delete(key, rev);
-        return { object: decodeStored(t, gone), gone: true };
+        return { object: await decodeServed(t, gone), gone: true };
       } catch (err) {
         if (err instanceof StorageError && err.code === 'Conflict' && mayRetry) return undefined;
         if (err instanceof StorageError && err.code === 'NotFound') throw errors.notFound(t.resource, at.name, t.group);
@@ -135,8 +136,8 @@ export class Deleter {
     delete next.metadata.resourceVersion;
     if (ctx.dryRun) return { object: next, gone: false };
     try {
-      const written = await this.deps.storage.update(key, encodeStored(t, next), rev);
-      return { object: decodeStored(t, written), gone: false };
+      const written = await this.deps.storage.update(key, await encodeServed(t, next), rev);
+      return { object: await decodeServed(t, written), gone: false };
     } catch (err) {
       if (err instanceof StorageError && err.code === 'Conflict' && mayRetry) return undefined;
       // Removed meanwhile (another deleter, a controller): what was asked for, answered as a delete of a missing object is.

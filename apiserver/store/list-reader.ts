@@ -2,11 +2,11 @@ import { ApiError, errors } from '../api/errors';
 import { matches, type Selector } from '../api/selectors';
 import type { KList, KObject } from '../api/types';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type';
-import { StorageError, type ListResult, type Storage } from '../storage/storage';
+import { StorageError, type KeyValue, type ListResult, type Storage } from '../storage/storage';
 import { encodeContinue } from './continue-token';
 import { collectionPrefix } from './keys';
 import { planList, type ListParams, type ReadPlan } from './read-plan';
-import { reuseOrDecode, type StoredVersion } from './stored-object';
+import { decodeRaw, reuseOrDecode, servedMany, type StoredVersion } from './stored-object';
 import { tooOld } from './watch-cache';
 
 export interface ListQuery extends ListParams {
@@ -95,18 +95,26 @@ export class ListReader {
       const want = limit ? limit - got.items.length : 0;
       const res = await this.readPage(prefix, { limit: limit ? (filtering ? Math.max(want, 100) : want) : 0, startAfter, revision: got.revision }, plan);
       got.revision = res.revision;
+      // A type with a converter (a conversion webhook) has the page converted in one call.
+      const converted = t.converter ? await convertPage(t, res.items, corrupt) : undefined;
       let i = 0;
       for (; i < res.items.length; i++) {
         const kv = res.items[i];
         got.lastKey = kv.key;
         let obj: KObject;
-        try {
-          obj = reuseOrDecode(t, kv, filtering ? undefined : q.stored);
-        } catch (err) {
-          // Keep reading so the error names every undecodable object of the list, not just the first.
-          if (!(err instanceof ApiError) || err.code !== 500) throw err;
-          corrupt.push(err.message.replace(/^Internal error occurred: failed to decode the stored object /, ''));
-          continue;
+        if (converted) {
+          const c = converted[i];
+          if (!c) continue;
+          obj = c;
+        } else {
+          try {
+            obj = reuseOrDecode(t, kv, filtering ? undefined : q.stored);
+          } catch (err) {
+            // Keep reading so the error names every undecodable object of the list, not just the first.
+            if (!isDecodeError(err)) throw err;
+            corrupt.push(decodeErrorText(err));
+            continue;
+          }
         }
         if (!filtering || this.selects(t, obj, q)) got.items.push(obj);
         if (limit && got.items.length >= limit) {
@@ -149,6 +157,31 @@ export class ListReader {
       throw err;
     }
   }
+}
+
+function isDecodeError(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.code === 500;
+}
+
+function decodeErrorText(err: ApiError): string {
+  return err.message.replace(/^Internal error occurred: failed to decode the stored object /, '');
+}
+
+/** A page's objects as t serves them, converted in one call; an undecodable one is undefined, named in corrupt. */
+async function convertPage(t: ResourceType, kvs: KeyValue[], corrupt: string[]): Promise<Array<KObject | undefined>> {
+  const raw: Array<KObject | undefined> = kvs.map((kv) => {
+    try {
+      return decodeRaw(kv);
+    } catch (err) {
+      if (!isDecodeError(err)) throw err;
+      corrupt.push(decodeErrorText(err));
+      return undefined;
+    }
+  });
+  const present = raw.filter((o): o is KObject => o !== undefined);
+  const served = await servedMany(t, present);
+  let j = 0;
+  return raw.map((o) => (o ? served[j++] : undefined));
 }
 
 /** Value of a selectable field as a string (metadata.name, metadata.namespace, then the type's own). */

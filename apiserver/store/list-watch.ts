@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import { collectionPrefix } from './keys';
-import { servedEvent } from './stored-object';
+import { servedEvent, servedEventAsync } from './stored-object';
 import type { ObjectStore } from './object-store';
 import type { WatchCache } from './watch-cache';
 
@@ -46,7 +46,7 @@ export function storeListWatch(store: ObjectStore, cache: WatchCache, t: Resourc
 async function* follow(cache: WatchCache, t: ResourceType, namespace: string, from: number, signal: AbortSignal, match?: (obj: KObject) => boolean): AsyncGenerator<WatchEvent<KObject>> {
   try {
     for await (const stored of cache.watch(collectionPrefix(t, namespace), from, signal)) {
-      const ev = servedEvent(t, stored);
+      const ev = t.converter ? await servedEventAsync(t, stored) : servedEvent(t, stored);
       if (!match || (ev.type !== 'DELETED' && match(ev.object))) yield { type: ev.type, object: ev.object, prevObject: ev.prevObject };
       else yield { type: 'DELETED', object: ev.object };
     }

@@ -16,7 +16,7 @@ import type { FieldSet } from '../apply/field-set';
 import { bodyLimitBytes, measureJson } from '../patch/json-bounds';
 import { managerOf, trackFields, trackScope } from './field-tracking';
 import { parseRv } from './read-plan';
-import { decodeStored, encodeStored, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
+import { decodeServed, encodeServed, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
 import { afterAdmission, type WriteAdmission } from './write-admission';
 import { writeAttributes, type WriteContext } from './write-context';
@@ -79,7 +79,7 @@ export class ObjectStore {
     }
     const kv = await this.storage.get(objectKey(t, namespace, name));
     if (!kv) throw errors.notFound(t.resource, name, t.group);
-    return reuseOrDecode(t, kv, stored);
+    return t.converter ? decodeServed(t, kv) : reuseOrDecode(t, kv, stored);
   }
 
   /** Lists with selectors and chunking (2.3, 4.6, 4.7); see ListReader. */
@@ -120,8 +120,8 @@ export class ObjectStore {
       validate(t, obj);
       if (ctx.dryRun) return obj;
       try {
-        const kv = await this.storage.create(objectKey(t, namespace, meta.name!), encodeStored(t, obj));
-        return decodeStored(t, kv);
+        const kv = await this.storage.create(objectKey(t, namespace, meta.name!), await encodeServed(t, obj));
+        return await decodeServed(t, kv);
       } catch (err) {
         if (err instanceof StorageError && err.code === 'AlreadyExists') throw errors.alreadyExists(t.resource, meta.name!, t.group);
         throw err;
@@ -153,7 +153,7 @@ export class ObjectStore {
         delete desired.metadata.resourceVersion;
         return { object: await this.create(t, namespace, desired, ctx), created: true };
       }
-      const current = decodeStored(t, kv);
+      const current = await decodeServed(t, kv);
       const desired = structuredClone(await compute(structuredClone(current)));
       try {
         const object = await this.replace(t, namespace, name, current, kv, desired, ctx);
@@ -255,8 +255,8 @@ export class ObjectStore {
     const key = objectKey(t, namespace, name);
     const removed = await this.deleter.deleteIfFinalized(t, key, obj, kv.modRevision);
     if (removed) return removed;
-    const written = await this.storage.update(key, encodeStored(t, obj), kv.modRevision);
-    return decodeStored(t, written);
+    const written = await this.storage.update(key, await encodeServed(t, obj), kv.modRevision);
+    return decodeServed(t, written);
   }
 }
 

@@ -11,6 +11,7 @@ import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { Auditor } from '../filters/audit/auditor';
 import { mergeAggregated, mergeGroupList } from '../aggregator/discovery-merge';
+import { mergeOpenApiV2, mergeOpenApiV3Index, remoteOpenApiV3 } from '../aggregator/remote-openapi';
 import { proxyToRemote, type Aggregator } from '../aggregator/aggregator';
 import type { RequestAudit } from '../filters/audit/request-audit';
 import { CBOR_GATE } from '../config/flags';
@@ -375,7 +376,8 @@ export class ApiServer {
       // JSON, or gnostic's protobuf Document (kubectl up to 1.28 reads only that), as upstream's handler.
       const as = openApiV2MediaType(req.headers.accept);
       if (!as) throw new ApiError('NotAcceptable', `only application/json and ${OPENAPI_V2_PROTOBUF} are served for /openapi/v2`);
-      const doc = openApiV2(this.documentTypes(), this.o.version.gitVersion);
+      // With the available aggregated servers' paths and definitions (upstream's aggregator merges their specs).
+      const doc = mergeOpenApiV2(openApiV2(this.documentTypes(), this.o.version.gitVersion), this.o.aggregator?.remote);
       if (as === 'json' && pretty) return send(req, res, 200, doc, { pretty, headers: { Vary: 'Accept' } });
       // ETag, If-None-Match / If-Modified-Since 304s and gzip, as upstream's kube-openapi handler.
       const answer = this.openApiV2.answer(doc, as, req.headers);
@@ -383,9 +385,10 @@ export class ApiServer {
       res.end(answer.body);
       return;
     }
-    if (path === '/openapi/v3') return json(openApiV3Index(this.documentTypes()));
+    if (path === '/openapi/v3') return json(mergeOpenApiV3Index(openApiV3Index(this.documentTypes()), this.o.aggregator?.remote));
     if (parts[0] === 'openapi' && parts[1] === 'v3') {
-      const doc = openApiV3(this.documentTypes(), parts.slice(2).join('/'), this.o.version.gitVersion);
+      const key = parts.slice(2).join('/');
+      const doc = openApiV3(this.documentTypes(), key, this.o.version.gitVersion) ?? remoteOpenApiV3(this.o.aggregator?.remote, key);
       if (doc) return json(doc);
     }
     if (parts[0] === 'livez' || parts[0] === 'readyz' || parts[0] === 'healthz') {

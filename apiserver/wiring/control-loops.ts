@@ -1,4 +1,5 @@
-import { discoveryCheck } from '../aggregator/discovery-check';
+import { discoveryCheck, remoteGet } from '../aggregator/discovery-check';
+import { openApiFetcher } from '../aggregator/remote-openapi';
 import { realClock } from '../../common/informer/clock';
 import { ApiServiceAvailability } from '../controllers/apiservice-availability';
 import { ensureLocalApiServices } from '../controllers/local-apiservices';
@@ -15,6 +16,7 @@ import { isLoopback } from '../config/network-flags';
 import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CrdController } from '../controllers/crd-controller';
+import { postToHook } from '../admission/webhook-client';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
@@ -98,12 +100,13 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     endpoints: s.registry.lookup('', 'v1', 'endpoints')!,
     remote: core.remoteApis,
     check: discoveryCheck(proxyClientIdentity(flags)),
+    openApi: openApiFetcher(remoteGet(proxyClientIdentity(flags)), () => realClock.now()),
     informers: core.informers,
     clock: realClock,
     log: log.child({ controller: 'apiservice-availability' }),
   }).run(signal);
   // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
-  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers }).run(signal);
+  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers, conversion: { post: (cc, review, timeout) => postToHook(cc, review, timeout) } }).run(signal);
   await Promise.all([availability, crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 

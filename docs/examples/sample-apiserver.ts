@@ -61,6 +61,48 @@ const resourceList = {
   resources: [{ name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['create', 'delete', 'get', 'list', 'watch'], shortNames: ['fl'] }],
 };
 
+/**
+ * The Flunder schema, published in /openapi/v2 and /openapi/v3 so the aggregator can merge it
+ * (kubectl explain flunders then works through svc-apiserver). The definition's name and its
+ * x-kubernetes-group-version-kind are what clients look the kind up by.
+ */
+const FLUNDER_DEF = 'com.example.wardle.v1alpha1.Flunder';
+function flunderSchema(): Record<string, unknown> {
+  const str = (description: string) => ({ type: 'string', description });
+  return {
+    description: 'A Flunder: the sample aggregated server\'s only kind.',
+    type: 'object',
+    properties: {
+      apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
+      kind: str('Kind is a string value representing the REST resource this object represents.'),
+      metadata: { type: 'object', description: "Standard object's metadata.", properties: { name: str('Name of the flunder.'), namespace: str('Namespace of the flunder.') } },
+      spec: {
+        type: 'object',
+        description: 'What the flunder refers to, and who created it.',
+        properties: {
+          reference: str('The name of another flunder or fischer this one refers to.'),
+          createdBy: str('The user who created the flunder, as the aggregator named it (X-Remote-User).'),
+          createdByGroups: { type: 'array', items: { type: 'string' }, description: "The creator's groups (X-Remote-Group)." },
+        },
+      },
+    },
+    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: 'Flunder' }],
+  };
+}
+
+/** /openapi/v2 (Swagger 2.0) or the group version's /openapi/v3 document. */
+function openApi(v3: boolean): Record<string, unknown> {
+  const ref = v3 ? `#/components/schemas/${FLUNDER_DEF}` : `#/definitions/${FLUNDER_DEF}`;
+  const gvk = { group: GROUP, version: VERSION, kind: 'Flunder' };
+  const ok = v3 ? { description: 'OK', content: { 'application/json': { schema: { $ref: ref } } } } : { description: 'OK', schema: { $ref: ref } };
+  const paths = {
+    [`/apis/${GV}/namespaces/{namespace}/flunders`]: { get: { operationId: 'listFlunder', 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': gvk, responses: { '200': { description: 'OK' } } } },
+    [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: { get: { operationId: 'readFlunder', 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk, responses: { '200': ok } } },
+  };
+  if (v3) return { openapi: '3.0.0', info: { title: 'wardle', version: VERSION }, paths, components: { schemas: { [FLUNDER_DEF]: flunderSchema() } } };
+  return { swagger: '2.0', info: { title: 'wardle', version: VERSION }, paths, definitions: { [FLUNDER_DEF]: flunderSchema() } };
+}
+
 function main(): void {
   const flunders = new Map<string, Flunder>();
   const watchers = new Set<{ ns: string; res: ServerResponse }>();
@@ -78,6 +120,9 @@ function main(): void {
       const path = url.pathname.replace(/\/+$/, '');
       if (path === `/apis/${GROUP}`) return json(res, 200, { kind: 'APIGroup', apiVersion: 'v1', name: GROUP, versions: [{ groupVersion: GV, version: VERSION }], preferredVersion: { groupVersion: GV, version: VERSION } });
       if (path === `/apis/${GV}`) return json(res, 200, resourceList);
+      if (path === '/openapi/v2') return json(res, 200, openApi(false));
+      if (path === '/openapi/v3') return json(res, 200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}` } } });
+      if (path === `/openapi/v3/apis/${GV}`) return json(res, 200, openApi(true));
       const m = new RegExp(`^/apis/${GV.replace(/\./g, '\\.')}/namespaces/([^/]+)/flunders(?:/([^/]+))?$`).exec(path);
       if (!m) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
       const [, ns, name] = m;

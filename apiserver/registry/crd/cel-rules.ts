@@ -1,6 +1,7 @@
 import type { Cause } from '../../api/errors';
 import { CelCompileError, CelEnvironment, CelEvalError, type CelProgram } from '../../cel/program';
 import { CostMeter, DEFAULT_PER_CALL_LIMIT } from '../../cel/cost';
+import { celOptional, optionalFuncs } from '../../cel/optional';
 import { canonicalJson, isJsonObject } from '../../patch/json-value';
 import { fieldError } from '../../api/errors';
 import { forbidden, invalid, required } from '../field-errors';
@@ -14,7 +15,8 @@ import { forbidden, invalid, required } from '../field-errors';
  * messageExpression's result or `failed rule: <rule>`, and the reason given (FieldValueInvalid by
  * default). Budgets, as upstream's: each evaluation at most 1,000,000 cost units (PerCallLimit),
  * one object's evaluations together at most 10,000,000 (RuntimeCELCostBudget).
- * optionalOldSelf (oldSelf as an optional on create) is not supported: such rules run only on updates.
+ * optionalOldSelf: the transition rule runs on create and where no old value correlates too, with
+ * oldSelf a CEL optional (optional.none() then, else optional.of the old value), as upstream.
  */
 
 type Json = Record<string, unknown>;
@@ -26,6 +28,8 @@ interface Rule {
   program: CelProgram;
   source: string;
   transition: boolean;
+  /** optionalOldSelf: oldSelf is an optional and the rule runs without an old value too. */
+  optionalOldSelf: boolean;
   message?: string;
   messageExpression?: CelProgram;
   reason: string;
@@ -44,7 +48,7 @@ export interface CompiledNode {
 }
 
 let env: CelEnvironment | undefined;
-const celEnv = () => (env ??= new CelEnvironment({ variables: ['self', 'oldSelf'], perCallLimit: DEFAULT_PER_CALL_LIMIT }));
+const celEnv = () => (env ??= new CelEnvironment({ variables: ['self', 'oldSelf'], perCallLimit: DEFAULT_PER_CALL_LIMIT, funcs: optionalFuncs }));
 
 const REASONS = ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'];
 
@@ -90,6 +94,9 @@ function compileOne(r: Json, at: string, errors: Cause[]): Rule | undefined {
   const reason = typeof r.reason === 'string' ? r.reason : 'FieldValueInvalid';
   if (!REASONS.includes(reason)) errors.push(fieldError(`${at}.reason`, `Unsupported value: ${JSON.stringify(reason)}: supported values: ${REASONS.map((x) => JSON.stringify(x)).join(', ')}`, 'FieldValueNotSupported'));
   const transition = program.variables.has('oldSelf');
+  const optionalOldSelf = r.optionalOldSelf === true;
+  // Upstream: only a rule reading oldSelf may set it (false included).
+  if (r.optionalOldSelf !== undefined && r.optionalOldSelf !== null && !transition) errors.push(invalid(`${at}.optionalOldSelf`, r.optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
   let messageExpression: CelProgram | undefined;
   if (typeof r.messageExpression === 'string') {
     try {
@@ -104,6 +111,7 @@ function compileOne(r: Json, at: string, errors: Cause[]): Rule | undefined {
     program,
     source,
     transition,
+    optionalOldSelf,
     reason,
     ...(typeof r.message === 'string' ? { message: r.message } : {}),
     ...(messageExpression ? { messageExpression } : {}),
@@ -165,8 +173,9 @@ function rules(node: CompiledNode, v: unknown, old: unknown, path: string, out: 
   if (node.rules.length === 0 || v === undefined) return;
   const self = toCel(v, node);
   for (const r of node.rules) {
-    if (r.transition && old === undefined) continue;
-    const vars = r.transition ? { self, oldSelf: toCel(old, node) } : { self };
+    if (r.transition && old === undefined && !r.optionalOldSelf) continue;
+    const oldSelf = old === undefined ? undefined : toCel(old, node);
+    const vars = r.transition ? { self, oldSelf: r.optionalOldSelf ? celOptional(oldSelf) : oldSelf } : { self };
     const call = new CostMeter(DEFAULT_PER_CALL_LIMIT);
     let result: unknown;
     try {

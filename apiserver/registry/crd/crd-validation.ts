@@ -5,6 +5,7 @@ import { forbidden, immutable, invalid, notSupported, required, tooMany } from '
 import { arr, rec, str, type JsonMap } from '../obj-access';
 import { compileRules, hasRules } from './cel-rules';
 import { validateStructuralSchema } from './structural';
+import { validateClientConfig } from '../types/admission-rule-validation';
 
 /**
  * Upstream's ValidateCustomResourceDefinition for apiextensions/v1 (messages as upstream's
@@ -62,7 +63,7 @@ function validateSpec(spec: JsonMap): Cause[] {
   const names = rec(spec.names) ?? {};
   for (const k of ['plural', 'singular', 'kind', 'listKind']) if (!str(names[k])) out.push(required(`spec.names.${k}`));
   out.push(...validateNames(names, 'spec.names'));
-  out.push(...validateConversion(rec(spec.conversion)));
+  out.push(...validateConversion(rec(spec.conversion), spec.preserveUnknownFields));
   return out;
 }
 
@@ -179,10 +180,16 @@ function validateSelectableFields(fields: unknown[], path: string): Cause[] {
   return out;
 }
 
-function validateConversion(conv: JsonMap | undefined): Cause[] {
+/**
+ * Upstream's validateCustomResourceConversion, its messages with v1's paths: upstream validates
+ * the internal type and names conversion.webhookClientConfig and conversion.conversionReviewVersions;
+ * we name the fields the client wrote (webhook, webhook.clientConfig, webhook.conversionReviewVersions).
+ */
+function validateConversion(conv: JsonMap | undefined, preserveUnknownFields: unknown): Cause[] {
   if (!conv) return [];
   const out: Cause[] = [];
   const strategy = str(conv.strategy) ?? '';
+  if (strategy !== 'None' && preserveUnknownFields === true) out.push(invalid('spec.conversion.strategy', strategy, 'must be None if spec.preserveUnknownFields is true'));
   if (!strategy) out.push(required('spec.conversion.strategy'));
   else if (strategy !== 'None' && strategy !== 'Webhook') out.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
   const webhook = rec(conv.webhook);
@@ -190,14 +197,31 @@ function validateConversion(conv: JsonMap | undefined): Cause[] {
     if (!webhook) return [...out, required('spec.conversion.webhook', 'required when strategy is set to Webhook')];
     const cc = rec(webhook.clientConfig);
     if (!cc) out.push(required('spec.conversion.webhook.clientConfig', 'required when strategy is set to Webhook'));
-    else if ((cc.url === undefined) === (cc.service === undefined)) out.push(required('spec.conversion.webhook.clientConfig', 'exactly one of url or service is required'));
-    else if (typeof cc.url === 'string' && !cc.url.startsWith('https://')) out.push(invalid('spec.conversion.webhook.clientConfig.url', cc.url, "'https' is the only allowed URL scheme"));
-    const reviews = arr(webhook.conversionReviewVersions);
-    if (reviews.length === 0) out.push(required('spec.conversion.webhook.conversionReviewVersions'));
-    else if (!reviews.some((v) => v === 'v1' || v === 'v1beta1')) out.push(invalid('spec.conversion.webhook.conversionReviewVersions', reviews, 'must include at least one of v1, v1beta1'));
+    else out.push(...validateClientConfig('spec.conversion.webhook.clientConfig', cc));
+    out.push(...reviewVersions(webhook.conversionReviewVersions));
   } else if (webhook) {
     out.push(forbidden('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook'));
   }
+  return out;
+}
+
+/** Upstream's validateConversionReviewVersions (recognised versions required): v1, v1beta1. */
+function reviewVersions(value: unknown): Cause[] {
+  const path = 'spec.conversion.webhook.conversionReviewVersions';
+  const versions = arr(value).map((v) => (typeof v === 'string' ? v : String(v)));
+  const accepted = 'must include at least one of v1, v1beta1';
+  if (versions.length === 0) return [required(path, accepted)];
+  const out: Cause[] = [];
+  const seen = new Set<string>();
+  versions.forEach((v, i) => {
+    if (seen.has(v)) {
+      out.push(invalid(`${path}[${i}]`, v, 'duplicate version'));
+      return;
+    }
+    seen.add(v);
+    for (const m of dns1035LabelErrors(v)) out.push(invalid(`${path}[${i}]`, v, m));
+  });
+  if (!versions.some((v) => v === 'v1' || v === 'v1beta1')) out.push(invalid(path, versions, accepted));
   return out;
 }
 

@@ -5,6 +5,7 @@ import { isJsonObject } from '../../patch/json-value';
 import { arr, rec, str, type JsonMap } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { ageColumn, translateTimestampSince, type Now } from '../table';
+import { WebhookConverter, type ConversionTransport } from './conversion-webhook';
 import { compileRules, evaluateRules, hasRules } from './cel-rules';
 import { applyDefaults, hasDefaults } from './defaulting';
 import { evalJsonPath } from './json-path';
@@ -18,6 +19,8 @@ import { customResourceSchema } from './schema-convert';
  * Every version reads and writes the same storage keys (/<group>/<plural>/...); objects are stored
  * in the storage version (conversion None: only apiVersion differs), so the other versions are
  * views of it (storedAs) that rewrite apiVersion on the way in and out, as upstream's nop converter.
+ * With the Webhook strategy every version has the CRD's WebhookConverter instead: the store converts
+ * what it reads to the version asked for and what it writes to the storage version through it.
  */
 
 /** One served version of a CRD. */
@@ -25,7 +28,7 @@ export interface CustomResourceVersion {
   type: ResourceType;
 }
 
-export function customResourceTypes(crd: KObject, now: Now = Date.now): CustomResourceVersion[] {
+export function customResourceTypes(crd: KObject, now: Now = Date.now, conversion?: ConversionTransport): CustomResourceVersion[] {
   const spec = rec(crd.spec) ?? {};
   const names = rec(spec.names) ?? {};
   const group = str(spec.group) ?? '';
@@ -33,16 +36,19 @@ export function customResourceTypes(crd: KObject, now: Now = Date.now): CustomRe
   const versions = arr(spec.versions).map((v) => rec(v) ?? {});
   const storage = versions.find((v) => v.storage === true);
   const storageVersion = str(storage?.name) ?? '';
-  // Conversion webhooks are not called yet: a Webhook CRD serves only its storage version, whose
-  // objects need no conversion (upstream would convert every other version through the webhook).
+  const storedApi = `${group}/${storageVersion}`;
+  // Webhook: every version converts through one converter (objects stored at an older storage
+  // version are converted too). Without a transport (tests, tools) only the storage version is
+  // served, whose objects need no conversion.
   const webhook = rec(spec.conversion)?.strategy === 'Webhook';
+  const converter = webhook && conversion ? new WebhookConverter(crd, storedApi, conversion) : undefined;
   return versions
-    .filter((v) => v.served === true && (!webhook || v === storage))
+    .filter((v) => v.served === true && (!webhook || converter || v === storage))
     .map((v) => {
       const version = str(v.name) ?? '';
       const type = versionType(spec, names, v, now);
-      if (version !== storageVersion) {
-        const storedApi = `${group}/${storageVersion}`;
+      if (converter) type.converter = converter;
+      else if (version !== storageVersion) {
         type.storedAs = {
           group,
           resource: plural,

@@ -6,7 +6,8 @@
  * certificate and the caller's identity in the request headers, which the sample trusts and
  * records; RBAC is enforced by svc-apiserver before proxying; stopping the sample makes the
  * APIService Unavailable (FailedDiscoveryCheck) and its requests 503; the built-in groups are
- * local APIServices.
+ * local APIServices; the sample's OpenAPI is merged into /openapi/v2 and /openapi/v3 (kubectl
+ * explain flunders).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,10 @@ import { request } from 'undici';
 import { createCA, issue } from '../../../apiserver/pki/certs';
 import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { freePort } from '../../helpers/free-port';
-import { kubectl } from '../../helpers/real-clients';
+import { kubectl, run } from '../../helpers/real-clients';
+
+/** kubectl 1.27 among the Cloud SDK's versioned binaries (as test/e2e/apiserver/crd.test.ts finds it). */
+const KUBECTL_127 = '/usr/lib/google-cloud-sdk/bin/kubectl.1.27';
 import { eventually } from '../agent/agent-process';
 
 const DAY = 86_400_000;
@@ -109,6 +113,36 @@ test.serial('an aggregated server: Available, discovered, proxied with the calle
   const denied = await kubectl(s.kubeconfig, ['get', 'flunders', '-n', 'wardle', '--as=nobody'], { timeoutMs: 30_000 });
   t.not(denied.code, 0);
   t.regex(denied.stderr, /is forbidden: User "nobody" cannot list resource "flunders" in API group "wardle\.example\.com" in the namespace "wardle"/);
+});
+
+test.serial('the aggregated server\'s OpenAPI is merged: kubectl explain flunders, /openapi/v2 and the v3 index', async (t) => {
+  // Fetched with the availability check (on the next 30 s recheck at the latest): wait for the v3 index to list it.
+  const index = await eventually(
+    'the sample\'s group version in /openapi/v3',
+    async () => {
+      const r = await request(`${s.url}/openapi/v3`, { dispatcher: s.admin });
+      const body = (await r.body.json()) as { paths: Record<string, { serverRelativeURL: string }> };
+      return body.paths['apis/wardle.example.com/v1alpha1'] ? body : undefined;
+    },
+    60_000,
+    300,
+  );
+  t.regex(index.paths['apis/wardle.example.com/v1alpha1'].serverRelativeURL, /^\/openapi\/v3\/apis\/wardle\.example\.com\/v1alpha1\?hash=/);
+  // kubectl 1.32 explains through /openapi/v3.
+  const explain = await k(['explain', 'flunders.spec']);
+  t.regex(explain, /GROUP:\s+wardle\.example\.com/);
+  t.regex(explain, /createdBy\s+<string>/);
+  t.regex(explain, /The user who created the flunder/);
+  // /openapi/v2 carries its paths and definition too (kubectl 1.27 and older read that one).
+  const v2 = await request(`${s.url}/openapi/v2`, { dispatcher: s.admin, headers: { accept: 'application/json' } });
+  const doc = (await v2.body.json()) as { paths: Record<string, unknown>; definitions: Record<string, unknown> };
+  t.truthy(doc.definitions['com.example.wardle.v1alpha1.Flunder']);
+  t.truthy(doc.paths['/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders']);
+  t.truthy(doc.definitions['io.k8s.api.core.v1.Pod'] ?? Object.keys(doc.definitions).find((d) => d.endsWith('.v1.Pod')), 'the local definitions stay');
+  // kubectl 1.27 reads /openapi/v2 in protobuf: the merged document converts to gnostic's message.
+  const old = await run(KUBECTL_127, ['--kubeconfig', s.kubeconfig, 'explain', 'flunders.spec']);
+  t.is(old.code, 0, old.stderr);
+  t.regex(old.stdout, /createdBy\s+<string>/);
 });
 
 test.serial('a stopped aggregated server: Unavailable with FailedDiscoveryCheck, and its requests 503', async (t) => {

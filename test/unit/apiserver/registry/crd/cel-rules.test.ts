@@ -92,3 +92,42 @@ test('the rules of one object share a budget of 10,000,000: past it, no further 
   const fits = customResourceTypes(crd({ plural: 'fits', kind: 'Fit', schema: specSchema({ s: { type: 'array', items: { type: 'string' } } }, { 'x-kubernetes-validations': Array.from({ length: 11 }, () => rule) }) }))[0].type;
   await t.notThrowsAsync(f.store.create(fits, 'default', { ...o, kind: 'Fit' }, { ...adminCtx, dryRun: true }));
 });
+
+// optionalOldSelf: the transition rule also runs on create and for values without an old one, oldSelf an optional.
+const optionalSchema = specSchema({
+  size: { type: 'integer', 'x-kubernetes-validations': [{ rule: '!oldSelf.hasValue() || self >= oldSelf.value()', message: 'may not shrink', optionalOldSelf: true }] },
+  // Set once: on create any value; added later only as "first"; never changed.
+  owner: { type: 'string', 'x-kubernetes-validations': [{ rule: 'oldSelf.hasValue() ? self == oldSelf.value() : self.startsWith("first")', message: 'owner is set once', optionalOldSelf: true }] },
+  label: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf.orValue("none") || !oldSelf.hasValue()', optionalOldSelf: true }] },
+  plain: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'plain is immutable', optionalOldSelf: false }] },
+});
+const optionalWidget = customResourceTypes(crd({ schema: optionalSchema, plural: 'optwidgets', kind: 'OptWidget' }))[0].type;
+const optObj = (spec: Record<string, unknown>, name: string): KObject => ({ apiVersion: 'example.com/v1', kind: 'OptWidget', metadata: { name, namespace: 'default' }, spec });
+const upd = (name: string, spec: Record<string, unknown>) =>
+  f.store.update(optionalWidget, 'default', name, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), ...spec } }), adminCtx);
+
+test('optionalOldSelf: the rule runs on create with oldSelf optional.none(), on update with optional.of the old value', async (t) => {
+  // On create: no old value, the rule still runs (owner must start with "first").
+  await t.throwsAsync(f.store.create(optionalWidget, 'default', optObj({ owner: 'someone' }, 'o1'), adminCtx), { message: /spec\.owner: Invalid value: "string": owner is set once/ });
+  await f.store.create(optionalWidget, 'default', optObj({ size: 3, owner: 'first-team' }, 'o1'), adminCtx);
+  await t.throwsAsync(upd('o1', { size: 2 }), { message: /spec\.size: Invalid value: "integer": may not shrink/ });
+  await t.notThrowsAsync(upd('o1', { size: 4 }));
+  await t.throwsAsync(upd('o1', { owner: 'first-other' }), { message: /owner is set once/ });
+  // A value that had no old one (added by an update) sees optional.none(): the "first" branch.
+  await f.store.create(optionalWidget, 'default', optObj({ size: 1 }, 'o2'), adminCtx);
+  await t.throwsAsync(upd('o2', { owner: 'late' }), { message: /owner is set once/ });
+  await t.notThrowsAsync(upd('o2', { owner: 'first-late', label: 'x' }));
+  // orValue: with an old value, label may not change.
+  await t.throwsAsync(upd('o2', { label: 'y' }), { message: /spec\.label: Invalid value: "string": failed rule: self == oldSelf\.orValue\("none"\)/ });
+  // optionalOldSelf false: an ordinary transition rule, skipped on create.
+  await f.store.create(optionalWidget, 'default', optObj({ plain: 'p' }, 'o3'), adminCtx);
+  await t.throwsAsync(upd('o3', { plain: 'q' }), { message: /plain is immutable/ });
+});
+
+test('optionalOldSelf may be set only on a rule that reads oldSelf (upstream\'s message)', async (t) => {
+  const bad = crd({ schema: specSchema({ a: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self.size() > 1', optionalOldSelf: true }] } }) });
+  await t.throwsAsync(f.store.create(crds(), '', bad, { ...adminCtx, dryRun: true }), {
+    message: /properties\[a\]\.x-kubernetes-validations\[0\]\.optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule/,
+  });
+  await t.notThrowsAsync(f.store.create(crds(), '', crd({ schema: optionalSchema, plural: 'optwidgets', kind: 'OptWidget' }), { ...adminCtx, dryRun: true }));
+});

@@ -139,3 +139,26 @@ test('group and plural never change; scope and kind not once Established', async
   await f.store.update(crds(), '', created.metadata.name!, (cur) => ({ ...cur!, status: { ...(cur!.status as object), conditions: [{ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'x', lastTransitionTime: '2025-01-01T00:00:00Z' }] } }), { ...adminCtx, subresource: 'status' });
   await t.throwsAsync(upd((o) => ((o.spec as Record<string, unknown>).scope = 'Namespaced')), { message: /spec\.scope: Invalid value: "Namespaced": field is immutable/ });
 });
+
+test('conversion: Webhook needs a client config and recognised review versions, with upstream paths and messages', async (t) => {
+  const withConversion = (conversion: unknown, extra: Record<string, unknown> = {}) => {
+    const o = crd();
+    Object.assign(o.spec as Record<string, unknown>, { conversion, ...extra });
+    return o;
+  };
+  t.regex(await refused(withConversion({ strategy: 'Webhook', webhook: {} })), /spec\.conversion\.webhook\.clientConfig: Required value: required when strategy is set to Webhook/);
+  t.regex(await refused(withConversion({ strategy: 'Webhook', webhook: {} })), /spec\.conversion\.webhook\.conversionReviewVersions: Required value: must include at least one of v1, v1beta1/);
+  const hook = (clientConfig: unknown, versions: unknown = ['v1']) => withConversion({ strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: versions } });
+  t.regex(await refused(hook({})), /spec\.conversion\.webhook\.clientConfig: Required value: exactly one of url or service is required/);
+  t.regex(await refused(hook({ url: 'http://conv.example.com/x' })), /spec\.conversion\.webhook\.clientConfig\.url: Invalid value: "http": 'https' is the only allowed URL scheme/);
+  t.regex(await refused(hook({ url: 'https://conv.example.com/x?a=b' })), /query parameters are not permitted in the URL/);
+  t.regex(await refused(hook({ service: { namespace: 'ns', name: 'conv', path: 'convert' } })), /spec\.conversion\.webhook\.clientConfig\.service\.path: Invalid value: "convert": must start with a '\/'/);
+  t.regex(await refused(hook({ service: { namespace: 'ns', name: '' } })), /spec\.conversion\.webhook\.clientConfig\.service\.name: Required value: service name is required/);
+  t.regex(await refused(hook({ url: 'https://conv.example.com/x' }, ['v2', 'v3'])), /spec\.conversion\.webhook\.conversionReviewVersions: Invalid value: \["v2","v3"\]: must include at least one of v1, v1beta1/);
+  t.regex(await refused(hook({ url: 'https://conv.example.com/x' }, ['v1', 'v1'])), /spec\.conversion\.webhook\.conversionReviewVersions\[1\]: Invalid value: "v1": duplicate version/);
+  t.regex(await refused(withConversion({ strategy: 'None', webhook: { clientConfig: { url: 'https://a.example.com' } } })), /spec\.conversion\.webhook: Forbidden: should not be set when strategy is not set to Webhook/);
+  t.regex(await refused(withConversion({ strategy: 'Webhook', webhook: { clientConfig: { url: 'https://a.example.com' }, conversionReviewVersions: ['v1'] } }, { preserveUnknownFields: true })), /spec\.conversion\.strategy: Invalid value: "Webhook": must be None if spec\.preserveUnknownFields is true/);
+  // A valid one is accepted.
+  const ok = hook({ service: { namespace: 'ns', name: 'conv', path: '/convert', port: 8443 }, caBundle: Buffer.from('pem').toString('base64') }, ['v1', 'v1beta1']);
+  await t.notThrowsAsync(f.store.create(crds(), '', ok, { ...adminCtx, dryRun: true }));
+});

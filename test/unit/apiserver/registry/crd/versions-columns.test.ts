@@ -42,7 +42,7 @@ test('served versions only; the storage version stores, the others are views tha
   t.is((await f.store.get(v1, 'default', 'w')).apiVersion, 'example.com/v1');
 });
 
-test('a Webhook conversion CRD serves only its storage version (conversion webhooks are not called yet)', (t) => {
+test('a Webhook conversion CRD serves only its storage version when no conversion transport is given', (t) => {
   const webhook = structuredClone(twoVersions);
   (webhook.spec as Record<string, unknown>).conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://conv.example.com' }, conversionReviewVersions: ['v1'] } };
   t.deepEqual(
