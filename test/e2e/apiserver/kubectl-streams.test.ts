@@ -17,6 +17,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { freePort } from '../../helpers/free-port';
 import { run, type Run } from '../../helpers/real-clients';
+import { runUnderPty } from '../../helpers/pty';
 import { runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
 import { eventually } from '../agent/agent-process';
 
@@ -87,35 +88,8 @@ for (const [label, bin] of [
   });
 
   test.serial(`kubectl ${label}: exec -it under a pseudo-terminal`, async (t) => {
-    // python's pty gives kubectl a terminal; the input is typed only once kubectl has made it raw
-    // (echo off: typed earlier, the local line discipline would echo it and could drop it).
-    const script = [
-      'import os, pty, sys, termios, time, select',
-      'pid, fd = pty.fork()',
-      'if pid == 0:',
-      '    os.execv(sys.argv[1], sys.argv[1:])',
-      'out = bytearray()',
-      'deadline = time.time() + 30',
-      'while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:',
-      '    time.sleep(0.05)',
-      'os.write(fd, b"echo from-the-tty\\rexit 4\\r")',
-      'while True:',
-      '    r, _, _ = select.select([fd], [], [], 30)',
-      '    if not r:',
-      '        break',
-      '    try:',
-      '        data = os.read(fd, 1024)',
-      '    except OSError:',
-      '        break',
-      '    if not data:',
-      '        break',
-      '    out.extend(data)',
-      '_, status = os.waitpid(pid, 0)',
-      'sys.stdout.write(out.decode(errors="replace"))',
-      'sys.exit(os.waitstatus_to_exitcode(status))',
-    ].join('\n');
     // -c app: the earlier debug test added an ephemeral container, and kubectl's "Defaulted container" notice would share the terminal.
-    const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '-c', 'app', '--', 'sh'], { timeoutMs: 60_000, input: '' });
+    const r = await runUnderPty(bin, ['--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '-c', 'app', '--', 'sh'], 'echo from-the-tty\rexit 4\r');
     // The echo command's own output line (the typed command line reads "echo from-the-tty").
     t.regex(r.stdout, /(^|\n)from-the-tty\r?\n/, r.stdout + r.stderr);
     t.is(r.code, 4, r.stdout + r.stderr);
