@@ -11,7 +11,7 @@ import { mutatingPrograms, policyConditionsHold, policyVariables } from './polic
  * in the mutating phase before the mutating webhooks, as upstream orders them: for every
  * MutatingAdmissionPolicyBinding (in name order) whose policy exists and matches the request
  * (matchConstraints, the binding's matchResources, matchConditions), the policy's mutations run
- * once per parameter object. Errors (misconfiguration, evaluation, a patch that does not apply)
+ * once per parameter object, and the result is defaulted as upstream's dispatcher does. Errors (misconfiguration, evaluation, a patch that does not apply)
  * are collected and, for policies whose failurePolicy is Fail, refuse the request as upstream's
  * generic policy dispatcher words it: `policy '<p>' with binding '<b>' denied request: <error>`.
  * Policies with reinvocationPolicy IfNeeded run once more when a later policy changed the object.
@@ -90,7 +90,10 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
       }
       try {
         const next = mutateWithPolicy(spec, a.object!, a.type.schema, inputs, param);
-        if (next !== a.object) replaceContents(a.object!, next);
+        if (next === a.object) continue;
+        // Upstream defaults the patched object (a sidecar's container gets its defaults as any container).
+        a.type.defaults?.(next);
+        replaceContents(a.object!, next);
       } catch (err) {
         fail((err as Error).message);
       }
