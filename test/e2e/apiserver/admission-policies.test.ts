@@ -137,3 +137,20 @@ test.serial('a refused request still carries the warnings gathered before the re
   t.regex(err, /Warning: Validation failed for ValidatingAdmissionPolicy 'max-replicas' with binding 'aa-warn-both': replicas must be at most 5, got 6/);
   t.regex(err, /ValidatingAdmissionPolicy 'max-replicas' with binding 'ab-deny-both' denied request: replicas must be at most 5, got 6/);
 });
+
+test.serial('the status controller type-checks a policy: status.typeChecking names the undefined field, observedGeneration follows', async (t) => {
+  await apply({
+    apiVersion: AR,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'typo' },
+    spec: {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] },
+      validations: [{ expression: 'object.spec.replicass <= 5' }],
+    },
+  });
+  const status = await eventually('the type check', async () => {
+    const o = JSON.parse((await k(['get', 'validatingadmissionpolicy', 'typo', '-o', 'json'])).stdout);
+    return o.status?.observedGeneration === o.metadata.generation ? o.status : undefined;
+  }, 60_000, 300);
+  t.deepEqual(status.typeChecking.expressionWarnings, [{ fieldRef: 'spec.validations[0].expression', warning: "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass <= 5\n | ...........^\n" }]);
+});
