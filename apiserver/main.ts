@@ -1,3 +1,4 @@
+import { parseShowHiddenMetrics } from './metrics/stability';
 import { setMaxListeners } from 'node:events';
 import pino from 'pino';
 import { terminalColumns } from '../common/flag-usage';
@@ -40,7 +41,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const flags = parseCommandLine(argv);
   if (typeof flags === 'number') return flags;
   const log = pino({ level: flags.logLevel, base: { component: 'svc-apiserver' } });
-  const apiMetrics = new ApiMetrics({ processMetrics: true });
+  const apiMetrics = new ApiMetrics({ processMetrics: true, showHiddenMetrics: flags.showHiddenMetricsForVersion !== '', warn: (m) => log.warn(m) });
   for (const w of flags.featureGateWarnings) log.warn(w);
   const storage = await openStorage(flags, apiMetrics, log);
   let core: StoreLayer, tls: ServingTls, authn: AuthnLayer, audit: Auditor | undefined;
@@ -113,6 +114,12 @@ function parseCommandLine(argv: readonly string[]): ApiServerFlags | number {
   if (flags.version) {
     process.stdout.write(`svc-apiserver ${svcVersion()}\n`);
     return 0;
+  }
+  // Checked here, where the metrics' release is known (config/ sits beside metrics/, not above it).
+  const hidden = parseShowHiddenMetrics(flags.showHiddenMetricsForVersion);
+  if ('error' in hidden) {
+    process.stderr.write(`svc-apiserver: ${hidden.error}\n`);
+    return 2;
   }
   return flags;
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCA, issue } from '../apiserver/pki/certs';
@@ -20,6 +20,8 @@ import { adminTls, Target } from './lib/target';
  * caBundle-verified TLS). Goal: the 10 policies cost at most 20% of the no-policy throughput;
  * on a shared, busy machine the throughput of one part swings more than that, so the server's CPU
  * per create (its own threads, per part, median) is reported beside it as the steadier figure.
+ * A fourth namespace is audited at Metadata by the server's audit policy (the others at None):
+ * goal, the audit log costs at most 10% of the throughput.
  */
 
 interface Plan {
@@ -33,9 +35,20 @@ const FULL: Plan = { clients: 16, warmup: 300, perPart: 1500, parts: 3 };
 const QUICK: Plan = { clients: 8, warmup: 50, perPart: 200, parts: 1 };
 const GOAL_MIN_RATIO = 0.8;
 const AR = 'admissionregistration.k8s.io/v1';
-const MODES = ['none', 'policies_10', 'webhook'] as const;
+/** The audit log's goal: auditing at Metadata costs at most 10% of the throughput. */
+const GOAL_AUDIT_MIN_RATIO = 0.9;
+const MODES = ['none', 'policies_10', 'webhook', 'audit_metadata'] as const;
 type Mode = (typeof MODES)[number];
-const NAMESPACE: Record<Mode, string> = { none: 'bench-none', policies_10: 'bench-vap', webhook: 'bench-hook' };
+const NAMESPACE: Record<Mode, string> = { none: 'bench-none', policies_10: 'bench-vap', webhook: 'bench-hook', audit_metadata: 'bench-audit' };
+
+/**
+ * One server for every mode, so the audit policy audits only the audit_metadata namespace at
+ * Metadata (to a log file, the --audit-log-path backend) and every other request at None: the
+ * other modes still pay the policy's evaluation, as a server with a policy of None rules does.
+ */
+function auditPolicy(): object {
+  return { apiVersion: 'audit.k8s.io/v1', kind: 'Policy', rules: [{ level: 'Metadata', namespaces: [NAMESPACE.audit_metadata] }, { level: 'None' }] };
+}
 
 /** Ten policies of the kinds clusters run: label, size, name and key checks over ConfigMaps. */
 function policies(): object[] {
@@ -86,6 +99,17 @@ async function startHookServer(dir: string, cleanup: Cleanup): Promise<{ port: n
   return { port, caBundle: Buffer.from(ca.certPem).toString('base64'), calls: () => calls };
 }
 
+/** ConfigMap creates the audit log holds at ResponseComplete (a check that the audited mode was audited). */
+function auditedCreates(path: string): number {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return 0;
+  }
+  return text.split('\n').filter((l) => l.includes('"stage":"ResponseComplete"') && l.includes('"verb":"create"') && l.includes(`"namespace":"${NAMESPACE.audit_metadata}"`)).length;
+}
+
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (!(await check())) {
@@ -101,13 +125,14 @@ export async function runAdmissionBench(args: readonly string[], cleanup: Cleanu
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-admission-'));
   cleanup.dir(dir);
   const hooks = await startHookServer(dir, cleanup);
+  writeFileSync(join(dir, 'audit-policy.yaml'), JSON.stringify(auditPolicy()));
   progress('starting svc-apiserver');
-  const s = await startApiServer();
+  const s = await startApiServer({ args: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${join(dir, 'audit.log')}`] });
   cleanup.add('stop svc-apiserver', async () => void (await s.stop()));
   const target = new Target('svc-apiserver', '127.0.0.1', s.port, adminTls(s.dataDir));
   const pool = target.pool(plan.clients);
   cleanup.add('close the client pool', () => pool.close());
-  const labels: Record<Mode, string> = { none: 'none', policies_10: 'vap', webhook: 'hook' };
+  const labels: Record<Mode, string> = { none: 'none', policies_10: 'vap', webhook: 'hook', audit_metadata: 'audit' };
   for (const m of MODES) await target.expect(pool, [201], 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE[m], labels: { bench: labels[m] } } });
   for (const o of policies()) {
     const plural = (o as { kind: string }).kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings';
@@ -137,8 +162,8 @@ export async function runAdmissionBench(args: readonly string[], cleanup: Cleanu
     progress(`warm-up: ${m}`);
     await runMode(m, plan.warmup);
   }
-  const runs: Record<Mode, LoadRun[]> = { none: [], policies_10: [], webhook: [] };
-  const cpuPerCreate: Record<Mode, number[]> = { none: [], policies_10: [], webhook: [] };
+  const runs: Record<Mode, LoadRun[]> = { none: [], policies_10: [], webhook: [], audit_metadata: [] };
+  const cpuPerCreate: Record<Mode, number[]> = { none: [], policies_10: [], webhook: [], audit_metadata: [] };
   const pid = s.proc.pid!;
   for (let part = 0; part < plan.parts; part++) {
     // Alternate the order each part so drift (compaction, GC, a busy neighbour) spreads over the modes.
@@ -151,7 +176,10 @@ export async function runAdmissionBench(args: readonly string[], cleanup: Cleanu
     }
   }
   const figure = (m: Mode) => ({ ...summarize(runs[m]), server_cpu_ms_per_create: median(cpuPerCreate[m]), server_cpu_ms_per_create_parts: cpuPerCreate[m] });
-  const figures = { none: figure('none'), policies_10: figure('policies_10'), webhook: figure('webhook') };
+  const figures = { none: figure('none'), policies_10: figure('policies_10'), webhook: figure('webhook'), audit_metadata: figure('audit_metadata') };
+  const audited = auditedCreates(join(dir, 'audit.log'));
+  const ra = ratio(figures.audit_metadata.per_second, figures.none.per_second);
+  const cpuAudit = ratio(figures.audit_metadata.server_cpu_ms_per_create, figures.none.server_cpu_ms_per_create);
   const r = ratio(figures.policies_10.per_second, figures.none.per_second);
   const cpu = ratio(figures.policies_10.server_cpu_ms_per_create, figures.none.server_cpu_ms_per_create);
   if (loadBefore > 1.5) notes.push(`machine busy before the run (load ${loadBefore.toFixed(2)}): figures are noisier than usual`);
@@ -163,7 +191,9 @@ export async function runAdmissionBench(args: readonly string[], cleanup: Cleanu
         none: `${NAMESPACE.none}: no policy binding or hook selects it (the plugins still run and match nothing)`,
         policies_10: `${NAMESPACE.policies_10}: 10 ValidatingAdmissionPolicies, each with one validation, bound with Deny by namespaceSelector`,
         webhook: `${NAMESPACE.webhook}: one validating webhook (allow) in a separate local Node.js HTTPS process, TLS verified with caBundle`,
+        audit_metadata: `${NAMESPACE.audit_metadata}: audited at Metadata by the server's audit policy (log backend, a file); every other request is audited at None`,
       },
+      audit_log_creates: audited,
       load: `${plan.clients} closed-loop clients; ${plan.warmup} warm-up creates per mode; ${plan.parts} interleaved parts of ${plan.perPart} creates per mode`,
       webhook_calls: hooks.calls(),
     },
@@ -173,11 +203,15 @@ export async function runAdmissionBench(args: readonly string[], cleanup: Cleanu
       webhook_vs_none: ratio(figures.webhook.per_second, figures.none.per_second),
       server_cpu_per_create_policies_10_vs_none: cpu,
       server_cpu_per_create_webhook_vs_none: ratio(figures.webhook.server_cpu_ms_per_create, figures.none.server_cpu_ms_per_create),
+      audit_metadata_vs_none: ra,
+      server_cpu_per_create_audit_metadata_vs_none: cpuAudit,
     },
     goals: {
       policies_10_vs_none: { target: `>= ${GOAL_MIN_RATIO}`, value: r, met: r !== null && r >= GOAL_MIN_RATIO },
       // The same goal from the server's side: CPU per create at most 1/0.8 of the no-policy one.
       server_cpu_per_create_policies_10_vs_none: { target: `<= ${round(1 / GOAL_MIN_RATIO, 3)}`, value: cpu, met: cpu !== null && cpu <= 1 / GOAL_MIN_RATIO },
+      audit_metadata_vs_none: { target: `>= ${GOAL_AUDIT_MIN_RATIO}`, value: ra, met: ra !== null && ra >= GOAL_AUDIT_MIN_RATIO },
+      server_cpu_per_create_audit_metadata_vs_none: { target: `<= ${round(1 / GOAL_AUDIT_MIN_RATIO, 3)}`, value: cpuAudit, met: cpuAudit !== null && cpuAudit <= 1 / GOAL_AUDIT_MIN_RATIO },
     },
     notes,
   };

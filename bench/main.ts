@@ -41,7 +41,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'heartbeat-scale': { describe: 'simulated node Lease renewals every 10 s against one svc-apiserver, ramping 250..2000 nodes', run: runHeartbeatScaleBench },
   'hostile-bodies': { describe: 'issue 16: one hostile body (JSON patch self-copies, YAML aliases, deep YAML, unknown fields by the hundred thousand) against a benign one: request time, longest stall of a probe client, peak memory', run: runHostileBodiesBench },
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
-  admission: { describe: 'issue 23: ConfigMap creates with no policy, with 10 ValidatingAdmissionPolicies, and with one local HTTPS validating webhook, interleaved in one run', run: runAdmissionBench },
+  admission: { describe: 'issue 23: ConfigMap creates with no policy, with 10 ValidatingAdmissionPolicies, with one local HTTPS validating webhook, and audited at Metadata, interleaved in one run', run: runAdmissionBench },
   streaming: { describe: 'issue 21: exec -- true round trips and a 100 MB port-forward through svc-apiserver and svc-node (simulator) against the agent directly and plain TCP', run: runStreamingBench },
   workloads: { describe: 'issue 19: a Deployment scaled 0 → 1,000 replicas on 20 simulated nodes and rolled, against 1,000 bare pod creates: time to all Available, CPU per pod', run: runWorkloadsBench },
 };

@@ -1,4 +1,4 @@
-import { celInput, policyCelEnv, ProgramCache } from '../cel/admission-env';
+import { celInput, mutatingPolicyCelEnv, policyCelEnv, ProgramCache } from '../cel/admission-env';
 import { CostMeter } from '../cel/cost';
 import { CelCompileError, type CelResultValue } from '../cel/program';
 
@@ -43,9 +43,11 @@ export interface PolicyInputs {
 }
 
 const programs = new ProgramCache(policyCelEnv);
+/** MutatingAdmissionPolicy expressions: the same variables, plus Object / JSONPatch literals. */
+export const mutatingPrograms = new ProgramCache(mutatingPolicyCelEnv);
 
-function evaluate(source: string, vars: Rec, meter: CostMeter): CelResultValue {
-  const program = programs.get(source);
+export function evaluate(source: string, vars: Rec, meter: CostMeter, cache: ProgramCache = programs): CelResultValue {
+  const program = cache.get(source);
   if (program instanceof CelCompileError) throw program;
   return program.evaluate(vars, meter);
 }
@@ -53,7 +55,7 @@ function evaluate(source: string, vars: Rec, meter: CostMeter): CelResultValue {
 const usedVariables = new WeakMap<Rec, ReadonlySet<string>>();
 
 /** The CEL variables any expression of the policy reads (compiled programs know theirs); per spec object, which the informer replaces on change. */
-export function policyVariables(spec: Rec): ReadonlySet<string> {
+export function policyVariables(spec: Rec, cache: ProgramCache = programs): ReadonlySet<string> {
   let used = usedVariables.get(spec);
   if (!used) {
     const out = new Set<string>();
@@ -61,9 +63,10 @@ export function policyVariables(spec: Rec): ReadonlySet<string> {
     for (const v of Array.isArray(spec.validations) ? (spec.validations as Rec[]) : []) sources.push(v.expression, v.messageExpression);
     for (const key of ['variables', 'matchConditions'] as const) for (const v of Array.isArray(spec[key]) ? (spec[key] as Rec[]) : []) sources.push(v.expression);
     for (const v of Array.isArray(spec.auditAnnotations) ? (spec.auditAnnotations as Rec[]) : []) sources.push(v.valueExpression);
+    for (const m of Array.isArray(spec.mutations) ? (spec.mutations as Rec[]) : []) sources.push((m.applyConfiguration as Rec | undefined)?.expression, (m.jsonPatch as Rec | undefined)?.expression);
     for (const s of sources) {
       if (typeof s !== 'string') continue;
-      const p = programs.get(s);
+      const p = cache.get(s);
       if (!(p instanceof CelCompileError)) for (const name of p.variables) out.add(name);
     }
     used = out;
@@ -83,13 +86,13 @@ function messageFrom(source: string, vars: Rec, meter: CostMeter): string | unde
 }
 
 /** The variables of spec.variables, each able to read those before it. */
-function evaluateVariables(spec: Rec, base: Rec, meter: CostMeter): Rec {
+export function evaluateVariables(spec: Rec, base: Rec, meter: CostMeter, cache: ProgramCache = programs): Rec {
   const values: Rec = {};
   for (const v of Array.isArray(spec.variables) ? (spec.variables as Rec[]) : []) {
     const name = typeof v.name === 'string' ? v.name : '';
     const source = typeof v.expression === 'string' ? v.expression : '';
     try {
-      values[name] = celInput(evaluate(source, { ...base, variables: values }, meter));
+      values[name] = celInput(evaluate(source, { ...base, variables: values }, meter, cache));
     } catch (err) {
       throw new Error(`variable "${name}" failed: ${(err as Error).message}`, { cause: err });
     }
@@ -98,7 +101,7 @@ function evaluateVariables(spec: Rec, base: Rec, meter: CostMeter): Rec {
 }
 
 /** The policy's matchConditions with params: true (all hold), false (one is false), or the first error. */
-export function policyConditionsHold(spec: Rec, inputs: PolicyInputs, params: unknown): boolean | Error {
+export function policyConditionsHold(spec: Rec, inputs: PolicyInputs, params: unknown, cache: ProgramCache = programs): boolean | Error {
   const conditions = Array.isArray(spec.matchConditions) ? (spec.matchConditions as Rec[]) : [];
   if (conditions.length === 0) return true;
   const vars: Rec = { ...inputs, params: celInput(params ?? null), variables: {} };
@@ -106,7 +109,7 @@ export function policyConditionsHold(spec: Rec, inputs: PolicyInputs, params: un
   let failure: Error | undefined;
   for (const c of conditions) {
     try {
-      const v = evaluate(typeof c.expression === 'string' ? c.expression : '', vars, meter);
+      const v = evaluate(typeof c.expression === 'string' ? c.expression : '', vars, meter, cache);
       if (v === false) return false;
       if (v !== true) throw new Error('the expression did not evaluate to a bool');
     } catch (err) {

@@ -13,6 +13,7 @@ export const POLICY_VARIABLES = ['object', 'oldObject', 'request', 'params', 'na
 
 let matchEnv: CelEnvironment | undefined;
 let policyEnv: CelEnvironment | undefined;
+let mutatingEnv: CelEnvironment | undefined;
 
 /** The webhook matchConditions environment. */
 export function matchConditionEnv(): CelEnvironment {
@@ -24,6 +25,12 @@ export function matchConditionEnv(): CelEnvironment {
 export function policyCelEnv(): CelEnvironment {
   policyEnv ??= new CelEnvironment({ variables: POLICY_VARIABLES });
   return policyEnv;
+}
+
+/** The MutatingAdmissionPolicy environment: the policy variables plus Object / JSONPatch literals and jsonpatch.escapeKey. */
+export function mutatingPolicyCelEnv(): CelEnvironment {
+  mutatingEnv ??= new CelEnvironment({ variables: POLICY_VARIABLES, objectLiterals: true });
+  return mutatingEnv;
 }
 
 /** A cache of compiled programs by source: policies and hooks are evaluated on every write. */
@@ -59,10 +66,10 @@ export function matchConditionCompileError(source: string): string | undefined {
   }
 }
 
-/** The compile error of a policy expression, or undefined. */
-export function policyCompileError(source: string): string | undefined {
+/** The compile error of a policy expression (of a MutatingAdmissionPolicy with mutating), or undefined. */
+export function policyCompileError(source: string, mutating = false): string | undefined {
   try {
-    policyCelEnv().compile(source);
+    (mutating ? mutatingPolicyCelEnv() : policyCelEnv()).compile(source);
     return undefined;
   } catch (err) {
     if (err instanceof CelCompileError) return err.message;

@@ -12,6 +12,7 @@
 import type { CelEnv, CelInput, CelValue } from '@bufbuild/cel';
 import type * as Cel from '@bufbuild/cel';
 import { celExt, celLib, celRe2 } from './lazy';
+import { escapeKeyFunc, objectLiteralsAsMaps } from './object-literals';
 import { callCost, CostLimitExceeded, CostMeter, ITERATION_COST, LIST_LITERAL_COST, MAP_LITERAL_COST } from './cost';
 
 type ParsedExpr = ReturnType<typeof Cel.parse>;
@@ -60,6 +61,13 @@ export interface CelEnvironmentOptions {
   perCallLimit?: number;
   /** Functions beyond the standard library and the strings extension (e.g. `optionalFuncs()`). */
   funcs?: () => readonly Cel.CelFunc[];
+  /**
+   * Object construction as MutatingAdmissionPolicy expressions write it (upstream's
+   * `Object{spec: Object.spec{...}}` and `JSONPatch{op: ..., path: ...}`): such literals are
+   * built as plain maps keyed by field name (see object-literals.ts); the `jsonpatch.escapeKey`
+   * function is offered too.
+   */
+  objectLiterals?: boolean;
 }
 
 /**
@@ -75,7 +83,8 @@ export class CelEnvironment {
   constructor(private readonly opts: CelEnvironmentOptions) {
     this.vars = new Set(opts.variables);
     const identity = (name: string) => celLib().celFunc(name, [celLib().CelScalar.DYN], celLib().CelScalar.DYN, (v: CelValue) => v as CelInput);
-    this.base = celLib().celEnv({ funcs: [...celExt().strings, ...(opts.funcs?.() ?? []), identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
+    const extra = opts.objectLiterals ? [escapeKeyFunc()] : [];
+    this.base = celLib().celEnv({ funcs: [...celExt().strings, ...(opts.funcs?.() ?? []), ...extra, identity(ITER_FN), identity(LIST_FN), identity(MAP_FN)] });
     this.metered = meteredEnv(this.base, () => this.current);
   }
 
@@ -89,6 +98,8 @@ export class CelEnvironment {
     }
     const used = new Set<string>();
     const state = { nextId: maxId(parsed.expr) + 1n };
+    const literalProblem = this.opts.objectLiterals ? objectLiteralsAsMaps(parsed.expr, state) : undefined;
+    if (literalProblem) throw new CelCompileError(`compilation failed: ${literalProblem}`);
     check(parsed.expr, new Set(), this.vars, used, this.base.funcs);
     instrument(parsed.expr, state);
     let run: (ctx: Record<string, CelInput>) => unknown;

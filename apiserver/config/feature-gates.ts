@@ -7,6 +7,8 @@
  * - AuthorizeWithSelectors: field and label selectors passed to authorizers (the Node authorizer,
  *   webhooks). Beta and on as upstream since 1.32 (the spec's list calls it alpha, from 1.31).
  * - CBORServingAndStorage: application/cbor bodies and answers.
+ * - MutatingAdmissionPolicy: the MutatingAdmissionPolicy admission plugin (beta since 1.34, off by
+ *   default as upstream; its admissionregistration v1alpha1/v1beta1 versions also need --runtime-config).
  * - StreamingList: watches with sendInitialEvents (upstream names this gate WatchList).
  * - StructuredAuthenticationConfiguration: --authentication-config.
  * - StructuredAuthorizationConfiguration: --authorization-config (GA upstream since 1.32: locked on).
@@ -20,6 +22,7 @@ export const apiServerFeatures = {
   APIResponseCompression: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   [CBOR_GATE]: { stage: 'ALPHA', default: false },
+  MutatingAdmissionPolicy: { stage: 'BETA', default: false },
   StreamingList: { stage: 'BETA', default: true },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
   StructuredAuthorizationConfiguration: { stage: 'GA', default: true, lockToDefault: true },

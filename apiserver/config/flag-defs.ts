@@ -128,6 +128,7 @@ const defs: Record<string, Def> = {
   'authorization-config': { kind: 'string', usage: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); not with --authorization-mode or the webhook flags' },
   'runtime-config': { kind: 'list', usage: 'API versions to serve or not: key[=true|false] pairs with keys api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (alpha versions and betas newer than 1.22 are off by default)' },
   'feature-gates': { kind: 'list', usage: `Feature gates, Name=true|false: ${apiServerGates.usage()}` },
+  'show-hidden-metrics-for-version': { kind: 'string', usage: 'The previous minor Kubernetes release (1.32) to export again the metrics hidden in this one (deprecated metrics past their lifetime)' },
   help: { kind: 'bool', usage: 'Print this help and exit', def: 'false' },
   version: { kind: 'bool', usage: 'Print the version and exit', def: 'false' },
 };

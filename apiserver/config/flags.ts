@@ -121,6 +121,8 @@ export interface ApiServerFlags {
   runtimeConfig: RuntimeConfig;
   /** Upstream's warnings for GA and deprecated gates set explicitly, logged at start. */
   featureGateWarnings: string[];
+  /** --show-hidden-metrics-for-version as given ('' when not): checked by main against the metrics' release (metrics/stability.ts). */
+  showHiddenMetricsForVersion: string;
   /** Service CIDRs and node ports (config/network-flags.ts). */
   network: NetworkFlags;
   help: boolean;
@@ -306,6 +308,7 @@ export function parseFlags(argv: readonly string[]): ApiServerFlags {
     featureGates: gates.on,
     runtimeConfig: runtimeConfig(list('runtime-config') ?? []),
     featureGateWarnings: gates.warnings,
+    showHiddenMetricsForVersion: str('show-hidden-metrics-for-version') ?? '',
     network: networkFlags(get),
     help: bool('help'),
     version: bool('version'),

@@ -80,6 +80,20 @@ export function reply(r: ResourceRequest, status: number, body: unknown, extra: 
   send(r.req, r.res, status, served, { pretty: queryBool(r.query, 'pretty'), protobuf, cbor, ...extra, warnings });
 }
 
+/**
+ * A refused request still carries the warnings gathered before the refusal (a
+ * ValidatingAdmissionPolicy's Warn before another's Deny, a webhook's warnings, a deprecated
+ * version's), as upstream's warning recorder writes its headers on every response: they are set on
+ * the response for the error reply (sendError) to send with its Status.
+ */
+export function warnOnError(r: ResourceRequest): void {
+  if (!r.warnings?.length || r.res.headersSent) return;
+  const earlier = r.res.getHeader('Warning');
+  const before = earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [String(earlier)];
+  const ours = [...new Set(r.warnings)].map((w) => `299 - ${JSON.stringify(w)}`);
+  r.res.setHeader('Warning', [...before, ...ours.filter((w) => !before.includes(w))]);
+}
+
 export function listQuery(r: ResourceRequest): ListQuery {
   return {
     labelSelector: parseLabelSelector(r.query.get('labelSelector')),

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { isHidden, stabilityHelp, type MetricDeclaration } from './stability';
 
 /** Latency buckets upstream uses for apiserver_request_duration_seconds and etcd_request_duration_seconds (seconds). */
 export const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -14,6 +15,10 @@ export interface WatchCacheStats {
 export interface ApiMetricsOptions {
   /** Also export process_* and nodejs_* metrics (memory, CPU, event-loop lag, GC), as upstream exports process_*. Default false. */
   processMetrics?: boolean;
+  /** --show-hidden-metrics-for-version was given (validly): hidden deprecated metrics are registered too. */
+  showHiddenMetrics?: boolean;
+  /** Where the warning about a registered deprecated metric goes (upstream logs one). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -32,6 +37,8 @@ export interface ApiMetricsOptions {
  *   bounded by --watch-cache-max-bytes.
  * - apiserver_events_dropped_total{component, reason} (svc's own): events of the in-process loops
  *   not written (QueueFull, Spam, Rejected, RetriesExhausted); upstream's recorders only log them.
+ * Each declares upstream's stability level (metrics/stability.ts: `[STABLE]`/`[ALPHA]` in HELP;
+ * svc's own are ALPHA); a deprecated one past its lifetime is hidden unless --show-hidden-metrics-for-version.
  */
 export class ApiMetrics {
   /** The registry; GET /metrics renders it with metricsText(). */
@@ -44,57 +51,52 @@ export class ApiMetrics {
   private readonly terminatedWatchers: Counter<'group' | 'resource'>;
   private readonly droppedEvents: Counter<'component' | 'reason'>;
 
-  constructor(o: ApiMetricsOptions = {}) {
-    const registers = [this.registry];
+  constructor(private readonly o: ApiMetricsOptions = {}) {
     this.requests = new Counter({
-      name: 'apiserver_request_total',
-      help: 'Counter of apiserver requests broken out for each verb, resource, and HTTP response code.',
+      ...this.declare('apiserver_request_total', { stability: 'STABLE' }, 'Counter of apiserver requests broken out for each verb, resource, and HTTP response code.'),
       labelNames: ['verb', 'resource', 'code'],
-      registers,
     });
     this.requestLatency = new Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'Response latency distribution in seconds for each verb and resource (WATCH and CONNECT excluded).',
+      ...this.declare('apiserver_request_duration_seconds', { stability: 'STABLE' }, 'Response latency distribution in seconds for each verb and resource (WATCH and CONNECT excluded).'),
       labelNames: ['verb', 'resource'],
       buckets: LATENCY_BUCKETS,
-      registers,
     });
     this.storeLatency = new Histogram({
-      name: 'etcd_request_duration_seconds',
-      help: 'Store request latency in seconds for each operation and object type.',
+      ...this.declare('etcd_request_duration_seconds', { stability: 'ALPHA' }, 'Store request latency in seconds for each operation and object type.'),
       labelNames: ['operation', 'type'],
       buckets: LATENCY_BUCKETS,
-      registers,
     });
     this.storeErrors = new Counter({
-      name: 'etcd_request_errors_total',
-      help: 'Store requests that failed, for each operation and object type.',
+      ...this.declare('etcd_request_errors_total', { stability: 'ALPHA' }, 'Store requests that failed, for each operation and object type.'),
       labelNames: ['operation', 'type'],
-      registers,
     });
     this.terminatedWatchers = new Counter({
-      name: 'apiserver_terminated_watchers_total',
-      help: 'Counter of watchers closed due to unresponsiveness (they fell behind the watch cache history).',
+      ...this.declare('apiserver_terminated_watchers_total', { stability: 'ALPHA' }, 'Counter of watchers closed due to unresponsiveness (they fell behind the watch cache history).'),
       labelNames: ['group', 'resource'],
-      registers,
     });
     this.droppedEvents = new Counter({
-      name: 'apiserver_events_dropped_total',
-      help: 'Events of the in-process control loops and scheduler that were not written, by reporting component and reason.',
+      ...this.declare('apiserver_events_dropped_total', { stability: 'ALPHA' }, 'Events of the in-process control loops and scheduler that were not written, by reporting component and reason.'),
       labelNames: ['component', 'reason'],
-      registers,
     });
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * A metric's name, HELP (with its stability level) and registry: none when it is hidden (a
+   * deprecated metric past its lifetime, without --show-hidden-metrics-for-version), so it is
+   * still usable but never exported.
+   */
+  declare(name: string, d: MetricDeclaration, help: string): { name: string; help: string; registers: Registry[] } {
+    const hidden = isHidden(d) && !this.o.showHiddenMetrics;
+    if (d.deprecatedVersion && !hidden) this.o.warn?.(`${name} is deprecated since ${d.deprecatedVersion}`);
+    return { name, help: stabilityHelp(d, help), registers: hidden ? [] : [this.registry] };
+  }
+
   /** Exposes the watch cache's gauges, read from stats() at each scrape. */
   watchCache(stats: () => WatchCacheStats): void {
-    const registers = [this.registry];
     new Gauge({
-      name: 'apiserver_registered_watchers',
-      help: 'Number of currently registered watchers for a given resource.',
+      ...this.declare('apiserver_registered_watchers', { stability: 'ALPHA' }, 'Number of currently registered watchers for a given resource.'),
       labelNames: ['group', 'resource'],
-      registers,
       collect() {
         this.reset();
         for (const [key, n] of stats().watchers) {
@@ -104,17 +106,13 @@ export class ApiMetrics {
       },
     });
     new Gauge({
-      name: 'apiserver_watch_cache_history_bytes',
-      help: 'Bytes of events the watch cache holds in memory (the stored encodings of objects and previous objects, and their renderings).',
-      registers,
+      ...this.declare('apiserver_watch_cache_history_bytes', { stability: 'ALPHA' }, 'Bytes of events the watch cache holds in memory (the stored encodings of objects and previous objects, and their renderings).'),
       collect() {
         this.set(stats().historyBytes);
       },
     });
     new Gauge({
-      name: 'apiserver_watch_cache_history_events',
-      help: 'Events the watch cache holds in memory.',
-      registers,
+      ...this.declare('apiserver_watch_cache_history_events', { stability: 'ALPHA' }, 'Events the watch cache holds in memory.'),
       collect() {
         this.set(stats().historyEvents);
       },
@@ -123,10 +121,9 @@ export class ApiMetrics {
 
   /** The audit pipeline's counters, upstream's names (created on first use, so servers without auditing export none). */
   audit(): { event(level: string): void; error(plugin: string, count: number): void } {
-    const registers = [this.registry];
-    const events = new Counter({ name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers });
-    const levels = new Counter({ name: 'apiserver_audit_level_total', help: 'Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers });
-    const errors = new Counter({ name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly.', labelNames: ['plugin'], registers });
+    const events = new Counter(this.declare('apiserver_audit_event_total', { stability: 'ALPHA' }, 'Counter of audit events generated and sent to the audit backend.'));
+    const levels = new Counter({ ...this.declare('apiserver_audit_level_total', { stability: 'ALPHA' }, 'Counter of policy levels for audit events (1 per request).'), labelNames: ['level'] });
+    const errors = new Counter({ ...this.declare('apiserver_audit_error_total', { stability: 'ALPHA' }, 'Counter of audit events that failed to be audited properly.'), labelNames: ['plugin'] });
     return {
       event(level) {
         events.inc();
@@ -143,10 +140,8 @@ export class ApiMetrics {
   /** apiserver_requested_deprecated_apis (upstream's, spec 6.2): 1 for each deprecated API requested since start. */
   deprecatedApiRequested(group: string, version: string, resource: string, subresource: string, removedRelease: string): void {
     this.deprecatedApis ??= new Gauge({
-      name: 'apiserver_requested_deprecated_apis',
-      help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      ...this.declare('apiserver_requested_deprecated_apis', { stability: 'STABLE' }, 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.'),
       labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
-      registers: [this.registry],
     });
     this.deprecatedApis.set({ group, version, resource, subresource, removed_release: removedRelease }, 1);
   }

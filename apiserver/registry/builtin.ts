@@ -38,6 +38,7 @@ import { makeMetricsTypes } from './types/metrics';
 import { makeHpaTypes } from './types/horizontalpodautoscalers';
 import { makeMutatingWebhookConfigurationType, makeValidatingWebhookConfigurationType } from './types/webhook-configurations';
 import { makeValidatingAdmissionPolicyBindingType, makeValidatingAdmissionPolicyType } from './types/validating-admission-policies';
+import { makeMutatingAdmissionPolicyTypes } from './types/mutating-admission-policies';
 import { makeCrdType } from './types/customresourcedefinitions';
 import { makeEndpointSliceType } from './types/endpointslices';
 import { makeNetworkPolicyType } from './types/networkpolicies';
@@ -93,6 +94,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeValidatingWebhookConfigurationType(now),
     makeValidatingAdmissionPolicyType(now),
     makeValidatingAdmissionPolicyBindingType(now),
+    ...makeMutatingAdmissionPolicyTypes(now),
     makeCrdType(),
     makeApiServiceType(now),
     makeEndpointSliceType(now),

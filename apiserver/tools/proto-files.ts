@@ -20,6 +20,8 @@ import { tokenRequestSchema } from '../registry/types/serviceaccount-token-reque
 
 const PACKAGES = [
   'k8s.io.api.admissionregistration.v1',
+  'k8s.io.api.admissionregistration.v1alpha1',
+  'k8s.io.api.admissionregistration.v1beta1',
   'k8s.io.api.apps.v1',
   'k8s.io.api.authentication.v1',
   'k8s.io.api.authorization.v1',

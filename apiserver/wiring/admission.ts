@@ -12,12 +12,14 @@ import { forbiddenSubject, ResourceQuotaAdmission, type QuotaAccess } from '../a
 import { RuntimeClassAdmission } from '../admission/runtime-class';
 import { ServiceAccountAdmission } from '../admission/service-account';
 import { MutatingWebhookPlugin, ValidatingWebhookPlugin } from '../admission/webhook-dispatch';
-import { ValidatingAdmissionPolicyPlugin } from '../admission/policy-plugin';
+import { ValidatingAdmissionPolicyPlugin, type PolicyDeps } from '../admission/policy-plugin';
+import { MutatingAdmissionPolicyPlugin } from '../admission/mutating-policy-plugin';
 import { canonicalGroup } from '../api/group-names';
 import { errors, getOrNull } from '../api/errors';
 import type { KObject } from '../api/types';
 import { loadAdmissionConfig } from '../config/admission-config';
 import type { ApiServerFlags } from '../config/flags';
+import { gateOn } from '../config/feature-gates';
 import type { ResourceRegistry } from '../registry/builtin';
 import { rec } from '../registry/obj-access';
 import { add, formatResourceList, parseResourceList, subtractNonNegative } from '../registry/quota/resource-list';
@@ -53,9 +55,9 @@ export function configurationSource(d: AdmissionDeps, t: () => ResourceType): ()
   };
 }
 
-function arType(registry: ResourceRegistry, resource: string): () => ResourceType {
+function arType(registry: ResourceRegistry, resource: string, version = 'v1'): () => ResourceType {
   return () => {
-    const t = registry.lookup('admissionregistration.svc.io', 'v1', resource);
+    const t = registry.lookup('admissionregistration.svc.io', version, resource);
     if (!t) throw new Error(`${resource} type not registered`);
     return t;
   };
@@ -106,7 +108,7 @@ export function storeQuotaAccess(store: () => ObjectStore, quotaType: ResourceTy
  * prevention (its RBAC storage).
  */
 export function buildAdmission(
-  flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds' | 'admissionControlConfigFile'>,
+  flags: Pick<ApiServerFlags, 'admissionPlugins' | 'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds' | 'admissionControlConfigFile'> & Partial<Pick<ApiServerFlags, 'featureGates'>>,
   d: AdmissionDeps,
 ): AdmissionChain {
   const { registry, store } = d;
@@ -123,6 +125,17 @@ export function buildAdmission(
   const liveNamespace = (name: string) => get(type(registry, 'namespaces'), '', name);
   const namespaceObject = async (name: string): Promise<KObject | undefined> => cachedNamespace(name) ?? (await liveNamespace(name)) ?? undefined;
   const namespaceLabels = async (name: string) => (await namespaceObject(name))?.metadata.labels;
+  const policyDeps = (policies: () => ResourceType, bindings: () => ResourceType): PolicyDeps => ({
+    policies: configurationSource(d, policies),
+    bindings: configurationSource(d, bindings),
+    namespace: namespaceObject,
+    paramType: (apiVersion, kind) => {
+      const slash = apiVersion.indexOf('/');
+      return slash < 0 ? registry.byKind('', apiVersion, kind) : registry.byKind(canonicalGroup(apiVersion.slice(0, slash)), apiVersion.slice(slash + 1), kind);
+    },
+    getParam: async (t, ns, name) => (await get(t, ns, name)) ?? undefined,
+    listParams: async (t, ns) => (await store().list(t, ns, everything)).items,
+  });
   const factories: Record<string, () => AdmissionPlugin> = {
     AlwaysAdmit: () => ({ name: 'AlwaysAdmit' }),
     NamespaceLifecycle: () => new NamespaceLifecycle({ cached: cachedNamespace, live: liveNamespace, now: d.now ?? Date.now }),
@@ -150,18 +163,12 @@ export function buildAdmission(
       return new DefaultStorageClass(async () => (await store().list(classes, '', everything)).items);
     },
     MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
-    ValidatingAdmissionPolicy: () =>
-      new ValidatingAdmissionPolicyPlugin({
-        policies: configurationSource(d, arType(registry, 'validatingadmissionpolicies')),
-        bindings: configurationSource(d, arType(registry, 'validatingadmissionpolicybindings')),
-        namespace: namespaceObject,
-        paramType: (apiVersion, kind) => {
-          const slash = apiVersion.indexOf('/');
-          return slash < 0 ? registry.byKind('', apiVersion, kind) : registry.byKind(canonicalGroup(apiVersion.slice(0, slash)), apiVersion.slice(slash + 1), kind);
-        },
-        getParam: async (t, ns, name) => (await get(t, ns, name)) ?? undefined,
-        listParams: async (t, ns) => (await store().list(t, ns, everything)).items,
-      }),
+    MutatingAdmissionPolicy: () =>
+      new MutatingAdmissionPolicyPlugin(
+        policyDeps(arType(registry, 'mutatingadmissionpolicies', 'v1beta1'), arType(registry, 'mutatingadmissionpolicybindings', 'v1beta1')),
+        gateOn(flags.featureGates, 'MutatingAdmissionPolicy'),
+      ),
+    ValidatingAdmissionPolicy: () => new ValidatingAdmissionPolicyPlugin(policyDeps(arType(registry, 'validatingadmissionpolicies'), arType(registry, 'validatingadmissionpolicybindings'))),
     ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {

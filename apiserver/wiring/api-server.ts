@@ -22,7 +22,7 @@ import { deprecationWarning, type ResourceType } from '../registry/resource-type
 import type { ObjectStore } from '../store/object-store';
 import type { WatchCache } from '../store/watch-cache';
 import { handleCreate } from '../handlers/create';
-import type { ResourceRequest } from '../handlers/context';
+import { warnOnError, type ResourceRequest } from '../handlers/context';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete';
 import { handleGet } from '../handlers/get';
 import { handleList } from '../handlers/list';
@@ -292,6 +292,18 @@ export class ApiServer {
     if (audit) r.auditAnnotations = audit.annotations;
     if (type.deprecation) this.deprecated(r, type);
     if (type.resource === 'namespaces') r.info = { ...info, namespace: '' };
+    try {
+      return await this.dispatchResource(r);
+    } catch (err) {
+      warnOnError(r);
+      throw err;
+    }
+  }
+
+  /** The handler of a resource request: virtual, sub-resource or verb. */
+  private dispatchResource(r: ResourceRequest): Promise<void> {
+    const { req, info, type } = r;
+    const o = this.o;
     const virtual = o.virtual?.get(`${type.group}/${type.version}/${type.resource}`);
     if (virtual) return virtual(r);
     if (info.subresource) {

@@ -35,6 +35,7 @@ import { NodeLifecycleController } from '../controllers/node-lifecycle';
 import { ensureLocalPathClass } from '../controllers/local-path-provisioner';
 import { PvBinder } from '../controllers/pv-binder';
 import { ResourceQuotaController } from '../controllers/resource-quota';
+import { ValidatingAdmissionPolicyStatusController } from '../controllers/vap-typechecking';
 import { RootCaPublisher } from '../controllers/root-ca-publisher';
 import { ServiceAccountsController } from '../controllers/serviceaccounts';
 import { ServiceAllocationController } from '../controllers/service-allocation';
@@ -159,6 +160,7 @@ async function runControllers(flags: ApiServerFlags, s: StorageLayer, core: Stor
     new ServiceAccountsController(store, cache, registry, log.child({ controller: 'serviceaccount' }), informers).run(leading),
     // The CA that signs the serving certificate we generate; with --tls-cert-file, the operator's CA is expected to be the same.
     new RootCaPublisher(store, cache, registry, { caPem: ca.certPem, log: log.child({ controller: 'root-ca-cert-publisher' }), informers }).run(leading),
+    new ValidatingAdmissionPolicyStatusController(store, cache, registry, { log: log.child({ controller: 'validatingadmissionpolicy-status' }), informers }).run(leading),
     new TaintEvictionController(store, cache, registry, { now, log: log.child({ controller: 'taint-eviction' }), informers, recorder: events.recorder('taint-eviction-controller') }).run(leading),
     new ServiceAllocationController(registry.lookup('', 'v1', 'services')!, core.serviceAllocator.ranges, informers, { log: log.child({ controller: 'service-allocation' }), recorder: events.recorder('ipallocator-repair-controller') }).run(leading),
     new EndpointsController(store, { services: registry.lookup('', 'v1', 'services')!, pods: registry.lookup('', 'v1', 'pods')!, endpoints: registry.lookup('', 'v1', 'endpoints')! }, informers, log.child({ controller: 'endpoint' })).run(leading),

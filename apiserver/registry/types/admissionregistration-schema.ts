@@ -66,29 +66,50 @@ export const validatingWebhookSchema = obj(`${AR}.ValidatingWebhook`, {
   matchConditions: matchConditions(11),
 });
 
-export const namedRuleWithOperationsSchema = obj(`${AR}.NamedRuleWithOperations`, {
-  resourceNames: [1, atomicList(str(), 'Names the rule applies to; empty means all.')],
-}, { atomic: true, inline: [[2, ruleWithOperationsSchema, 'ruleWithOperations']] });
+/**
+ * The policy messages every admissionregistration version declares in its own package
+ * (v1alpha1 and v1beta1 repeat them with the same field numbers for MutatingAdmissionPolicy).
+ */
+export function policyMessages(pkg: string) {
+  const namedRuleWithOperations = obj(`${pkg}.NamedRuleWithOperations`, {
+    resourceNames: [1, atomicList(str(), 'Names the rule applies to; empty means all.')],
+  }, { atomic: true, inline: [[2, ruleWithOperationsSchema, 'ruleWithOperations']] });
+  return {
+    matchCondition: pkg === AR ? matchConditionSchema : obj(`${pkg}.MatchCondition`, {
+      name: [1, ptr(str('An identifier for this match condition.'))],
+      expression: [2, ptr(str('A CEL expression over object, oldObject, request, params and namespaceObject; must evaluate to bool.'))],
+    }),
+    namedRuleWithOperations,
+    matchResources: obj(`${pkg}.MatchResources`, {
+      namespaceSelector: [1, described('Selects namespaces by their labels.', labelSelectorSchema)],
+      objectSelector: [2, described('Selects objects by old or new labels.', labelSelectorSchema)],
+      resourceRules: [3, atomicList(namedRuleWithOperations, 'The operations on resources the policy matches (any rule).')],
+      excludeResourceRules: [4, atomicList(namedRuleWithOperations, 'Operations on resources excluded (taking precedence).')],
+      matchPolicy: [7, ptr(str('Exact or Equivalent (default).'))],
+    }, { atomic: true }),
+    paramKind: obj(`${pkg}.ParamKind`, {
+      apiVersion: [1, ptr(str('group/version of the parameter kind.'))],
+      kind: [2, ptr(str('The parameter kind.'))],
+    }, { atomic: true }),
+    paramRef: obj(`${pkg}.ParamRef`, {
+      name: [1, ptr(str('The name of the parameter object.'))],
+      namespace: [2, ptr(str('The namespace of the parameter objects.'))],
+      selector: [3, described('Selects several parameter objects by label.', labelSelectorSchema)],
+      parameterNotFoundAction: [4, ptr(str('Allow or Deny when no parameter is found.'))],
+    }, { atomic: true }),
+    variable: obj(`${pkg}.Variable`, {
+      name: [1, ptr(str('The variable name, read as variables.<name>.')), 'Name'],
+      expression: [2, ptr(str('The CEL expression of its value.')), 'Expression'],
+    }, { atomic: true }),
+  };
+}
 
-export const matchResourcesSchema = obj(`${AR}.MatchResources`, {
-  namespaceSelector: [1, described('Selects namespaces by their labels.', labelSelectorSchema)],
-  objectSelector: [2, described('Selects objects by old or new labels.', labelSelectorSchema)],
-  resourceRules: [3, atomicList(namedRuleWithOperationsSchema, 'The operations on resources the policy matches (any rule).')],
-  excludeResourceRules: [4, atomicList(namedRuleWithOperationsSchema, 'Operations on resources excluded (taking precedence).')],
-  matchPolicy: [7, ptr(str('Exact or Equivalent (default).'))],
-}, { atomic: true });
-
-export const paramKindSchema = obj(`${AR}.ParamKind`, {
-  apiVersion: [1, ptr(str('group/version of the parameter kind.'))],
-  kind: [2, ptr(str('The parameter kind.'))],
-}, { atomic: true });
-
-export const paramRefSchema = obj(`${AR}.ParamRef`, {
-  name: [1, ptr(str('The name of the parameter object.'))],
-  namespace: [2, ptr(str('The namespace of the parameter objects.'))],
-  selector: [3, described('Selects several parameter objects by label.', labelSelectorSchema)],
-  parameterNotFoundAction: [4, ptr(str('Allow or Deny when no parameter is found.'))],
-}, { atomic: true });
+const v1Messages = policyMessages(AR);
+export const namedRuleWithOperationsSchema = v1Messages.namedRuleWithOperations;
+export const matchResourcesSchema = v1Messages.matchResources;
+export const paramKindSchema = v1Messages.paramKind;
+export const paramRefSchema = v1Messages.paramRef;
+export const variableSchema = v1Messages.variable;
 
 export const validationSchema = obj(`${AR}.Validation`, {
   expression: [1, ptr(str('The CEL expression; false denies.')), 'Expression'],
@@ -96,11 +117,6 @@ export const validationSchema = obj(`${AR}.Validation`, {
   reason: [3, ptr(str('Unauthorized, Forbidden, Invalid (default) or RequestEntityTooLarge.'))],
   messageExpression: [4, ptr(str('A CEL expression producing the failure message.'))],
 });
-
-export const variableSchema = obj(`${AR}.Variable`, {
-  name: [1, ptr(str('The variable name, read as variables.<name>.')), 'Name'],
-  expression: [2, ptr(str('The CEL expression of its value.')), 'Expression'],
-}, { atomic: true });
 
 export const auditAnnotationSchema = obj(`${AR}.AuditAnnotation`, {
   key: [1, ptr(str('The audit annotation key (qualified name).'))],

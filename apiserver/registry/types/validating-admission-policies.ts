@@ -55,7 +55,7 @@ export const validatingAdmissionPolicyBindingSchema = withMeta(`${AR}.Validating
 });
 
 /** Upstream SetDefaults_MatchResources (+ the rules' scope). */
-function defaultMatchResources(m: Record<string, unknown> | undefined): void {
+export function defaultMatchResources(m: Record<string, unknown> | undefined): void {
   if (!m) return;
   m.matchPolicy ??= 'Equivalent';
   m.namespaceSelector ??= {};
@@ -63,7 +63,7 @@ function defaultMatchResources(m: Record<string, unknown> | undefined): void {
   for (const r of [...recs(m.resourceRules), ...recs(m.excludeResourceRules)]) r.scope ??= '*';
 }
 
-function validateMatchResources(p: string, value: unknown, rulesRequired: boolean): Cause[] {
+export function validateMatchResources(p: string, value: unknown, rulesRequired: boolean): Cause[] {
   const m = rec(value);
   if (!m) return rulesRequired ? [required(p, '')] : [];
   const out: Cause[] = [];
@@ -101,7 +101,7 @@ function validateValidations(p: string, list: unknown): Cause[] {
   return out;
 }
 
-function validateVariables(p: string, list: unknown): Cause[] {
+export function validateVariables(p: string, list: unknown, compile: (expr: string) => string | undefined = policyCompileError): Cause[] {
   const out: Cause[] = [];
   const seen = new Set<string>();
   recs(list).forEach((v, i) => {
@@ -112,8 +112,9 @@ function validateVariables(p: string, list: unknown): Cause[] {
     if (name !== '' && seen.has(name)) out.push(duplicate(child(vp, 'name'), name));
     seen.add(name);
     const expr = str(v.expression) ?? '';
+    const err = expr.trim() === '' ? undefined : compile(expr);
     if (expr.trim() === '') out.push(required(child(vp, 'expression'), 'expression is not specified'));
-    else out.push(...compileCause(child(vp, 'expression'), expr));
+    else if (err) out.push(invalid(child(vp, 'expression'), expr, err));
   });
   return out;
 }
@@ -135,16 +136,20 @@ function validateAuditAnnotations(p: string, list: unknown, policy: string): Cau
   return out;
 }
 
+export function validateParamKind(value: unknown): Cause[] {
+  const pk = rec(value);
+  if (!pk) return [];
+  const out: Cause[] = [];
+  if (!str(pk.apiVersion)) out.push(required('spec.paramKind.apiVersion', ''));
+  else if (str(pk.apiVersion)!.split('/').length > 2) out.push(invalid('spec.paramKind.apiVersion', pk.apiVersion, 'must be a valid group/version'));
+  if (!str(pk.kind)) out.push(required('spec.paramKind.kind', ''));
+  return out;
+}
+
 /** Upstream validateValidatingAdmissionPolicySpec. */
 function validatePolicy(o: KObject): Cause[] {
   const spec = rec(o.spec) ?? {};
-  const out: Cause[] = [];
-  const pk = rec(spec.paramKind);
-  if (pk) {
-    if (!str(pk.apiVersion)) out.push(required('spec.paramKind.apiVersion', ''));
-    else if (str(pk.apiVersion)!.split('/').length > 2) out.push(invalid('spec.paramKind.apiVersion', pk.apiVersion, 'must be a valid group/version'));
-    if (!str(pk.kind)) out.push(required('spec.paramKind.kind', ''));
-  }
+  const out: Cause[] = validateParamKind(spec.paramKind);
   out.push(...validateMatchResources('spec.matchConstraints', spec.matchConstraints, true));
   if (recs(spec.validations).length === 0 && recs(spec.auditAnnotations).length === 0) {
     out.push(required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
@@ -157,22 +162,28 @@ function validatePolicy(o: KObject): Cause[] {
   return out;
 }
 
+/** Upstream validateParamRef (bindings of both policy kinds). */
+export function validateParamRef(value: unknown): Cause[] {
+  const ref = rec(value);
+  if (!ref) return [];
+  const out: Cause[] = [];
+  const hasName = !!str(ref.name);
+  const hasSel = rec(ref.selector) !== undefined;
+  if (hasName && hasSel) out.push(forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
+  if (!hasName && !hasSel) out.push(required('spec.paramRef', 'one of name or selector must be specified'));
+  out.push(...validateLabelSelector(ref.selector, 'spec.paramRef.selector'));
+  const nf = ref.parameterNotFoundAction;
+  if (nf === undefined || nf === null) out.push(required('spec.paramRef.parameterNotFoundAction', ''));
+  else if (!NOT_FOUND_ACTIONS.includes(str(nf) ?? '')) out.push(notSupported('spec.paramRef.parameterNotFoundAction', nf, NOT_FOUND_ACTIONS));
+  return out;
+}
+
 /** Upstream validateValidatingAdmissionPolicyBindingSpec. */
 function validateBinding(o: KObject): Cause[] {
   const spec = rec(o.spec) ?? {};
   const out: Cause[] = [];
   if (!str(spec.policyName)) out.push(required('spec.policyName', ''));
-  const ref = rec(spec.paramRef);
-  if (ref) {
-    const hasName = !!str(ref.name);
-    const hasSel = rec(ref.selector) !== undefined;
-    if (hasName && hasSel) out.push(forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
-    if (!hasName && !hasSel) out.push(required('spec.paramRef', 'one of name or selector must be specified'));
-    out.push(...validateLabelSelector(ref.selector, 'spec.paramRef.selector'));
-    const nf = ref.parameterNotFoundAction;
-    if (nf === undefined || nf === null) out.push(required('spec.paramRef.parameterNotFoundAction', ''));
-    else if (!NOT_FOUND_ACTIONS.includes(str(nf) ?? '')) out.push(notSupported('spec.paramRef.parameterNotFoundAction', nf, NOT_FOUND_ACTIONS));
-  }
+  out.push(...validateParamRef(spec.paramRef));
   out.push(...validateMatchResources('spec.matchResources', spec.matchResources, false));
   const actions = strs(spec.validationActions);
   if (actions.length === 0) out.push(required('spec.validationActions', 'at least one validation action is required'));

@@ -125,3 +125,32 @@ test.serial('policies and bindings are validated with upstream\'s messages', asy
   t.is(stored.spec.failurePolicy, 'Fail');
   t.is(stored.spec.matchConstraints.matchPolicy, 'Equivalent');
 });
+
+test.serial('a refused request still carries the warnings gathered before the refusal (a Warn binding evaluated before a Deny)', async (t) => {
+  await k(['create', 'namespace', 'both']);
+  // Bindings are evaluated in name order: the Warn one first, then the Deny one refuses.
+  await apply({ apiVersion: AR, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'aa-warn-both' }, spec: { policyName: 'max-replicas', validationActions: ['Warn'], matchResources: { namespaceSelector: { matchLabels: { both: 'yes' } } } } });
+  await apply({ apiVersion: AR, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'ab-deny-both' }, spec: { policyName: 'max-replicas', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { both: 'yes' } } } } });
+  await k(['label', 'namespace', 'both', 'both=yes']);
+  await untilRefused('both', 6);
+  const err = await fails(['create', '-f', '-'], deployment('big', 'both', 6));
+  t.regex(err, /Warning: Validation failed for ValidatingAdmissionPolicy 'max-replicas' with binding 'aa-warn-both': replicas must be at most 5, got 6/);
+  t.regex(err, /ValidatingAdmissionPolicy 'max-replicas' with binding 'ab-deny-both' denied request: replicas must be at most 5, got 6/);
+});
+
+test.serial('the status controller type-checks a policy: status.typeChecking names the undefined field, observedGeneration follows', async (t) => {
+  await apply({
+    apiVersion: AR,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'typo' },
+    spec: {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] },
+      validations: [{ expression: 'object.spec.replicass <= 5' }],
+    },
+  });
+  const status = await eventually('the type check', async () => {
+    const o = JSON.parse((await k(['get', 'validatingadmissionpolicy', 'typo', '-o', 'json'])).stdout);
+    return o.status?.observedGeneration === o.metadata.generation ? o.status : undefined;
+  }, 60_000, 300);
+  t.deepEqual(status.typeChecking.expressionWarnings, [{ fieldRef: 'spec.validations[0].expression', warning: "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass <= 5\n | ...........^\n" }]);
+});

@@ -47,6 +47,9 @@ test('a deprecated version: kubectl shows the Warning, the metric records it', a
   const metrics = await request(`${plain.url}/metrics`, { dispatcher: plain.admin });
   const text = await metrics.body.text();
   t.regex(text, /apiserver_requested_deprecated_apis\{group="authorization\.k8s\.io",version="v1beta1",resource="subjectaccessreviews",subresource="",removed_release="1\.22"\} 1/);
+  // Metric stability levels in HELP, as upstream's component-base renders them.
+  t.regex(text, /# HELP apiserver_requested_deprecated_apis \[STABLE\] /);
+  t.regex(text, /# HELP apiserver_request_total \[STABLE\] /);
 });
 
 test('an unknown group version in --runtime-config or a locked gate stops the server naming the flag', async (t) => {
@@ -65,4 +68,7 @@ test('an unknown group version in --runtime-config or a locked gate stops the se
   const locked = await exit('--feature-gates=StructuredAuthorizationConfiguration=false');
   t.is(locked.code, 2);
   t.regex(locked.err, /cannot set feature gate StructuredAuthorizationConfiguration to false, feature is locked to true/);
+  const hidden = await exit('--show-hidden-metrics-for-version=1.30');
+  t.is(hidden.code, 2);
+  t.regex(hidden.err, /--show-hidden-metrics-for-version must be omitted or have the value '1\.32'\. Only the previous minor version is allowed/);
 });

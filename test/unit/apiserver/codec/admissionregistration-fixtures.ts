@@ -55,3 +55,29 @@ export const validatingAdmissionPolicyBindingFixture = {
   metadata: meta('replicas'),
   spec: { policyName: 'replicas', paramRef: { name: 'limits', namespace: 'default', parameterNotFoundAction: 'Deny' }, matchResources: { objectSelector: selector }, validationActions: ['Deny', 'Audit'] },
 };
+
+/** admissionregistration.svc.io/v1beta1 MutatingAdmissionPolicy (v1alpha1 the same body under its apiVersion): both mutation kinds, params, conditions. */
+export const mutatingAdmissionPolicyFixture = {
+  apiVersion: 'admissionregistration.svc.io/v1beta1',
+  kind: 'MutatingAdmissionPolicy',
+  metadata: meta('sidecar'),
+  spec: {
+    paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+    matchConstraints: { namespaceSelector: selector, objectSelector: {}, resourceRules: [{ ...rule, resourceNames: ['web'] }], excludeResourceRules: [rule], matchPolicy: 'Equivalent' },
+    variables: [{ name: 'image', expression: 'params.data.image' }],
+    mutations: [
+      { patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"sidecar": "yes"}}}' } },
+      { patchType: 'JSONPatch', jsonPatch: { expression: '[JSONPatch{op: "add", path: "/metadata/annotations", value: {"a": "b"}}]' } },
+    ],
+    failurePolicy: 'Ignore',
+    matchConditions: [{ name: 'big', expression: 'object.spec.replicas > 1' }],
+    reinvocationPolicy: 'IfNeeded',
+  },
+};
+
+export const mutatingAdmissionPolicyBindingFixture = {
+  apiVersion: 'admissionregistration.svc.io/v1beta1',
+  kind: 'MutatingAdmissionPolicyBinding',
+  metadata: meta('sidecar'),
+  spec: { policyName: 'sidecar', paramRef: { selector: selector, namespace: 'default', parameterNotFoundAction: 'Allow' }, matchResources: { objectSelector: selector } },
+};

@@ -118,6 +118,15 @@ samples['admissionregistration.svc.io/validatingadmissionpolicies'] = {
   },
 };
 samples['admissionregistration.svc.io/validatingadmissionpolicybindings'] = { metadata: { name: 'replicas' }, spec: { policyName: 'replicas', validationActions: ['Deny', 'Audit'], paramRef: { name: 'limits', namespace: 'default' } } };
+samples['admissionregistration.svc.io/mutatingadmissionpolicies'] = {
+  metadata: { name: 'team-label' },
+  spec: {
+    matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] },
+    mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"team": "a"}}}' } }],
+    reinvocationPolicy: 'Never',
+  },
+};
+samples['admissionregistration.svc.io/mutatingadmissionpolicybindings'] = { metadata: { name: 'team-label' }, spec: { policyName: 'team-label' } };
 samples['apps/statefulsets'] = {
   metadata: { name: 'web', namespace: 'default' },
   spec: {
@@ -221,7 +230,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
   t.deepEqual(withStatus, ['apiservices', 'certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
-  t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'ingressclasses', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
+  t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'ingressclasses', 'mutatingadmissionpolicies', 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings', 'mutatingadmissionpolicybindings', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
 
 test('makeBuiltinTypes wires the clock into Age columns', (t) => {
@@ -266,7 +275,7 @@ test('registry: groups in upstream discovery order, versions by priority', (t) =
       ['policy', 'v1', 'v1'],
       ['rbac.authorization.svc.io', 'v1', 'v1'],
       ['storage.svc.io', 'v1', 'v1'],
-      ['admissionregistration.svc.io', 'v1', 'v1'],
+      ['admissionregistration.svc.io', 'v1,v1beta1,v1alpha1', 'v1'],
       ['apiextensions.svc.io', 'v1', 'v1'],
       ['scheduling.svc.io', 'v1', 'v1'],
       ['coordination.svc.io', 'v1,v1beta1,v1alpha2', 'v1'],
