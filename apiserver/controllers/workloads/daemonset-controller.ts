@@ -148,7 +148,11 @@ export class DaemonSetController {
     try {
       await this.manage(key, ds, nodes, pods, hash);
       if (this.expectations.satisfied(key) && str(get(ds, 'spec', 'updateStrategy', 'type')) === 'RollingUpdate') {
-        const plan = rollingUpdatePlan(ds, nodes, this.nodeToPods(pods, false), hash, this.clock.now());
+        // The pods as the cache has them now, as upstream's rollingUpdate reads them again: manage
+        // may have deleted some already, and deleting one twice would leave an expectation for a
+        // deletion that was observed before it was expected (the sync stalls until it expires).
+        const now = await claim(this.store, ds, this.pods!.store.byIndex(NAMESPACE_INDEX, ns), { selector, ref, type: this.types.pods, ctx });
+        const plan = rollingUpdatePlan(ds, nodes, this.nodeToPods(now, false), hash, this.clock.now());
         await this.syncNodes(key, ds, plan.remove, plan.createOn, hash);
       }
       await this.history.cleanup(ds, old, pods);
