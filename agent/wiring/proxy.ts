@@ -42,7 +42,7 @@ export function startProxy(ctx: AgentContext, client: HttpApiClient, host: Proxy
     plog.info({}, 'network proxy not started: the CRI simulator\'s pods have no network');
     return undefined;
   }
-  let release = '';
+  let release: string;
   try {
     release = host.osRelease();
   } catch (e) {
