@@ -10,7 +10,7 @@ export interface EpSpec {
 }
 
 export function service(name: string, spec: Record<string, unknown>, namespace = 'default', status?: Record<string, unknown>): KObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name }, spec, ...(status ? { status } : {}) } as KObject;
+  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name }, spec, ...(status ? { status } : {}) };
 }
 
 export function slice(name: string, svc: string, eps: EpSpec[], ports: Record<string, unknown>[], o: { namespace?: string; addressType?: string } = {}): KObject {
@@ -28,7 +28,7 @@ export function slice(name: string, svc: string, eps: EpSpec[], ports: Record<st
     addressType: o.addressType ?? 'IPv4',
     endpoints,
     ports,
-  } as KObject;
+  };
 }
 
 /** A ClusterIP Service "web" with one TCP port 80 named http. */
