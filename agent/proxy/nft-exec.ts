@@ -3,6 +3,19 @@
  * `conntrack -D` for flow cleanup. Each rejects with the tool's standard error when it fails.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** The system directories searched first for nft and conntrack. */
+const SYSTEM_DIRS = ['/usr/sbin', '/sbin', '/usr/bin', '/bin', '/usr/local/sbin'];
+
+/**
+ * The tool's path in the system directories, else its bare name (PATH). Not PATH first: under npm
+ * the PATH starts with node_modules/.bin, where @vercel/nft installs an unrelated `nft` that
+ * exits 0 on any script.
+ */
+export function systemTool(name: string, exists: (p: string) => boolean = existsSync): string {
+  return SYSTEM_DIRS.map((d) => `${d}/${name}`).find(exists) ?? name;
+}
 
 /** Runs a command with `input` on standard input; resolves its exit code and output. Never rejects for a non-zero exit. */
 export function runCommand(cmd: string, args: readonly string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -29,12 +42,12 @@ export class NftError extends Error {
   }
 }
 
-/** Applies nft scripts with the nft binary (`nft` on PATH unless given). */
+/** Applies nft scripts with the nft binary: `command` runs it (default systemTool('nft'); tests prefix `ip netns exec <ns>`). */
 export class NftCommand {
-  constructor(private readonly binary = 'nft') {}
+  constructor(private readonly command: readonly string[] = [systemTool('nft')]) {}
 
   async apply(script: string): Promise<void> {
-    const r = await runCommand(this.binary, ['-f', '-'], script);
+    const r = await runCommand(this.command[0], [...this.command.slice(1), '-f', '-'], script);
     if (r.code !== 0) {
       const why = r.stderr.trim().split('\n').slice(0, 6).join('\n');
       throw new NftError(`nft -f - exited ${r.code}: ${why}`, r.stderr);
@@ -44,10 +57,10 @@ export class NftCommand {
 
 /** Deletes conntrack entries with the conntrack tool; "0 flow entries" (exit 1 with nothing found) is not a failure. */
 export class ConntrackCommand {
-  constructor(private readonly binary = 'conntrack') {}
+  constructor(private readonly command: readonly string[] = [systemTool('conntrack')]) {}
 
   async deleteFlows(args: readonly string[]): Promise<void> {
-    const r = await runCommand(this.binary, ['-D', ...args]);
+    const r = await runCommand(this.command[0], [...this.command.slice(1), '-D', ...args]);
     if (r.code !== 0 && !/0 flow entries/.test(r.stderr)) throw new Error(`conntrack -D ${args.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
   }
 }

@@ -1,0 +1,92 @@
+/**
+ * The network proxy against a real svc-apiserver and the real nft, in network namespaces of the
+ * test's own (netns.ts): a Service and an EndpointSlice made through the API are programmed into
+ * the client namespace's table; a connection to the cluster IP there reaches the endpoint's HTTP
+ * server in the other namespace; scaling the slice changes the rules and the answers; a node
+ * port on the client's own address answers too; an empty slice is rejected; and when the proxy
+ * stops its table is gone. Bounded: every wait is a bounded number of attempts.
+ */
+import test from 'ava';
+import { loadKubeconfig } from '../../../agent/client/kubeconfig';
+import { HttpApiClient } from '../../../agent/client/http-api-client';
+import { NftCommand, systemTool } from '../../../agent/proxy/nft-exec';
+import { Proxier, endpointSlicesResource, servicesResource } from '../../../agent/proxy/proxier';
+import { realClock } from '../../../agent/platform/clock';
+import type { KObject } from '../../../apiserver/api/types';
+import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { makeTopology, type Topology } from './netns';
+
+let api: RunningApiServer | undefined;
+let net: Topology | undefined;
+let client: HttpApiClient | undefined;
+const stop = new AbortController();
+const warnings: string[] = [];
+const log = { debug: () => undefined, info: () => undefined, warn: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`) };
+
+test.before(async () => {
+  net = makeTopology(`p${process.pid % 100000}`, 10 + (process.pid % 200));
+  await Promise.all([net.serve(net.endpointIPs[0], 8080, 'a'), net.serve(net.endpointIPs[1], 8080, 'b')]);
+  api = await startApiServer();
+  client = new HttpApiClient(await loadKubeconfig(api.kubeconfig), { timeoutMs: 10_000, userAgent: 'proxy-e2e' });
+});
+
+test.after.always(async () => {
+  stop.abort();
+  net?.destroy();
+  await client?.close();
+  await api?.stop();
+});
+
+/** Tries `probe` at most `attempts` times until it answers true. */
+async function until(probe: () => Promise<boolean> | boolean, attempts: number): Promise<boolean> {
+  for (let i = 0; i < attempts; i++) if (await probe()) return true;
+  return false;
+}
+
+const endpointSlice = (ips: string[]): KObject => ({
+  apiVersion: 'discovery.svc.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: 'web-manual', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+  addressType: 'IPv4',
+  endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+});
+
+const table = () => net!.run(net!.clientNs, [systemTool('nft'), 'list', 'table', 'ip', 'svc-proxy']);
+
+test.serial('cluster IP and node port reach the endpoints; scaling changes rules and answers; stopping removes the table', async (t) => {
+  const c = client!;
+  const n = net!;
+  // No selector: the slice below is the test's, not the EndpointSlice controller's.
+  const svc = await c.create(servicesResource, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } } as KObject);
+  const spec = svc.spec as { clusterIP: string; ports: { nodePort: number }[] };
+  const url = `http://${spec.clusterIP}:80/`;
+  let slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]]));
+
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const running = proxier.run(stop.signal);
+
+  t.true(await until(async () => (await n.get(url)) === 'a', 100), `cluster IP never reached a; ${warnings.join('\n')}`);
+  t.is(await n.get(`http://${n.clientIP}:${spec.ports[0].nodePort}/`), 'a', 'the node port on the node\'s own address');
+
+  // Scale up: both endpoints answer (random pick: each seen within a bounded number of requests).
+  slice = await c.update(endpointSlicesResource, { ...slice, endpoints: endpointSlice([n.endpointIPs[0], n.endpointIPs[1]]).endpoints });
+  t.true(await until(async () => (await table()).includes(`dnat to ${n.endpointIPs[1]}:8080`), 100), 'the second endpoint in the rules');
+  const seen = new Set<string>();
+  t.true(await until(async () => seen.add(await n.get(url)).size === 2, 60), `answers: ${[...seen].join(',')}`);
+  t.deepEqual([...seen].sort(), ['a', 'b']);
+
+  // Scale down to b only: a's rule goes, every answer is b.
+  slice = await c.update(endpointSlicesResource, { ...slice, endpoints: endpointSlice([n.endpointIPs[1]]).endpoints });
+  t.true(await until(async () => !(await table()).includes(`dnat to ${n.endpointIPs[0]}:8080`), 100), 'the first endpoint left the rules');
+  for (let i = 0; i < 5; i++) t.is(await n.get(url), 'b');
+
+  // No endpoints: the connection is rejected at once (not left to time out).
+  await c.update(endpointSlicesResource, { ...slice, endpoints: [] });
+  t.true(await until(async () => (await n.get(url)) === 'ERR:ECONNREFUSED', 100));
+
+  stop.abort();
+  await running;
+  await t.throwsAsync(table(), undefined, 'the table is gone after the proxy stopped');
+  t.deepEqual(warnings.filter((w) => w.includes('failed')), []);
+});
