@@ -58,7 +58,8 @@ test.serial('cluster IP and node port reach the endpoints; scaling changes rules
   const c = client!;
   const n = net!;
   // No selector: the slice below is the test's, not the EndpointSlice controller's.
-  const svc = await c.create(servicesResource, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } } as KObject);
+  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
+  const svc = await c.create(servicesResource, svcObject);
   const spec = svc.spec as { clusterIP: string; ports: { nodePort: number }[] };
   const url = `http://${spec.clusterIP}:80/`;
   let slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]]));

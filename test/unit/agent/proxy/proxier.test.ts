@@ -35,7 +35,7 @@ function setup(o: { minSyncPeriodMs?: number } = {}) {
     clock,
     log,
     nft,
-    conntrack: { deleteFlows: async (args) => void flows.push([...args]) },
+    conntrack: { deleteFlows: (args) => Promise.resolve(void flows.push([...args])) },
     families: ['ip'],
     rules: { clusterCIDRs: [], masqueradeAll: false },
     minSyncPeriodMs: o.minSyncPeriodMs ?? 1000,
