@@ -50,7 +50,7 @@ export function renderDelete(family: NftTable['family']): string {
   return `add table ${family} ${TABLE_NAME}\ndelete table ${family} ${TABLE_NAME}\n`;
 }
 
-const sameRules = (a: NftChain, b: NftChain) => a.rules.length === b.rules.length && a.rules.every((r, i) => r === b.rules[i]);
+const sameRules = (a: NftChain, b: NftChain) => a === b || (a.rules.length === b.rules.length && a.rules.every((r, i) => r === b.rules[i]));
 
 /**
  * What turns `prev` (the table last applied) into `next`; '' when nothing differs, undefined when

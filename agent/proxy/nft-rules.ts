@@ -98,6 +98,11 @@ function addBase(t: NftTable, w: FamilyWords): void {
   c('nodeport-endpoints-check', [`${local} meta l4proto . th dport vmap @no-endpoint-nodeports`]);
   c('cluster-ips-check', [`${w.ip} daddr @cluster-ips reject`]);
   c(REJECT_CHAIN, ['reject']);
+  addBaseSets(t, w);
+}
+
+/** The sets and verdict maps every table has (their elements come from the Service ports). */
+function addBaseSets(t: NftTable, w: FamilyWords): void {
   const ipMap = `type ${w.addr} . inet_proto . inet_service : verdict ;`;
   const portMap = 'type inet_proto . inet_service : verdict ;';
   const s = (name: string, kind: 'set' | 'map', spec: string) => t.sets.set(name, { kind, spec, dynamic: false, elements: new Map() });
@@ -108,13 +113,60 @@ function addBase(t: NftTable, w: FamilyWords): void {
   s('no-endpoint-nodeports', 'map', portMap);
 }
 
-/** Builds the whole table of one family. */
-export function buildTable(family: Family, ports: readonly ServicePortInfo[], o: RuleOptions): NftTable {
+/**
+ * Memoised Service-port fragments of one family, so a sync rebuilds only the Service ports that
+ * changed since the previous build (upstream's partial syncs likewise regenerate only the changed
+ * Services' chains). Keeps what the last build used, nothing older. A fragment is never changed
+ * once made: tables built from it share its chains and sets.
+ */
+export class FragmentCache {
+  private prev = new Map<string, NftTable>();
+  private next = new Map<string, NftTable>();
+
+  fragment(key: string, make: () => NftTable): NftTable {
+    const f = this.next.get(key) ?? this.prev.get(key) ?? make();
+    this.next.set(key, f);
+    return f;
+  }
+
+  /** Ends a build: only the fragments it used are kept. */
+  endBuild(): void {
+    this.prev = this.next;
+    this.next = new Map();
+  }
+}
+
+/** Builds the whole table of one family; with a cache, unchanged Service ports reuse their fragments (same table either way). */
+export function buildTable(family: Family, ports: readonly ServicePortInfo[], o: RuleOptions, cache?: FragmentCache): NftTable {
   const t = emptyTable(family);
   const w = familyWords(family);
   addBase(t, w);
-  for (const sp of ports) addServicePort(t, w, sp, o);
+  const optionsKey = JSON.stringify(o);
+  for (const sp of ports) {
+    if (!cache) {
+      addServicePort(t, w, sp, o);
+      continue;
+    }
+    const f = cache.fragment(`${optionsKey}|${JSON.stringify(sp)}`, () => {
+      const part = emptyTable(family);
+      addBaseSets(part, w);
+      addServicePort(part, w, sp, o);
+      return part;
+    });
+    merge(t, f);
+  }
+  cache?.endBuild();
   return t;
+}
+
+/** Adds a fragment's chains and sets to the table, and its elements to the table's shared sets and maps. */
+function merge(t: NftTable, f: NftTable): void {
+  for (const [name, c] of f.chains) t.chains.set(name, c);
+  for (const [name, s] of f.sets) {
+    const shared = t.sets.get(name);
+    if (shared && !s.dynamic) for (const [k, v] of s.elements) shared.elements.set(k, v);
+    else t.sets.set(name, s);
+  }
 }
 
 function element(t: NftTable, set: string, key: string, value = ''): void {

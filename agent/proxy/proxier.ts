@@ -25,7 +25,7 @@ import type { Log } from '../platform/logger';
 import { staleUdpFlows } from './conntrack';
 import type { Family, NftTable } from './nft-model';
 import { renderDelete, renderDiff, renderFull } from './nft-render';
-import { buildTable, type RuleOptions } from './nft-rules';
+import { FragmentCache, buildTable, type RuleOptions } from './nft-rules';
 import { servicePortsOf, type ServicePortInfo } from './service-ports';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
@@ -77,6 +77,8 @@ export class Proxier {
   private lastSuccess: number | undefined;
   private pendingSince: number | undefined;
   private syncs = 0;
+  /** One fragment cache per family: unchanged Service ports are not rebuilt. */
+  private readonly caches = new Map<Family, FragmentCache>();
 
   constructor(private readonly o: ProxierOptions) {
     const clock = timersFromSleep(o.clock);
@@ -145,7 +147,7 @@ export class Proxier {
     const elapsed = this.o.elapsed ?? (() => performance.now() / 1000);
     const t0 = elapsed();
     const ports = servicePortsOf(this.services.store.list(), this.slices.store.list(), this.o.nodeName);
-    const tables = this.o.families.map((f) => buildTable(f, ports, this.o.rules));
+    const tables = this.o.families.map((f) => buildTable(f, ports, this.o.rules, this.cacheOf(f)));
     let script: string | undefined;
     if (this.applied) {
       const parts = tables.map((t, i) => renderDiff(this.applied![i], t));
@@ -162,6 +164,12 @@ export class Proxier {
     this.o.observer?.synced(elapsed() - t0, full, this.lastSuccess);
     this.o.log.debug({ full, services: ports.length, bytes: script!.length, seconds: elapsed() - t0 }, 'proxy rules synced');
     if (this.o.conntrack) await this.clearStaleFlows(previous, ports);
+  }
+
+  private cacheOf(f: Family): FragmentCache {
+    let c = this.caches.get(f);
+    if (!c) this.caches.set(f, (c = new FragmentCache()));
+    return c;
   }
 
   private async clearStaleFlows(prev: ServicePortInfo[], next: ServicePortInfo[]): Promise<void> {

@@ -4,11 +4,11 @@ import fc from 'fast-check';
 import type { KObject } from '../../../../apiserver/api/types';
 import type { NftTable } from '../../../../agent/proxy/nft-model';
 import { renderDelete, renderDiff, renderFull } from '../../../../agent/proxy/nft-render';
-import { buildTable } from '../../../../agent/proxy/nft-rules';
+import { FragmentCache, buildTable } from '../../../../agent/proxy/nft-rules';
 import { servicePortsOf } from '../../../../agent/proxy/service-ports';
 import { service, slice, web, webPorts } from './fixtures';
 
-const build = (services: KObject[], slices: KObject[]): NftTable => buildTable('ip', servicePortsOf(services, slices, 'n1'), { clusterCIDRs: [], masqueradeAll: false });
+const build = (services: KObject[], slices: KObject[], cache?: FragmentCache): NftTable => buildTable('ip', servicePortsOf(services, slices, 'n1'), { clusterCIDRs: [], masqueradeAll: false }, cache);
 const lines = (s: string) => s.trimEnd().split('\n');
 const webWith = (...ips: string[]) => build([web()], [slice('web-a', 'web', ips.map((ip) => ({ ip })), webPorts)]);
 
@@ -86,7 +86,7 @@ const world = fc.array(
   fc.record({ n: fc.integer({ min: 0, max: 5 }), eps: fc.uniqueArray(fc.integer({ min: 1, max: 20 }), { maxLength: 4 }), udp: fc.boolean(), np: fc.boolean() }),
   { maxLength: 6 },
 );
-function tableOf(w: { n: number; eps: number[]; udp: boolean; np: boolean }[]): NftTable {
+function tableOf(w: { n: number; eps: number[]; udp: boolean; np: boolean }[], cache?: FragmentCache): NftTable {
   const seen = new Set<number>();
   const svcs: KObject[] = [];
   const slices: KObject[] = [];
@@ -96,7 +96,7 @@ function tableOf(w: { n: number; eps: number[]; udp: boolean; np: boolean }[]): 
     svcs.push(service(`s${s.n}`, { type: s.np ? 'NodePort' : 'ClusterIP', clusterIP: `10.96.0.${s.n + 1}`, ports: [{ port: 80, protocol: s.udp ? 'UDP' : 'TCP', nodePort: 30000 + s.n }] }));
     slices.push(slice(`s${s.n}-a`, `s${s.n}`, s.eps.map((e) => ({ ip: `10.244.0.${e}` })), [{ port: 8080, protocol: s.udp ? 'UDP' : 'TCP' }]));
   }
-  return build(svcs, slices);
+  return build(svcs, slices, cache);
 }
 
 test('property: the difference adds exactly the new chains and deletes exactly the stale ones, deleting only after every add', (t) => {
@@ -119,4 +119,27 @@ test('property: the difference adds exactly the new chains and deletes exactly t
     { numRuns: 200 },
     ),
   );
+});
+
+test('property: successive builds through the fragment cache equal builds without it', (t) => {
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(fc.array(world, { minLength: 1, maxLength: 4 }), (worlds) => {
+        const cache = new FragmentCache();
+        return worlds.every((w) => renderFull(tableOf(w, cache)) === renderFull(tableOf(w)));
+      }),
+      { numRuns: 150 },
+    ),
+  );
+});
+
+test('an unchanged Service port keeps its chain objects from one cached build to the next; a changed one gets new ones', (t) => {
+  const cache = new FragmentCache();
+  const twoServices = (ip: string) => build([web(), service('b', { clusterIP: '10.96.0.2', ports: [{ port: 53 }] })], [slice('web-a', 'web', [{ ip }], webPorts), slice('b-a', 'b', [{ ip: '10.244.9.9' }], [{ port: 53 }])], cache);
+  const a = twoServices('10.244.0.5');
+  const b = twoServices('10.244.0.6');
+  const chainOf = (tb: NftTable, part: string) => [...tb.chains.entries()].find(([n]) => n.startsWith('service-') && n.includes(part))![1];
+  t.is(chainOf(a, 'default/b/'), chainOf(b, 'default/b/'));
+  t.not(chainOf(a, 'default/web/'), chainOf(b, 'default/web/'));
+  t.is(renderDiff(a, b), renderDiff(webWith('10.244.0.5'), webWith('10.244.0.6')));
 });
