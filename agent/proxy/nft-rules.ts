@@ -116,23 +116,19 @@ function addBaseSets(t: NftTable, w: FamilyWords): void {
 /**
  * Memoised Service-port fragments of one family, so a sync rebuilds only the Service ports that
  * changed since the previous build (upstream's partial syncs likewise regenerate only the changed
- * Services' chains). Keeps what the last build used, nothing older. A fragment is never changed
- * once made: tables built from it share its chains and sets.
+ * Services' chains). Keyed by the ServicePortInfo object (PortsMemo keeps an unchanged port's
+ * object) and the rule options; weakly held, so fragments of ports gone are collected. A
+ * fragment is never changed once made: tables built from it share its chains and sets.
  */
 export class FragmentCache {
-  private prev = new Map<string, NftTable>();
-  private next = new Map<string, NftTable>();
+  private readonly byPort = new WeakMap<ServicePortInfo, { options: string; fragment: NftTable }>();
 
-  fragment(key: string, make: () => NftTable): NftTable {
-    const f = this.next.get(key) ?? this.prev.get(key) ?? make();
-    this.next.set(key, f);
-    return f;
-  }
-
-  /** Ends a build: only the fragments it used are kept. */
-  endBuild(): void {
-    this.prev = this.next;
-    this.next = new Map();
+  fragment(sp: ServicePortInfo, options: string, make: () => NftTable): NftTable {
+    const hit = this.byPort.get(sp);
+    if (hit && hit.options === options) return hit.fragment;
+    const fragment = make();
+    this.byPort.set(sp, { options, fragment });
+    return fragment;
   }
 }
 
@@ -141,13 +137,13 @@ export function buildTable(family: Family, ports: readonly ServicePortInfo[], o:
   const t = emptyTable(family);
   const w = familyWords(family);
   addBase(t, w);
-  const optionsKey = JSON.stringify(o);
+  const options = JSON.stringify(o);
   for (const sp of ports) {
     if (!cache) {
       addServicePort(t, w, sp, o);
       continue;
     }
-    const f = cache.fragment(`${optionsKey}|${JSON.stringify(sp)}`, () => {
+    const f = cache.fragment(sp, options, () => {
       const part = emptyTable(family);
       addBaseSets(part, w);
       addServicePort(part, w, sp, o);
@@ -155,7 +151,6 @@ export function buildTable(family: Family, ports: readonly ServicePortInfo[], o:
     });
     merge(t, f);
   }
-  cache?.endBuild();
   return t;
 }
 

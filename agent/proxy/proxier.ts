@@ -26,7 +26,7 @@ import { staleUdpFlows } from './conntrack';
 import type { Family, NftTable } from './nft-model';
 import { renderDelete, renderDiff, renderFull } from './nft-render';
 import { FragmentCache, buildTable, type RuleOptions } from './nft-rules';
-import { servicePortsOf, type ServicePortInfo } from './service-ports';
+import { PortsMemo, servicePortsOf, type ServicePortInfo } from './service-ports';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
 export const endpointSlicesResource: ResourceRef = { group: 'discovery.svc.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true };
@@ -79,6 +79,8 @@ export class Proxier {
   private syncs = 0;
   /** One fragment cache per family: unchanged Service ports are not rebuilt. */
   private readonly caches = new Map<Family, FragmentCache>();
+  /** Unchanged Services keep their ports (and so their cached fragments). */
+  private readonly memo = new PortsMemo();
 
   constructor(private readonly o: ProxierOptions) {
     const clock = timersFromSleep(o.clock);
@@ -146,7 +148,7 @@ export class Proxier {
   private async sync(): Promise<void> {
     const elapsed = this.o.elapsed ?? (() => performance.now() / 1000);
     const t0 = elapsed();
-    const ports = servicePortsOf(this.services.store.list(), this.slices.store.list(), this.o.nodeName);
+    const ports = servicePortsOf(this.services.store.list(), this.slices.store.list(), this.o.nodeName, this.memo);
     const tables = this.o.families.map((f) => buildTable(f, ports, this.o.rules, this.cacheOf(f)));
     let script: string | undefined;
     if (this.applied) {

@@ -107,45 +107,79 @@ function endpointsFor(slices: readonly KObject[], portName: string, protocol: Pr
   return [...seen.values()].sort((a, b) => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1));
 }
 
-/** One entry per port of every Service with a cluster IP, in a stable order (namespace, name, port name, protocol). */
-export function servicePortsOf(services: readonly KObject[], slices: readonly KObject[], nodeName: string): ServicePortInfo[] {
-  const bySvc = slicesByService(slices);
-  const out: ServicePortInfo[] = [];
-  for (const svc of services) {
-    const spec = rec((svc as Rec).spec);
-    const clusterIPs = clusterIPsOf(spec);
-    if (clusterIPs.length === 0) continue;
-    const namespace = svc.metadata.namespace ?? '';
-    const name = svc.metadata.name ?? '';
-    const type = str(spec.type) || 'ClusterIP';
-    const externallyReachable = type === 'NodePort' || type === 'LoadBalancer';
-    const affinity = str(spec.sessionAffinity) === 'ClientIP';
-    const timeout = num(rec(rec(spec.sessionAffinityConfig).clientIP).timeoutSeconds) || DEFAULT_AFFINITY_TIMEOUT_SECONDS;
-    const lbIPs = arr(rec(rec((svc as Rec).status).loadBalancer).ingress).map((i) => str(rec(i).ip));
-    const externalIPs = [...arr(spec.externalIPs).map(str), ...(type === 'LoadBalancer' ? lbIPs : [])].filter(isIP);
-    const slicesOf = bySvc.get(`${namespace}/${name}`) ?? [];
-    for (const p of arr(spec.ports).map(rec)) {
-      const protocol = protocolOf(p.protocol);
-      const port = num(p.port);
-      if (!protocol || port <= 0 || port > 65535) continue;
-      const portName = str(p.name);
-      out.push({
-        namespace,
-        name,
-        portName,
-        protocol,
-        port,
-        clusterIPs,
-        nodePort: externallyReachable ? num(p.nodePort) : 0,
-        externalIPs,
-        affinityTimeoutSeconds: affinity ? timeout : 0,
-        internalLocal: str(spec.internalTrafficPolicy) === 'Local',
-        externalLocal: externallyReachable && (str(spec.externalTrafficPolicy) === 'Local' || str(spec.externalTrafficPolicy) === 'OnlyLocal'),
-        endpoints: endpointsFor(slicesOf, portName, protocol, nodeName),
-      });
-    }
+/**
+ * Remembers each Service's ports by the identity of the Service object and of its slices (an
+ * informer hands out a new object for every change), so a sync reads again only the Services
+ * whose objects changed, and unchanged ports keep their identity (FragmentCache keys on it).
+ * Keeps what the last call used, nothing older.
+ */
+export class PortsMemo {
+  private prev = new Map<KObject, { slices: readonly KObject[]; nodeName: string; ports: ServicePortInfo[] }>();
+  private next = new Map<KObject, { slices: readonly KObject[]; nodeName: string; ports: ServicePortInfo[] }>();
+
+  portsOf(svc: KObject, slices: readonly KObject[], nodeName: string, read: () => ServicePortInfo[]): ServicePortInfo[] {
+    const hit = this.prev.get(svc);
+    const same = hit && hit.nodeName === nodeName && hit.slices.length === slices.length && hit.slices.every((s, i) => s === slices[i]);
+    const entry = same ? hit : { slices, nodeName, ports: read() };
+    this.next.set(svc, entry);
+    return entry.ports;
   }
-  const key = (s: ServicePortInfo) => `${s.namespace}\u0000${s.name}\u0000${s.portName}\u0000${s.protocol}`;
+
+  endCall(): void {
+    this.prev = this.next;
+    this.next = new Map();
+  }
+}
+
+/** One entry per port of every Service with a cluster IP, in a stable order (namespace, name, port name, protocol). */
+export function servicePortsOf(services: readonly KObject[], slices: readonly KObject[], nodeName: string, memo?: PortsMemo): ServicePortInfo[] {
+  const bySvc = slicesByService(slices);
+  const keyed: { key: string; ports: ServicePortInfo[] }[] = [];
+  for (const svc of services) {
+    const slicesOf = bySvc.get(`${svc.metadata.namespace ?? ''}/${svc.metadata.name ?? ''}`) ?? [];
+    const ports = memo ? memo.portsOf(svc, slicesOf, nodeName, () => portsOfService(svc, slicesOf, nodeName)) : portsOfService(svc, slicesOf, nodeName);
+    if (ports.length > 0) keyed.push({ key: `${svc.metadata.namespace ?? ''}\u0000${svc.metadata.name ?? ''}`, ports });
+  }
+  memo?.endCall();
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.flatMap((k) => k.ports);
+}
+
+/** The ports of one Service (none without a cluster IP), sorted by port name and protocol. */
+function portsOfService(svc: KObject, slicesOf: readonly KObject[], nodeName: string): ServicePortInfo[] {
+  const out: ServicePortInfo[] = [];
+  const spec = rec((svc as Rec).spec);
+  const clusterIPs = clusterIPsOf(spec);
+  if (clusterIPs.length === 0) return out;
+  const namespace = svc.metadata.namespace ?? '';
+  const name = svc.metadata.name ?? '';
+  const type = str(spec.type) || 'ClusterIP';
+  const externallyReachable = type === 'NodePort' || type === 'LoadBalancer';
+  const affinity = str(spec.sessionAffinity) === 'ClientIP';
+  const timeout = num(rec(rec(spec.sessionAffinityConfig).clientIP).timeoutSeconds) || DEFAULT_AFFINITY_TIMEOUT_SECONDS;
+  const lbIPs = arr(rec(rec((svc as Rec).status).loadBalancer).ingress).map((i) => str(rec(i).ip));
+  const externalIPs = [...arr(spec.externalIPs).map(str), ...(type === 'LoadBalancer' ? lbIPs : [])].filter(isIP);
+  for (const p of arr(spec.ports).map(rec)) {
+    const protocol = protocolOf(p.protocol);
+    const port = num(p.port);
+    if (!protocol || port <= 0 || port > 65535) continue;
+    const portName = str(p.name);
+    out.push({
+      namespace,
+      name,
+      portName,
+      protocol,
+      port,
+      clusterIPs,
+      nodePort: externallyReachable ? num(p.nodePort) : 0,
+      externalIPs,
+      affinityTimeoutSeconds: affinity ? timeout : 0,
+      internalLocal: str(spec.internalTrafficPolicy) === 'Local',
+      externalLocal: externallyReachable && (str(spec.externalTrafficPolicy) === 'Local' || str(spec.externalTrafficPolicy) === 'OnlyLocal'),
+      endpoints: endpointsFor(slicesOf, portName, protocol, nodeName),
+    });
+  }
+  const key = (s: ServicePortInfo) => `${s.portName}\u0000${s.protocol}`;
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 

@@ -5,10 +5,10 @@ import type { KObject } from '../../../../apiserver/api/types';
 import type { NftTable } from '../../../../agent/proxy/nft-model';
 import { renderDelete, renderDiff, renderFull } from '../../../../agent/proxy/nft-render';
 import { FragmentCache, buildTable } from '../../../../agent/proxy/nft-rules';
-import { servicePortsOf } from '../../../../agent/proxy/service-ports';
+import { PortsMemo, servicePortsOf } from '../../../../agent/proxy/service-ports';
 import { service, slice, web, webPorts } from './fixtures';
 
-const build = (services: KObject[], slices: KObject[], cache?: FragmentCache): NftTable => buildTable('ip', servicePortsOf(services, slices, 'n1'), { clusterCIDRs: [], masqueradeAll: false }, cache);
+const build = (services: KObject[], slices: KObject[], cache?: FragmentCache, memo?: PortsMemo): NftTable => buildTable('ip', servicePortsOf(services, slices, 'n1', memo), { clusterCIDRs: [], masqueradeAll: false }, cache);
 const lines = (s: string) => s.trimEnd().split('\n');
 const webWith = (...ips: string[]) => build([web()], [slice('web-a', 'web', ips.map((ip) => ({ ip })), webPorts)]);
 
@@ -86,17 +86,29 @@ const world = fc.array(
   fc.record({ n: fc.integer({ min: 0, max: 5 }), eps: fc.uniqueArray(fc.integer({ min: 1, max: 20 }), { maxLength: 4 }), udp: fc.boolean(), np: fc.boolean() }),
   { maxLength: 6 },
 );
-function tableOf(w: { n: number; eps: number[]; udp: boolean; np: boolean }[], cache?: FragmentCache): NftTable {
+/** Interns objects by their JSON, as an informer keeps an unchanged object: same content, same object. */
+function interner(): (o: KObject) => KObject {
+  const seen = new Map<string, KObject>();
+  return (o) => {
+    const k = JSON.stringify(o);
+    const had = seen.get(k);
+    if (had) return had;
+    seen.set(k, o);
+    return o;
+  };
+}
+
+function tableOf(w: { n: number; eps: number[]; udp: boolean; np: boolean }[], cache?: FragmentCache, memo?: PortsMemo, intern: (o: KObject) => KObject = (o) => o): NftTable {
   const seen = new Set<number>();
   const svcs: KObject[] = [];
   const slices: KObject[] = [];
   for (const s of w) {
     if (seen.has(s.n)) continue;
     seen.add(s.n);
-    svcs.push(service(`s${s.n}`, { type: s.np ? 'NodePort' : 'ClusterIP', clusterIP: `10.96.0.${s.n + 1}`, ports: [{ port: 80, protocol: s.udp ? 'UDP' : 'TCP', nodePort: 30000 + s.n }] }));
-    slices.push(slice(`s${s.n}-a`, `s${s.n}`, s.eps.map((e) => ({ ip: `10.244.0.${e}` })), [{ port: 8080, protocol: s.udp ? 'UDP' : 'TCP' }]));
+    svcs.push(intern(service(`s${s.n}`, { type: s.np ? 'NodePort' : 'ClusterIP', clusterIP: `10.96.0.${s.n + 1}`, ports: [{ port: 80, protocol: s.udp ? 'UDP' : 'TCP', nodePort: 30000 + s.n }] })));
+    slices.push(intern(slice(`s${s.n}-a`, `s${s.n}`, s.eps.map((e) => ({ ip: `10.244.0.${e}` })), [{ port: 8080, protocol: s.udp ? 'UDP' : 'TCP' }])));
   }
-  return build(svcs, slices, cache);
+  return build(svcs, slices, cache, memo);
 }
 
 test('property: the difference adds exactly the new chains and deletes exactly the stale ones, deleting only after every add', (t) => {
@@ -124,9 +136,11 @@ test('property: the difference adds exactly the new chains and deletes exactly t
 test('property: successive builds through the fragment cache equal builds without it', (t) => {
   t.notThrows(() =>
     fc.assert(
-      fc.property(fc.array(world, { minLength: 1, maxLength: 4 }), (worlds) => {
+      fc.property(fc.array(world, { minLength: 1, maxLength: 5 }), (worlds) => {
         const cache = new FragmentCache();
-        return worlds.every((w) => renderFull(tableOf(w, cache)) === renderFull(tableOf(w)));
+        const memo = new PortsMemo();
+        const intern = interner();
+        return worlds.every((w) => renderFull(tableOf(w, cache, memo, intern)) === renderFull(tableOf(w)));
       }),
       { numRuns: 150 },
     ),
@@ -135,7 +149,12 @@ test('property: successive builds through the fragment cache equal builds withou
 
 test('an unchanged Service port keeps its chain objects from one cached build to the next; a changed one gets new ones', (t) => {
   const cache = new FragmentCache();
-  const twoServices = (ip: string) => build([web(), service('b', { clusterIP: '10.96.0.2', ports: [{ port: 53 }] })], [slice('web-a', 'web', [{ ip }], webPorts), slice('b-a', 'b', [{ ip: '10.244.9.9' }], [{ port: 53 }])], cache);
+  const memo = new PortsMemo();
+  // The informer's objects: an unchanged Service and slice are the same objects from one sync to the next.
+  const svcB = service('b', { clusterIP: '10.96.0.2', ports: [{ port: 53 }] });
+  const sliceB = slice('b-a', 'b', [{ ip: '10.244.9.9' }], [{ port: 53 }]);
+  const svcWeb = web();
+  const twoServices = (ip: string) => build([svcWeb, svcB], [slice('web-a', 'web', [{ ip }], webPorts), sliceB], cache, memo);
   const a = twoServices('10.244.0.5');
   const b = twoServices('10.244.0.6');
   const chainOf = (tb: NftTable, part: string) => [...tb.chains.entries()].find(([n]) => n.startsWith('service-') && n.includes(part))![1];
