@@ -192,7 +192,7 @@ async function directSyncs(nft: TimedNft, services: KObject[], slices: KObject[]
     const c0 = cpuNow();
     current = current.map((s) => (s.metadata.name === target.metadata.name ? changed : s));
     const next = buildTable('ip', servicePortsOf(services, current, 'n1', memo), RULES, cache);
-    const script = renderDiff(table!, next)!;
+    const script = renderDiff(table, next)!;
     incr.agentCpu.push(cpuNow() - c0);
     await nft.apply(script);
     incr.wall.push((performance.now() - t0) / 1000);
