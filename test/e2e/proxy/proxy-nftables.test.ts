@@ -64,11 +64,14 @@ test.serial('cluster IP and node port reach the endpoints; scaling changes rules
   const url = `http://${spec.clusterIP}:80/`;
   let slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]]));
 
+  // A table a previous run left behind (killed, no clean shutdown): replaced by the first sync.
+  n.exec(n.clientNs, [systemTool('nft'), 'add table ip svc-proxy; add chain ip svc-proxy stale-from-before']);
   const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
   const running = proxier.run(stop.signal);
 
   t.true(await until(async () => (await n.get(url)) === 'a', 100), `cluster IP never reached a; ${warnings.join('\n')}`);
   t.is(await n.get(`http://${n.clientIP}:${spec.ports[0].nodePort}/`), 'a', 'the node port on the node\'s own address');
+  t.false((await table()).includes('stale-from-before'), 'the previous run\'s table was replaced');
 
   // Scale up: both endpoints answer (random pick: each seen within a bounded number of requests).
   slice = await c.update(endpointSlicesResource, { ...slice, endpoints: endpointSlice([n.endpointIPs[0], n.endpointIPs[1]]).endpoints });
