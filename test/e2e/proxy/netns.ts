@@ -21,6 +21,10 @@ export interface Topology {
   run(ns: string, argv: string[]): Promise<string>;
   /** Starts an HTTP server in the endpoint namespace answering `name` on ip:port; resolves once it listens. */
   serve(ip: string, port: number, name: string): Promise<void>;
+  /** Starts a UDP server in the endpoint namespace answering every datagram with `name`; resolves once bound. */
+  serveUdp(ip: string, port: number, name: string): Promise<void>;
+  /** One datagram from the client namespace, from a fixed source port: the answer, or "ERR:TIMEOUT". */
+  udp(ip: string, port: number, sourcePort: number, timeoutMs?: number): Promise<string>;
   /** One GET from the client namespace: the body, or "ERR:<code>". */
   get(url: string, timeoutMs?: number): Promise<string>;
   destroy(): void;
@@ -28,6 +32,8 @@ export interface Topology {
 
 /** A client script: GET url, print the body or ERR:<code>. */
 const GET = `const u=process.argv[1];const t=Number(process.argv[2]);const r=require('http').get(u,{timeout:t},(s)=>{let b='';s.on('data',(d)=>b+=d);s.on('end',()=>{process.stdout.write(b)})});r.on('timeout',()=>{r.destroy(Object.assign(new Error('t'),{code:'TIMEOUT'}))});r.on('error',(e)=>process.stdout.write('ERR:'+(e.code||e.message)));`;
+const UDP_SERVE = `const [ip,port,name]=process.argv.slice(1);const s=require('dgram').createSocket('udp4');s.on('message',(m,r)=>s.send(name,r.port,r.address));s.bind(Number(port),ip,()=>process.stdout.write('listening\\n'));`;
+const UDP_ASK = `const [ip,port,src,t]=process.argv.slice(1);const s=require('dgram').createSocket({type:'udp4',reuseAddr:true});const done=(x)=>{process.stdout.write(x);process.exit(0)};s.on('message',(m)=>done(m.toString()));s.bind(Number(src),()=>{s.send('q',Number(port),ip);setTimeout(()=>done('ERR:TIMEOUT'),Number(t))});`;
 const SERVE = `const [ip,port,name]=process.argv.slice(1);require('http').createServer((q,s)=>s.end(name)).listen(Number(port),ip,()=>process.stdout.write('listening\\n'));`;
 
 export function makeTopology(tag: string, subnet: number): Topology {
@@ -66,14 +72,23 @@ export function makeTopology(tag: string, subnet: number): Topology {
     destroy();
     throw e;
   }
-  const serve = (ip: string, port: number, name: string) =>
+  const serveWith = (script: string, ip: string, port: number, name: string) =>
     new Promise<void>((resolve, reject) => {
-      const p = spawn('ip', ['netns', 'exec', endpointNs, process.execPath, '-e', SERVE, ip, String(port), name], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn('ip', ['netns', 'exec', endpointNs, process.execPath, '-e', script, ip, String(port), name], { stdio: ['ignore', 'pipe', 'pipe'] });
       servers.push(p);
       let err = '';
       p.stderr.on('data', (d: Buffer) => (err += d.toString()));
       p.stdout.once('data', () => resolve());
       p.once('exit', (code) => reject(new Error(`server ${name} exited ${code}: ${err}`)));
+    });
+  const serve = (ip: string, port: number, name: string) => serveWith(SERVE, ip, port, name);
+  const serveUdp = (ip: string, port: number, name: string) => serveWith(UDP_SERVE, ip, port, name);
+  const udp = (ip: string, port: number, sourcePort: number, timeoutMs = 1000) =>
+    new Promise<string>((resolve, reject) => {
+      const p = spawn('ip', ['netns', 'exec', clientNs, process.execPath, '-e', UDP_ASK, ip, String(port), String(sourcePort), String(timeoutMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`udp client exited ${code}`))));
     });
   const get = (url: string, timeoutMs = 2000) =>
     new Promise<string>((resolve, reject) => {
@@ -85,5 +100,5 @@ export function makeTopology(tag: string, subnet: number): Topology {
       p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`client exited ${code}: ${err}`))));
     });
   const runAsync = async (ns: string, argv: string[]) => (await promisify(execFile)('ip', ['netns', 'exec', ns, ...argv], { encoding: 'utf8' })).stdout;
-  return { clientNs, endpointNs, clientIP: `${base}.1`, endpointIPs, exec, run: runAsync, serve, get, destroy };
+  return { clientNs, endpointNs, clientIP: `${base}.1`, endpointIPs, exec, run: runAsync, serve, serveUdp, udp, get, destroy };
 }

@@ -9,7 +9,7 @@
 import test from 'ava';
 import { loadKubeconfig } from '../../../agent/client/kubeconfig';
 import { HttpApiClient } from '../../../agent/client/http-api-client';
-import { NftCommand, systemTool } from '../../../agent/proxy/nft-exec';
+import { ConntrackCommand, NftCommand, systemTool } from '../../../agent/proxy/nft-exec';
 import { Proxier, endpointSlicesResource, servicesResource } from '../../../agent/proxy/proxier';
 import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
@@ -20,18 +20,20 @@ let api: RunningApiServer | undefined;
 let net: Topology | undefined;
 let client: HttpApiClient | undefined;
 const stop = new AbortController();
+const udpStop = new AbortController();
 const warnings: string[] = [];
 const log = { debug: () => undefined, info: () => undefined, warn: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`) };
 
 test.before(async () => {
   net = makeTopology(`p${process.pid % 100000}`, 10 + (process.pid % 200));
-  await Promise.all([net.serve(net.endpointIPs[0], 8080, 'a'), net.serve(net.endpointIPs[1], 8080, 'b')]);
+  await Promise.all([net.serve(net.endpointIPs[0], 8080, 'a'), net.serve(net.endpointIPs[1], 8080, 'b'), net.serveUdp(net.endpointIPs[0], 5353, 'a'), net.serveUdp(net.endpointIPs[1], 5353, 'b')]);
   api = await startApiServer();
   client = new HttpApiClient(await loadKubeconfig(api.kubeconfig), { timeoutMs: 10_000, userAgent: 'proxy-e2e' });
 });
 
 test.after.always(async () => {
   stop.abort();
+  udpStop.abort();
   net?.destroy();
   await client?.close();
   await api?.stop();
@@ -43,13 +45,13 @@ async function until(probe: () => Promise<boolean> | boolean, attempts: number):
   return false;
 }
 
-const endpointSlice = (ips: string[]): KObject => ({
+const endpointSlice = (ips: string[], svc = 'web', port: Record<string, unknown> = { name: 'http', port: 8080, protocol: 'TCP' }): KObject => ({
   apiVersion: 'discovery.svc.io/v1',
   kind: 'EndpointSlice',
-  metadata: { name: 'web-manual', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+  metadata: { name: `${svc}-manual`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
   addressType: 'IPv4',
   endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
-  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  ports: [port],
 });
 
 const table = () => net!.run(net!.clientNs, [systemTool('nft'), 'list', 'table', 'ip', 'svc-proxy']);
@@ -92,5 +94,28 @@ test.serial('cluster IP and node port reach the endpoints; scaling changes rules
   stop.abort();
   await running;
   await t.throwsAsync(table(), undefined, 'the table is gone after the proxy stopped');
+  t.deepEqual(warnings.filter((w) => w.includes('failed')), []);
+});
+
+test.serial('a removed UDP endpoint: its conntrack entry is deleted, so the same client flow moves to the remaining endpoint', async (t) => {
+  const c = client!;
+  const n = net!;
+  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'dns', namespace: 'default' }, spec: { ports: [{ name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' }] } };
+  const svc = await c.create(servicesResource, svcObject);
+  const cip = (svc.spec as { clusterIP: string }).clusterIP;
+  const udpPort = { name: 'dns', port: 5353, protocol: 'UDP' };
+  const slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]], 'dns', udpPort));
+  const inNs = ['ip', 'netns', 'exec', n.clientNs];
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand([...inNs, systemTool('nft')]), conntrack: new ConntrackCommand([...inNs, systemTool('conntrack')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const running = proxier.run(udpStop.signal);
+  // One client flow: the same source port every time, so every datagram is the same conntrack entry.
+  const ask = () => n.udp(cip, 53, 40053);
+  t.true(await until(async () => (await ask()) === 'a', 100), `no answer from a; ${warnings.join('\n')}`);
+  t.regex(await n.run(n.clientNs, [systemTool('conntrack'), '-L', '-p', 'udp', '--orig-dst', cip]), new RegExp(`src=${n.endpointIPs[0].replace(/\./g, '\\.')} `));
+  await c.update(endpointSlicesResource, { ...slice, endpoints: endpointSlice([n.endpointIPs[1]]).endpoints });
+  // Without the cleanup the entry would keep the flow on a (whose server still answers) for as long as it is used.
+  t.true(await until(async () => (await ask()) === 'b', 100), 'the flow moved to b');
+  udpStop.abort();
+  await running;
   t.deepEqual(warnings.filter((w) => w.includes('failed')), []);
 });
