@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { HttpApiClient } from '../client/http-api-client';
 import { nftablesKernelProblem } from '../proxy/kernel';
-import { ConntrackCommand, NftCommand } from '../proxy/nft-exec';
+import { ConntrackCommand, NftCommand, systemTool } from '../proxy/nft-exec';
 import type { Family } from '../proxy/nft-model';
 import { Proxier } from '../proxy/proxier';
 import { proxyMetrics } from '../proxy/proxy-metrics';
@@ -20,12 +20,18 @@ export interface ProxyHost {
   hasIPv6(): boolean;
   /** The process environment (upstream's skip variable). */
   env: NodeJS.ProcessEnv;
+  /** The nft binary's path, or undefined when the system has none. */
+  nftPath(): string | undefined;
 }
 
 export const realProxyHost: ProxyHost = {
   osRelease: () => readFileSync('/proc/sys/kernel/osrelease', 'utf8'),
   hasIPv6: () => existsSync('/proc/net/if_inet6'),
   env: process.env,
+  nftPath: () => {
+    const p = systemTool('nft');
+    return p.startsWith('/') ? p : undefined;
+  },
 };
 
 /** Starts the proxy when configured and possible; resolves it (for the health check), or undefined. */
@@ -54,13 +60,18 @@ export function startProxy(ctx: AgentContext, client: HttpApiClient, host: Proxy
     plog.error({ error: problem }, 'network proxy not started; set proxy.mode: disabled if this node does not need it');
     return undefined;
   }
+  const nft = host.nftPath();
+  if (!nft) {
+    plog.error({}, 'network proxy not started: no nft binary in /usr/sbin, /sbin, /usr/bin, /bin or /usr/local/sbin (install nftables, or set proxy.mode: disabled)');
+    return undefined;
+  }
   const families: Family[] = host.hasIPv6() ? ['ip', 'ip6'] : ['ip'];
   const proxier = new Proxier({
     client,
     nodeName: cfg.nodeName,
     clock,
     log: plog,
-    nft: new NftCommand(),
+    nft: new NftCommand([nft]),
     conntrack: new ConntrackCommand(),
     families,
     rules: { clusterCIDRs: c.clusterCIDR === '' ? [] : c.clusterCIDR.split(',').map((s) => s.trim()), masqueradeAll: c.masqueradeAll },

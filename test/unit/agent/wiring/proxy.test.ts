@@ -37,7 +37,7 @@ async function context(yaml: string): Promise<{ ctx: AgentContext; lines: Record
   return { ctx, lines };
 }
 
-const host = (release: string, env: NodeJS.ProcessEnv = {}): ProxyHost => ({ osRelease: () => release, hasIPv6: () => false, env });
+const host = (release: string, env: NodeJS.ProcessEnv = {}, nft: string | undefined = '/usr/sbin/nft'): ProxyHost => ({ osRelease: () => release, hasIPv6: () => false, env, nftPath: () => nft });
 const client = new FakeApiClient() as unknown as HttpApiClient;
 const msgs = (lines: Record<string, unknown>[]) => lines.map((l) => `${String(l.msg)} ${typeof l.error === 'string' ? l.error : ''}`.trim());
 
@@ -63,6 +63,13 @@ test('a kernel older than 5.13: not started, with upstream\'s message; with the 
   const old = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  skipKernelVersionCheck: true\n');
   t.is(startProxy(old.ctx, client, host('5.3.0')), undefined, 'below 5.4 even with the skip option');
   t.true(msgs(old.lines).some((m) => m.includes('requires kernel 5.4 or later')));
+});
+
+test('no nft on the system: not started, saying what to install', async (t) => {
+  const { ctx, lines } = await context('containerRuntimeEndpoint: unix:///run/c.sock\n');
+  t.is(startProxy(ctx, client, host('6.1.0', {}, undefined)), undefined);
+  t.is(ctx.running.loops.length, 0);
+  t.regex(msgs(lines).join('\n'), /network proxy not started: no nft binary .*install nftables/);
 });
 
 test('the metrics carry upstream\'s names', async (t) => {
