@@ -40,6 +40,7 @@ const agent = [
   ['podresources'],
   ['pod'],
   ['devices'],
+  ['proxy'], // the network proxy (Services into nftables)
   ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
   ['bootstrap'],
   ['node'],

@@ -14,6 +14,7 @@ import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runHostileBodiesBench } from './hostile-bodies-bench';
 import { runPodResourcesBench } from './podresources-bench';
 import { runPodStartupBench } from './pod-startup-bench';
+import { runProxyBench } from './proxy-bench';
 import { runStreamingBench } from './streaming-bench';
 import { runWorkloadsBench } from './workloads-bench';
 import { Cleanup } from './lib/cleanup';
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   'agent-idle': { describe: 'one registered svc-node (sim:// runtime) idle for 60 s: RSS and CPU against a bare Node.js process', run: runAgentIdleBench },
   authn: { describe: 'GET through svc-apiserver per authentication method (token, bootstrap token, client cert, SA JWT) against anonymous', run: runAuthnBench },
   authz: { describe: 'RBAC decisions/s with 1,000 roles and 5,000 bindings, and GET throughput with Node,RBAC against AlwaysAllow', run: runAuthzBench },
+  proxy: { describe: 'issue 24: svc-node\'s proxy syncing 1,000 Services x 10 endpoints into nftables (full and incremental, against one nft invocation), and HTTP throughput through a cluster IP against the endpoint directly', run: runProxyBench },
   crd: { describe: 'issue 22: server CPU per create and get of a custom resource (30-field structural schema, 5 CEL rules) against a ConfigMap of the same values', run: runCrdBench },
   checkpoint: { describe: 'POST /checkpoint on svc-node (sim://, token auth, 10 MB archive) against a direct CRI CheckpointContainer call', run: runCheckpointBench },
   devices: {

@@ -13,6 +13,7 @@ import { checkFeatureGate } from './feature-gates';
 import { parseDuration } from '../../apiserver/api/duration';
 import { DEFAULT_LOCAL_PATH_DIR } from '../../apiserver/api/local-path';
 import { cronProblem } from './cron-expression';
+import { parseCidr } from '../../common/cidr';
 
 const str = (def = '', check?: (v: string) => string | undefined): StringSpec => ({ kind: 'string', default: def, check });
 const oneOf = <T extends string>(def: T, values: readonly T[]): StringSpec<T> => ({ kind: 'string', default: def, enum: values });
@@ -33,6 +34,21 @@ export function checkEndpoint(v: string): string | undefined {
   if (/^sim:\/\/[A-Za-z0-9._-]*$/.test(v)) return undefined;
   if (!v.startsWith('unix://') || v.length <= 'unix://'.length || !isAbsolute(v.slice('unix://'.length))) {
     return `invalid value ${JSON.stringify(v)}: must be a unix socket URL such as "unix:///run/containerd/containerd.sock" (or sim:// for the built-in simulator)`;
+  }
+  return undefined;
+}
+/** A comma-separated list of CIDRs ('' for none), at most one per IP family, as upstream's clusterCIDR. */
+export function checkCidrList(v: string): string | undefined {
+  if (v === '') return undefined;
+  const families = new Set<string>();
+  for (const part of v.split(',')) {
+    try {
+      const c = parseCidr(part);
+      if (families.has(c.family)) return `invalid value ${JSON.stringify(v)}: at most one CIDR per IP family`;
+      families.add(c.family);
+    } catch {
+      return `invalid value ${JSON.stringify(v)}: ${JSON.stringify(part.trim())} is not a CIDR`;
+    }
   }
   return undefined;
 }
@@ -208,6 +224,17 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
         // Logs are always structured JSON (pino); the kubelet's "text" format is not offered.
         format: oneOf('json', ['json']),
         verbosity: int(0, 0),
+      },
+    },
+    // svc addition: the network proxy inside svc-node (upstream's kube-proxy, KubeProxyConfiguration's names).
+    proxy: {
+      kind: 'struct',
+      fields: {
+        mode: oneOf('nftables', ['nftables', 'disabled']),
+        minSyncPeriod: dur('1s'),
+        clusterCIDR: str('', checkCidrList),
+        masqueradeAll: bool(false),
+        skipKernelVersionCheck: bool(false),
       },
     },
     containerRuntimeEndpoint: str('unix:///run/containerd/containerd.sock', checkEndpoint),

@@ -118,9 +118,25 @@ export interface NodeAgentConfiguration {
   devicePluginCallTimeout: Millis;
   featureGates: Record<string, boolean>;
   logging: { format: 'json'; verbosity: number };
+  /** The network proxy inside svc-node (svc addition; upstream's kube-proxy). */
+  proxy: ProxyConfiguration;
   containerRuntimeEndpoint: string;
   /** Resolved: equals containerRuntimeEndpoint when not configured. */
   imageServiceEndpoint: string;
+}
+
+/** The network proxy's settings (KubeProxyConfiguration's names where it has them). */
+export interface ProxyConfiguration {
+  /** nftables programs the rules; disabled for nodes whose network plugin replaces the proxy. */
+  mode: 'nftables' | 'disabled';
+  /** Least time between two syncs of the rules (upstream's minSyncPeriod). */
+  minSyncPeriod: Millis;
+  /** The pod network(s), comma-separated, one per family: traffic to a cluster IP from elsewhere is masqueraded. */
+  clusterCIDR: string;
+  /** Masquerade all traffic to cluster IPs. */
+  masqueradeAll: boolean;
+  /** Allow the nftables mode on kernels from 5.4 (upstream's KUBE_PROXY_NFTABLES_SKIP_KERNEL_VERSION_CHECK). */
+  skipKernelVersionCheck: boolean;
 }
 
 /** Process-level settings that only come from flags (as the kubelet's KubeletFlags). */

@@ -28,6 +28,8 @@ export interface ServerParts {
   hostIPs: () => string[];
   /** The agent's event recorder. */
   recorder: EventRecorder;
+  /** The network proxy, when it runs: its freshness is a /readyz check. */
+  proxy?: { health(): string | undefined };
 }
 
 export async function startServer(ctx: AgentContext, p: ServerParts): Promise<void> {
@@ -71,6 +73,7 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
               return r.ready ? undefined : r.problems.join('; ');
             },
           },
+          ...(p.proxy ? [{ name: 'proxy', check: () => p.proxy?.health() }] : []),
         ],
       },
     });

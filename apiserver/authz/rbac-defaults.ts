@@ -86,6 +86,8 @@ export function nodeRules(): PolicyRule[] {
     rule(['create'], [AUTHN], ['tokenreviews']),
     rule(['create'], [AUTHZ], ['subjectaccessreviews', 'localsubjectaccessreviews']),
     rule(READ, [CORE], ['services']),
+    // svc addition: svc-node embeds the network proxy (as k3s), which follows the slices with the node's identity.
+    rule(['list', 'watch'], [DISCOVERY], ['endpointslices']),
     rule(['create', 'get', 'list', 'watch'], [CORE], ['nodes']),
     rule(['update', 'patch'], [CORE], ['nodes/status']),
     rule(['update', 'patch'], [CORE], ['nodes']),

@@ -88,6 +88,11 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   featureGates: 'Feature gates, name to true/false; see the table below. `--feature-gates` merges into this map, the flag winning.',
   'logging.format': 'Log format. Logs are always structured JSON, one object per line; the kubelet\'s `text` format is not offered.',
   'logging.verbosity': 'klog-style verbosity: 0-3 logs at info, 4 at debug, 5 and above at trace. `--log-level` sets the level directly instead.',
+  'proxy.mode': 'svc addition: the network proxy inside svc-node (upstream\'s kube-proxy, as k3s embeds it). `nftables` programs Services (cluster IPs, node ports, external IPs) into the nftables table `svc-proxy` (kernel 5.13 or later); `disabled` for nodes whose network plugin does this itself.',
+  'proxy.minSyncPeriod': 'Least time between two syncs of the proxy rules; changes arriving meanwhile are applied together (kube-proxy\'s `minSyncPeriod`).',
+  'proxy.clusterCIDR': 'The pod network(s), comma-separated, at most one per IP family: traffic to a cluster IP from any other source is masqueraded (kube-proxy\'s `clusterCIDR`). Empty: only hairpin and external traffic is masqueraded.',
+  'proxy.masqueradeAll': 'Masquerade all traffic to cluster IPs (kube-proxy\'s `masqueradeAll`).',
+  'proxy.skipKernelVersionCheck': 'Run the nftables mode on kernels from 5.4 instead of 5.13 (kube-proxy\'s `KUBE_PROXY_NFTABLES_SKIP_KERNEL_VERSION_CHECK`; the distribution\'s nft must be 1.0.1 or later).',
   containerRuntimeEndpoint: 'CRI runtime.v1 endpoint: `unix:///path` of the runtime socket, or `sim://[name]` for the built-in simulator (no real containers; tests and demos). The agent starts without the runtime and reports the node NotReady until it answers.',
   imageServiceEndpoint: 'CRI image service endpoint; empty means `containerRuntimeEndpoint`.',
 };

@@ -45,6 +45,9 @@ export function writeAgentConfig(dir: string, extra: string[] = []): string {
       'kind: NodeAgentConfiguration',
       'failSwapOn: false',
       ...(extra.some((l) => l.startsWith('containerRuntimeEndpoint:')) ? [] : ['containerRuntimeEndpoint: sim://']),
+      // The network proxy would program the host's own nftables table from every test's cluster;
+      // its tests run it in network namespaces of their own (test/e2e/proxy).
+      ...(extra.some((l) => l.startsWith('proxy:')) ? [] : ['proxy:', '  mode: disabled']),
       ...extra,
     ].join('\n') + '\n',
   );
