@@ -42,6 +42,8 @@ export interface ResolvedRule {
 const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const strMap = (v: unknown): Record<string, string> => Object.fromEntries(Object.entries(rec(v)).filter(([, x]) => typeof x === 'string')) as Record<string, string>;
+/** A string field, '' when absent or not a string. */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const protocolOf = (v: unknown): Protocol => (v === 'UDP' || v === 'SCTP' ? v : 'TCP');
 
 /**
@@ -64,7 +66,7 @@ export function podViewOf(o: KObject): PodView | undefined {
     }
   }
   const meta = rec(o.metadata);
-  return { namespace: String(meta.namespace ?? ''), name: String(meta.name ?? ''), labels: strMap(meta.labels), ips, nodeName: String(spec.nodeName ?? ''), namedPorts };
+  return { namespace: text(meta.namespace), name: text(meta.name), labels: strMap(meta.labels), ips, nodeName: text(spec.nodeName), namedPorts };
 }
 
 /**
@@ -75,7 +77,7 @@ export function namespaceLabels(namespaces: readonly KObject[]): Map<string, Rec
   const out = new Map<string, Record<string, string>>();
   for (const n of namespaces) {
     const meta = rec(n.metadata);
-    const name = String(meta.name ?? '');
+    const name = text(meta.name);
     out.set(name, { ...strMap(meta.labels), 'kubernetes.io/metadata.name': name });
   }
   return out;
@@ -89,8 +91,8 @@ export function policyTypesOf(policy: KObject): Direction[] {
   return arr(spec.egress).length > 0 ? ['Ingress', 'Egress'] : ['Ingress'];
 }
 
-const nsOf = (o: KObject) => String(rec(o.metadata).namespace ?? '');
-const nameOf = (o: KObject) => `${nsOf(o)}/${String(rec(o.metadata).name ?? '')}`;
+const nsOf = (o: KObject) => text(rec(o.metadata).namespace);
+const nameOf = (o: KObject) => `${nsOf(o)}/${text(rec(o.metadata).name)}`;
 
 /** Whether the policy selects the pod (same namespace, podSelector matches; an empty selector selects all). */
 export function selects(policy: KObject, pod: PodView): boolean {

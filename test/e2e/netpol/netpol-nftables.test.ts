@@ -4,7 +4,8 @@
  * bound to node n1 carry their addresses in status (written through the status sub-resource).
  * The controller programs the node namespace's table: with no policy traffic flows; a
  * default-deny ingress policy blocks; an allow rule (pods labelled role=client in namespaces
- * labelled team=x) lets just that pod in; deleting the policies restores traffic; the table is
+ * labelled team=x) lets just that pod in; deleting the policies restores traffic; an egress policy
+ * with an ipBlock and except keeps a pod from web; the table is
  * gone after the controller stops. Bounded: every wait is a bounded number of attempts.
  */
 import { execFile } from 'node:child_process';
@@ -109,6 +110,17 @@ test.serial('no policy allows; default deny blocks; a pod and namespace selector
   await c.delete(networkPoliciesResource, 'deny', { namespace: 'default' });
   t.true(await until(async () => (await get('same-ns')) === 'web', 50), 'no policy selects web any more');
   t.is(await get('unlabelled', 2000), 'web');
+
+  // Egress with an ipBlock and except: the unlabelled pod may reach the pod network except web; others are not selected.
+  const webIP = n.pods.get('web')!.ip;
+  await c.create(networkPoliciesResource, {
+    ...policy('egress', { podSelector: {}, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: `${webIP.replace(/\.\d+$/, '.0')}/24`, except: [`${webIP}/32`] } }] }] }),
+    metadata: { name: 'egress', namespace: 'team-x' },
+  });
+  t.true(await until(async () => (await get('unlabelled')) === 'ERR:TIMEOUT', 50), 'egress to the excepted address is denied');
+  t.is(await get('same-ns', 2000), 'web', 'a pod of another namespace is not selected');
+  await c.delete(networkPoliciesResource, 'egress', { namespace: 'team-x' });
+  t.true(await until(async () => (await get('unlabelled')) === 'web', 50), 'egress restored');
 
   stop.abort();
   await running;
