@@ -15,6 +15,7 @@ import { loadKubeconfig } from '../../../agent/client/kubeconfig';
 import { HttpApiClient } from '../../../agent/client/http-api-client';
 import { namespacesResource } from '../../../agent/client/resources';
 import { NetworkPolicyController, allPodsResource, networkPoliciesResource } from '../../../agent/netpol/controller';
+import { buildNetpolTable, renderNetpol } from '../../../agent/netpol/nft-netpol';
 import { NftCommand, systemTool } from '../../../agent/proxy/nft-exec';
 import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
@@ -126,4 +127,38 @@ test.serial('no policy allows; default deny blocks; a pod and namespace selector
   await running;
   t.is(await listTable(), '', 'the table is gone after the controller stopped');
   t.deepEqual(warnings.filter((w) => w.includes('failed')), []);
+});
+
+test.serial('the real nft accepts every rule form: both families, ipBlock with except, ranges, protocols, named ports, egress and ingress', async (t) => {
+  const n = net!;
+  const pod = (name: string, ips: string[], labels: Record<string, string>): KObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', ports: [{ name: 'http', containerPort: 8080 }, { name: 'dns', containerPort: 53, protocol: 'UDP' }] }] },
+    status: { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) },
+  });
+  const spec = {
+    podSelector: {},
+    policyTypes: ['Ingress', 'Egress'],
+    ingress: [
+      {
+        from: [{ podSelector: { matchLabels: { role: 'client' } } }, { ipBlock: { cidr: '192.168.0.0/16', except: ['192.168.1.0/24', '192.168.2.0/24'] } }, { ipBlock: { cidr: 'fd00:1::/64', except: ['fd00:1::/96'] } }],
+        ports: [{ protocol: 'TCP', port: 80 }, { protocol: 'UDP', port: 5000, endPort: 5010 }, { protocol: 'SCTP' }, { protocol: 'TCP', port: 'http' }],
+      },
+    ],
+    egress: [{ to: [{ namespaceSelector: {} }], ports: [{ protocol: 'UDP', port: 'dns' }] }, { ports: [{ protocol: 'TCP', port: 443 }] }],
+  };
+  const table = buildNetpolTable({
+    policies: [{ apiVersion: 'networking.svc.io/v1', kind: 'NetworkPolicy', metadata: { name: 'all', namespace: 'default' }, spec }],
+    pods: [pod('a', ['10.253.0.5', 'fd00:2::5'], { role: 'client' }), pod('b', ['10.253.0.6', 'fd00:2::6'], { role: 'client' })],
+    namespaces: [],
+    nodeName: 'n1',
+  });
+  const nft = new NftCommand(['ip', 'netns', 'exec', n.nodeNs, systemTool('nft')]);
+  await t.notThrowsAsync(nft.apply(renderNetpol(table)));
+  const listed = (await run('ip', ['netns', 'exec', n.nodeNs, systemTool('nft'), 'list', 'table', 'inet', 'svc-netpol'])).stdout;
+  t.regex(listed, /ip6 daddr vmap \{ fd00:2::5 : jump ingress-10_253_0_5, fd00:2::6 : jump ingress-10_253_0_6 \}/);
+  t.regex(listed, /udp dport 5000-5010 return/);
+  await nft.apply('add table inet svc-netpol\ndelete table inet svc-netpol\n');
 });
