@@ -5,7 +5,9 @@
  *   packets of allowed connections are accepted first (`ct state established,related`); then the
  *   source address jumps, through a verdict map, to the egress chain of an egress-isolated pod of
  *   this node, then the destination address to the ingress chain of an ingress-isolated pod.
- *   A pod no policy isolates has no entry: everything is allowed (upstream's default).
+ *   A pod no policy isolates has no entry: everything is allowed (upstream's default). The
+ *   node's own traffic to its pods leaves through the output hook, not forward: always allowed,
+ *   as upstream allows ingress from the pod's node.
  * - per pod and direction, `ingress-<ip>` / `egress-<ip>` (keyed by the pod's first address;
  *   every address of the pod maps to it): one rule per allowed (peer, port) pair that `return`s
  *   (so the other direction's check still runs), then `drop` (upstream: isolated and not allowed

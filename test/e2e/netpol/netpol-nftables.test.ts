@@ -112,6 +112,13 @@ test.serial('no policy allows; default deny blocks; a pod and namespace selector
   t.true(await until(async () => (await get('same-ns')) === 'web', 50), 'no policy selects web any more');
   t.is(await get('unlabelled', 2000), 'web');
 
+  // Web may start nothing (egress deny-all), yet answers: replies of allowed connections pass (ct state established).
+  await c.create(networkPoliciesResource, policy('web-no-egress', { podSelector: { matchLabels: { app: 'web' } }, policyTypes: ['Egress'] }));
+  t.true(await until(async () => (await listTable()).includes('egress-'), 100), 'the egress chain is programmed');
+  t.is(await get('same-ns', 2000), 'web', 'the reply leaves the egress-isolated pod');
+  await c.delete(networkPoliciesResource, 'web-no-egress', { namespace: 'default' });
+  t.true(await until(async () => !(await listTable()).includes('egress-'), 100), 'the egress chain is gone');
+
   // Egress with an ipBlock and except: the unlabelled pod may reach the pod network except web; others are not selected.
   const webIP = n.pods.get('web')!.ip;
   await c.create(networkPoliciesResource, {
