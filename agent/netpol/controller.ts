@@ -31,6 +31,8 @@ export interface NetpolOptions {
 }
 
 const SYNC_KEY = 'sync';
+/** A change queued this long without a successful sync makes the controller unhealthy (as the proxy's check). */
+export const NETPOL_HEALTH_TIMEOUT_MS = 60_000;
 
 export class NetworkPolicyController {
   private readonly policies: Informer<KObject>;
@@ -41,6 +43,7 @@ export class NetworkPolicyController {
   private applied: string | undefined;
   private lastSyncStart = Number.NEGATIVE_INFINITY;
   private syncs = 0;
+  private pendingSince: number | undefined;
 
   constructor(private readonly o: NetpolOptions) {
     const clock = timersFromSleep(o.clock);
@@ -50,7 +53,7 @@ export class NetworkPolicyController {
     this.namespaces = informer(namespacesResource, 'netpol-namespaces');
     this.queue = new WorkQueue({ clock });
     this.minSyncPeriodMs = o.minSyncPeriodMs ?? 1000;
-    const changed = () => this.queue.add(SYNC_KEY);
+    const changed = () => this.requestSync();
     for (const inf of [this.policies, this.pods, this.namespaces]) inf.addEventHandler({ onAdd: changed, onUpdate: (a, b) => a !== b && changed(), onDelete: changed });
   }
 
@@ -60,7 +63,7 @@ export class NetworkPolicyController {
     const informers = Promise.all(all.map((i) => i.run(signal)));
     const synced = await Promise.all(all.map((i) => i.whenSynced(signal)));
     if (synced.every(Boolean) && !signal.aborted) {
-      this.queue.add(SYNC_KEY);
+      this.requestSync();
       await runWorkers(this.queue, () => this.syncOnce(), signal, {
         onError: (_k, err) => {
           this.applied = undefined; // the kernel's table is unknown now: apply in full next time
@@ -82,6 +85,18 @@ export class NetworkPolicyController {
     return this.syncs;
   }
 
+  /** undefined while the rules are fresh; else why not (a change queued for longer than NETPOL_HEALTH_TIMEOUT_MS). For /readyz. */
+  health(): string | undefined {
+    if (this.pendingSince === undefined) return undefined;
+    const waited = this.o.clock.now() - this.pendingSince;
+    return waited > NETPOL_HEALTH_TIMEOUT_MS ? `network policy rules not synced for ${Math.round(waited / 1000)}s after a change` : undefined;
+  }
+
+  private requestSync(): void {
+    this.pendingSince ??= this.o.clock.now();
+    this.queue.add(SYNC_KEY);
+  }
+
   /** One sync, or a postponement to keep syncs minSyncPeriodMs apart. Rejects when nft refuses the script. */
   async syncOnce(): Promise<void> {
     const now = this.o.clock.now();
@@ -91,6 +106,17 @@ export class NetworkPolicyController {
       return;
     }
     this.lastSyncStart = now;
+    const pendingAt = this.pendingSince;
+    this.pendingSince = undefined;
+    try {
+      await this.sync();
+    } catch (e) {
+      this.pendingSince ??= pendingAt ?? now;
+      throw e;
+    }
+  }
+
+  private async sync(): Promise<void> {
     const table = buildNetpolTable({ policies: this.policies.store.list(), pods: this.pods.store.list(), namespaces: this.namespaces.store.list(), nodeName: this.o.nodeName });
     const script = renderNetpol(table);
     if (script !== this.applied) await this.o.nft.apply(script);

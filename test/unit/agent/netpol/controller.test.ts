@@ -2,7 +2,7 @@
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { namespacesResource } from '../../../../agent/client/resources';
-import { NetworkPolicyController, allPodsResource, networkPoliciesResource } from '../../../../agent/netpol/controller';
+import { NETPOL_HEALTH_TIMEOUT_MS, NetworkPolicyController, allPodsResource, networkPoliciesResource } from '../../../../agent/netpol/controller';
 import type { NftRunner } from '../../../../agent/proxy/proxier';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { MemLog } from '../node/fakes/mem-log';
@@ -84,4 +84,23 @@ test('a refused script is retried; when run ends the table is deleted', async (t
   await done;
   t.is(s.nft.scripts.at(-1), 'add table inet svc-netpol\ndelete table inet svc-netpol\n');
   t.truthy(s.log.find('network policy rules removed')[0]);
+});
+
+test('unhealthy only once a change has waited too long for a successful sync', async (t) => {
+  const s = setup();
+  s.api.seed(allPodsResource, pod('web', '10.0.0.5')); // so that the policy below changes the table
+  const done = s.run();
+  await s.clock.advanceUntil(() => s.nft.scripts.length === 1, 5000, 10);
+  t.is(s.controller.health(), undefined);
+  s.nft.failures = 1_000_000;
+  s.api.seed(networkPoliciesResource, deny('deny'));
+  await s.clock.advance(2000);
+  t.is(s.controller.health(), undefined, 'not yet: within the timeout');
+  await s.clock.advance(NETPOL_HEALTH_TIMEOUT_MS);
+  t.regex(s.controller.health() ?? '', /network policy rules not synced for \d+s after a change/);
+  s.nft.failures = 0;
+  await s.clock.advanceUntil(() => s.nft.scripts.length === 2, 60_000, 100);
+  t.is(s.controller.health(), undefined);
+  s.ac.abort();
+  await done;
 });
