@@ -5,6 +5,7 @@
  */
 import { labelSelectorRequirements, selectorMatchesLabels } from '../../apiserver/api/label-selector';
 import type { KObject } from '../../apiserver/api/types';
+import { familyOf, parseCidr } from '../../common/cidr';
 
 export type Direction = 'Ingress' | 'Egress';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
@@ -55,8 +56,9 @@ export function podViewOf(o: KObject): PodView | undefined {
   const spec = rec(o.spec);
   const status = rec(o.status);
   if (spec.hostNetwork === true || status.phase === 'Succeeded' || status.phase === 'Failed') return undefined;
-  const ips = arr(status.podIPs).map((p) => rec(p).ip).filter((ip): ip is string => typeof ip === 'string' && ip !== '');
-  if (ips.length === 0 && typeof status.podIP === 'string' && status.podIP !== '') ips.push(status.podIP);
+  // Only well-formed addresses: one bad string would make nft refuse the whole table.
+  const ips = arr(status.podIPs).map((p) => rec(p).ip).filter((ip): ip is string => typeof ip === 'string' && familyOf(ip) !== undefined);
+  if (ips.length === 0 && typeof status.podIP === 'string' && familyOf(status.podIP) !== undefined) ips.push(status.podIP);
   if (ips.length === 0) return undefined;
   const namedPorts: PodView['namedPorts'] = [];
   for (const c of arr(spec.containers)) {
@@ -107,7 +109,14 @@ export function selects(policy: KObject, pod: PodView): boolean {
 function peerOf(raw: unknown, policyNs: string, pods: readonly PodView[], ns: Map<string, Record<string, string>>): Peer | undefined {
   const p = rec(raw);
   const block = rec(p.ipBlock);
-  if (typeof block.cidr === 'string') return { kind: 'block', cidr: block.cidr, except: arr(block.except).filter((e): e is string => typeof e === 'string') };
+  if (typeof block.cidr === 'string') {
+    // Canonical blocks (host bits cleared). A block that does not parse (validation refuses it) allows nothing rather than making nft refuse the whole table.
+    try {
+      return { kind: 'block', cidr: parseCidr(block.cidr).text, except: arr(block.except).map((e) => parseCidr(String(e)).text) };
+    } catch {
+      return undefined;
+    }
+  }
   if (p.podSelector === undefined && p.namespaceSelector === undefined) return undefined; // validation refuses an empty peer
   const podReqs = labelSelectorRequirements(p.podSelector ?? {});
   const nsReqs = p.namespaceSelector === undefined ? undefined : labelSelectorRequirements(p.namespaceSelector);

@@ -173,3 +173,10 @@ test('the script replaces our table in one transaction; delete tolerates an abse
   );
   t.is(renderNetpolDelete(), 'add table inet svc-netpol\ndelete table inet svc-netpol\n');
 });
+
+test('malformed addresses never reach nft: a bad pod address is ignored, a bad block allows nothing; blocks are canonical', (t) => {
+  const bad = pod('bad', '10.0.0.300', { labels: { role: 'client' } });
+  const p = policy('a', { podSelector: { matchLabels: { app: 'web' } }, ingress: [{ from: [{ podSelector: { matchLabels: { role: 'client' } } }, { ipBlock: { cidr: 'nonsense' } }, { ipBlock: { cidr: '10.1.2.3/16', except: ['10.1.9.9/24'] } }] }] });
+  t.deepEqual(chain({ pods: [web, bad, client], policies: [p] }, 'ingress-10_0_0_5'), ['ip saddr 10.0.0.6 return', 'ip saddr 10.1.0.0/16 ip saddr != 10.1.9.0/24 return', 'drop']);
+  t.is(podViewOf(bad), undefined);
+});
