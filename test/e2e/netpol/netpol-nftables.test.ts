@@ -151,7 +151,7 @@ test.serial('the real nft accepts every rule form: both families, ipBlock with e
     ingress: [
       {
         from: [{ podSelector: { matchLabels: { role: 'client' } } }, { ipBlock: { cidr: '192.168.0.0/16', except: ['192.168.1.0/24', '192.168.2.0/24'] } }, { ipBlock: { cidr: 'fd00:1::/64', except: ['fd00:1::/96'] } }],
-        ports: [{ protocol: 'TCP', port: 80 }, { protocol: 'UDP', port: 5000, endPort: 5010 }, { protocol: 'SCTP' }, { protocol: 'TCP', port: 'http' }],
+        ports: [{ protocol: 'TCP', port: 80 }, { protocol: 'UDP', port: 5000, endPort: 5010 }, { protocol: 'SCTP' }, { protocol: 'SCTP', port: 9000, endPort: 9009 }, { protocol: 'TCP', port: 'http' }],
       },
     ],
     egress: [{ to: [{ namespaceSelector: {} }], ports: [{ protocol: 'UDP', port: 'dns' }] }, { ports: [{ protocol: 'TCP', port: 443 }] }],
@@ -167,5 +167,6 @@ test.serial('the real nft accepts every rule form: both families, ipBlock with e
   const listed = (await run('ip', ['netns', 'exec', n.nodeNs, systemTool('nft'), 'list', 'table', 'inet', 'svc-netpol'])).stdout;
   t.regex(listed, /ip6 daddr vmap \{ fd00:2::5 : jump ingress-10_253_0_5, fd00:2::6 : jump ingress-10_253_0_6 \}/);
   t.regex(listed, /udp dport 5000-5010 return/);
+  t.regex(listed, /sctp dport 9000-9009 return/);
   await nft.apply('add table inet svc-netpol\ndelete table inet svc-netpol\n');
 });
