@@ -40,6 +40,7 @@ const agent = [
   ['podresources'],
   ['pod'],
   ['devices'],
+  ['netpol'], // NetworkPolicy enforcement (nftables; uses the proxy's runner)
   ['proxy'], // the network proxy (Services into nftables)
   ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
   ['bootstrap'],

@@ -29,6 +29,7 @@ import { startKeepAlives } from './wiring/keep-alives';
 import { startNodeController } from './wiring/node';
 import { startPods } from './wiring/pods';
 import { startProxy } from './wiring/proxy';
+import { startNetworkPolicy } from './wiring/netpol';
 import { connectRuntime } from './wiring/runtime';
 import { startServer } from './wiring/server';
 
@@ -74,7 +75,8 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
   const proxy = startProxy(ctx, credentials.client);
-  await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder, proxy });
+  const netpol = startNetworkPolicy(ctx, credentials.client);
+  await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder, proxy, netpol });
   await Promise.race([node.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;
   notifier.status(`heartbeating (node ${nodeName})`);

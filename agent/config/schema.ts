@@ -237,6 +237,14 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
         skipKernelVersionCheck: bool(false),
       },
     },
+    // svc addition: NetworkPolicy enforcement for this node's pods (nftables; agent/netpol/).
+    networkPolicy: {
+      kind: 'struct',
+      fields: {
+        mode: oneOf('nftables', ['nftables', 'disabled']),
+        minSyncPeriod: dur('1s'),
+      },
+    },
     containerRuntimeEndpoint: str('unix:///run/containerd/containerd.sock', checkEndpoint),
     imageServiceEndpoint: str('', checkEndpoint),
   },

@@ -120,6 +120,8 @@ export interface NodeAgentConfiguration {
   logging: { format: 'json'; verbosity: number };
   /** The network proxy inside svc-node (svc addition; upstream's kube-proxy). */
   proxy: ProxyConfiguration;
+  /** NetworkPolicy enforcement for this node's pods (svc addition). */
+  networkPolicy: NetworkPolicyConfiguration;
   containerRuntimeEndpoint: string;
   /** Resolved: equals containerRuntimeEndpoint when not configured. */
   imageServiceEndpoint: string;
@@ -137,6 +139,14 @@ export interface ProxyConfiguration {
   masqueradeAll: boolean;
   /** Allow the nftables mode on kernels from 5.4 (upstream's KUBE_PROXY_NFTABLES_SKIP_KERNEL_VERSION_CHECK). */
   skipKernelVersionCheck: boolean;
+}
+
+/** NetworkPolicy enforcement's settings. */
+export interface NetworkPolicyConfiguration {
+  /** nftables enforces policies; disabled for nodes whose network plugin enforces them. */
+  mode: 'nftables' | 'disabled';
+  /** Least time between two syncs of the rules. */
+  minSyncPeriod: Millis;
 }
 
 /** Process-level settings that only come from flags (as the kubelet's KubeletFlags). */

@@ -30,6 +30,8 @@ export interface ServerParts {
   recorder: EventRecorder;
   /** The network proxy, when it runs: its freshness is a /readyz check. */
   proxy?: { health(): string | undefined };
+  /** NetworkPolicy enforcement, when it runs: its freshness is a /readyz check. */
+  netpol?: { health(): string | undefined };
 }
 
 export async function startServer(ctx: AgentContext, p: ServerParts): Promise<void> {
@@ -74,6 +76,7 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
             },
           },
           ...(p.proxy ? [{ name: 'proxy', check: () => p.proxy?.health() }] : []),
+          ...(p.netpol ? [{ name: 'netpol', check: () => p.netpol?.health() }] : []),
         ],
       },
     });

@@ -16,6 +16,7 @@ import type { PolicyRule } from './rbac-rules';
  * - system:node-bootstrapper → Group system:bootstrappers (kubeadm's binding, so bootstrap tokens can ask for certificates)
  * - system:certificates.svc.io:certificatesigningrequests:nodeclient → Group system:bootstrappers
  * - system:certificates.svc.io:certificatesigningrequests:selfnodeclient → Group system:nodes
+ * - system:svc-node-network-policy → Group system:nodes (svc addition: NetworkPolicy enforcement in svc-node)
  * - system:auth-delegator, system:node (used by the Node authorizer), system:aggregate-to-* (no binding)
  * - system:monitoring → Group system:monitoring
  * - system:controller:<name> → User system:controller:<name>, the identities of the in-process controllers
@@ -141,6 +142,12 @@ export function defaultClusterRoles(): DefaultClusterRole[] {
         eventsRule(),
         rule(['list', 'watch'], [DISCOVERY], ['endpointslices']),
       ],
+    },
+    {
+      // svc addition: svc-node enforces NetworkPolicies (agent/netpol/), as k3s embeds a policy controller; it follows the
+      // policies, every pod (peers run on other nodes) and the namespaces' labels. Not in system:node: the Node authorizer stays upstream's.
+      name: 'system:svc-node-network-policy',
+      rules: [rule(['list', 'watch'], [NETWORKING], ['networkpolicies']), rule(['list', 'watch'], [CORE], ['pods', 'namespaces'])],
     },
     {
       name: 'system:svc-scheduler',
@@ -303,6 +310,7 @@ export function defaultBindings(): DefaultBinding[] {
     crb('system:node-bootstrapper', [group('system:bootstrappers')]),
     crb('system:certificates.svc.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
     crb('system:certificates.svc.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),
+    crb('system:svc-node-network-policy', [group(NODES_GROUP)]),
     ...controllers.map((c) => crb(`system:controller:${c}`, [user(`system:controller:${c}`)])),
     { name: 'system:controller:token-cleaner', namespace: 'svc-system', roleKind: 'Role', role: 'system:controller:token-cleaner', subjects: [user('system:controller:token-cleaner')] },
     { name: 'system:controller:bootstrap-signer', namespace: 'svc-public', roleKind: 'Role', role: 'system:controller:bootstrap-signer', subjects: [user('system:controller:bootstrap-signer')] },

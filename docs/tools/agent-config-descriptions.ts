@@ -93,6 +93,8 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   'proxy.clusterCIDR': 'The pod network(s), comma-separated, at most one per IP family: traffic to a cluster IP from any other source is masqueraded (kube-proxy\'s `clusterCIDR`). Empty: only hairpin and external traffic is masqueraded.',
   'proxy.masqueradeAll': 'Masquerade all traffic to cluster IPs (kube-proxy\'s `masqueradeAll`).',
   'proxy.skipKernelVersionCheck': 'Run the nftables mode on kernels from 5.4 instead of 5.13 (kube-proxy\'s `KUBE_PROXY_NFTABLES_SKIP_KERNEL_VERSION_CHECK`; the distribution\'s nft must be 1.0.1 or later).',
+  'networkPolicy.mode': 'svc addition: NetworkPolicy (networking v1) enforcement for this node\'s pods. `nftables` programs the policies into the nftables table `inet svc-netpol` (forward hook: pod-to-pod traffic routed through the node); `disabled` for nodes whose network plugin enforces policies itself.',
+  'networkPolicy.minSyncPeriod': 'Least time between two syncs of the network policy rules; changes arriving meanwhile are applied together.',
   containerRuntimeEndpoint: 'CRI runtime.v1 endpoint: `unix:///path` of the runtime socket, or `sim://[name]` for the built-in simulator (no real containers; tests and demos). The agent starts without the runtime and reports the node NotReady until it answers.',
   imageServiceEndpoint: 'CRI image service endpoint; empty means `containerRuntimeEndpoint`.',
 };
