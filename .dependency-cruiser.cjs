@@ -40,7 +40,7 @@ const agent = [
   ['podresources'],
   ['pod'],
   ['devices'],
-  ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
+  ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats', 'dns'], // dns: the node-local cluster DNS server and pods' DNS settings
   ['bootstrap'],
   ['node'],
   ['client', 'cri'],
