@@ -190,7 +190,7 @@ export class ClusterRecords {
     else this.sourceIPs.set(source, [...new Set(entries.map(([ip]) => ip))]);
     for (const [ip, name] of entries) {
       let m = this.reverse.get(ip);
-      if (!m) this.reverse.set(ip, (m = new Map()));
+      if (!m) this.reverse.set(ip, (m = new Map<string, string[]>()));
       const names = m.get(source) ?? [];
       if (!names.includes(name)) names.push(name);
       m.set(source, names);

@@ -73,7 +73,7 @@ export class DnsServer {
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     udp.close();
     for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => tcp!.close(() => resolve()));
+    await new Promise<void>((resolve) => tcp.close(() => resolve()));
   }
 
   private bindUdp(port: number): Promise<dgram.Socket> {

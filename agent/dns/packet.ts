@@ -48,7 +48,7 @@ export function response(query: Pick<Decoded, 'id' | 'flags' | 'questions'>, par
     type: 'response',
     id: query.id,
     flags,
-    questions: query.questions as Question[],
+    questions: query.questions,
     answers: parts.answers ?? [],
     authorities: parts.authorities ?? [],
     additionals: parts.additionals ?? [],

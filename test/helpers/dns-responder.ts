@@ -105,7 +105,7 @@ export class DnsResponder {
 export function queryUdp(port: number, name: string, type: string, opts: { timeoutMs?: number; address?: string; edns?: number } = {}): Promise<dnsPacket.DecodedPacket & { rcode: string }> {
   const sock = dgram.createSocket('udp4');
   const id = Math.floor(Math.random() * 65536);
-  const additionals: Answer[] = opts.edns ? [{ type: 'OPT', name: '.', udpPayloadSize: opts.edns, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] } as Answer] : [];
+  const additionals: Answer[] = opts.edns ? [{ type: 'OPT', name: '.', udpPayloadSize: opts.edns, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [];
   const buf = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: type as 'A', name, class: 'IN' }], additionals });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
