@@ -5,7 +5,7 @@
  * it does not, RFC 1035 4.2.1 / RFC 2181 9, so the client asks again over TCP).
  */
 import * as dnsPacket from 'dns-packet';
-import type { Answer, DecodedPacket, Packet, Question } from 'dns-packet';
+import type { Answer, DecodedPacket, Packet } from 'dns-packet';
 
 export type Rcode = 'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED';
 const RCODES: Record<string, number> = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 };
