@@ -4,7 +4,8 @@
  * pkg/kubelet/network/dns Configurer.GetPodDNS:
  * - ClusterFirst (off the host network) and ClusterFirstWithHostNet: the clusterDNS servers only,
  *   search <ns>.svc.<domain> svc.<domain> <domain> then the host's searches, options ndots:5 (the
- *   host's options are not kept). Without clusterDNS: a MissingClusterDNS warning and Default.
+ *   host's options are not kept). Without clusterDNS: Default, with a MissingClusterDNS warning
+ *   when clusterDomain is set (upstream warns whenever; see below).
  * - ClusterFirst on the host network, and Default: the host's servers, searches and options.
  * - None: nothing but the pod's dnsConfig.
  * The pod's dnsConfig is then appended (nameservers and searches without duplicates, options
@@ -64,10 +65,15 @@ export function podDnsConfig(input: PodDnsInput): { config: DnsConfig | undefine
   let base: DnsConfig;
   let policy = policyOf(pod);
   if (policy === 'cluster' && input.clusterDNS.length === 0) {
-    warnings.push({
-      reason: 'MissingClusterDNS',
-      message: `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`,
-    });
+    // Upstream warns on every such pod. svc runs without cluster DNS by default (no clusterDNS, no
+    // clusterDomain): the warning is kept for a half-configured node (a domain but no server), where
+    // it points at a mistake, and not made for every pod of a node that has no cluster DNS at all.
+    if (input.clusterDomain !== '') {
+      warnings.push({
+        reason: 'MissingClusterDNS',
+        message: `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`,
+      });
+    }
     policy = 'host';
   }
   if (policy === 'none') base = { servers: [], searches: [], options: [] };

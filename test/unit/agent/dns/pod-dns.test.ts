@@ -44,6 +44,12 @@ test('ClusterFirst without clusterDNS: a MissingClusterDNS warning and the host 
   t.is(r.warnings[0].message, 'pod: "web_prod(u-1)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.');
 });
 
+test('no cluster DNS at all (svc\'s default: no clusterDNS, no clusterDomain): Default without a warning for every pod', (t) => {
+  const r = podDnsConfig({ clusterDNS: [], clusterDomain: '', host, pod: pod() });
+  t.deepEqual(r.config?.servers, ['192.0.2.53', '192.0.2.54']);
+  t.deepEqual(r.warnings, []);
+});
+
 test('no clusterDomain: only the host searches', (t) => {
   t.deepEqual(podDnsConfig({ clusterDNS: ['10.0.0.10'], clusterDomain: '', host, pod: pod() }).config?.searches, ['corp.example', 'lab.example']);
 });

@@ -9,9 +9,9 @@ import { isRunningReady, startHarness } from './harness';
 
 const hostDns = () => Promise.resolve({ servers: ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'], searches: ['corp.example'], options: ['ndots:1'] });
 
-test('Default pod: the node resolv.conf cut to 3 nameservers with one DNSConfigForming event; ClusterFirst without clusterDNS: MissingClusterDNS', async (t) => {
+test('Default pod: the node resolv.conf cut to 3 nameservers with one DNSConfigForming event; ClusterFirst with a clusterDomain but no clusterDNS: MissingClusterDNS', async (t) => {
   const recorder = new RecordingRecorder();
-  const h = await startHarness({ manager: { recorder, hostDns } });
+  const h = await startHarness({ manager: { recorder, hostDns, clusterDomain: 'cluster.local' } });
   try {
     h.createPod('host-dns', { dnsPolicy: 'Default', containers: [{ name: 'c', image: 'svc.local/app:1' }] });
     h.createPod('cluster-dns', { containers: [{ name: 'c', image: 'svc.local/app:1' }] });
