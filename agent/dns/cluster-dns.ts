@@ -21,6 +21,7 @@ import { ClusterRecords } from './cluster-records';
 import { ClusterZone } from './cluster-zone';
 import { DnsServer } from './dns-server';
 import { Forwarder, type Upstream } from './forwarder';
+import type { ListenInterface } from './listen-interface';
 import { canonical } from './names';
 import { QueryHandler } from './query-handler';
 import type { EndpointSlice, Service } from './wire-types';
@@ -39,6 +40,8 @@ export interface ClusterDnsOptions {
   upstreams: readonly Upstream[];
   upstreamTimeoutMs: number;
   cache: CacheLimits;
+  /** A dummy interface to hold the listen address (dns.interfaceName); unset: the address is already on the node. */
+  listenInterface?: ListenInterface;
 }
 
 export class ClusterDns {
@@ -47,8 +50,10 @@ export class ClusterDns {
   readonly server: DnsServer;
   private readonly services: Informer<Service>;
   private readonly slices: Informer<EndpointSlice>;
+  private readonly iface: ListenInterface | undefined;
 
   constructor(o: ClusterDnsOptions) {
+    this.iface = o.listenInterface;
     const domain = canonical(o.domain);
     const now = () => o.clock.now();
     this.records = new ClusterRecords(domain, now);
@@ -71,7 +76,14 @@ export class ClusterDns {
   async run(signal: AbortSignal): Promise<void> {
     const informers = Promise.all([this.services.run(signal), this.slices.run(signal)]);
     const synced = (await this.services.whenSynced(signal)) && (await this.slices.whenSynced(signal));
-    if (synced && !signal.aborted) await this.server.run(signal);
+    if (synced && !signal.aborted) {
+      await this.iface?.ensure();
+      try {
+        await this.server.run(signal);
+      } finally {
+        await this.iface?.remove();
+      }
+    }
     await informers;
   }
 }

@@ -7,6 +7,7 @@
 import type { HttpApiClient } from '../client/http-api-client';
 import { DEFAULT_CACHE_LIMITS } from '../dns/answer-cache';
 import { ClusterDns } from '../dns/cluster-dns';
+import { ListenInterface } from '../dns/listen-interface';
 import { readHostResolverConfig, type ResolverConfig } from '../dns/resolv-conf';
 import type { Log } from '../platform/logger';
 import type { AgentContext } from './context';
@@ -40,6 +41,7 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
     log: dnsLog,
     domain: c.clusterDomain,
     listen: { address: c.dns.listenAddress || c.clusterDNS[0], port: c.dns.port },
+    ...(c.dns.interfaceName ? { listenInterface: new ListenInterface(c.dns.interfaceName, c.dns.listenAddress || c.clusterDNS[0]) } : {}),
     upstreams: servers.map((address) => ({ address, port: 53 })),
     upstreamTimeoutMs: c.dns.upstreamTimeout,
     cache: { ...DEFAULT_CACHE_LIMITS, maxEntries: c.dns.cacheSize },
