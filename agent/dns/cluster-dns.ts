@@ -48,6 +48,7 @@ export class ClusterDns {
   readonly records: ClusterRecords;
   readonly handler: QueryHandler;
   readonly server: DnsServer;
+  readonly cache: AnswerCache;
   private readonly services: Informer<Service>;
   private readonly slices: Informer<EndpointSlice>;
   private readonly iface: ListenInterface | undefined;
@@ -66,7 +67,8 @@ export class ClusterDns {
     const upstreams = o.upstreams.filter((u) => !(u.address === o.listen.address && u.port === o.listen.port));
     if (upstreams.length < o.upstreams.length) o.log.warn({ listen: o.listen }, 'the node resolv.conf names the cluster DNS address itself: that nameserver is skipped (a forwarding loop)');
     const forwarder = new Forwarder({ upstreams, timeoutMs: o.upstreamTimeoutMs });
-    this.handler = new QueryHandler(new ClusterZone(this.records, domain), forwarder, new AnswerCache(o.cache, now), (err, q) =>
+    this.cache = new AnswerCache(o.cache, now);
+    this.handler = new QueryHandler(new ClusterZone(this.records, domain), forwarder, this.cache, (err, q) =>
       o.log.warn({ name: q.name, type: q.type, error: err.message }, 'forwarded DNS query failed: SERVFAIL'),
     );
     this.server = new DnsServer({ address: o.listen.address, port: o.listen.port, handler: this.handler, log: o.log });

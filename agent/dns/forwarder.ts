@@ -4,7 +4,10 @@
  * nameserver after a timeout, an error, SERVFAIL or REFUSED (glibc's resolver order; CoreDNS's
  * forward plugin picks randomly). Identical questions in flight share one upstream query. Answers
  * are matched by id, source address and question, so a stray or spoofed datagram is ignored. When
- * no nameserver answers, resolve rejects UpstreamError and the server answers SERVFAIL.
+ * no nameserver answers, resolve rejects UpstreamError and the server answers SERVFAIL. At most
+ * maxConcurrent distinct questions are upstream at once (each holds a socket); past that a question
+ * is refused at once (UpstreamLimitError, answered REFUSED as CoreDNS's forward max_concurrent),
+ * so a flood of unique names cannot exhaust the node's sockets.
  */
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -27,10 +30,20 @@ export class UpstreamError extends Error {
   }
 }
 
+/** Too many questions upstream at once: the query is answered REFUSED. */
+export class UpstreamLimitError extends UpstreamError {
+  constructor(limit: number) {
+    super(`more than ${limit} questions are being forwarded at once`);
+    this.name = 'UpstreamLimitError';
+  }
+}
+
 export interface ForwarderOptions {
   upstreams: readonly Upstream[];
   /** Deadline of one try against one nameserver (UDP, or the TCP retry), ms. */
   timeoutMs: number;
+  /** Distinct questions upstream at once (default 1000). */
+  maxConcurrent?: number;
 }
 
 const sameQuestion = (a: Question | undefined, b: Question) => !!a && a.name.toLowerCase() === b.name.toLowerCase() && a.type === b.type && (a.class ?? 'IN') === (b.class ?? 'IN');
@@ -47,6 +60,8 @@ export class Forwarder {
     const key = cacheKey(q.name, q.type, q.class);
     let p = this.inflight.get(key);
     if (!p) {
+      const limit = this.o.maxConcurrent ?? 1000;
+      if (this.inflight.size >= limit) return Promise.reject(new UpstreamLimitError(limit));
       p = this.tryAll(q).finally(() => this.inflight.delete(key));
       this.inflight.set(key, p);
     }

@@ -10,7 +10,7 @@
 import type { Answer, Question } from 'dns-packet';
 import { AnswerCache, cacheKey, type CachedAnswer } from './answer-cache';
 import type { ClusterZone, ZoneAnswer } from './cluster-zone';
-import { UpstreamError } from './forwarder';
+import { UpstreamError, UpstreamLimitError } from './forwarder';
 import { canonical, inZone } from './names';
 import { response, type Decoded } from './packet';
 import type { Packet } from 'dns-packet';
@@ -26,10 +26,12 @@ export interface QueryCounters {
   forwarded: number;
   cacheHits: number;
   servfail: number;
+  /** Forwarded questions refused because too many were upstream at once. */
+  refused: number;
 }
 
 export class QueryHandler {
-  readonly counters: QueryCounters = { cluster: 0, forwarded: 0, cacheHits: 0, servfail: 0 };
+  readonly counters: QueryCounters = { cluster: 0, forwarded: 0, cacheHits: 0, servfail: 0, refused: 0 };
 
   constructor(
     private readonly zone: ClusterZone,
@@ -53,6 +55,10 @@ export class QueryHandler {
       return response(query, { ...a, recursionAvailable: true });
     } catch (e) {
       if (!(e instanceof UpstreamError)) throw e;
+      if (e instanceof UpstreamLimitError) {
+        this.counters.refused++;
+        return response(query, { rcode: 'REFUSED', recursionAvailable: true });
+      }
       this.counters.servfail++;
       this.onUpstreamError(e, q);
       return response(query, { rcode: 'SERVFAIL', recursionAvailable: true });

@@ -46,6 +46,7 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
     upstreamTimeoutMs: c.dns.upstreamTimeout,
     cache: { ...DEFAULT_CACHE_LIMITS, maxEntries: c.dns.cacheSize },
   });
+  ctx.metrics.observeDns({ counters: () => dns.handler.counters, cacheEntries: () => dns.cache.size });
   running.loops.push(
     dns.run(signal).catch((err: unknown) => {
       // The agent keeps running its pods; the cause (usually the address not on the node) is logged.

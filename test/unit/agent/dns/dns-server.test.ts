@@ -16,7 +16,7 @@ import dgram from 'node:dgram';
 
 const silentLog = { warn: () => {}, info: () => {} };
 
-async function setup(t: { teardown(fn: () => unknown): void }, opts: { timeoutMs?: number } = {}) {
+async function setup(t: { teardown(fn: () => unknown): void }, opts: { timeoutMs?: number; maxConcurrent?: number } = {}) {
   const upstream = new DnsResponder({ hosts: { 'example.test': ['192.0.2.10'], 'big.test': ['192.0.2.11'] }, ttl: 300, truncate: ['big.test'] });
   const upPort = await upstream.start();
   let now = 1_700_000_000_000;
@@ -26,7 +26,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, opts: { timeoutMs
   const eps = Array.from({ length: 100 }, (_, i) => ({ addresses: [`10.2.${i >> 8}.${i & 255}`], conditions: ready }));
   records.upsertSlice(slice('default', 'many-1', 'many', eps, [{ name: 'p', protocol: 'TCP', port: 1 }]));
   records.upsertService(service('default', 'ext', { type: 'ExternalName', externalName: 'example.test' }));
-  const forwarder = new Forwarder({ upstreams: [{ address: '127.0.0.1', port: upPort }], timeoutMs: opts.timeoutMs ?? 2000 });
+  const forwarder = new Forwarder({ upstreams: [{ address: '127.0.0.1', port: upPort }], timeoutMs: opts.timeoutMs ?? 2000, maxConcurrent: opts.maxConcurrent });
   const cache = new AnswerCache({ maxEntries: 100, maxSuccessTtl: 30, maxDenialTtl: 5 }, () => now);
   const handler = new QueryHandler(new ClusterZone(records, 'cluster.local'), forwarder, cache);
   const server = new DnsServer({ address: '127.0.0.1', port: 0, handler, log: silentLog });
@@ -146,4 +146,22 @@ test('malformed and unsupported queries: FORMERR for garbage with a header, NOTI
   t.is((notify.flags ?? 0) & 0xf, 4, 'NOTIMP');
   const two = await handler.handle({ ...q, opcode: 'QUERY', questions: [{ name: 'a', type: 'A' }, { name: 'b', type: 'A' }] });
   t.is((two.flags ?? 0) & 0xf, 1, 'FORMERR');
+});
+
+test('at most maxConcurrent questions upstream at once: the next distinct one is REFUSED at once; the same question joins the one in flight', async (t) => {
+  const { port, upstream, handler } = await setup(t, { timeoutMs: 2000, maxConcurrent: 2 });
+  upstream.mode = 'silent';
+  const a = queryUdp(port, 'a.test', 'A');
+  const b = queryUdp(port, 'b.test', 'A');
+  const a2 = queryUdp(port, 'a.test', 'A');
+  // Both distinct questions reached the upstream before the third name is asked.
+  for (let i = 0; i < 200 && upstream.queries < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  t.is(upstream.queries, 2);
+  const c = await queryUdp(port, 'c.test', 'A');
+  t.is(c.rcode, 'REFUSED');
+  t.is(handler.counters.refused, 1);
+  upstream.mode = 'answer';
+  const answers = await Promise.all([a, b, a2]);
+  t.deepEqual(answers.map((r) => r.rcode), ['SERVFAIL', 'SERVFAIL', 'SERVFAIL'], 'the silent upstream timed out for the waiting ones');
+  t.is(upstream.asked.filter((n) => n === 'a.test').length, 1, 'the repeated question shared the first');
 });
