@@ -10,7 +10,8 @@
  * - <hostname>.<svc>.<ns>.svc.<domain>: an endpoint of a headless Service (pods with
  *   spec.hostname and spec.subdomain), and its dashed-address name.
  * - <a-b-c-d>.<ns>.pod.<domain>: "pods insecure" (CoreDNS's default in kubeadm's Corefile): the
- *   address in the name, unchecked; svc-node does not watch every pod of the cluster.
+ *   address in the name, unchecked; svc-node cannot watch every pod of the cluster (the Node
+ *   authorizer lets a node list only its own), which "pods verified" would need.
  * - dns-version.<domain> TXT "1.1.0" (the specification's version record).
  * - PTR for ClusterIPs (-> service name) and published endpoint addresses (-> endpoint name).
  * NXDOMAIN when no record of any type exists under the name, NOERROR with no answers (NODATA)
