@@ -12,6 +12,7 @@ import { ClusterZone } from '../agent/dns/cluster-zone';
 import { DnsServer } from '../agent/dns/dns-server';
 import { Forwarder } from '../agent/dns/forwarder';
 import { QueryHandler } from '../agent/dns/query-handler';
+import { WireCache } from '../agent/dns/wire-cache';
 import { DnsResponder } from '../test/helpers/dns-responder';
 
 const arg = (name: string, def = '') => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? def;
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   const forwarder = new Forwarder({ upstreams: [{ address: '127.0.0.1', port: Number(arg('upstream-port', '53')) }], timeoutMs: 2000 });
   const handler = new QueryHandler(new ClusterZone(records, 'cluster.local'), forwarder, new AnswerCache(DEFAULT_CACHE_LIMITS));
   const log = { info: () => {}, warn: (o: object, m: string) => process.stderr.write(`${m} ${JSON.stringify(o)}\n`) };
-  const server = new DnsServer({ address: '127.0.0.1', port: 0, handler, log });
+  const server = new DnsServer({ address: '127.0.0.1', port: 0, handler, log, wireCache: new WireCache(() => records.generation) });
   const running = server.run(ac.signal);
   process.stdout.write(`listening ${(await server.listening()).port}\n`);
   await running;

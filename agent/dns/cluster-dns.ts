@@ -25,6 +25,7 @@ import type { ListenInterface } from './listen-interface';
 import { canonical } from './names';
 import { QueryHandler } from './query-handler';
 import type { EndpointSlice, Service } from './wire-types';
+import { WireCache } from './wire-cache';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
 export const endpointSlicesResource: ResourceRef = { group: 'discovery.svc.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true };
@@ -71,7 +72,8 @@ export class ClusterDns {
     this.handler = new QueryHandler(new ClusterZone(this.records, domain), forwarder, this.cache, (err, q) =>
       o.log.warn({ name: q.name, type: q.type, error: err.message }, 'forwarded DNS query failed: SERVFAIL'),
     );
-    this.server = new DnsServer({ address: o.listen.address, port: o.listen.port, handler: this.handler, log: o.log });
+    const wireCache = new WireCache(() => this.records.generation);
+    this.server = new DnsServer({ address: o.listen.address, port: o.listen.port, handler: this.handler, log: o.log, wireCache });
   }
 
   /** Follows Services and EndpointSlices and, once both are listed, serves DNS until the signal aborts. */

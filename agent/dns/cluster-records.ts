@@ -48,6 +48,7 @@ export class ClusterRecords {
   /** source key -> the addresses it has entries under (so a change touches only those). */
   private readonly sourceIPs = new Map<string, string[]>();
   private modified: number;
+  private changes = 0;
 
   /** now gives milliseconds since the epoch (the SOA serial is the last change's second, as CoreDNS's). */
   constructor(
@@ -62,6 +63,16 @@ export class ClusterRecords {
     return Math.floor(this.modified / 1000) >>> 0;
   }
 
+  /** Counts changes: an answer computed at one generation is stale at another (the wire cache's check). */
+  get generation(): number {
+    return this.changes;
+  }
+
+  private touch(): void {
+    this.modified = this.now();
+    this.changes++;
+  }
+
   upsertService(svc: Service): void {
     const key = keyOf(svc);
     const old = this.services.get(key);
@@ -71,7 +82,7 @@ export class ClusterRecords {
     this.setReverse(`svc:${key}`, clusterIPs(svc).map((ip) => [ip, name]));
     // publishNotReadyAddresses changes which endpoints are published.
     for (const s of this.slicesOf.get(key) ?? []) this.indexSlice(this.slices.get(s)!);
-    this.modified = this.now();
+    this.touch();
   }
 
   deleteService(svc: Service): void {
@@ -83,7 +94,7 @@ export class ClusterRecords {
     else this.perNamespace.delete(ns);
     this.setReverse(`svc:${key}`, []);
     for (const s of this.slicesOf.get(key) ?? []) this.indexSlice(this.slices.get(s)!);
-    this.modified = this.now();
+    this.touch();
   }
 
   upsertSlice(slice: EndpointSlice): void {
@@ -98,7 +109,7 @@ export class ClusterRecords {
       set.add(key);
     }
     this.indexSlice(slice);
-    this.modified = this.now();
+    this.touch();
   }
 
   deleteSlice(slice: EndpointSlice): void {
@@ -108,7 +119,7 @@ export class ClusterRecords {
     this.unlinkSlice(old);
     this.slices.delete(key);
     this.setReverse(`eps:${key}`, []);
-    this.modified = this.now();
+    this.touch();
   }
 
   /** True while the namespace has a Service (its names exist: NODATA rather than NXDOMAIN). */

@@ -48,6 +48,11 @@ export class ClusterZone {
     private readonly ttl = CLUSTER_TTL,
   ) {}
 
+  /** The records' generation (changes with every Service or EndpointSlice change). */
+  get generation(): number {
+    return this.records.generation;
+  }
+
   /** The SOA record of a zone this server answers for (the cluster domain or a reverse zone). */
   soa(zone: string): Answer {
     const apex = zone === this.domain ? this.domain : zone;

@@ -11,6 +11,7 @@ import net from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { decode, encodeForUdp, formErr, response, udpLimit, type Decoded } from './packet';
 import type { Packet } from 'dns-packet';
+import type { WireCache } from './wire-cache';
 
 /** Answers one decoded query (QueryHandler). */
 export interface DnsQueryHandler {
@@ -24,6 +25,8 @@ export interface DnsServerOptions {
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   idleTimeoutMs?: number;
   maxConnections?: number;
+  /** Encoded cluster answers of repeated UDP queries (wire-cache.ts); none: every query is decoded and answered. */
+  wireCache?: WireCache;
 }
 
 export class DnsServer {
@@ -32,6 +35,8 @@ export class DnsServer {
   private rejectBound!: (e: Error) => void;
   /** UDP answers sent truncated (for tests and metrics). */
   truncated = 0;
+  /** UDP answers copied from the wire cache. */
+  wireHits = 0;
 
   constructor(private readonly o: DnsServerOptions) {
     this.bound = new Promise((resolve, reject) => {
@@ -90,6 +95,12 @@ export class DnsServer {
   }
 
   private async onDatagram(sock: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
+    const hit = this.o.wireCache?.get(msg);
+    if (hit) {
+      this.wireHits++;
+      sock.send(hit, rinfo.port, rinfo.address);
+      return;
+    }
     let query: Decoded;
     try {
       query = decode(msg);
@@ -99,8 +110,10 @@ export class DnsServer {
       return;
     }
     if (query.type !== 'query') return; // never answer an answer (reflection loops)
-    const { buf, truncated } = encodeForUdp(await this.answer(query), udpLimit(query));
+    const res = await this.answer(query);
+    const { buf, truncated } = encodeForUdp(res, udpLimit(query));
     if (truncated) this.truncated++;
+    this.o.wireCache?.put(msg, res, buf);
     sock.send(buf, rinfo.port, rinfo.address);
   }
 

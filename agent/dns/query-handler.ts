@@ -13,6 +13,7 @@ import type { ClusterZone, ZoneAnswer } from './cluster-zone';
 import { UpstreamError, UpstreamLimitError } from './forwarder';
 import { canonical, inZone } from './names';
 import { response, type Decoded } from './packet';
+import { CLUSTER_GENERATION, type MarkedPacket } from './wire-cache';
 import type { Packet } from 'dns-packet';
 
 /** The upstream side: the forwarder (contract: resolves the upstreams' answer or rejects UpstreamError). */
@@ -44,10 +45,14 @@ export class QueryHandler {
     if (query.opcode !== 'QUERY') return response(query, { rcode: 'NOTIMP' });
     if (query.type !== 'query' || (query.questions ?? []).length !== 1) return response(query, { rcode: 'FORMERR' });
     const q = query.questions![0];
+    const generation = this.zone.generation;
     const ours = this.zone.answer(q.name, q.type);
     if (ours) {
       this.counters.cluster++;
-      return response(query, await this.clusterParts(ours, q));
+      const res: MarkedPacket = response(query, await this.clusterParts(ours, q));
+      // From the records alone (no ExternalName target resolved upstream): the same bytes answer the same query until the records change.
+      if (!ours.chase) res[CLUSTER_GENERATION] = generation;
+      return res;
     }
     if (inZone(canonical(q.name), this.zone.domain)) return response(query, { rcode: 'REFUSED' });
     try {

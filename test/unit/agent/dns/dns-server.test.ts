@@ -10,6 +10,7 @@ import { ClusterZone } from '../../../../agent/dns/cluster-zone';
 import { DnsServer } from '../../../../agent/dns/dns-server';
 import { Forwarder } from '../../../../agent/dns/forwarder';
 import { QueryHandler } from '../../../../agent/dns/query-handler';
+import { WireCache } from '../../../../agent/dns/wire-cache';
 import { DnsResponder, queryTcp, queryUdp } from '../../../helpers/dns-responder';
 import { ready, service, slice } from './fixtures';
 import dgram from 'node:dgram';
@@ -29,7 +30,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, opts: { timeoutMs
   const forwarder = new Forwarder({ upstreams: [{ address: '127.0.0.1', port: upPort }], timeoutMs: opts.timeoutMs ?? 2000, maxConcurrent: opts.maxConcurrent });
   const cache = new AnswerCache({ maxEntries: 100, maxSuccessTtl: 30, maxDenialTtl: 5 }, () => now);
   const handler = new QueryHandler(new ClusterZone(records, 'cluster.local'), forwarder, cache);
-  const server = new DnsServer({ address: '127.0.0.1', port: 0, handler, log: silentLog });
+  const server = new DnsServer({ address: '127.0.0.1', port: 0, handler, log: silentLog, wireCache: new WireCache(() => records.generation) });
   const ac = new AbortController();
   const running = server.run(ac.signal);
   const { port } = await server.listening();
@@ -164,4 +165,23 @@ test('at most maxConcurrent questions upstream at once: the next distinct one is
   const answers = await Promise.all([a, b, a2]);
   t.deepEqual(answers.map((r) => r.rcode), ['SERVFAIL', 'SERVFAIL', 'SERVFAIL'], 'the silent upstream timed out for the waiting ones');
   t.is(upstream.asked.filter((n) => n === 'a.test').length, 1, 'the repeated question shared the first');
+});
+
+test('wire cache: a repeated cluster query is answered from the encoded bytes with its own id until the records change; forwarded and ExternalName answers are never copied', async (t) => {
+  const { port, server, records } = await setup(t);
+  const first = await queryUdp(port, 'web.default.svc.cluster.local', 'A');
+  const second = await queryUdp(port, 'web.default.svc.cluster.local', 'A');
+  t.is(server.wireHits, 1);
+  t.not(second.id, undefined);
+  t.deepEqual(datas(second), datas(first));
+  t.deepEqual(datas(await queryUdp(port, 'WEB.default.svc.cluster.local', 'A')), ['10.96.0.20'], 'another spelling is another entry');
+  t.is(server.wireHits, 1);
+  records.upsertService(service('default', 'web', { clusterIP: '10.96.0.21', ports: [{ name: 'http', port: 80 }] }));
+  t.deepEqual(datas(await queryUdp(port, 'web.default.svc.cluster.local', 'A')), ['10.96.0.21'], 'a change drops the copies');
+  t.is(server.wireHits, 1);
+  await queryUdp(port, 'example.test', 'A');
+  await queryUdp(port, 'example.test', 'A');
+  await queryUdp(port, 'ext.default.svc.cluster.local', 'A');
+  await queryUdp(port, 'ext.default.svc.cluster.local', 'A');
+  t.is(server.wireHits, 1, 'forwarded and ExternalName answers are computed each time');
 });
