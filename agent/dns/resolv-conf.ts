@@ -1,9 +1,9 @@
 /**
  * The node's resolver configuration, read from the file of the agent's resolvConf setting
  * (default /etc/resolv.conf), as the kubelet's parseResolvConf reads it: "nameserver" lines add a
- * server, the last "search" line wins (a lone "." is dropped and trailing dots trimmed), "options"
- * accumulate (a later option of the same name replaces an earlier one); comments start with # or ;
- * and other keywords ("domain", "sortlist") are ignored. The cluster DNS server forwards to these
+ * server, the last "search" line wins (trailing dots trimmed; a lone "." is dropped, where upstream
+ * would keep an empty name), the last "options" line wins; comments start with # (and ;, as
+ * resolv.conf(5) allows) and other keywords ("domain", "sortlist") are ignored. The cluster DNS server forwards to these
  * nameservers; pods with dnsPolicy Default get them all.
  */
 import { readFile } from 'node:fs/promises';
@@ -34,7 +34,7 @@ export function parseResolvConf(text: string): ResolverConfig {
     const args = fields.slice(1);
     if (fields[0] === 'nameserver' && args.length > 0) out.servers.push(args[0]);
     else if (fields[0] === 'search') out.searches = args.filter((d) => d !== '.').map((d) => d.replace(/\.$/, ''));
-    else if (fields[0] === 'options') out.options = mergeOptions(out.options, args);
+    else if (fields[0] === 'options') out.options = args;
   }
   return out;
 }
