@@ -37,6 +37,8 @@ export interface PodDnsInput {
 export interface PodDnsWarning {
   reason: 'MissingClusterDNS' | 'DNSConfigForming';
   message: string;
+  /** Set for MissingClusterDNS: upstream also records it on the Node, with this message. */
+  nodeMessage?: string;
 }
 
 const unique = (xs: readonly string[]) => [...new Set(xs)];
@@ -69,10 +71,8 @@ export function podDnsConfig(input: PodDnsInput): { config: DnsConfig | undefine
     // clusterDomain): the warning is kept for a half-configured node (a domain but no server), where
     // it points at a mistake, and not made for every pod of a node that has no cluster DNS at all.
     if (input.clusterDomain !== '') {
-      warnings.push({
-        reason: 'MissingClusterDNS',
-        message: `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`,
-      });
+      const nodeMessage = 'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+      warnings.push({ reason: 'MissingClusterDNS', message: `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})". ${nodeMessage}`, nodeMessage });
     }
     policy = 'host';
   }

@@ -124,8 +124,14 @@ export class PodSyncer {
       clusterDNS: this.d.clusterDNS,
       clusterDomain: this.d.clusterDomain,
       ...(hostDns ? { hostDns } : {}),
-      ...(create ? { onDnsWarning: (w: PodDnsWarning) => this.recorder.event(podRef(pod), 'Warning', w.reason, w.message) } : {}),
+      ...(create ? { onDnsWarning: (w: PodDnsWarning) => this.dnsWarning(pod, w) } : {}),
     });
+  }
+
+  /** A pod DNS warning as events: on the pod, and (MissingClusterDNS) on the Node as well, as upstream's kubelet. */
+  private dnsWarning(pod: Pod, w: PodDnsWarning): void {
+    this.recorder.event(podRef(pod), 'Warning', w.reason, w.message);
+    if (w.nodeMessage) this.recorder.event({ kind: 'Node', name: this.d.node.name, uid: this.d.node.name }, 'Warning', w.reason, w.nodeMessage);
   }
 
   /** Stops one container with its grace period (upstream's Killing event says why). Idempotent; NotFound counts as stopped. */

@@ -18,11 +18,16 @@ test('Default pod: the node resolv.conf cut to 3 nameservers with one DNSConfigF
     t.true(await h.until(() => isRunningReady(h.status('host-dns')) && isRunningReady(h.status('cluster-dns'))));
     const sandbox = h.sim.sandboxes.find((s) => s.metadata.name === 'host-dns')!;
     t.deepEqual(sandbox.dnsConfig, { servers: ['192.0.2.1', '192.0.2.2', '192.0.2.3'], searches: ['corp.example'], options: ['ndots:1'] });
-    const events = recorder.events.filter((e) => e.reason === 'DNSConfigForming' || e.reason === 'MissingClusterDNS');
+    const events = recorder.events.filter((e) => e.regarding.kind === 'Pod' && (e.reason === 'DNSConfigForming' || e.reason === 'MissingClusterDNS'));
     t.deepEqual(
       events.map((e) => `${e.regarding.name} ${e.type} ${e.reason}`).sort(),
       ['cluster-dns Warning DNSConfigForming', 'cluster-dns Warning MissingClusterDNS', 'host-dns Warning DNSConfigForming'],
       'once per pod: containers started later do not repeat them',
+    );
+    t.deepEqual(
+      recorder.events.filter((e) => e.regarding.kind === 'Node' && e.reason === 'MissingClusterDNS').map((e) => e.message),
+      ['kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.'],
+      'and on the Node, as upstream',
     );
     t.is(events.find((e) => e.regarding.name === 'host-dns')!.message, 'Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 192.0.2.1 192.0.2.2 192.0.2.3');
   } finally {
