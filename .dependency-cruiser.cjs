@@ -42,7 +42,7 @@ const agent = [
   ['devices'],
   ['netpol'], // NetworkPolicy enforcement (nftables; uses the proxy's runner)
   ['proxy'], // the network proxy (Services into nftables)
-  ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
+  ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats', 'dns'], // dns: the node-local cluster DNS server and pods' DNS settings
   ['bootstrap'],
   ['node'],
   ['client', 'cri'],

@@ -23,6 +23,7 @@ import { createSdNotifier, type SdNotifier } from '../common/systemd';
 import { abortPromise, requestTimeoutMs, type AgentContext, type Running } from './wiring/context';
 import { bootstrapCredentials } from './wiring/credentials';
 import { startDevices } from './wiring/devices';
+import { startClusterDns } from './wiring/dns';
 import { startEvents } from './wiring/events';
 import { checkHost } from './wiring/host';
 import { startKeepAlives } from './wiring/keep-alives';
@@ -73,6 +74,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   if (!started) return; // aborted during registration
   const { node, readiness } = started;
   const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  await startClusterDns(ctx, credentials.client);
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
   const proxy = startProxy(ctx, credentials.client);
   const netpol = startNetworkPolicy(ctx, credentials.client);

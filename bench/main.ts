@@ -10,6 +10,7 @@ import { runAuthzBench } from './authz-bench';
 import { runCheckpointBench } from './checkpoint-bench';
 import { runCrdBench } from './crd-bench';
 import { runDevicesBench } from './devices-bench';
+import { runDnsBench } from './dns-bench';
 import { runHeartbeatScaleBench } from './heartbeat-scale-bench';
 import { runHostileBodiesBench } from './hostile-bodies-bench';
 import { runPodResourcesBench } from './podresources-bench';
@@ -45,6 +46,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
   admission: { describe: 'issue 23: ConfigMap creates with no policy, with 10 ValidatingAdmissionPolicies, with one local HTTPS validating webhook, and audited at Metadata, interleaved in one run', run: runAdmissionBench },
   streaming: { describe: 'issue 21: exec -- true round trips and a 100 MB port-forward through svc-apiserver and svc-node (simulator) against the agent directly and plain TCP', run: runStreamingBench },
+  dns: { describe: 'issue 24: queries/s for a service name on svc-node\'s cluster DNS server against dnsmasq (or a minimal responder) answering a hosts-file name', run: runDnsBench },
   workloads: { describe: 'issue 19: a Deployment scaled 0 → 1,000 replicas on 20 simulated nodes and rolled, against 1,000 bare pod creates: time to all Available, CPU per pod', run: runWorkloadsBench },
 };
 

@@ -150,6 +150,19 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     providerID: str(''),
     clusterDomain: str(''),
     clusterDNS: { kind: 'list', of: str('', checkIP), default: [] },
+    // svc addition: the node-local cluster DNS server (NodeLocal DNS's cache sizes and 2 s forward timeout).
+    dns: {
+      kind: 'struct',
+      fields: {
+        enabled: bool(false),
+        listenAddress: str('', (v) => (v === '' ? undefined : checkIP(v))),
+        port: int(53, 1, 65535),
+        upstreamTimeout: dur('2s', 1),
+        cacheSize: int(9984, 0),
+        // '' leaves the address to the node; a name makes that dummy interface for it (NodeLocal DNS's nodelocaldns).
+        interfaceName: str('', (v) => (v === '' || /^[A-Za-z0-9_.-]{1,15}$/.test(v) ? undefined : `invalid value ${JSON.stringify(v)}: must be a network interface name of 1 to 15 letters, digits, '-', '_' or '.'`)),
+      },
+    },
     nodeStatusUpdateFrequency: dur('10s', 1),
     nodeStatusReportFrequency: dur('5m', 1),
     nodeLeaseDurationSeconds: int(40, 1),

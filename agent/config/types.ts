@@ -56,6 +56,12 @@ export interface NodeAgentConfiguration {
   providerID: string;
   clusterDomain: string;
   clusterDNS: string[];
+  /**
+   * svc-node's cluster DNS server (agent/dns/; no kubelet field: upstream runs CoreDNS and NodeLocal
+   * DNS as pods). listenAddress '' means the first clusterDNS address; the address must be on the
+   * node (e.g. a dummy interface, as NodeLocal DNS's 169.254.20.10).
+   */
+  dns: { enabled: boolean; listenAddress: string; port: number; upstreamTimeout: Millis; cacheSize: number; interfaceName: string };
   nodeStatusUpdateFrequency: Millis;
   nodeStatusReportFrequency: Millis;
   nodeLeaseDurationSeconds: number;

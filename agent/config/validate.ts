@@ -74,5 +74,11 @@ export function validateMerged(c: NodeAgentConfiguration, gates: FeatureGates, p
   if (c.enforceNodeAllocatable.includes('none') && c.enforceNodeAllocatable.length > 1) {
     problem('enforceNodeAllocatable', [], 'may not contain additional enforcements when "none" is specified');
   }
+  if (c.dns.enabled && c.clusterDomain === '') {
+    problem('clusterDomain', ['dns.enabled'], 'required value: the cluster DNS server (dns.enabled) needs clusterDomain, e.g. "cluster.local"');
+  }
+  if (c.dns.enabled && c.dns.listenAddress === '' && c.clusterDNS.length === 0) {
+    problem('dns.listenAddress', ['dns.enabled', 'clusterDNS'], 'required value: set dns.listenAddress or clusterDNS when dns.enabled is true (the address pods are told to query)');
+  }
   return out;
 }

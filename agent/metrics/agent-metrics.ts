@@ -48,6 +48,12 @@ export function pathLabel(path: string, known: readonly string[]): string {
   return known.includes(first) ? first : 'other';
 }
 
+/** The cluster DNS server's counts (agent/dns QueryHandler's counters and its cache), read at every scrape. */
+export interface DnsCounts {
+  counters(): { cluster: number; forwarded: number; cacheHits: number; servfail: number; refused: number };
+  cacheEntries(): number;
+}
+
 /** Open streaming connections (exec, attach, port-forward) and the runtime streams behind them. */
 export interface StreamCounts {
   connections(): number;
@@ -72,6 +78,42 @@ export class AgentMetrics implements RuntimeCallObserver, RequestObserver, Check
     const registers = [this.registry];
     new Gauge({ name: 'svc_node_streaming_connections', help: 'Exec, attach and port-forward connections open on the agent server.', registers, collect() { this.set(counts.connections()); } });
     new Gauge({ name: 'svc_node_runtime_streams', help: 'Streams open to the container runtime for exec, attach and port-forward.', registers, collect() { this.set(counts.runtimeStreams()); } });
+  }
+
+  /**
+   * Reports the cluster DNS server at every scrape (names after CoreDNS's metrics, prefixed):
+   * svc_node_dns_requests_total by where the answer came from (cluster records, cache, forwarded),
+   * svc_node_dns_responses_failed_total by rcode (SERVFAIL from upstream failures, REFUSED at the
+   * forwarding limit), svc_node_dns_cache_entries.
+   */
+  observeDns(dns: DnsCounts): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'svc_node_dns_requests_total',
+      help: 'Queries the cluster DNS server answered, by source: cluster (records), cache, forward (upstream).',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        const c = dns.counters();
+        this.reset();
+        this.inc({ source: 'cluster' }, c.cluster);
+        this.inc({ source: 'cache' }, c.cacheHits);
+        this.inc({ source: 'forward' }, c.forwarded);
+      },
+    });
+    new Counter({
+      name: 'svc_node_dns_responses_failed_total',
+      help: 'Forwarded queries answered with an error by the cluster DNS server, by rcode.',
+      labelNames: ['rcode'],
+      registers,
+      collect() {
+        const c = dns.counters();
+        this.reset();
+        this.inc({ rcode: 'SERVFAIL' }, c.servfail);
+        this.inc({ rcode: 'REFUSED' }, c.refused);
+      },
+    });
+    new Gauge({ name: 'svc_node_dns_cache_entries', help: 'Forwarded answers in the cluster DNS server\'s cache.', registers, collect() { this.set(dns.cacheEntries()); } });
   }
 
   constructor() {

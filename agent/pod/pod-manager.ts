@@ -7,6 +7,7 @@
  * container logs. Built by main.ts from the agent configuration; `run(signal)` starts everything
  * once the runtime answers.
  */
+import type { ResolverConfig } from '../dns/resolv-conf';
 import path from 'node:path';
 import { NOOP_RECORDER, type EventRecorder } from '../../common/events/recorder';
 import type { ApiClient } from '../client/api-client';
@@ -67,6 +68,8 @@ export interface PodManagerOptions {
   cleanCgroups?: boolean;
   clusterDNS: readonly string[];
   clusterDomain: string;
+  /** The node's resolver configuration for host-DNS pods (agent/dns/resolv-conf.ts); unset: the runtime copies the node's. */
+  hostDns?: () => Promise<ResolverConfig | undefined>;
   imageGC: { highThresholdPercent: number; lowThresholdPercent: number; minAgeMs: number };
   /** Seams for tests; defaults are the real ones. */
   prober?: Prober;
@@ -323,6 +326,7 @@ export class PodManager {
       podLogsDir: this.o.podLogsDir,
       clusterDNS: this.o.clusterDNS,
       clusterDomain: this.o.clusterDomain,
+      ...(this.o.hostDns ? { hostDns: this.o.hostDns } : {}),
       callTimeoutMs,
       ...(this.o.devices ? { devices: this.o.devices } : {}),
       ...(this.o.recorder ? { recorder: this.o.recorder } : {}),

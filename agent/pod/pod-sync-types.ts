@@ -9,6 +9,7 @@ import type { RuntimeService } from '../cri';
 import type { DeviceRunOptions } from '../devices/container-allocation';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
+import type { ResolverConfig } from '../dns/resolv-conf';
 import type { SeccompResolver } from '../seccomp/resolve';
 import type { ConfigObjectGetter } from './config-objects';
 import type { ImageManager } from './image-manager';
@@ -55,6 +56,8 @@ export interface PodSyncDeps {
   podLogsDir: string;
   clusterDNS: readonly string[];
   clusterDomain: string;
+  /** The node's resolver configuration for host-DNS pods (resolvConf); unset or undefined: the runtime copies the node's resolv.conf. */
+  hostDns?: () => Promise<ResolverConfig | undefined>;
   /** Deadline of ordinary CRI calls (runtimeRequestTimeout). */
   callTimeoutMs: number;
   /** Device plugins; without it extended resources are not handed out. */

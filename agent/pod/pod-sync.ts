@@ -16,6 +16,7 @@ import { DeviceAdmissionError } from '../devices/device-manager';
 import { ContainerStarter } from './container-start';
 import { computePodActions, latestByName, type EphemeralContainer, type PodActions } from './pod-actions';
 import { containerRef, podRef } from './pod-events';
+import type { PodDnsWarning } from '../dns/pod-dns';
 import { generatePodStatus } from './pod-status';
 import { gracePeriodSeconds, podDesc, RETRY_MS, type PodSyncDeps, type PodSyncState, type SyncResult } from './pod-sync-types';
 import type { Container, Pod, PodStatus } from '../api/core-v1';
@@ -111,7 +112,9 @@ export class PodSyncer {
     });
   }
 
-  private async sandboxConfig(pod: Pod, attempt: number): Promise<PodSandboxConfig> {
+  /** The pod's sandbox config; `create` (a new sandbox) also records its DNS warnings, once per sandbox. */
+  private async sandboxConfig(pod: Pod, attempt: number, create = false): Promise<PodSandboxConfig> {
+    const hostDns = await this.d.hostDns?.();
     return buildSandboxConfig({
       pod,
       attempt,
@@ -120,7 +123,15 @@ export class PodSyncer {
       seccomp: await this.d.seccomp.resolveSandbox(pod.spec.securityContext?.seccompProfile),
       clusterDNS: this.d.clusterDNS,
       clusterDomain: this.d.clusterDomain,
+      ...(hostDns ? { hostDns } : {}),
+      ...(create ? { onDnsWarning: (w: PodDnsWarning) => this.dnsWarning(pod, w) } : {}),
     });
+  }
+
+  /** A pod DNS warning as events: on the pod, and (MissingClusterDNS) on the Node as well, as upstream's kubelet. */
+  private dnsWarning(pod: Pod, w: PodDnsWarning): void {
+    this.recorder.event(podRef(pod), 'Warning', w.reason, w.message);
+    if (w.nodeMessage) this.recorder.event({ kind: 'Node', name: this.d.node.name, uid: this.d.node.name }, 'Warning', w.reason, w.nodeMessage);
   }
 
   /** Stops one container with its grace period (upstream's Killing event says why). Idempotent; NotFound counts as stopped. */
@@ -265,7 +276,7 @@ export class PodSyncer {
   private async createSandbox(pass: SyncPass, plan: StartPlan): Promise<void> {
     const { pod, st, signal } = pass;
     const { attempt } = plan;
-    const sandboxConfig = (plan.sandboxConfig = await this.sandboxConfig(pod, attempt));
+    const sandboxConfig = (plan.sandboxConfig = await this.sandboxConfig(pod, attempt, true));
     if (attempt > 0) this.recorder.event(podRef(pod), 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
     try {
       this.d.log.info({ pod: podDesc(pod), attempt }, 'creating pod sandbox');

@@ -6,9 +6,11 @@
  * the sandbox's security context (namespaces, privileged if any container is, seccomp, sysctls).
  */
 import path from 'node:path';
-import type { DnsConfig, PodSandboxConfig, PortMapping, SecurityProfile } from '../cri';
+import type { PodSandboxConfig, PortMapping, SecurityProfile } from '../cri';
 import type { Pod } from '../api/core-v1';
 import { sandboxAnnotations, sandboxLabels } from './runtime-labels';
+import { podDnsConfig, type PodDnsWarning } from '../dns/pod-dns';
+import type { ResolverConfig } from '../dns/resolv-conf';
 
 export interface SandboxConfigInput {
   pod: Pod;
@@ -19,6 +21,10 @@ export interface SandboxConfigInput {
   seccomp: SecurityProfile;
   clusterDNS: readonly string[];
   clusterDomain: string;
+  /** The node's resolver configuration (agent/dns/resolv-conf.ts); unset: the runtime copies the node's resolv.conf for host-DNS pods. */
+  hostDns?: ResolverConfig;
+  /** Receives the pod's DNS warnings (MissingClusterDNS, DNSConfigForming) to record as events. */
+  onDnsWarning?: (w: PodDnsWarning) => void;
 }
 
 /** The pod UID in a pod log directory's name (<namespace>_<name>_<uid>), or undefined for other names. */
@@ -38,33 +44,6 @@ export function podHostname(pod: Pod): string {
   const name = pod.spec.hostname || pod.metadata.name || '';
   if (name.length <= 63) return name;
   return name.slice(0, 63).replace(/[-.]+$/, '');
-}
-
-function dnsConfig(input: SandboxConfigInput): DnsConfig | undefined {
-  const { pod } = input;
-  const policy = pod.spec.dnsPolicy ?? 'ClusterFirst';
-  const extra = pod.spec.dnsConfig;
-  const custom: DnsConfig = {
-    servers: [...(extra?.nameservers ?? [])],
-    searches: [...(extra?.searches ?? [])],
-    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
-  };
-  if (policy === 'None') return custom;
-  // Upstream: ClusterFirst on the host network falls back to the node's resolv.conf; ClusterFirstWithHostNet does not.
-  const clusterFirst = (policy === 'ClusterFirst' && !pod.spec.hostNetwork) || policy === 'ClusterFirstWithHostNet';
-  if (clusterFirst && input.clusterDNS.length > 0) {
-    const ns = pod.metadata.namespace ?? 'default';
-    const d = input.clusterDomain;
-    const searches = d ? [`${ns}.svc.${d}`, `svc.${d}`, d] : [];
-    return {
-      servers: [...input.clusterDNS, ...(custom.servers ?? [])],
-      searches: [...searches, ...(custom.searches ?? [])],
-      options: ['ndots:5', ...(custom.options ?? [])],
-    };
-  }
-  // Default: the runtime copies the node's resolv.conf (plus any dnsConfig additions).
-  const any = (custom.servers?.length ?? 0) + (custom.searches?.length ?? 0) + (custom.options?.length ?? 0) > 0;
-  return any ? custom : undefined;
 }
 
 function portMappings(pod: Pod): PortMapping[] {
@@ -105,8 +84,10 @@ export function buildSandboxConfig(input: SandboxConfigInput): PodSandboxConfig 
     },
   };
   if (!s.hostNetwork) config.hostname = podHostname(pod);
-  const dns = dnsConfig(input);
-  if (dns) config.dnsConfig = dns;
+  // DNS per dnsPolicy, as the kubelet's dns.Configurer (agent/dns/pod-dns.ts).
+  const dns = podDnsConfig({ pod, clusterDNS: input.clusterDNS, clusterDomain: input.clusterDomain, host: input.hostDns });
+  if (dns.config) config.dnsConfig = dns.config;
+  for (const w of dns.warnings) input.onDnsWarning?.(w);
   if (psc.runAsUser !== undefined) config.linux!.securityContext!.runAsUser = psc.runAsUser;
   if (psc.runAsGroup !== undefined) config.linux!.securityContext!.runAsGroup = psc.runAsGroup;
   if (psc.supplementalGroups?.length) config.linux!.securityContext!.supplementalGroups = [...psc.supplementalGroups];

@@ -15,6 +15,7 @@ import { PodManagerPods, PodResourcesServer, podResourcesDevices, podResourcesSo
 import type { EventRecorder } from '../../common/events/recorder';
 import type { HttpApiClient } from '../client/http-api-client';
 import { abortPromise, type AgentContext } from './context';
+import { hostResolverReader } from './dns';
 
 /**
  * Parent of every pod's cgroup (cgroupfs driver). Upstream's kubelet has cgroupRoot for this; the
@@ -64,6 +65,7 @@ export async function startPods(ctx: AgentContext, p: PodParts): Promise<PodMana
     cleanCgroups: !c.containerRuntimeEndpoint.startsWith('sim://'),
     clusterDNS: c.clusterDNS,
     clusterDomain: c.clusterDomain,
+    hostDns: hostResolverReader(c.resolvConf, log.child({ component: 'pods' })),
     imageGC: { highThresholdPercent: c.imageGCHighThresholdPercent, lowThresholdPercent: c.imageGCLowThresholdPercent, minAgeMs: c.imageMinimumGCAge },
     devices,
     recorder: p.recorder,

@@ -107,6 +107,9 @@ export function nodeRules(): PolicyRule[] {
     rule(['get', 'update', 'patch'], [CORE], ['persistentvolumeclaims/status']),
     // Upstream's system:node reads RuntimeClasses: the kubelet resolves runtimeClassName to a CRI handler.
     rule(READ, [NODE], ['runtimeclasses']),
+    // svc addition (issue 24): svc-node embeds what upstream runs as kube-proxy and as the cluster
+    // DNS, so the node follows EndpointSlices as upstream's system:node-proxier may (read only).
+    rule(['list', 'watch'], [DISCOVERY], ['endpointslices']),
   ];
 }
 

@@ -415,3 +415,19 @@ test('container log rotation settings: defaults (10Mi, 5 files, every 10s as ups
   const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }))).config;
   t.deepEqual([c.containerLogMaxSize, c.containerLogMaxFiles, c.containerLogMonitorInterval], ['100Ki', 3, 3000]);
 });
+
+test('cluster DNS settings: off by default; enabling needs clusterDomain and an address; bad values name the file and field', async (t) => {
+  const d = (await loadAgentConfig([], memEnv({}))).config;
+  t.deepEqual(d.dns, { enabled: false, listenAddress: '', port: 53, upstreamTimeout: 2000, cacheSize: 9984, interfaceName: '' });
+  const run = (body: string) => loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }));
+  t.regex((await configError(t, run('dns: {interfaceName: "no/slash"}\n'))).message, /^\/c\.yaml: field dns\.interfaceName: invalid value "no\/slash": must be a network interface name/);
+  const ok = (await run('clusterDomain: cluster.local\nclusterDNS: [169.254.20.10]\ndns: {enabled: true, port: 5353}\n')).config;
+  t.like(ok.dns, { enabled: true, port: 5353 });
+  t.is((await configError(t, run('clusterDNS: [169.254.20.10]\ndns: {enabled: true}\n'))).message, '/c.yaml: field clusterDomain: required value: the cluster DNS server (dns.enabled) needs clusterDomain, e.g. "cluster.local"');
+  t.is(
+    (await configError(t, run('clusterDomain: cluster.local\ndns: {enabled: true}\n'))).message,
+    '/c.yaml: field dns.listenAddress: required value: set dns.listenAddress or clusterDNS when dns.enabled is true (the address pods are told to query)',
+  );
+  t.is((await configError(t, run('dns: {listenAddress: nope}\n'))).message, '/c.yaml: field dns.listenAddress: invalid value "nope": must be a valid IP address');
+  t.regex((await configError(t, run('dns: {port: 0}\n'))).message, /^\/c\.yaml: field dns\.port: invalid value 0/);
+});
