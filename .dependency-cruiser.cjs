@@ -41,6 +41,7 @@ const agent = [
   ['pod'],
   ['devices'],
   ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats'],
+  ['podnet'], // the pod network: CNI config and routes to other nodes' podCIDRs
   ['bootstrap'],
   ['node'],
   ['client', 'cri'],

@@ -28,6 +28,7 @@ import { checkHost } from './wiring/host';
 import { startKeepAlives } from './wiring/keep-alives';
 import { startNodeController } from './wiring/node';
 import { startPods } from './wiring/pods';
+import { startPodNetwork } from './wiring/podnet';
 import { connectRuntime } from './wiring/runtime';
 import { startServer } from './wiring/server';
 
@@ -71,6 +72,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   if (!started) return; // aborted during registration
   const { node, readiness } = started;
   const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  startPodNetwork(ctx, { client: credentials.client, hostIPs });
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
   await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder });
   await Promise.race([node.whenFirstRenewed(), abortPromise(signal)]);
