@@ -1,10 +1,15 @@
 /**
- * svc-node's pod network (issue 24 item 5), one loop over every Node (an informer, a work queue
- * keyed by node name):
+ * svc-node's pod network (issue 24 item 5), one loop (a work queue with one worker) over one
+ * Node informer:
  * - its own Node: the bridge CNI config for its podCIDRs (cni-config-writer.ts), written once the
  *   API server's node IPAM has given it a podCIDR, rewritten when that changes;
- * - every other Node: host-gateway routes to its podCIDRs through its InternalIP (routes.ts),
- *   added with `ip route replace`, deleted when the Node goes away or its routes change.
+ * - every other Node (routes on): host-gateway routes to their podCIDRs through their InternalIP
+ *   (routes.ts), added with `ip route replace`, deleted when the Node goes away or its routes
+ *   change.
+ * With routes on, the informer lists and watches every Node (the Node authorizer lets a node's
+ * own identity read only its own Node: it needs a grant, see docs); with routes off, only its own
+ * Node (a metadata.name field selector). One informer, not two: each watch holds one of the API
+ * client's few connections for its whole life.
  * On start, routes of ours (route-table.ts's marker) that no Node wants any more are deleted; on
  * a clean shutdown every route it added and its CNI config are removed.
  * Either half may be off (undefined): a cluster with its own CNI, routes made by someone else.
@@ -49,63 +54,74 @@ function slim(node: KObject): KObject {
   };
 }
 
+/** Queue keys that are not node names (a node name never holds a NUL). */
+const CNI_KEY = '\0cni-config';
+const SWEEP_KEY = '\0sweep-routes';
+
 const networkView = (n: KObject) => JSON.stringify([nodePodCIDRs(n), nodeInternalIPs(n), n.metadata.deletionTimestamp ?? null]);
 
 export class PodNetwork {
-  private readonly informer: Informer<KObject>;
+  /** Every Node (routes on), or only its own (a field selector on its name). */
+  private readonly nodes: Informer<KObject>;
+  /** One worker: CNI config, routes and the start-up sweep never run at once. */
   private readonly queue: WorkQueue;
   /** Routes added, by the node they lead to. */
   private readonly installed = new Map<string, HostRoute[]>();
   /** Nodes whose routes in `installed` were all written. */
   private readonly applied = new Set<string>();
-  /** Names of the Nodes the informer holds (it has no list of its own). */
+  /** Names of the Nodes the route informer holds (it has no list of its own). */
   private readonly known = new Set<string>();
   private lastCniOutcome = '';
 
   constructor(private readonly o: PodNetworkOptions) {
     const clock = timersFromSleep(o.clock);
-    const lw = apiListWatch<KObject>(o.client, nodesResource);
-    this.informer = new Informer<KObject>(lw, { name: 'pod-network-node', clock, log: o.log, transform: slim, minWatchTimeoutMs: (o.watchTimeoutSeconds ?? 300) * 1000, resumeAfterCleanEnd: true });
+    const informer = (name: string, fieldSelector?: string) =>
+      new Informer<KObject>(apiListWatch<KObject>(o.client, nodesResource, { fieldSelector }), { name, clock, log: o.log, transform: slim, minWatchTimeoutMs: (o.watchTimeoutSeconds ?? 300) * 1000, resumeAfterCleanEnd: true });
     this.queue = new WorkQueue({ clock });
-    const add = (n: KObject) => {
+    this.nodes = informer(o.routes ? 'pod-network-nodes' : 'pod-network-own-node', o.routes ? undefined : `metadata.name=${o.nodeName}`);
+    const enqueue = (n: KObject, present: boolean) => {
       const name = n.metadata.name ?? '';
-      this.known.add(name);
+      if (name === o.nodeName) return this.queue.add(CNI_KEY);
+      if (present) this.known.add(name);
+      else this.known.delete(name);
       this.queue.add(name);
     };
-    this.informer.addEventHandler({
-      onAdd: add,
-      onUpdate: (old, n) => {
-        // At each resync (old === n) its own Node again: a cluster CNI config that appeared or
-        // went away since is noticed within a resync period.
-        if (networkView(old) !== networkView(n) || (old === n && n.metadata.name === o.nodeName)) add(n);
+    const add = (n: KObject) => enqueue(n, true);
+    this.nodes.addEventHandler(
+      {
+        onAdd: add,
+        onUpdate: (old, n) => {
+          // At each resync (old === n) its own Node again: a cluster CNI config that appeared or
+          // went away since is noticed within a resync period.
+          if (networkView(old) !== networkView(n) || (old === n && n.metadata.name === o.nodeName)) add(n);
+        },
+        onDelete: (n) => enqueue(n, false),
       },
-      onDelete: (n) => {
-        const name = n.metadata.name ?? '';
-        this.known.delete(name);
-        this.queue.add(name);
-      },
-    }, { resyncPeriodMs: o.resyncPeriodMs ?? 60_000 });
+      { resyncPeriodMs: o.resyncPeriodMs ?? 60_000 },
+    );
   }
 
   /** Follows the Nodes until the signal aborts, then removes its routes and CNI config. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
-    const informer = this.informer.run(signal);
-    if (await this.informer.whenSynced(signal)) {
-      await this.dropStaleRoutes().catch((err: unknown) => this.o.log.warn({ err }, 'pod network: cannot list the routes of an earlier run'));
-      await runWorkers(this.queue, (name) => this.reconcile(name), signal, {
-        onError: (name, err) => this.o.log.warn({ err, node: name }, 'pod network: reconciling a node failed; retrying'),
-      });
-    }
+    const informer = this.nodes.run(signal);
+    // The sweep of an earlier run's routes waits for the first full list of Nodes (it must know
+    // every route still wanted).
+    if (this.o.routes) void this.nodes.whenSynced(signal).then((synced) => synced && this.queue.add(SWEEP_KEY));
+    await runWorkers(this.queue, (key) => this.reconcile(key), signal, {
+      onError: (key, err) => this.o.log.warn({ err, key }, 'pod network: reconciling failed; retrying'),
+    });
     await informer;
     await this.cleanUp();
   }
 
-  /** Brings the CNI config (own node) or the routes toward one node in line with its Node. */
-  async reconcile(name: string): Promise<void> {
-    const node = this.informer.get(name);
-    if (name === this.o.nodeName) return this.syncCniConfig(node);
+  /** One queue key: the CNI config, the start-up sweep, or the routes toward one node. */
+  async reconcile(key: string): Promise<void> {
+    if (key === CNI_KEY) return this.syncCniConfig(this.nodes.get(this.o.nodeName));
+    if (key === SWEEP_KEY) return this.dropStaleRoutes();
     const routes = this.o.routes;
-    if (!routes) return;
+    if (!routes || key === this.o.nodeName) return;
+    const name = key;
+    const node = this.nodes.get(name);
     const want = node ? routesToNode(node, { name: this.o.nodeName, ips: this.o.selfIPs() }) : [];
     const have = this.installed.get(name) ?? [];
     if (sameRoutes(want, have) && (this.applied.has(name) || want.length === 0)) return;
@@ -137,7 +153,7 @@ export class PodNetwork {
     if (!routes) return;
     const wanted = new Set<string>();
     for (const name of this.known) {
-      const node = this.informer.get(name);
+      const node = this.nodes.get(name);
       if (node) for (const r of routesToNode(node, { name: this.o.nodeName, ips: this.o.selfIPs() })) wanted.add(r.dst);
     }
     for (const r of await routes.list()) {

@@ -63,6 +63,23 @@ test.serial('each Node gets a podCIDR; each agent writes its CNI config for it a
   t.true(routeB.trim().replace(/\s+/g, ' ').startsWith(`${cidrA} via ${a.ip} dev eth0`), routeB);
 });
 
+test.serial('a third Node (no agent) gets a route on both nodes once it has a podCIDR and an InternalIP; deleting it takes the routes away', async (t) => {
+  const cl = c();
+  const ghostIp = cl.nodes[0].ip.replace(/\.\d+$/, '.9');
+  await kubectlStdin(cl.kubeconfig, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-c' } }));
+  const cidr = await podCIDR('node-c');
+  await kubectlStdin(cl.kubeconfig, ['patch', 'node', 'node-c', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { addresses: [{ type: 'InternalIP', address: ghostIp }] } })], '');
+  for (const n of cl.nodes) {
+    const routes = await eventually(`${n.name} routes to node-c`, async () => ((await ourRoutes(n)).includes(cidr) ? await ourRoutes(n) : undefined), 30_000, 200);
+    t.regex(routes, new RegExp(`^${cidr.replace(/\./g, '\\.')} via ${ghostIp.replace(/\./g, '\\.')} dev eth0`, 'm'));
+  }
+  await kubectlStdin(cl.kubeconfig, ['delete', 'node', 'node-c'], '');
+  for (const n of cl.nodes) {
+    await eventually(`${n.name}'s route to node-c gone`, async () => (!(await ourRoutes(n)).includes(cidr) ? true : undefined), 30_000, 200);
+    t.is((await ourRoutes(n)).split('\n').filter(Boolean).length, 1, `${n.name} keeps its route to the other agent's node`);
+  }
+});
+
 function pod(name: string, node: string, command: string[], container: Record<string, unknown> = {}): string {
   return JSON.stringify({
     apiVersion: 'v1',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
+import { ClientError } from '../../../../agent/client/client-error';
 import { nodesResource } from '../../../../agent/client/resources';
 import { CNI_CONFIG_FILE } from '../../../../agent/podnet/cni-config';
 import { CniConfigWriter } from '../../../../agent/podnet/cni-config-writer';
@@ -163,4 +164,19 @@ test.serial('with route management off, `ip` is never run; the CNI config is sti
   await until('the CNI config', async () => (await readdir(confDir).catch(() => [] as string[])).includes(CNI_CONFIG_FILE));
   await flush();
   t.deepEqual(ip.calls, []);
+});
+
+test.serial('with routes off only its own Node is read (a field selector), so a node identity refused the list of all Nodes still gets its CNI config', async (t) => {
+  const { api, ip, confDir, start } = await setUp(t, { routes: false });
+  api.failNext(
+    (c) => c.verb === 'list' && c.resource === 'nodes' && !(c.opts as { fieldSelector?: string } | undefined)?.fieldSelector,
+    () => new ClientError(403, 'Forbidden', 'nodes is forbidden: User "system:node:a" cannot list resource "nodes" at the cluster scope'),
+    1000,
+  );
+  api.seed(nodesResource, node('a', '10.244.0.0/24', '192.0.2.1'));
+  api.seed(nodesResource, node('b', '10.244.1.0/24', '192.0.2.2'));
+  start();
+  await until('the CNI config', async () => (await readdir(confDir).catch(() => [] as string[])).includes(CNI_CONFIG_FILE));
+  t.deepEqual(ip.calls, []);
+  t.true(api.callsOf('list', 'nodes').every((c) => (c.opts as { fieldSelector?: string }).fieldSelector === 'metadata.name=a'));
 });
