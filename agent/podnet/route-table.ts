@@ -48,7 +48,14 @@ export class RouteTable {
   async list(): Promise<HostRoute[]> {
     const out: HostRoute[] = [];
     for (const family of ['-4', '-6']) {
-      const text = await this.ip(['-j', family, 'route', 'show', 'proto', ROUTE_PROTO]);
+      let text: string;
+      try {
+        text = await this.ip(['-j', family, 'route', 'show', 'proto', ROUTE_PROTO]);
+      } catch (e) {
+        // A kernel without IPv6 has no IPv6 routes of ours either.
+        if (family === '-6' && /not supported/i.test((e as Error).message)) continue;
+        throw e;
+      }
       const rows = text.trim() === '' ? [] : (JSON.parse(text) as { dst?: string; gateway?: string }[]);
       for (const row of rows) if (row.dst && row.gateway) out.push({ dst: row.dst, via: row.gateway });
     }

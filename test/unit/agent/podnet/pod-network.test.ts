@@ -180,3 +180,13 @@ test.serial('with routes off only its own Node is read (a field selector), so a 
   t.deepEqual(ip.calls, []);
   t.true(api.callsOf('list', 'nodes').every((c) => (c.opts as { fieldSelector?: string }).fieldSelector === 'metadata.name=a'));
 });
+
+test('listing our routes on a kernel without IPv6 reads the IPv4 ones; other failures are errors', async (t) => {
+  const table = (fail6: string) =>
+    new RouteTable((args) => {
+      if (args.includes('-6')) return Promise.reject(new Error(`ip ${args.join(' ')}: ${fail6}`));
+      return Promise.resolve(JSON.stringify([{ dst: '10.244.1.0/24', gateway: '192.0.2.2', protocol: ROUTE_PROTO }]));
+    });
+  t.deepEqual(await table('Error: Address family not supported by protocol').list(), [{ dst: '10.244.1.0/24', via: '192.0.2.2' }]);
+  await t.throwsAsync(table('Cannot open netlink socket: Permission denied').list(), { message: /Permission denied/ });
+});
