@@ -34,6 +34,7 @@ export interface NetnsNode {
   /** Its eth0 address: the Node's InternalIP. */
   ip: string;
   ctrd: Containerd;
+  /** The running agent (a new one after restartAgent). */
   agent: AgentProcess;
   /** The agent's folder (root dir, config). */
   dir: string;
@@ -41,6 +42,8 @@ export interface NetnsNode {
   exec(...argv: string[]): Promise<string>;
   /** Stops the agent with SIGTERM (a clean shutdown); resolves its exit code. */
   stopAgent(): Promise<number | null>;
+  /** Kills the agent (SIGKILL, as a crash) and starts it again with the same folder; resolves once it heartbeats. */
+  restartAgent(): Promise<void>;
 }
 
 export interface NetnsCluster {
@@ -156,24 +159,30 @@ export async function startNetnsCluster(o: NetnsClusterOptions = {}): Promise<Ne
       const ctrd = ctrds[i];
       const dir = mkdtempSync(path.join(tmpdir(), `svc-podnet-${name}-`));
       dirs.push(dir);
-      const agent = startAgent({
+      const agentOptions = {
         dir,
         nodeName: `node-${name}`,
         kubeconfig,
         netns: ns,
         args: [`--node-ip=${ip}`],
         configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, `cniConfDir: ${ctrd.cniConfDir}`, 'nodeStatusUpdateFrequency: 1s', ...(o.configLines ?? [])],
-      });
-      nodes.push({
+      };
+      const node: NetnsNode = {
         name: `node-${name}`,
         netns: ns,
         ip,
         ctrd,
-        agent,
+        agent: startAgent(agentOptions),
         dir,
         exec: (...argv) => inNs(ns, ...argv),
-        stopAgent: () => agent.stop('SIGTERM'),
-      });
+        stopAgent: () => node.agent.stop('SIGTERM'),
+        async restartAgent() {
+          await node.agent.stop('SIGKILL');
+          node.agent = startAgent(agentOptions);
+          await node.agent.waitForLog('node registered and heartbeating', o.registerBoundMs ?? 90_000);
+        },
+      };
+      nodes.push(node);
     }
     await Promise.all(nodes.map((n) => n.agent.waitForLog('node registered and heartbeating', o.registerBoundMs ?? 90_000)));
     return { api, kubeconfig, nodes, ...cluster };

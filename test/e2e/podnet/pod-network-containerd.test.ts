@@ -126,6 +126,19 @@ test.serial('a pod on node A reaches an httpd pod on node B by pod IP and throug
   }
 });
 
+test.serial('a crashed agent restarted keeps the routes still wanted and removes the stale ones of its earlier run', async (t) => {
+  const [a, b] = c().nodes as [NetnsCluster['nodes'][number], NetnsCluster['nodes'][number]];
+  const cidrB = await podCIDR(b.name);
+  // A route of ours to a podCIDR no Node holds any more (as if its Node went while the agent was down).
+  await a.exec('ip', 'route', 'replace', '10.244.250.0/24', 'via', b.ip, 'proto', ROUTE_PROTO);
+  await a.restartAgent();
+  await a.agent.waitForLog('removed a stale route of an earlier run', 30_000);
+  const routes = await ourRoutes(a);
+  t.notRegex(routes, /10\.244\.250\.0/);
+  t.true(routes.includes(`${cidrB} via ${b.ip}`), routes);
+  t.true(existsSync(path.join(a.ctrd.cniConfDir, CNI_CONFIG_FILE)), 'its CNI config is still there');
+});
+
 test.serial("stopped agents take their routes and CNI configs with them; nothing of the test's is left", async (t) => {
   const cl = c();
   // Pods go before the agents stop: with its CNI config removed, a runtime cannot tear a pod's
