@@ -7,6 +7,7 @@
  * on node A fetches a page from a busybox httpd pod on node B by pod IP and through its hostPort;
  * routes and configs are gone once the agents stop. Traffic stays inside the test's namespaces.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
@@ -137,6 +138,17 @@ test.serial('a crashed agent restarted keeps the routes still wanted and removes
   t.notRegex(routes, /10\.244\.250\.0/);
   t.true(routes.includes(`${cidrB} via ${b.ip}`), routes);
   t.true(existsSync(path.join(a.ctrd.cniConfDir, CNI_CONFIG_FILE)), 'its CNI config is still there');
+});
+
+test.serial("the grant docs/containerd.md gives lets a node's own identity list and watch every Node, which the Node authorizer alone does not", async (t) => {
+  const canI = (verb: string) =>
+    new Promise<string>((resolve) =>
+      execFile('/usr/bin/kubectl', ['--kubeconfig', c().kubeconfig, 'auth', 'can-i', verb, 'nodes', '--as=system:node:node-a', '--as-group=system:nodes', '--as-group=system:authenticated'], { encoding: 'utf8', timeout: 20_000 }, (_err, stdout) => resolve(stdout.trim())),
+    );
+  t.regex(await canI('list'), /^no - node 'node-a' cannot read '', only its own Node object/);
+  await kubectlStdin(c().kubeconfig, ['create', 'clusterrolebinding', 'svc-node-routes', '--clusterrole=system:node-proxier', '--group=system:nodes'], '');
+  t.is(await eventually('list allowed', async () => ((await canI('list')) === 'yes' ? 'yes' : undefined), 10_000, 200), 'yes');
+  t.is(await canI('watch'), 'yes');
 });
 
 test.serial("stopped agents take their routes and CNI configs with them; nothing of the test's is left", async (t) => {
