@@ -33,8 +33,12 @@ export class CniConfigWriter {
 
   /** Makes the directory hold our config for podCIDRs, unless it holds the cluster's own. */
   async sync(podCIDRs: readonly string[]): Promise<CniConfigOutcome> {
-    await mkdir(this.o.confDir, { recursive: true, mode: 0o755 });
-    const foreign = foreignConfigs(await readdir(this.o.confDir));
+    // A missing directory holds nothing; it is made only when there is something to write.
+    const entries = await readdir(this.o.confDir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    const foreign = foreignConfigs(entries);
     if (foreign.length > 0) return { kind: 'foreign', files: foreign, removedOurs: await this.remove() };
     const current = await readFile(this.file, 'utf8').catch(() => undefined);
     // A file of our name with another network in it was put there by someone else: theirs.
@@ -42,6 +46,7 @@ export class CniConfigWriter {
     if (podCIDRs.length === 0) return { kind: 'waiting' };
     const text = podNetworkConflist({ podCIDRs, ipamDataDir: this.o.ipamDataDir });
     if (current === text) return { kind: 'unchanged' };
+    await mkdir(this.o.confDir, { recursive: true, mode: 0o755 });
     // Not a name the runtime loads (no CNI extension at the end) until the rename.
     const tmp = path.join(this.o.confDir, `.${CNI_CONFIG_FILE}.${process.pid}.tmp`);
     try {
