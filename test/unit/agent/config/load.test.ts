@@ -415,3 +415,14 @@ test('container log rotation settings: defaults (10Mi, 5 files, every 10s as ups
   const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }))).config;
   t.deepEqual([c.containerLogMaxSize, c.containerLogMaxFiles, c.containerLogMonitorInterval], ['100Ki', 3, 3000]);
 });
+
+test('pod network settings: defaults (/etc/cni/net.d, routes on) and overrides; a relative cniConfDir is refused naming the field', async (t) => {
+  const d = (await loadAgentConfig([], memEnv({}))).config;
+  t.is(d.cniConfDir, '/etc/cni/net.d');
+  t.true(d.configurePodCIDRRoutes);
+  const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'cniConfDir: /var/lib/rancher/cni\nconfigurePodCIDRRoutes: false\n' }))).config;
+  t.is(c.cniConfDir, '/var/lib/rancher/cni');
+  t.false(c.configurePodCIDRRoutes);
+  const e = await configError(t, loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'cniConfDir: net.d\n' })));
+  t.regex(e.message, /field cniConfDir: invalid value "net\.d": must be an absolute path/);
+});
