@@ -43,6 +43,7 @@ const agent = [
   ['netpol'], // NetworkPolicy enforcement (nftables; uses the proxy's runner)
   ['proxy'], // the network proxy (Services into nftables)
   ['pluginregistry', 'seccomp', 'logs', 'metrics', 'stats', 'dns'], // dns: the node-local cluster DNS server and pods' DNS settings
+  ['podnet'], // the pod network: CNI config and routes to other nodes' podCIDRs
   ['bootstrap'],
   ['node'],
   ['client', 'cri'],

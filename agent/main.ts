@@ -31,6 +31,7 @@ import { startNodeController } from './wiring/node';
 import { startPods } from './wiring/pods';
 import { startProxy } from './wiring/proxy';
 import { startNetworkPolicy } from './wiring/netpol';
+import { startPodNetwork } from './wiring/podnet';
 import { connectRuntime } from './wiring/runtime';
 import { startServer } from './wiring/server';
 
@@ -75,6 +76,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   const { node, readiness } = started;
   const hostIPs = () => nodeAddresses(nodeName, cfg.flags.nodeIPs).filter((a) => a.type === 'InternalIP').map((a) => a.address);
   await startClusterDns(ctx, credentials.client);
+  startPodNetwork(ctx, { client: credentials.client, hostIPs });
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
   const proxy = startProxy(ctx, credentials.client);
   const netpol = startNetworkPolicy(ctx, credentials.client);

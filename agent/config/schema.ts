@@ -216,6 +216,11 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     podLogsDir: str('/var/log/pods', checkAbsolutePath),
     // svc addition: the base directory of local-path volumes (apiserver/api/local-path.ts's default).
     localPathDir: str(DEFAULT_LOCAL_PATH_DIR, checkAbsolutePath),
+    // svc additions (issue 24, pod networking): the CNI config directory the runtime reads (the
+    // default of the kubelet's former --cni-conf-dir and of containerd's CRI conf_dir), and the
+    // switch for host-gateway routes to the other nodes' podCIDRs.
+    cniConfDir: str('/etc/cni/net.d', checkAbsolutePath),
+    configurePodCIDRRoutes: bool(true),
     shutdownGracePeriod: dur('0s'),
     shutdownGracePeriodCriticalPods: dur('0s'),
     seccompDefault: bool(false),

@@ -109,6 +109,10 @@ export interface NodeAgentConfiguration {
   podLogsDir: string;
   /** Where the directories of svc-apiserver's local-path volumes are made on this node (svc addition; absolute). */
   localPathDir: string;
+  /** The CNI config directory the container runtime reads; svc-node writes its bridge config there when it holds none (svc addition; absolute). */
+  cniConfDir: string;
+  /** Routes to the other nodes' podCIDRs through their InternalIPs (svc addition). */
+  configurePodCIDRRoutes: boolean;
   shutdownGracePeriod: Millis;
   shutdownGracePeriodCriticalPods: Millis;
   seccompDefault: boolean;

@@ -86,6 +86,10 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   podLogsDir: 'Directory of pod and container log files (`<podLogsDir>/<namespace>_<pod>_<uid>/<container>/<n>.log`); absolute.',
   localPathDir:
     'svc addition: where the directories of svc-apiserver\'s local-path volumes are made (`<localPathDir>/<pv>_<namespace>_<claim>`, mode 0777; the directory itself 0700) when a pod mounts one, and removed when the volume is deleted; absolute. The local-path StorageClass must name the same directory (its `nodePath` parameter; default the same).',
+  cniConfDir:
+    "svc addition: the CNI config directory the container runtime reads (containerd's CRI `conf_dir`; the kubelet's former `--cni-conf-dir` default). Once its Node has a podCIDR, svc-node writes `10-svc-node.conflist` there (network `svc-node-pods`: bridge `cni0` with host-local IPAM on the podCIDR, portmap for hostPort; mode 0644, written atomically, rewritten when the podCIDR changes, removed at a clean shutdown) unless the directory holds a config of the cluster's own (any other `.conf`, `.conflist` or `.json` file): then it is left alone. Nothing is written when the runtime is the `sim://` simulator.",
+  configurePodCIDRRoutes:
+    'svc addition: keep a route `podCIDR via InternalIP` (host-gateway style, routing protocol 157) to every other Node that has a podCIDR and an InternalIP of its family; routes are removed when their Node goes away and at a clean shutdown. Needs the nodes on one link, and list/watch of every Node for the agent\'s identity (the Node authorizer gives a node only its own Node; e.g. bind `system:node-proxier` to the group `system:nodes`); false for a cluster whose network routes pods itself. Off with the `sim://` simulator.',
   shutdownGracePeriod: 'Time the node delays shutdown to stop pods (needs the GracefulNodeShutdown gate).',
   shutdownGracePeriodCriticalPods: 'Part of `shutdownGracePeriod` kept for critical pods; at most `shutdownGracePeriod`.',
   streamingConnectionIdleTimeout: 'An exec, attach or port-forward connection with no traffic in either direction for this long is closed, with its runtime stream (upstream default 4h).',

@@ -30,13 +30,16 @@ export interface StartOptions {
   logLevel?: string;
   /** Extra environment of the process (e.g. NODE_OPTIONS), added to the test's own. */
   env?: NodeJS.ProcessEnv;
+  /** The address it listens on and is reached at (default 127.0.0.1); its serving certificate names it. */
+  host?: string;
 }
 
 /** Starts ./bin/svc-apiserver as a real process on a free port with a temp data dir; resolves when /readyz answers 200. */
 export async function startApiServer(o: StartOptions = {}): Promise<RunningApiServer> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-apiserver-'));
   const port = o.port ?? (await freePort());
-  const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), ['--bind-address=127.0.0.1', `--secure-port=${port}`, `--data-dir=${dataDir}`, `--log-level=${o.logLevel ?? 'warn'}`, ...(o.args ?? [])], {
+  const host = o.host ?? '127.0.0.1';
+  const proc = spawn(join(repoRoot, 'bin', 'svc-apiserver'), [`--bind-address=${host}`, `--secure-port=${port}`, `--data-dir=${dataDir}`, `--log-level=${o.logLevel ?? 'warn'}`, ...(o.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(o.env ? { env: { ...process.env, ...o.env } } : {}),
   });
@@ -63,7 +66,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<RunningApiSe
         admin = new Agent({ connect: { ca: caPem, cert, key, servername: 'localhost' } });
         anonymous = new Agent({ connect: { ca: caPem, servername: 'localhost' } });
       }
-      const res = await request(`https://127.0.0.1:${port}/readyz`, { dispatcher: admin });
+      const res = await request(`https://${host}:${port}/readyz`, { dispatcher: admin });
       await res.body.text();
       if (res.statusCode === 200) break;
     } catch {
@@ -73,7 +76,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<RunningApiSe
   }
   return {
     port,
-    url: `https://127.0.0.1:${port}`,
+    url: `https://${host}:${port}`,
     dataDir,
     kubeconfig,
     caPem,

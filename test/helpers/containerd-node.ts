@@ -52,7 +52,10 @@ export async function startContainerdNode(o: ContainerdNodeOptions): Promise<Con
       nodeName: o.nodeName,
       kubeconfig: api.kubeconfig,
       args: o.args,
-      configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, ...(o.configLines ?? [])],
+      // The pod network (agent/podnet) looks at this containerd's CNI directory, never the host's
+      // /etc/cni/net.d, and adds no routes to the host's table (test/helpers/netns-cluster.ts
+      // runs nodes in namespaces of their own for that).
+      configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, `cniConfDir: ${ctrd.cniConfDir}`, 'configurePodCIDRRoutes: false', ...(o.configLines ?? [])],
     });
     await agent.waitForLog('node registered and heartbeating', o.registerBoundMs ?? 90_000);
   } catch (e) {

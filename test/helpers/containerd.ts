@@ -36,6 +36,12 @@ export interface ContainerdOptions {
   cni?: boolean;
   /** How long to wait for the socket to answer (default 30 s). */
   startTimeoutMs?: number;
+  /**
+   * Runs the daemon in this named network namespace (/run/netns/<netns>, made by the test):
+   * `nsenter --net`, so only the network namespace changes (mounts stay the host's, as `ip netns
+   * exec`'s fresh /sys would hide the cgroup filesystem from runc). Its pods' networks live there.
+   */
+  netns?: string;
 }
 
 export interface Containerd {
@@ -54,6 +60,8 @@ export interface Containerd {
   podCidr: string;
   /** The CNI bridge interface. */
   bridge: string;
+  /** The CNI config directory containerd reads (conf_dir). */
+  cniConfDir: string;
   /** containerd's pid (of the current daemon, after a restart the new one). */
   readonly pid: number;
   /**
@@ -308,7 +316,9 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
 
   const spawnDaemon = (): ChildProcess => {
     const out = openSync(logFile, 'a');
-    const child = spawn(CONTAINERD_BIN, ['--config', path.join(root, 'config.toml'), '--log-level', 'info'], {
+    const argv = [CONTAINERD_BIN, '--config', path.join(root, 'config.toml'), '--log-level', 'info'];
+    if (opts.netns) argv.unshift('/usr/bin/nsenter', `--net=/run/netns/${opts.netns}`, '--');
+    const child = spawn(argv[0], argv.slice(1), {
       stdio: ['ignore', out, out],
       cwd: root,
     });
@@ -335,6 +345,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     cgroupParent,
     podCidr,
     bridge,
+    cniConfDir: cniDir,
     get pid() {
       return proc.pid ?? 0;
     },

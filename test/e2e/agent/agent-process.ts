@@ -31,6 +31,8 @@ export interface AgentOptions {
   configLines?: string[];
   args?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Runs the agent in this named network namespace (/run/netns/<netns>) through `nsenter --net`. */
+  netns?: string;
 }
 
 /** The config every e2e agent uses: swap allowed (CI machines may have it), fast heartbeats so short grace periods work. */
@@ -67,7 +69,8 @@ export function startAgent(o: AgentOptions): AgentProcess {
     ...(o.bootstrapKubeconfig ? [`--bootstrap-kubeconfig=${o.bootstrapKubeconfig}`] : []),
     ...(o.args ?? []),
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
+  const [cmd, argv] = o.netns ? ['/usr/bin/nsenter', [`--net=/run/netns/${o.netns}`, '--', process.execPath, ...args]] : [process.execPath, args];
+  const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
   let out = '';
   let partial = '';
   const logs: Record<string, unknown>[] = [];

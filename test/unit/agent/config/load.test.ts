@@ -431,3 +431,14 @@ test('cluster DNS settings: off by default; enabling needs clusterDomain and an 
   t.is((await configError(t, run('dns: {listenAddress: nope}\n'))).message, '/c.yaml: field dns.listenAddress: invalid value "nope": must be a valid IP address');
   t.regex((await configError(t, run('dns: {port: 0}\n'))).message, /^\/c\.yaml: field dns\.port: invalid value 0/);
 });
+
+test('pod network settings: defaults (/etc/cni/net.d, routes on) and overrides; a relative cniConfDir is refused naming the field', async (t) => {
+  const d = (await loadAgentConfig([], memEnv({}))).config;
+  t.is(d.cniConfDir, '/etc/cni/net.d');
+  t.true(d.configurePodCIDRRoutes);
+  const c = (await loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'cniConfDir: /var/lib/rancher/cni\nconfigurePodCIDRRoutes: false\n' }))).config;
+  t.is(c.cniConfDir, '/var/lib/rancher/cni');
+  t.false(c.configurePodCIDRRoutes);
+  const e = await configError(t, loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + 'cniConfDir: net.d\n' })));
+  t.regex(e.message, /field cniConfDir: invalid value "net\.d": must be an absolute path/);
+});
