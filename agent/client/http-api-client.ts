@@ -46,8 +46,18 @@ export interface HttpClientOptions {
   limiter?: RequestLimiter;
 }
 
+/** At most this many watches at once (one connection each); more wait for one to end. */
+const WATCH_CONNECTIONS = 32;
+
 export class HttpApiClient implements ApiClient, CredentialSwappable {
   private pool: ConnectionPool;
+  /**
+   * Watches have their own connections: over HTTP/1.1 each holds one for its whole life (upstream's
+   * client-go multiplexes them on one HTTP/2 connection), and in the request pool the agent's
+   * informers (pods, nodes, services, slices, policies, ...) would take every socket and starve
+   * its requests. Bounded by the number of informers the agent runs.
+   */
+  private watchPool: ConnectionPool;
   private config: RestConfig;
   private readonly timeoutMs: number;
 
@@ -58,6 +68,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     this.config = { ...config };
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.pool = this.makePool();
+    this.watchPool = this.makePool(WATCH_CONNECTIONS);
   }
 
   /** The server URL this client talks to. */
@@ -65,34 +76,37 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     return this.config.server;
   }
 
-  private makePool(): ConnectionPool {
+  private makePool(connections = this.opts.connections ?? 4): ConnectionPool {
     const c = this.config;
     return new ConnectionPool(
       c.server,
       { caPem: c.caPem, certPem: c.certPem, keyPem: c.keyPem, rejectUnauthorized: !c.insecureSkipTLSVerify, servername: c.tlsServerName },
       // Idle sockets are dropped well before any intermediary would silently drop them.
-      { connections: this.opts.connections ?? 4, idleMs: 30_000 },
+      { connections, idleMs: 30_000 },
     );
   }
 
   useClientCertificate(certPem: string, keyPem: string): void {
     this.config = { ...this.config, certPem, keyPem };
-    const old = this.pool;
+    const old = [this.pool, this.watchPool];
     this.pool = this.makePool();
-    // Requests already running (watches) finish on the old pool; it closes when they are done.
-    old.retire();
+    this.watchPool = this.makePool(WATCH_CONNECTIONS);
+    // Requests already running (watches) finish on the old pools; they close when those are done.
+    for (const p of old) p.retire();
   }
 
   redial(): Promise<void> {
-    const old = this.pool;
+    const old = [this.pool, this.watchPool];
     this.pool = this.makePool();
-    old.destroy();
+    this.watchPool = this.makePool(WATCH_CONNECTIONS);
+    for (const p of old) p.destroy();
     return Promise.resolve();
   }
 
   /** Closes the pool for good (shutdown). In-flight requests fail. */
   close(): Promise<void> {
     this.pool.destroy();
+    this.watchPool.destroy();
     return Promise.resolve();
   }
 
@@ -275,7 +289,7 @@ export class HttpApiClient implements ApiClient, CredentialSwappable {
     const headersMs = opts.timeoutMs ?? this.opts.watchHeadersTimeoutMs ?? this.timeoutMs;
     const d = new Deadline(headersMs, opts.signal);
     try {
-      return await this.pool.send(url, {
+      return await this.watchPool.send(url, {
         method: 'GET',
         headers: this.headers({}, cred),
         signal: d.signal,

@@ -363,3 +363,33 @@ test('every request and watch start waits for the limiter', async (t) => {
     await s.close();
   }
 });
+
+test('open watches do not take the connections requests need (each informer holds one for its whole life)', async (t) => {
+  const s = await serve((req, res) => {
+    if (req.url!.includes('watch=1')) {
+      // A watch that stays open with nothing to say.
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write('');
+      return;
+    }
+    json(res, 200, { metadata: { name: 'x', resourceVersion: '1' } });
+  });
+  const c = new HttpApiClient({ server: s.url, caPem: ca.certPem }, { connections: 2 });
+  const ac = new AbortController();
+  try {
+    const watches = Array.from({ length: 6 }, async () => {
+      for await (const _ev of c.watch(csrResource, { timeoutSeconds: 300, signal: ac.signal }));
+    });
+    // Every watch reaches the server (bounded: with a shared pool only two ever would).
+    const opened = () => s.seen.filter((x) => x.url.includes('watch=1')).length;
+    for (let i = 0; i < 500 && opened() < 6; i++) await new Promise((r) => setTimeout(r, 10));
+    t.is(opened(), 6);
+    const got = await c.get(csrResource, 'x');
+    t.is(got.metadata.name, 'x');
+    ac.abort();
+    await Promise.allSettled(watches);
+  } finally {
+    await c.close();
+    await s.close();
+  }
+});
