@@ -90,6 +90,19 @@ export function dns1123SubdomainErrors(value: string): string[] {
   return errs;
 }
 
+const WILDCARD_DNS1123_SUBDOMAIN_FMT = `\\*\\.${DNS1123_SUBDOMAIN_FMT}`;
+const wildcardDns1123SubdomainRe = whole(WILDCARD_DNS1123_SUBDOMAIN_FMT);
+const WILDCARD_DNS1123_SUBDOMAIN_MSG =
+  "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character";
+
+/** Upstream IsWildcardDNS1123Subdomain: `*.` then a DNS subdomain (RFC 1034 section 4.3.3), e.g. *.example.com. */
+export function wildcardDns1123SubdomainErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (byteLen(value) > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
+  if (!wildcardDns1123SubdomainRe.test(value)) errs.push(regexError(WILDCARD_DNS1123_SUBDOMAIN_MSG, WILDCARD_DNS1123_SUBDOMAIN_FMT, '*.example.com'));
+  return errs;
+}
+
 export function dns1035LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (byteLen(value) > DNS1035_LABEL_MAX) errs.push(maxLenError(DNS1035_LABEL_MAX));

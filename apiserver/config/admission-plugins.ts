@@ -28,6 +28,7 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   { name: 'DefaultTolerationSeconds', defaultOn: true },
   { name: 'DefaultStorageClass', defaultOn: true },
   { name: 'RuntimeClass', defaultOn: true },
+  { name: 'DefaultIngressClass', defaultOn: true },
   { name: 'MutatingAdmissionPolicy', defaultOn: true },
   { name: 'MutatingAdmissionWebhook', defaultOn: true },
   { name: 'ValidatingAdmissionPolicy', defaultOn: true },

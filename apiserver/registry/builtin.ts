@@ -43,6 +43,7 @@ import { makeCrdType } from './types/customresourcedefinitions';
 import { makeEndpointSliceType } from './types/endpointslices';
 import { makeNetworkPolicyType } from './types/networkpolicies';
 import { makeIngressClassType } from './types/ingressclasses';
+import { makeIngressType } from './types/ingresses';
 
 export { ResourceRegistry, type ApiGroupInfo } from './resource-registry';
 export { nameRuleFor } from './name-rules';
@@ -100,6 +101,7 @@ export function makeBuiltinTypes(now: Now = Date.now): ResourceType[] {
     makeEndpointSliceType(now),
     makeNetworkPolicyType(now),
     makeIngressClassType(now),
+    makeIngressType(now),
   ];
 }
 

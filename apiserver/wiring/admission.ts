@@ -2,6 +2,7 @@ import { AdmissionChain, type AdmissionPlugin } from '../admission/admission';
 import { CsrRequestor } from '../admission/csr-requestor';
 import { DefaultTolerationSeconds } from '../admission/default-toleration-seconds';
 import { DefaultStorageClass } from '../admission/default-storage-class';
+import { DefaultIngressClass } from '../admission/default-ingress-class';
 import { LimitRanger } from '../admission/limit-ranger';
 import { NamespaceLifecycle } from '../admission/namespace-lifecycle';
 import { parsePodSecurityConfig } from '../admission/pod-security/config';
@@ -161,6 +162,10 @@ export function buildAdmission(
       const classes = registry.lookup('storage.svc.io', 'v1', 'storageclasses');
       if (!classes) throw new Error('storageclasses type not registered');
       return new DefaultStorageClass(async () => (await store().list(classes, '', everything)).items);
+    },
+    DefaultIngressClass: () => {
+      const classes = groupType(registry, 'networking.svc.io', 'ingressclasses');
+      return new DefaultIngressClass(configurationSource(d, () => classes));
     },
     MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
     MutatingAdmissionPolicy: () =>

@@ -1,4 +1,5 @@
 import type { Cause } from '../../api/errors';
+import { bothKeys } from '../../api/group-names';
 import type { KObject } from '../../api/types';
 import { dns1123SubdomainErrors } from '../../api/name-validation';
 import { withMeta } from '../common-schemas';
@@ -39,6 +40,26 @@ export const ingressClassSchema = withMeta(`${V1}.IngressClass`, {
     ),
   ],
 });
+
+/** Upstream AnnotationIsDefaultIngressClass, in svc's spelling; both spellings mark a default class. */
+export const DEFAULT_INGRESS_CLASS_ANNOTATION = 'ingressclass.svc.io/is-default-class';
+const DEFAULT_CLASS_KEYS = bothKeys(DEFAULT_INGRESS_CLASS_ANNOTATION);
+
+/** The annotation's value is exactly "true" (either spelling of its key), as upstream's plugin checks. */
+export function isDefaultIngressClass(o: KObject): boolean {
+  const a = o.metadata.annotations;
+  return a !== undefined && a !== null && DEFAULT_CLASS_KEYS.some((k) => a[k] === 'true');
+}
+
+/**
+ * Upstream DefaultIngressClass's getDefaultClass: of the classes marked default, the newest by
+ * creationTimestamp, the first by name among equally new ones; undefined when none is marked.
+ */
+export function defaultIngressClass(classes: readonly KObject[]): KObject | undefined {
+  const created = (c: KObject) => Date.parse(c.metadata.creationTimestamp ?? '') || 0;
+  const name = (c: KObject) => c.metadata.name ?? '';
+  return classes.filter(isDefaultIngressClass).sort((a, b) => created(b) - created(a) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0))[0];
+}
 
 /** Upstream SetDefaults_IngressClass: parameters scope Cluster. */
 function defaults(o: KObject): void {

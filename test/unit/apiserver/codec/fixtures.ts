@@ -89,6 +89,7 @@ const byKind: Record<string, Record<string, unknown>> = {
   'discovery.svc.io/v1/EndpointSlice': groups.endpointSliceFixture,
   'networking.svc.io/v1/NetworkPolicy': groups.networkPolicyFixture,
   'networking.svc.io/v1/IngressClass': groups.ingressClassFixture,
+  'networking.svc.io/v1/Ingress': groups.ingressFixture,
 };
 
 /**

@@ -335,3 +335,19 @@ export const ingressClassFixture = {
   metadata: { name: 'nginx', uid: 'u-ic', resourceVersion: '14', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } },
   spec: { controller: 'example.com/ingress-nginx', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-lb', scope: 'Namespace', namespace: 'ingress' } },
 };
+
+export const ingressFixture = {
+  apiVersion: 'networking.svc.io/v1',
+  kind: 'Ingress',
+  metadata: meta('web', 'shop'),
+  spec: {
+    ingressClassName: 'nginx',
+    defaultBackend: { resource: { apiGroup: 'k8s.example.com', kind: 'StorageBucket', name: 'static' } },
+    tls: [{ hosts: ['foo.example.com', '*.bar.example.com'], secretName: 'web-cert' }],
+    rules: [
+      { host: 'foo.example.com', http: { paths: [{ path: '/api', pathType: 'Prefix', backend: { service: { name: 'api', port: { number: 8080 } } } }, { path: '/', pathType: 'ImplementationSpecific', backend: { service: { name: 'web', port: { name: 'http' } } } }] } },
+      { http: { paths: [{ path: '/exact', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }] } },
+    ],
+  },
+  status: { loadBalancer: { ingress: [{ ip: '192.0.2.20', ports: [{ port: 443, protocol: 'TCP', error: 'none' }] }, { hostname: 'lb.example' }] } },
+};

@@ -22,7 +22,7 @@ import sys
 
 MAGIC = b'k8s\x00'
 # Upstream's embedded (json:",inline") struct fields among the served types.
-INLINE = {'volumeSource', 'persistentVolumeSource', 'ephemeralContainerCommon', 'handler', 'localObjectReference', 'rule', 'ruleWithOperations'}
+INLINE = {'volumeSource', 'persistentVolumeSource', 'ephemeralContainerCommon', 'handler', 'localObjectReference', 'rule', 'ruleWithOperations', 'ingressRuleValue'}
 # .proto field names that differ from the JSON names.
 JSON_NAME = {'uID': 'uid', 'Webhooks': 'webhooks', 'Expression': 'expression', 'Name': 'name'}
 META = 'k8s.io.apimachinery.pkg.apis.meta.v1.'

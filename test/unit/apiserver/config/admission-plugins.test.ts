@@ -3,8 +3,8 @@ import { ADMISSION_PLUGINS, selectAdmissionPlugins } from '../../../../apiserver
 import { FlagError, parseFlags } from '../../../../apiserver/config/flags';
 
 test('the default set, in upstream\'s order; enable and disable change it, never the order', (t) => {
-  t.deepEqual(parseFlags([]).admissionPlugins, ['NamespaceLifecycle', 'LimitRanger', 'NodeRestriction', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'RuntimeClass', 'MutatingAdmissionPolicy', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
-  t.deepEqual(parseFlags(['--disable-admission-plugins=LimitRanger,ResourceQuota']).admissionPlugins, ['NamespaceLifecycle', 'NodeRestriction', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'RuntimeClass', 'MutatingAdmissionPolicy', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook']);
+  t.deepEqual(parseFlags([]).admissionPlugins, ['NamespaceLifecycle', 'LimitRanger', 'NodeRestriction', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'RuntimeClass', 'DefaultIngressClass', 'MutatingAdmissionPolicy', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
+  t.deepEqual(parseFlags(['--disable-admission-plugins=LimitRanger,ResourceQuota']).admissionPlugins, ['NamespaceLifecycle', 'NodeRestriction', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'RuntimeClass', 'DefaultIngressClass', 'MutatingAdmissionPolicy', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook']);
   // Listed out of order: they still run in upstream's order, AlwaysDeny last.
   t.deepEqual(parseFlags(['--enable-admission-plugins=AlwaysDeny,AlwaysAdmit', '--disable-admission-plugins=NodeRestriction']).admissionPlugins, [
     'AlwaysAdmit',
@@ -16,6 +16,7 @@ test('the default set, in upstream\'s order; enable and disable change it, never
     'DefaultTolerationSeconds',
     'DefaultStorageClass',
     'RuntimeClass',
+    'DefaultIngressClass',
     'MutatingAdmissionPolicy',
     'MutatingAdmissionWebhook',
     'ValidatingAdmissionPolicy',

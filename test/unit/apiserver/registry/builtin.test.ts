@@ -178,6 +178,7 @@ samples['networking.svc.io/networkpolicies'] = {
 };
 
 samples['networking.svc.io/ingressclasses'] = { metadata: { name: 'nginx' }, spec: { controller: 'example.com/ingress-nginx', parameters: { kind: 'ConfigMap', name: 'cfg', scope: 'Namespace', namespace: 'ingress' } } };
+samples['networking.svc.io/ingresses'] = { metadata: { name: 'web', namespace: 'default' }, spec: { rules: [{ host: 'foo.com', http: { paths: [{ path: '/bar', pathType: 'Exact', backend: { service: { name: 'svc1', port: { number: 8080 } } } }] } }], tls: [{ hosts: ['foo.com'], secretName: 'my-cert' }] } };
 
 test('every built-in type has a sample that defaults, validates and fits its schema', (t) => {
   for (const type of builtinTypes) {
@@ -228,7 +229,7 @@ test('built-in types are unique and carry the expected scope and status flags', 
   const keys = builtinTypes.map((x) => `${x.group}/${x.version}/${x.resource}`);
   t.is(new Set(keys).size, keys.length);
   const withStatus = builtinTypes.filter((x) => x.hasStatus).map((x) => x.resource).sort();
-  t.deepEqual(withStatus, ['apiservices', 'certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
+  t.deepEqual(withStatus, ['apiservices', 'certificatesigningrequests', 'cronjobs', 'customresourcedefinitions', 'daemonsets', 'deployments', 'horizontalpodautoscalers', 'horizontalpodautoscalers', 'ingresses', 'jobs', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'poddisruptionbudgets', 'pods', 'replicasets', 'resourcequotas', 'services', 'statefulsets', 'validatingadmissionpolicies', 'volumeattachments']);
   const clusterScoped = builtinTypes.filter((x) => !x.namespaced).map((x) => x.resource).sort();
   t.deepEqual(clusterScoped, ['apiservices', 'certificatesigningrequests', 'clusterrolebindings', 'clusterroles', 'csidrivers', 'csinodes', 'customresourcedefinitions', 'ingressclasses', 'mutatingadmissionpolicies', 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings', 'mutatingadmissionpolicybindings', 'mutatingwebhookconfigurations', 'namespaces', 'nodes', 'nodes', 'persistentvolumes', 'priorityclasses', 'runtimeclasses', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'storageclasses', 'subjectaccessreviews', 'subjectaccessreviews', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'validatingwebhookconfigurations', 'volumeattachments']);
 });
