@@ -22,7 +22,8 @@ import { sandboxConfigToWire, sandboxFilterToWire, sandboxFromWire, sandboxStatu
 import { loadCriProto, type CriProto } from './cri-proto';
 import { parseEndpoint, endpointText, type Endpoint } from './endpoint';
 import { RuntimeError, fromGrpcError } from './errors';
-import type { CallOptions, RuntimeService, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import type { CallOptions, RuntimeService } from './runtime-service';
+import type { StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './stream-types';
 import type {
   AuthConfig,
   Container,
