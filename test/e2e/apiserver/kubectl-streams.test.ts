@@ -55,6 +55,46 @@ async function streams(): Promise<{ connections: number; runtime: number }> {
   return { connections: value('svc_node_streaming_connections'), runtime: value('svc_node_runtime_streams') };
 }
 
+/**
+ * Runs argv under a pseudo-terminal (python's pty module) and types `typed` (a Python bytes
+ * literal's body) once the program has made the terminal raw (echo off: typed earlier, the local
+ * line discipline would echo it and could drop it); resolves the terminal's output and the exit code.
+ */
+function underPty(argv: string[], typed: string): Promise<Run> {
+  const script = [
+    'import os, pty, sys, termios, time, select',
+    'pid, fd = pty.fork()',
+    'if pid == 0:',
+    '    os.execv(sys.argv[1], sys.argv[1:])',
+    'out = bytearray()',
+    'deadline = time.time() + 30',
+    'while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:',
+    '    time.sleep(0.05)',
+    `os.write(fd, b"${typed}")`,
+    'while True:',
+    '    r, _, _ = select.select([fd], [], [], 30)',
+    '    if not r:',
+    '        break',
+    '    try:',
+    '        data = os.read(fd, 1024)',
+    '    except OSError:',
+    '        break',
+    '    if not data:',
+    '        break',
+    '    out.extend(data)',
+    '_, status = os.waitpid(pid, 0)',
+    'sys.stdout.write(out.decode(errors="replace"))',
+    'sys.exit(os.waitstatus_to_exitcode(status))',
+  ].join('\n');
+  return run(PYTHON, ['-c', script, ...argv], { timeoutMs: 90_000, input: '' });
+}
+
+/** Whether the pod is gone (kubectl get answers NotFound). */
+async function podGone(name: string): Promise<true | undefined> {
+  const r = await kubectl(KUBECTL_132, ['get', 'pod', name, '-o', 'name']);
+  return r.code !== 0 && /NotFound|not found/.test(r.stderr) ? true : undefined;
+}
+
 for (const [label, bin] of [
   ['1.32 (WebSocket)', KUBECTL_132],
   ['1.27 (SPDY)', KUBECTL_127],
@@ -87,35 +127,8 @@ for (const [label, bin] of [
   });
 
   test.serial(`kubectl ${label}: exec -it under a pseudo-terminal`, async (t) => {
-    // python's pty gives kubectl a terminal; the input is typed only once kubectl has made it raw
-    // (echo off: typed earlier, the local line discipline would echo it and could drop it).
-    const script = [
-      'import os, pty, sys, termios, time, select',
-      'pid, fd = pty.fork()',
-      'if pid == 0:',
-      '    os.execv(sys.argv[1], sys.argv[1:])',
-      'out = bytearray()',
-      'deadline = time.time() + 30',
-      'while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:',
-      '    time.sleep(0.05)',
-      'os.write(fd, b"echo from-the-tty\\rexit 4\\r")',
-      'while True:',
-      '    r, _, _ = select.select([fd], [], [], 30)',
-      '    if not r:',
-      '        break',
-      '    try:',
-      '        data = os.read(fd, 1024)',
-      '    except OSError:',
-      '        break',
-      '    if not data:',
-      '        break',
-      '    out.extend(data)',
-      '_, status = os.waitpid(pid, 0)',
-      'sys.stdout.write(out.decode(errors="replace"))',
-      'sys.exit(os.waitstatus_to_exitcode(status))',
-    ].join('\n');
     // -c app: the earlier debug test added an ephemeral container, and kubectl's "Defaulted container" notice would share the terminal.
-    const r = await run(PYTHON, ['-c', script, bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '-c', 'app', '--', 'sh'], { timeoutMs: 60_000, input: '' });
+    const r = await underPty([bin, '--kubeconfig', s.kubeconfig, 'exec', '-it', POD, '-c', 'app', '--', 'sh'], 'echo from-the-tty\\rexit 4\\r');
     // The echo command's own output line (the typed command line reads "echo from-the-tty").
     t.regex(r.stdout, /(^|\n)from-the-tty\r?\n/, r.stdout + r.stderr);
     t.is(r.code, 4, r.stdout + r.stderr);
@@ -124,6 +137,26 @@ for (const [label, bin] of [
   test.serial(`kubectl ${label}: attach -i echoes stdin through the container's main process (the simulator's is cat-like)`, async (t) => {
     const r = await kubectl(bin, ['attach', '-i', 'interactive', '-c', 'app'], 'attached line\n');
     t.regex(r.stdout, /attached line/, r.stderr);
+  });
+
+  test.serial(`kubectl ${label}: run -it --rm under a pseudo-terminal ends 0 when the shell exits (^D) and deletes the pod`, async (t) => {
+    const name = `run-it-${label.slice(2, 4)}`;
+    // nodeName in the overrides: no scheduler runs in this test's cluster.
+    const r = await underPty(
+      [bin, '--kubeconfig', s.kubeconfig, 'run', name, '-it', '--rm', '--restart=Never', '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', `--overrides={"spec":{"nodeName":"${NODE}"}}`, '--', 'sh'],
+      'echo from-run\\r\\x04',
+    );
+    t.regex(r.stdout, /(^|\n)from-run\r?\n/, r.stdout + r.stderr);
+    t.is(r.code, 0, r.stdout + r.stderr);
+    t.true(await eventually(`pod ${name} deleted`, () => podGone(name), 60_000, 300));
+  });
+
+  test.serial(`kubectl ${label}: run -i --rm: the pod (stdinOnce) completes when kubectl closes stdin; the shell's output, exit 0, pod deleted`, async (t) => {
+    const name = `run-i-${label.slice(2, 4)}`;
+    const r = await kubectl(bin, ['run', name, '-i', '--rm', '--restart=Never', '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', `--overrides={"spec":{"nodeName":"${NODE}"}}`, '--', 'sh'], 'echo piped-in\nfalse\ntrue\n');
+    t.is(r.code, 0, r.stdout + r.stderr);
+    t.regex(r.stdout, /piped-in\n/, r.stderr);
+    t.true(await eventually(`pod ${name} deleted`, () => podGone(name), 60_000, 300));
   });
 
   test.serial(`kubectl ${label}: debug -i attaches to a new ephemeral container`, async (t) => {
