@@ -22,6 +22,8 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
   PodSandboxStatusResult,
   RuntimeStatus,
   VersionInfo,
@@ -80,6 +82,13 @@ export interface RuntimeService {
   containerStats(containerId: string, opts?: CallOptions): Promise<ContainerStats>;
   /** Resource usage of every container matching the filter. */
   listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]>;
+  /**
+   * Resource usage of every ready sandbox matching the filter: the pod's cgroup CPU and memory, its
+   * network namespace's interfaces, its process count and its running containers' stats. Rejects
+   * Unimplemented on runtimes without it; the caller then sums the containers' stats, as the
+   * kubelet without cAdvisor.
+   */
+  listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]>;
   /** Checkpoints a running container into a tar archive at `location` (a path on the node). Rejects Unimplemented on runtimes without checkpointing (containerd 1.6). */
   checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void>;
   /** Prepares an exec on the runtime's stream server; resolves the URL the client's stream goes to (single use, short-lived). */

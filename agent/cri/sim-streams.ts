@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import { Transform } from 'node:stream';
 import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
 import type { CallOptions } from './runtime-service';
@@ -98,7 +98,14 @@ export class SimStreams {
     return this.issue({
       kind: 'portforward',
       dial: (_port, signal) => {
-        const echo = new PassThrough();
+        // What the pod receives it sends back: both count on the sandbox's eth0 (ListPodSandboxStats).
+        const echo = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            sb.rxBytes = (sb.rxBytes ?? 0) + chunk.length;
+            sb.txBytes = (sb.txBytes ?? 0) + chunk.length;
+            cb(null, chunk);
+          },
+        });
         this.open++;
         let counted = true;
         const release = (): void => {

@@ -54,6 +54,8 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
   PodSandboxStatusResult,
   RuntimeCondition,
   RuntimeStatus,
@@ -282,6 +284,10 @@ export class Simulator implements RuntimeService {
 
   async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
     return this.processes.listContainerStats(filter, opts);
+  }
+
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]> {
+    return this.processes.listPodSandboxStats(filter, opts);
   }
 
   /** Streams (exec, attach, port-forward) are served in-process: see sim-streams.ts. */

@@ -1,8 +1,8 @@
 /**
- * CRI runtime.v1 resource usage (ContainerStats, ListContainerStats, and the filesystem usage
+ * CRI runtime.v1 resource usage (ContainerStats, ListContainerStats, ListPodSandboxStats, and the filesystem usage
  * ImageFsInfo shares) as the agent sees them (conventions: ./types).
  */
-import type { ContainerMetadata, StringMap } from './container-types';
+import type { ContainerMetadata, PodSandboxMetadata, StringMap } from './container-types';
 
 // ------------------------------------------------------------------ stats
 
@@ -51,5 +51,44 @@ export interface ContainerStats {
 export interface ContainerStatsFilter {
   id?: string;
   podSandboxId?: string;
+  labelSelector?: StringMap;
+}
+
+// ------------------------------------------------------------------ pod sandbox stats
+
+export interface InterfaceUsage {
+  name: string;
+  rxBytes?: number;
+  rxErrors?: number;
+  txBytes?: number;
+  txErrors?: number;
+}
+
+export interface NetworkUsage {
+  timestamp: number;
+  defaultInterface?: InterfaceUsage;
+  interfaces: InterfaceUsage[];
+}
+
+export interface ProcessUsage {
+  timestamp: number;
+  processCount?: number;
+}
+
+/** ListPodSandboxStats' entry (Linux): the pod's cgroup usage, its network namespace's interfaces, and its containers' stats. */
+export interface PodSandboxStats {
+  id: string;
+  metadata: PodSandboxMetadata;
+  labels: StringMap;
+  annotations: StringMap;
+  cpu?: CpuUsage;
+  memory?: MemoryUsage;
+  network?: NetworkUsage;
+  process?: ProcessUsage;
+  containers: ContainerStats[];
+}
+
+export interface PodSandboxStatsFilter {
+  id?: string;
   labelSelector?: StringMap;
 }
