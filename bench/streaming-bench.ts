@@ -1,8 +1,11 @@
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
-import { createServer, connect, type Server } from 'node:net';
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+// Before 'ws': this client masks as the agent unmasks, by words (a Go client such as kubectl masks natively).
+import '../common/stream/ws-mask';
 import WebSocket from 'ws';
 import { startApiServer } from '../test/helpers/apiserver-process';
 import { runPod, startNode } from '../test/e2e/checkpoint/checkpoint-env';
@@ -16,6 +19,8 @@ const GOAL_THROUGHPUT_RATIO = 0.5;
 const NODE = 'bench-stream-node';
 const POD = 'shell';
 const CHUNK = 64 * 1024;
+/** A TCP echo server printing its port: the direct connection to a pod of the throughput baseline. */
+const ECHO_SERVER = "const s = require('net').createServer((c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 
 function numberArg(args: readonly string[], flag: string, dflt: number): number {
   const i = args.indexOf(flag);
@@ -104,7 +109,7 @@ function portForwardOnce(url: string, tls: Tls, bytes: number): Promise<number> 
   });
 }
 
-/** The same transfer over plain TCP to an echo server in this process; MB/s. */
+/** The same transfer over plain TCP to an echo server (in its own process, as a pod); MB/s. */
 function tcpOnce(port: number, bytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const c = connect(port, '127.0.0.1');
@@ -135,7 +140,9 @@ function tcpOnce(port: number, bytes: number): Promise<number> {
  * WebSocket v5) through svc-apiserver and svc-node against the same exec sent straight to the
  * agent's /exec (the simulator's stream URL is in-process, so the agent is the closest callable
  * point), and a port-forward transfer of M MB (default 100) to the simulator's echo through both
- * against plain TCP to an echo server, all in the same run.
+ * against plain TCP to an echo server in its own process, all in the same run. Both clients here
+ * mask their WebSocket frames by words (common/stream/ws-mask.ts) as the agent unmasks: a Go client
+ * (kubectl) masks natively; ws's byte-at-a-time fallback made this client the bottleneck.
  */
 export async function runStreamingBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const iterations = numberArg(args, '--iterations', 60);
@@ -169,13 +176,15 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
     gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
   }
   progress(`port-forward: ${megabytes} MB each way, three runs each`);
-  const echo: Server = createServer((s) => {
-    s.on('error', () => s.destroy());
-    s.pipe(s);
+  // The baseline's pod: an echo server in a process of its own (the simulator's pod echo runs in
+  // the agent's process; an echo inside this client's process would share its thread).
+  const echo = spawn(process.execPath, ['-e', ECHO_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanup.child(echo);
+  cleanup.add('stop the echo server', () => Promise.resolve(void echo.kill('SIGTERM')));
+  const tcpPort = await new Promise<number>((resolve, reject) => {
+    echo.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    echo.once('exit', (code) => reject(new Error(`the echo server exited (${code})`)));
   });
-  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
-  cleanup.add('close the echo server', () => new Promise<void>((r) => echo.close(() => r())));
-  const tcpPort = (echo.address() as { port: number }).port;
   const pfThrough: number[] = [];
   const pfDirect: number[] = [];
   const tcp: number[] = [];

@@ -19,10 +19,12 @@ import {
   versionFromWire,
 } from './convert-runtime';
 import { sandboxConfigToWire, sandboxFilterToWire, sandboxFromWire, sandboxStatusResultFromWire } from './convert-sandbox';
+import { sandboxStatsFilterToWire, sandboxStatsFromWire } from './convert-sandbox-stats';
 import { loadCriProto, type CriProto } from './cri-proto';
 import { parseEndpoint, endpointText, type Endpoint } from './endpoint';
 import { RuntimeError, fromGrpcError } from './errors';
-import type { CallOptions, RuntimeService, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import type { CallOptions, RuntimeService } from './runtime-service';
+import type { StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './stream-types';
 import type {
   AuthConfig,
   Container,
@@ -31,6 +33,8 @@ import type {
   ContainerFilter,
   ContainerStats,
   ContainerStatsFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
   ContainerStatusResult,
   ExecSyncResult,
   Image,
@@ -50,6 +54,7 @@ import type {
   WContainer,
   WContainerEventResponse,
   WContainerStats,
+  WPodSandboxStats,
   WContainerStatusResponse,
   WExecSyncResponse,
   WImage,
@@ -240,6 +245,11 @@ export class GrpcRuntimeService implements RuntimeService {
       opts,
     );
     return (w.stats ?? []).map(statsFromWire);
+  }
+
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]> {
+    const w = await this.unary<{ stats?: WPodSandboxStats[] }>('runtime', 'ListPodSandboxStats', { filter: filter ? sandboxStatsFilterToWire(filter) : undefined }, opts);
+    return (w.stats ?? []).map(sandboxStatsFromWire);
   }
 
   async checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {

@@ -1,5 +1,6 @@
 /** The agent's CRI seam: import from here outside agent/cri. */
-export type { CallOptions, RuntimeService, StreamExecRequest, StreamAttachRequest, StreamPortForwardRequest, LocalStreamTarget } from './runtime-service';
+export type { CallOptions, RuntimeService } from './runtime-service';
+export type { StreamExecRequest, StreamAttachRequest, StreamPortForwardRequest, LocalStreamTarget } from './stream-types';
 export { CRI_API_VERSION } from './runtime-service';
 export * from './types';
 export {

@@ -22,40 +22,13 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
   PodSandboxStatusResult,
   RuntimeStatus,
   VersionInfo,
 } from './types';
-
-import type { ExecStreams } from '../../common/stream/exec-streams';
-import type { PortDialer } from '../../common/stream/portforward';
-import type { ExitResult } from '../../common/stream/remotecommand';
-
-/** CRI ExecRequest: a command in a running container, with the streams the client asked for. */
-export interface StreamExecRequest {
-  containerId: string;
-  cmd: string[];
-  tty: boolean;
-  stdin: boolean;
-  stdout: boolean;
-  stderr: boolean;
-}
-
-/** CRI AttachRequest: the container's main process. */
-export type StreamAttachRequest = Omit<StreamExecRequest, 'cmd'>;
-
-/** CRI PortForwardRequest (ports are advisory: the client names them on the stream). */
-export interface StreamPortForwardRequest {
-  podSandboxId: string;
-  ports: number[];
-}
-
-/**
- * A stream an in-process runtime (the simulator) serves itself instead of on a stream server:
- * exec and attach run against the client's streams and resolve how they ended; port-forward dials
- * a pod port.
- */
-export type LocalStreamTarget = { kind: 'exec'; cmd: string[]; run(streams: ExecStreams): Promise<ExitResult> } | { kind: 'portforward'; dial: PortDialer };
+import type { LocalStreamTarget, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './stream-types';
 
 export interface CallOptions {
   /** Deadline for this call in ms, overriding the implementation's default for the RPC. */
@@ -109,6 +82,13 @@ export interface RuntimeService {
   containerStats(containerId: string, opts?: CallOptions): Promise<ContainerStats>;
   /** Resource usage of every container matching the filter. */
   listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]>;
+  /**
+   * Resource usage of every ready sandbox matching the filter: the pod's cgroup CPU and memory, its
+   * network namespace's interfaces, its process count and its running containers' stats. Rejects
+   * Unimplemented on runtimes without it; the caller then sums the containers' stats, as the
+   * kubelet without cAdvisor.
+   */
+  listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]>;
   /** Checkpoints a running container into a tar archive at `location` (a path on the node). Rejects Unimplemented on runtimes without checkpointing (containerd 1.6). */
   checkpointContainer(containerId: string, location: string, timeoutSeconds: number, opts?: CallOptions): Promise<void>;
   /** Prepares an exec on the runtime's stream server; resolves the URL the client's stream goes to (single use, short-lived). */

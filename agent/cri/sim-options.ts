@@ -122,6 +122,8 @@ export interface SimulatorOptions {
   events?: boolean;
   /** CheckpointContainer is served (default true; false answers Unimplemented like containerd 1.6). */
   checkpoint?: boolean;
+  /** ListPodSandboxStats is served (default true; false answers Unimplemented, as a runtime without it). */
+  podSandboxStats?: boolean;
   /** Container log files are written under the sandbox's logDirectory (default true). */
   writeLogs?: boolean;
   /**

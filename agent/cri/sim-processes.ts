@@ -1,6 +1,6 @@
 /**
  * What a simulated container's processes do: the log file (created before the start, reopened
- * after rotation), ExecSync played from canned results on the clock, stats, and checkpoint
+ * after rotation), ExecSync played from canned results on the clock, container and sandbox stats, and checkpoint
  * archives written to disk. The records stay SimState's and the gate the Simulator's; these are
  * the RPCs that act inside one container, which the Simulator delegates here.
  */
@@ -12,9 +12,9 @@ import type { CallOptions } from './runtime-service';
 import { checkpointArchive } from './sim-checkpoint';
 import { resolveExec } from './sim-exec';
 import type { SimulatorOptions } from './sim-options';
-import { labelsMatch, statsOf, type ContainerRec } from './sim-records';
+import { labelsMatch, sandboxStatsOf, statsOf, type ContainerRec } from './sim-records';
 import type { SimState } from './sim-state';
-import type { ContainerStats, ContainerStatsFilter, ExecSyncResult } from './types';
+import type { ContainerStats, ContainerStatsFilter, ExecSyncResult, PodSandboxStats, PodSandboxStatsFilter } from './types';
 
 export class SimProcesses {
   constructor(
@@ -85,6 +85,21 @@ export class SimProcesses {
       if (!labelsMatch(c.config.labels, filter?.labelSelector)) continue;
       // containerd lists stats of running containers only.
       if (c.state === 'CONTAINER_RUNNING') out.push(statsOf(c, this.clock.now(), this.root));
+    }
+    return out;
+  }
+
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]> {
+    await this.begin('ListPodSandboxStats', opts);
+    if (this.opts.podSandboxStats === false) throw new RuntimeError('Unimplemented', 'method ListPodSandboxStats not implemented', 'ListPodSandboxStats');
+    const now = this.clock.now();
+    const out: PodSandboxStats[] = [];
+    for (const s of this.state.sandboxes.values()) {
+      if (s.state !== 'SANDBOX_READY') continue;
+      if (filter?.id && !s.id.startsWith(filter.id)) continue;
+      if (!labelsMatch(s.config.labels, filter?.labelSelector)) continue;
+      const containers = [...this.state.containers.values()].filter((c) => c.sandboxId === s.id && c.state === 'CONTAINER_RUNNING').map((c) => statsOf(c, now, this.root));
+      out.push(sandboxStatsOf(s, containers, now));
     }
     return out;
   }

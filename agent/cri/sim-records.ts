@@ -17,6 +17,7 @@ import type {
   PodSandboxConfig,
   PodSandboxState,
   PodSandboxStatus,
+  PodSandboxStats,
   StringMap,
 } from './types';
 
@@ -29,6 +30,9 @@ export interface SandboxRec {
   /** Assigned pod IP ('' for host network); reported only while READY. */
   ip: string;
   reservedName: string;
+  /** Bytes the pod's network received and sent: what port-forward connections carried (the echo sends back what it gets). */
+  rxBytes?: number;
+  txBytes?: number;
 }
 
 export interface ContainerRec {
@@ -173,3 +177,30 @@ export function statsOf(c: ContainerRec, now: number, root: string): ContainerSt
   if (limit > 0 && stats.memory) stats.memory.availableBytes = Math.max(0, limit - ws);
   return stats;
 }
+
+/**
+ * ListPodSandboxStats' entry for a ready sandbox: CPU and memory are its running containers' sums
+ * (the simulator has no pause process to add), the network is eth0 with what port-forward carried
+ * (none for host-network sandboxes, whose interfaces are the node's), the processes its running
+ * containers and the pause process.
+ */
+export function sandboxStatsOf(s: SandboxRec, containers: ContainerStats[], now: number): PodSandboxStats {
+  const total = (pick: (c: ContainerStats) => number | undefined): number => containers.reduce((n, c) => n + (pick(c) ?? 0), 0);
+  const m = s.config.metadata;
+  const out: PodSandboxStats = {
+    id: s.id,
+    metadata: { name: m.name, uid: m.uid, namespace: m.namespace, attempt: m.attempt },
+    labels: { ...(s.config.labels ?? {}) },
+    annotations: { ...(s.config.annotations ?? {}) },
+    cpu: { timestamp: now, usageCoreNanoSeconds: total((c) => c.cpu?.usageCoreNanoSeconds), usageNanoCores: total((c) => c.cpu?.usageNanoCores) },
+    memory: { timestamp: now, workingSetBytes: total((c) => c.memory?.workingSetBytes), usageBytes: total((c) => c.memory?.usageBytes), rssBytes: total((c) => c.memory?.rssBytes), pageFaults: 0, majorPageFaults: 0 },
+    process: { timestamp: now, processCount: containers.length + 1 },
+    containers,
+  };
+  if (!hostNetwork(s.config)) {
+    const eth0 = { name: 'eth0', rxBytes: s.rxBytes ?? 0, rxErrors: 0, txBytes: s.txBytes ?? 0, txErrors: 0 };
+    out.network = { timestamp: now, defaultInterface: eth0, interfaces: [{ ...eth0 }] };
+  }
+  return out;
+}
+

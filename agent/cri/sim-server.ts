@@ -26,6 +26,7 @@ import {
   versionToWire,
 } from './convert-runtime';
 import { sandboxConfigFromWire, sandboxFilterFromWire, sandboxStatusResultToWire, sandboxToWire } from './convert-sandbox';
+import { sandboxStatsFilterFromWire, sandboxStatsToWire } from './convert-sandbox-stats';
 import { shutdownGrpcServer } from '../platform/grpc-shutdown';
 import { loadCriProto } from './cri-proto';
 import { toGrpcStatus } from './errors';
@@ -35,6 +36,7 @@ import type {
   WContainerConfig,
   WContainerFilter,
   WContainerStatsFilter,
+  WPodSandboxStatsFilter,
   WImageSpec,
   WLinuxContainerResources,
   WLong,
@@ -103,6 +105,9 @@ function runtimeHandlers(svc: RuntimeService): Record<string, Handler> {
     ContainerStats: async (r, o) => ({ stats: statsToWire(await svc.containerStats(s(r['container_id']), o)) }),
     ListContainerStats: async (r, o) => ({
       stats: (await svc.listContainerStats(statsFilterFromWire(r['filter'] as Opt<WContainerStatsFilter>), o)).map(statsToWire),
+    }),
+    ListPodSandboxStats: async (r, o) => ({
+      stats: (await svc.listPodSandboxStats(sandboxStatsFilterFromWire(r['filter'] as Opt<WPodSandboxStatsFilter>), o)).map(sandboxStatsToWire),
     }),
     CheckpointContainer: async (r, o) => (await svc.checkpointContainer(s(r['container_id']), s(r['location']), n(r['timeout']), o), {}),
   };

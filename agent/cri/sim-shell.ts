@@ -28,6 +28,8 @@ export interface SimShellContext {
   now?: () => number;
   /** The terminal's size as last resized by the client (tty sessions). */
   terminalSize?: () => { width: number; height: number } | undefined;
+  /** stdin is a terminal: ^D (EOT) ends the interactive shell's input, as a terminal's line discipline makes it. */
+  tty?: boolean;
 }
 
 /** Splits a line into words, honouring '' and "" quotes and backslash escapes outside single quotes. */
@@ -220,7 +222,12 @@ async function interactive(ctx: SimShellContext): Promise<number> {
   // Each line's commands get no stdin of their own (cat without files would swallow the shell's).
   const inner: SimShellContext = { ...ctx, stdin: undefined };
   for await (const chunk of ctx.stdin) {
-    pending += (chunk as Buffer).toString('utf8').replace(/\r/g, '\n');
+    let text = (chunk as Buffer).toString('utf8');
+    // A terminal's ^D at the start of a line is the end of input (sh exits); elsewhere it would
+    // pass the line on unfinished: the simulator drops that rest instead.
+    const eot = ctx.tty ? text.indexOf('\x04') : -1;
+    if (eot >= 0) text = text.slice(0, eot);
+    pending += text.replace(/\r/g, '\n');
     let nl;
     while ((nl = pending.indexOf('\n')) >= 0) {
       const line = pending.slice(0, nl);
@@ -236,6 +243,7 @@ async function interactive(ctx: SimShellContext): Promise<number> {
         throw e;
       }
     }
+    if (eot >= 0) return code;
   }
   return code;
 }

@@ -3,17 +3,19 @@
  * stream server; the simulator answers `sim://streams/<token>` and serves the stream in-process
  * when the agent asks for the token's target (RuntimeService.localStream). Tokens are single use
  * and expire after a minute, as the CRI stream server's request cache. Exec runs the built-in
- * command set of ./sim-shell.ts; attach is a `cat` main process (stdin echoed to stdout until the
- * client closes stdin); port-forward connects to an echo server on every port (what is written
+ * command set of ./sim-shell.ts; attach reaches the container's main process when it reads stdin
+ * (an interactive sh, cat; see attachMain for stdinOnce), else a `cat` (stdin echoed to stdout
+ * until the client closes stdin); port-forward connects to an echo server on every port (what is written
  * comes back). `open` counts the streams running, for tests that check none is left behind.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import { Transform } from 'node:stream';
 import type { Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
-import type { CallOptions, LocalStreamTarget, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import type { CallOptions } from './runtime-service';
+import type { LocalStreamTarget, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './stream-types';
 import { isSimCommand, runSimExec, type SimShellContext } from './sim-shell';
 import type { SimState } from './sim-state';
 import type { ContainerRec } from './sim-records';
@@ -21,6 +23,15 @@ import type { ExecStreams } from '../../common/stream/exec-streams';
 import type { ExitResult } from '../../common/stream/remotecommand';
 
 export const SIM_STREAM_PREFIX = 'sim://streams/';
+
+/** Whether a main process (command and args) reads its stdin until it ends: an interactive sh/bash, or cat of stdin. */
+function readsStdin(argv: readonly string[]): boolean {
+  const [bin = '', ...args] = argv;
+  const base = bin.split('/').pop();
+  if (base === 'sh' || base === 'bash') return !args.includes('-c');
+  if (base === 'cat') return args.length === 0 || (args.length === 1 && args[0] === '-');
+  return false;
+}
 const TOKEN_TTL_MS = 60_000;
 
 export class SimStreams {
@@ -46,7 +57,38 @@ export class SimStreams {
   async attach(r: StreamAttachRequest, opts?: CallOptions): Promise<string> {
     await this.begin('Attach', opts);
     const c = this.running(r.containerId, 'Attach');
+    const main = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    if (r.stdin && c.config.stdin && readsStdin(main)) return this.issue({ kind: 'exec', cmd: [], run: (s) => this.counted(() => this.attachMain(c, main, s)) });
     return this.issue({ kind: 'exec', cmd: [], run: (s) => this.counted(() => this.runExec(c, ['cat'], s)) });
+  }
+
+  /**
+   * An attach with stdin to a container whose main process reads it (created with stdin; sh or bash
+   * without -c, or cat without files): the attach's streams are that process's. The container
+   * exits with the process's code when it ends by itself (an `exit` typed into the shell), or when
+   * the attach's stdin ends (the client closed it or went away) and the container has stdinOnce:
+   * upstream's runtimes then close the container's stdin after that first attach (containerd's
+   * CRI attach, as the kubelet asks), so a shell reads EOF and exits; this is what lets
+   * `kubectl run -it --rm` see its pod complete and delete it. Without stdinOnce the container's
+   * stdin stays open and it keeps running (the next attach here starts a fresh shell: a
+   * simplification). The attach itself ends with success, as a runtime's attach carries no exit
+   * status: the code is the container's (kubectl run reads it from the pod's status).
+   */
+  private async attachMain(c: ContainerRec, argv: readonly string[], s: ExecStreams): Promise<ExitResult> {
+    let stdinEnded = false;
+    s.stdin?.once('end', () => (stdinEnded = true));
+    let code = 0;
+    try {
+      const r = await this.runExec(c, argv, s);
+      if ('exitCode' in r) code = r.exitCode;
+    } catch {
+      // The client's stdin failed as it went away: the shell saw the end of its input.
+      stdinEnded = true;
+    }
+    const byItself = !stdinEnded && !s.signal.aborted;
+    this.state.settle();
+    if (c.state === 'CONTAINER_RUNNING' && this.state.containers.get(c.id) === c && (byItself || c.config.stdinOnce === true)) this.state.exit(c, this.clock.now(), code);
+    return { exitCode: 0 };
   }
 
   async portForward(r: StreamPortForwardRequest, opts?: CallOptions): Promise<string> {
@@ -56,7 +98,14 @@ export class SimStreams {
     return this.issue({
       kind: 'portforward',
       dial: (_port, signal) => {
-        const echo = new PassThrough();
+        // What the pod receives it sends back: both count on the sandbox's eth0 (ListPodSandboxStats).
+        const echo = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            sb.rxBytes = (sb.rxBytes ?? 0) + chunk.length;
+            sb.txBytes = (sb.txBytes ?? 0) + chunk.length;
+            cb(null, chunk);
+          },
+        });
         this.open++;
         let counted = true;
         const release = (): void => {
@@ -123,6 +172,7 @@ export class SimStreams {
       terminalSize: () => size,
       written: this.filesOf(c.id),
       now: () => this.clock.now(),
+      tty: s.tty,
     };
     return { exitCode: await runSimExec(cmd, ctx) };
   }

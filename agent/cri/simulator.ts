@@ -10,17 +10,18 @@
  * CREATED or EXITED container is a no-op, StopPodSandbox kills containers at once (exit 137), a
  * stopped sandbox reports no IP, host-network sandboxes have no IP and may not set a hostname.
  *
- * This class is the RPC surface and answers the runtime, sandbox and container lifecycle RPCs;
- * each piece owns its part: ./sim-gate (down, faults, latency), ./sim-state (records and their
- * transitions, events), ./sim-processes (exec, logs, stats, checkpoints inside a container),
+ * This class is the RPC surface and answers the runtime and sandbox lifecycle RPCs; each piece
+ * owns its part: ./sim-gate (down, faults, latency), ./sim-state (records and their transitions,
+ * events), ./sim-containers (the container lifecycle), ./sim-processes (exec, logs, stats,
+ * checkpoints inside a container), ./sim-streams (exec, attach, port-forward streams),
  * ./sim-image-service with ./sim-images (the images).
  */
-import path from 'node:path';
 import { realClock, type Clock } from '../platform/clock';
 import { RuntimeError } from './errors';
-import type { CallOptions, LocalStreamTarget, RuntimeService, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './runtime-service';
+import type { CallOptions, RuntimeService } from './runtime-service';
+import type { LocalStreamTarget, StreamAttachRequest, StreamExecRequest, StreamPortForwardRequest } from './stream-types';
 import { SimStreams } from './sim-streams';
-import { behaviourFor, withPodExit, withPodUsage } from './sim-behaviour';
+import { SimContainers } from './sim-containers';
 import { DOWN, SimGate } from './sim-gate';
 import { SimImageService } from './sim-image-service';
 import { SimImageStore } from './sim-images';
@@ -28,16 +29,13 @@ import { IpPool } from './sim-ip-pool';
 import { DEFAULT_SIM_HANDLERS, DEFAULT_SIM_IMAGES, type SimImageSpec, type SimulatorOptions } from './sim-options';
 import { SimProcesses } from './sim-processes';
 import {
-  containerListItem,
-  containerStatusOf,
   hostNetwork,
   labelMatcher,
   sandboxListItem,
   sandboxStatusOf,
-  type ContainerRec,
   type SandboxRec,
 } from './sim-records';
-import { KILLED, SimState } from './sim-state';
+import { SimState } from './sim-state';
 import type {
   AuthConfig,
   Container,
@@ -56,6 +54,8 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
   PodSandboxStatusResult,
   RuntimeCondition,
   RuntimeStatus,
@@ -73,6 +73,7 @@ export class Simulator implements RuntimeService {
   private readonly processes: SimProcesses;
   private readonly streams: SimStreams;
   private readonly imageService: SimImageService;
+  private readonly containers: SimContainers;
   private conditions: RuntimeCondition[] = [
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
     { type: 'NetworkReady', status: true, reason: '', message: '' },
@@ -89,6 +90,7 @@ export class Simulator implements RuntimeService {
     this.processes = new SimProcesses(this.state, this.clock, opts, this.root, (rpc, o) => this.begin(rpc, o));
     this.streams = new SimStreams(this.state, this.clock, (rpc, o) => this.begin(rpc, o));
     this.imageService = new SimImageService(this.images, this.state, this.clock, this.root, (rpc, o) => this.begin(rpc, o));
+    this.containers = new SimContainers(this.state, this.clock, this.images, this.processes, opts, (rpc, o) => this.begin(rpc, o));
   }
 
   // ------------------------------------------------------------------ test controls
@@ -239,138 +241,33 @@ export class Simulator implements RuntimeService {
 
   // ------------------------------------------------------------------ containers
 
-  async createContainer(podSandboxId: string, config: ContainerConfig, _sandboxConfig: PodSandboxConfig, opts?: CallOptions): Promise<string> {
-    await this.begin('CreateContainer', opts);
-    const s = this.state.mustSandbox(podSandboxId, 'CreateContainer');
-    if (s.state !== 'SANDBOX_READY') {
-      throw new RuntimeError('FailedPrecondition', `sandbox container "${s.id}" is not running`, 'CreateContainer');
-    }
-    const name = config.metadata?.name;
-    if (!name) throw new RuntimeError('InvalidArgument', 'container config must include metadata with a name', 'CreateContainer');
-    const image = this.images.resolve(config.image?.image ?? '');
-    if (!image) throw new RuntimeError('NotFound', `failed to resolve image "${config.image?.image ?? ''}": not found`, 'CreateContainer');
-    const behaviour = withPodUsage(
-      withPodExit(behaviourFor(this.opts.behaviours ?? [], config, s.config.metadata, image), s.config.annotations),
-      s.config.annotations,
-      name,
-    );
-    if (behaviour.createError !== undefined) throw new RuntimeError('Unknown', behaviour.createError, 'CreateContainer');
-    const id = this.state.newId('container');
-    const sm = s.config.metadata;
-    const reservedName = `${name}_${sm.name}_${sm.namespace}_${sm.uid}_${config.metadata.attempt}`;
-    this.state.reserve(reservedName, id, 'container', 'CreateContainer');
-    const rec: ContainerRec = {
-      id,
-      sandboxId: s.id,
-      config: structuredClone(config),
-      image,
-      behaviour,
-      state: 'CONTAINER_CREATED',
-      createdAt: this.clock.now(),
-      startedAt: 0,
-      finishedAt: 0,
-      exitCode: 0,
-      reason: '',
-      message: '',
-      reservedName,
-      logPath: s.config.logDirectory && config.logPath ? path.join(s.config.logDirectory, config.logPath) : '',
-    };
-    if (config.linux?.resources) rec.resources = { ...config.linux.resources };
-    this.state.containers.set(id, rec);
-    this.state.emit(id, s, 'CONTAINER_CREATED_EVENT');
-    return id;
+  async createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig, opts?: CallOptions): Promise<string> {
+    return this.containers.createContainer(podSandboxId, config, sandboxConfig, opts);
   }
 
   async startContainer(containerId: string, opts?: CallOptions): Promise<void> {
-    await this.begin('StartContainer', opts);
-    const c = this.state.mustContainer(containerId, 'StartContainer');
-    if (c.state !== 'CONTAINER_CREATED') throw new RuntimeError('FailedPrecondition', `container is in ${c.state} state`, 'StartContainer');
-    const s = this.state.sandboxes.get(c.sandboxId);
-    if (!s || s.state !== 'SANDBOX_READY') {
-      throw new RuntimeError('FailedPrecondition', `sandbox container "${c.sandboxId}" is not running`, 'StartContainer');
-    }
-    const b = c.behaviour;
-    if (b.startError !== undefined) this.state.failStart(c, s, b.startError);
-    if (this.opts.writeLogs !== false && c.logPath) {
-      // containerd creates the log file before starting the task; failing that fails the start.
-      try {
-        await this.processes.writeLog(c);
-      } catch (e) {
-        this.state.failStart(c, s, `failed to create container log ${c.logPath}: ${(e as Error).message}`);
-      }
-      if (this.state.containers.get(c.id) !== c || c.state !== 'CONTAINER_CREATED') {
-        throw new RuntimeError('FailedPrecondition', `container is in ${c.state} state`, 'StartContainer');
-      }
-    }
-    const now = this.clock.now();
-    c.state = 'CONTAINER_RUNNING';
-    c.startedAt = now;
-    if (b.exitAfterMs !== undefined) {
-      c.exitAt = now + Math.max(0, b.exitAfterMs);
-      this.state.wakeAt(c.exitAt);
-    }
-    this.state.emit(c.id, s, 'CONTAINER_STARTED_EVENT');
-    this.state.settle();
+    return this.containers.startContainer(containerId, opts);
   }
 
   async stopContainer(containerId: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
-    await this.begin('StopContainer', opts);
-    const c = this.state.mustContainer(containerId, 'StopContainer');
-    if (c.state !== 'CONTAINER_RUNNING') return;
-    const graceMs = Math.max(0, timeoutSeconds) * 1000;
-    if (graceMs === 0) {
-      this.state.exit(c, this.clock.now(), KILLED);
-      return;
-    }
-    const delay = c.behaviour.stopDelayMs ?? 0;
-    const waitMs = Math.min(delay, graceMs);
-    const exitAt = this.clock.now() + waitMs;
-    if (waitMs > 0) {
-      await this.clock.sleep(waitMs, opts?.signal);
-      this.state.settle();
-      if (c.state !== 'CONTAINER_RUNNING') return;
-    }
-    this.state.exit(c, Math.min(exitAt, this.clock.now()), delay >= graceMs ? KILLED : (c.behaviour.stopExitCode ?? 143));
+    return this.containers.stopContainer(containerId, timeoutSeconds, opts);
   }
 
   async removeContainer(containerId: string, opts?: CallOptions): Promise<void> {
-    await this.begin('RemoveContainer', opts);
-    const c = this.state.containers.get(containerId);
-    if (c) this.state.removeContainer(c);
+    return this.containers.removeContainer(containerId, opts);
   }
 
   async listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<Container[]> {
-    await this.begin('ListContainers', opts);
-    const out: Container[] = [];
-    const matches = labelMatcher(filter?.labelSelector);
-    for (const c of this.state.containers.values()) {
-      if (filter?.id && !c.id.startsWith(filter.id)) continue;
-      if (filter?.state && c.state !== filter.state) continue;
-      if (filter?.podSandboxId && !c.sandboxId.startsWith(filter.podSandboxId)) continue;
-      if (!matches(c.config.labels)) continue;
-      out.push(containerListItem(c));
-    }
-    return out;
+    return this.containers.listContainers(filter, opts);
   }
 
-  /**
-   * Verbose adds info["info"], a JSON document holding the ContainerConfig the container was
-   * created with (as containerd's verbose status holds its "config"; ours is the agent's camelCase
-   * shape, not protobuf JSON), so tests can observe what CreateContainer was given.
-   */
+  /** Verbose adds info["info"] with the ContainerConfig the container was created with (see sim-containers.ts). */
   async containerStatus(containerId: string, verbose = false, opts?: CallOptions): Promise<ContainerStatusResult> {
-    await this.begin('ContainerStatus', opts);
-    const c = this.state.mustContainer(containerId, 'ContainerStatus');
-    return { status: containerStatusOf(c), info: verbose ? { info: JSON.stringify({ sandboxID: c.sandboxId, config: c.config }) } : {} };
+    return this.containers.containerStatus(containerId, verbose, opts);
   }
 
   async updateContainerResources(containerId: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void> {
-    await this.begin('UpdateContainerResources', opts);
-    const c = this.state.mustContainer(containerId, 'UpdateContainerResources');
-    if (c.state === 'CONTAINER_EXITED') {
-      throw new RuntimeError('FailedPrecondition', `container "${c.id}" is in exited state`, 'UpdateContainerResources');
-    }
-    c.resources = { ...(c.resources ?? {}), ...resources };
+    return this.containers.updateContainerResources(containerId, resources, opts);
   }
 
   async reopenContainerLog(containerId: string, opts?: CallOptions): Promise<void> {
@@ -387,6 +284,10 @@ export class Simulator implements RuntimeService {
 
   async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
     return this.processes.listContainerStats(filter, opts);
+  }
+
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]> {
+    return this.processes.listPodSandboxStats(filter, opts);
   }
 
   /** Streams (exec, attach, port-forward) are served in-process: see sim-streams.ts. */

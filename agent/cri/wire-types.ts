@@ -323,3 +323,27 @@ export interface WContainerEventResponse {
   pod_sandbox_status?: Opt<WPodSandboxStatus>;
   containers_statuses?: WContainerStatus[];
 }
+
+export interface WInterfaceUsage {
+  name?: string;
+  rx_bytes?: Opt<WUInt64Value>;
+  rx_errors?: Opt<WUInt64Value>;
+  tx_bytes?: Opt<WUInt64Value>;
+  tx_errors?: Opt<WUInt64Value>;
+}
+
+export interface WPodSandboxStats {
+  attributes?: Opt<{ id?: string; metadata?: Opt<WPodSandboxMetadata>; labels?: WMap; annotations?: WMap }>;
+  linux?: Opt<{
+    cpu?: WContainerStats['cpu'];
+    memory?: WContainerStats['memory'];
+    network?: Opt<{ timestamp?: WLong; default_interface?: Opt<WInterfaceUsage>; interfaces?: WInterfaceUsage[] }>;
+    process?: Opt<{ timestamp?: WLong; process_count?: Opt<WUInt64Value> }>;
+    containers?: WContainerStats[];
+  }>;
+}
+
+export interface WPodSandboxStatsFilter {
+  id?: string;
+  label_selector?: WMap;
+}

@@ -17,6 +17,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+// Before 'ws': it reads its mask functions when loaded (../../common/stream/ws-mask.ts).
+import '../../common/stream/ws-mask';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { Pod } from '../api/core-v1';
 import type { LocalStreamTarget, RuntimeService } from '../cri';

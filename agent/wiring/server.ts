@@ -16,6 +16,7 @@ import { startAgentServer } from '../server/agent-server';
 import { realStatFs } from '../platform/host-fs';
 import { SummaryProvider } from '../stats/summary-provider';
 import { uptime } from 'node:os';
+import { join } from 'node:path';
 import type { AgentContext } from './context';
 
 export interface ServerParts {
@@ -45,6 +46,7 @@ export async function startServer(ctx: AgentContext, p: ServerParts): Promise<vo
       clock,
       nodeName: cfg.nodeName,
       rootDir: cfg.flags.rootDir,
+      podsDir: join(cfg.flags.rootDir, 'pods'),
       statfs: realStatFs,
       bootTimeMs: clock.now() - Math.round(uptime() * 1000),
     });

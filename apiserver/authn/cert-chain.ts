@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 
 const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
 const ANY_EKU_OID = '2.5.29.37.0';
@@ -53,31 +53,50 @@ export function verifyChain(leaf: X509Certificate, intermediates: readonly X509C
   return { ok: false, reason: 'x509: certificate chain too long' };
 }
 
-/** The client certificate chain the TLS peer sent (leaf first), or undefined when it sent none. */
-export function peerChain(req: IncomingMessage): { leaf: X509Certificate; intermediates: X509Certificate[] } | undefined {
+type PeerCert = DetailedPeerCertificate;
+
+/** The certificate chain the TLS peer sent as Node details it (leaf first, issuers linked), or undefined when it sent none. */
+function peerDetails(req: IncomingMessage): PeerCert | undefined {
   const sock = req.socket as TLSSocket;
   if (typeof sock.getPeerCertificate !== 'function') return undefined;
-  const detailed = sock.getPeerCertificate(true);
-  if (!detailed || !detailed.raw) return undefined;
-  const leaf = new X509Certificate(detailed.raw);
-  const intermediates: X509Certificate[] = [];
+  const detailed = sock.getPeerCertificate(true) as DetailedPeerCertificate | undefined;
+  return detailed && detailed.raw ? detailed : undefined;
+}
+
+/** The sent certificates after the leaf, at most MAX_DEPTH. */
+function issuersOf(detailed: PeerCert): PeerCert[] {
+  const out: PeerCert[] = [];
   const seen = new Set<unknown>([detailed]);
-  let c = detailed.issuerCertificate;
-  while (c && !seen.has(c) && c.raw && intermediates.length < MAX_DEPTH) {
+  let c = detailed.issuerCertificate as PeerCert | undefined;
+  while (c && !seen.has(c) && c.raw && out.length < MAX_DEPTH) {
     seen.add(c);
-    intermediates.push(new X509Certificate(c.raw));
+    out.push(c);
     c = c.issuerCertificate;
   }
-  return { leaf, intermediates };
+  return out;
 }
+
+/** The client certificate chain the TLS peer sent (leaf first), or undefined when it sent none. */
+export function peerChain(req: IncomingMessage): { leaf: X509Certificate; intermediates: X509Certificate[] } | undefined {
+  const detailed = peerDetails(req);
+  if (!detailed) return undefined;
+  return { leaf: new X509Certificate(detailed.raw), intermediates: issuersOf(detailed).map((c) => new X509Certificate(c.raw)) };
+}
+
+/** Chains remembered across connections (a client making a connection per request, as kubectl exec), each for a while: the CAs' validity is checked again after it. */
+const MAX_REMEMBERED_CHAINS = 1024;
+const REMEMBER_CHAIN_MS = 5 * 60_000;
 
 /**
  * Verifies the request's client certificate against one pool, remembering the chain result per
- * TLS connection (signature checks are the expensive part; validity times are rechecked on each
- * request because a connection may outlive its certificate).
+ * TLS connection and per chain (by the certificates' SHA-256 fingerprints): parsing and signature
+ * checks are the expensive part, and a client that opens a connection per request (kubectl exec,
+ * every stream) sends the same chain each time. Validity times are rechecked on each request
+ * because a connection may outlive its certificate.
  */
 export class ClientCertVerifier {
   private readonly bySocket = new WeakMap<object, ChainResult | null>();
+  private readonly byChain = new Map<string, { result: ChainResult; until: number }>();
   constructor(
     private readonly pool: CertPool,
     private readonly now: () => Date,
@@ -88,14 +107,34 @@ export class ClientCertVerifier {
     const sock = req.socket as object;
     let r = this.bySocket.get(sock);
     if (r === undefined) {
-      const chain = peerChain(req);
-      r = chain ? verifyChain(chain.leaf, chain.intermediates, this.pool, this.now()) : null;
+      r = this.verifyPeer(req);
       this.bySocket.set(sock, r);
       return r;
     }
     if (r && r.ok) {
       const bad = inValidity(r.leaf, this.now());
       if (bad) return { ok: false, reason: `x509: ${bad}` };
+    }
+    return r;
+  }
+
+  private verifyPeer(req: IncomingMessage): ChainResult | null {
+    const detailed = peerDetails(req);
+    if (!detailed) return null;
+    const issuers = issuersOf(detailed);
+    const key = [detailed, ...issuers].map((c) => c.fingerprint256).join('/');
+    const now = this.now();
+    const known = this.byChain.get(key);
+    if (known && known.until > now.getTime() && known.result.ok) {
+      const bad = inValidity(known.result.leaf, now);
+      return bad ? { ok: false, reason: `x509: ${bad}` } : known.result;
+    }
+    if (known) this.byChain.delete(key);
+    const r = verifyChain(new X509Certificate(detailed.raw), issuers.map((c) => new X509Certificate(c.raw)), this.pool, now);
+    // Only successes are kept: a failure may be a certificate not yet valid, and must be rechecked.
+    if (r.ok) {
+      this.byChain.set(key, { result: r, until: now.getTime() + REMEMBER_CHAIN_MS });
+      if (this.byChain.size > MAX_REMEMBERED_CHAINS) this.byChain.delete(this.byChain.keys().next().value as string);
     }
     return r;
   }

@@ -13,6 +13,7 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../api/errors';
 import type { ResourceRequest } from './context';
@@ -45,11 +46,29 @@ export interface UpgradeLimits {
 export const DEFAULT_STREAM_IDLE_MS = 4 * 60 * 60 * 1000;
 
 /**
- * Upgraded connections are never pooled (each leaves the agent once upgraded), but their TLS
- * sessions are cached, so a stream to an agent seen before resumes its session instead of a full
- * handshake (an exec's round trip is mostly handshakes).
+ * The TLS client side of upgrades, one per client certificate and CA: the parsed context (parsing
+ * the PEM key and certificates for every stream cost more than a resumed handshake) and an agent
+ * caching TLS sessions. Upgraded connections are never pooled (each leaves the agent once
+ * upgraded), but a stream to an agent seen before resumes its session instead of a full handshake
+ * (an exec's round trip is mostly handshakes). The few newest pairs are kept (the kubelet-client
+ * certificate changes only when rotated).
  */
-const TLS_SESSIONS = new HttpsAgent({ keepAlive: false, maxCachedSessions: 256 });
+const TLS_CLIENTS = new Map<string, { secureContext: SecureContext; agent: HttpsAgent }>();
+const MAX_TLS_CLIENTS = 8;
+
+function tlsClient(target: UpgradeTarget): { secureContext: SecureContext; agent: HttpsAgent } {
+  const key = `${target.cert?.certPem ?? ''}\0${target.cert?.keyPem ?? ''}\0${target.caPem ?? ''}`;
+  let c = TLS_CLIENTS.get(key);
+  if (!c) {
+    c = {
+      secureContext: createSecureContext({ ...(target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}), ...(target.caPem ? { ca: target.caPem } : {}) }),
+      agent: new HttpsAgent({ keepAlive: false, maxCachedSessions: 256 }),
+    };
+    TLS_CLIENTS.set(key, c);
+    if (TLS_CLIENTS.size > MAX_TLS_CLIENTS) TLS_CLIENTS.delete(TLS_CLIENTS.keys().next().value as string);
+  }
+  return c;
+}
 
 /** The request headers an upgrade forwards: forwardedHeaders' set, duplicates kept (SPDY's X-Stream-Protocol-Version lists one protocol a line), plus Connection/Upgrade. */
 export function upgradeHeaders(req: IncomingMessage): OutgoingHttpHeaders {
@@ -90,10 +109,9 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
       path: target.path,
       method: r.req.method ?? 'GET',
       headers: upgradeHeaders(r.req),
-      ...(tls ? { agent: TLS_SESSIONS } : { agent: false as const }),
+      ...(tls ? tlsClient(target) : { agent: false as const }),
       timeout: limits.handshakeTimeoutMs ?? 30_000,
-      ...(tls && target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}),
-      ...(tls ? (target.caPem ? { ca: target.caPem, rejectUnauthorized: true } : { rejectUnauthorized: false }) : {}),
+      ...(tls ? { rejectUnauthorized: target.caPem !== undefined } : {}),
     };
     const up = tls ? httpsRequest(options) : httpRequest(options);
     const clientGone = () => up.destroy();

@@ -118,13 +118,19 @@ async function forward(data: SpdyStream, error: SpdyStream, port: number, o: Por
   if (!data.destroyed) data.end();
 }
 
-/** Serves WebSocket v4 port-forward for `ports` on an open WebSocket. */
+/** Bytes a WebSocket port-forward lets wait unsent to the client before it stops reading the pod. */
+export const MAX_UNSENT = 1024 * 1024;
+
+/**
+ * Serves WebSocket v4 port-forward for `ports` on an open WebSocket, with back-pressure both ways
+ * (a slow pod pauses the WebSocket, a slow client pauses the pod), as upstream's copies block.
+ */
 export function serveWebSocketPortForward(ws: WebSocket, protocol: string, ports: readonly number[], o: PortForwardOptions): void {
   const traits = wsProtocolTraits(protocol);
   const ac = new AbortController();
   const inputs = ports.map(() => new PassThrough());
-  const send = (channel: number, data: Buffer): void => {
-    if (ws.readyState === ws.OPEN) ws.send(encodeChannelMessage(channel, data, traits.base64));
+  const send = (channel: number, data: Buffer, sent?: () => void): void => {
+    if (ws.readyState === ws.OPEN) ws.send(encodeChannelMessage(channel, data, traits.base64), sent);
   };
   ws.on('message', (msg: Buffer, isBinary: boolean) => {
     let m;
@@ -135,7 +141,12 @@ export function serveWebSocketPortForward(ws: WebSocket, protocol: string, ports
       return;
     }
     if (m.kind !== 'data' || m.channel % 2 !== 0) return;
-    inputs[m.channel / 2]?.write(m.data);
+    const input = inputs[m.channel / 2];
+    // A pod that reads slower than the client sends: stop reading the WebSocket until it drains.
+    if (input && !input.write(m.data)) {
+      ws.pause();
+      input.once('drain', () => ws.resume());
+    }
   });
   ws.on('close', () => {
     ac.abort();
@@ -148,7 +159,15 @@ export function serveWebSocketPortForward(ws: WebSocket, protocol: string, ports
     void (async () => {
       try {
         const conn = await o.dial(port, ac.signal);
-        conn.on('data', (b: Buffer) => send(2 * i, b));
+        // A client that reads slower than the pod sends: stop reading the pod while more than
+        // MAX_UNSENT bytes wait in the WebSocket (nothing would bound them otherwise).
+        const sent = (): void => {
+          if (conn.isPaused() && ws.bufferedAmount <= MAX_UNSENT) conn.resume();
+        };
+        conn.on('data', (b: Buffer) => {
+          send(2 * i, b, sent);
+          if (ws.bufferedAmount > MAX_UNSENT) conn.pause();
+        });
         inputs[i].pipe(conn);
         await new Promise<void>((resolve) => {
           conn.on('close', () => resolve());

@@ -56,6 +56,12 @@ async function streams(): Promise<{ connections: number; runtime: number }> {
   return { connections: value('svc_node_streaming_connections'), runtime: value('svc_node_runtime_streams') };
 }
 
+/** Whether the pod is gone (kubectl get answers NotFound). */
+async function podGone(name: string): Promise<true | undefined> {
+  const r = await kubectl(KUBECTL_132, ['get', 'pod', name, '-o', 'name']);
+  return r.code !== 0 && /NotFound|not found/.test(r.stderr) ? true : undefined;
+}
+
 for (const [label, bin] of [
   ['1.32 (WebSocket)', KUBECTL_132],
   ['1.27 (SPDY)', KUBECTL_127],
@@ -98,6 +104,28 @@ for (const [label, bin] of [
   test.serial(`kubectl ${label}: attach -i echoes stdin through the container's main process (the simulator's is cat-like)`, async (t) => {
     const r = await kubectl(bin, ['attach', '-i', 'interactive', '-c', 'app'], 'attached line\n');
     t.regex(r.stdout, /attached line/, r.stderr);
+  });
+
+  test.serial(`kubectl ${label}: run -it --rm under a pseudo-terminal ends 0 when the shell exits (^D) and deletes the pod`, async (t) => {
+    const name = `run-it-${label.slice(2, 4)}`;
+    // nodeName in the overrides: no scheduler runs in this test's cluster.
+    const r = await runUnderPty(
+      bin,
+      ['--kubeconfig', s.kubeconfig, 'run', name, '-it', '--rm', '--restart=Never', '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', `--overrides={"spec":{"nodeName":"${NODE}"}}`, '--', 'sh'],
+      'echo from-run\r\x04',
+      90_000,
+    );
+    t.regex(r.stdout, /(^|\n)from-run\r?\n/, r.stdout + r.stderr);
+    t.is(r.code, 0, r.stdout + r.stderr);
+    t.true(await eventually(`pod ${name} deleted`, () => podGone(name), 60_000, 300));
+  });
+
+  test.serial(`kubectl ${label}: run -i --rm: the pod (stdinOnce) completes when kubectl closes stdin; the shell's output, exit 0, pod deleted`, async (t) => {
+    const name = `run-i-${label.slice(2, 4)}`;
+    const r = await kubectl(bin, ['run', name, '-i', '--rm', '--restart=Never', '--image=svc.local/busybox:latest', '--image-pull-policy=IfNotPresent', `--overrides={"spec":{"nodeName":"${NODE}"}}`, '--', 'sh'], 'echo piped-in\nfalse\ntrue\n');
+    t.is(r.code, 0, r.stdout + r.stderr);
+    t.regex(r.stdout, /piped-in\n/, r.stderr);
+    t.true(await eventually(`pod ${name} deleted`, () => podGone(name), 60_000, 300));
   });
 
   test.serial(`kubectl ${label}: debug -i attaches to a new ephemeral container`, async (t) => {

@@ -137,6 +137,14 @@ test.serial('a pod on the CNI bridge: sandbox, busybox sleep running, exec, stat
   t.true((stats.cpu?.usageCoreNanoSeconds ?? 0) > 0);
   t.true((stats.memory?.workingSetBytes ?? 0) > 0);
   t.true((await cri.listContainerStats({ podSandboxId: sandboxId })).some((s) => s.id === id));
+  // ListPodSandboxStats (containerd 1.6 serves it): the pod cgroup's usage, its network namespace's interfaces, its containers.
+  const podStats = await cri.listPodSandboxStats({ id: sandboxId });
+  t.deepEqual(podStats.map((p) => p.id), [sandboxId]);
+  t.deepEqual(podStats[0].metadata, sb.metadata);
+  t.true((podStats[0].cpu?.usageCoreNanoSeconds ?? 0) > 0);
+  t.true((podStats[0].memory?.workingSetBytes ?? 0) > 0);
+  t.is(podStats[0].network?.defaultInterface?.name, 'eth0');
+  t.true(podStats[0].containers.some((s) => s.id === id));
 
   const log = await readFile(running.logPath, 'utf8');
   t.regex(log, /^\S+ stdout F hello from e2e$/m);

@@ -190,6 +190,13 @@ test('every RuntimeService call round-trips through gRPC: arguments arrive intac
   t.is(stats.memory?.availableBytes, 268_435_456 - 4 * 1024 * 1024);
   t.is(stats.writableLayer?.mountpoint, '/var/lib/svc-sim/snapshots');
   t.deepEqual((await client.listContainerStats({ podSandboxId: sandboxId })).map((s) => s.id), [id]);
+  // ListPodSandboxStats: the simulator's answer arrives whole (pod CPU, memory, network, processes, container stats), the filter too.
+  const podStats = await client.listPodSandboxStats({ id: sandboxId });
+  t.is(podStats.length, 1);
+  t.deepEqual(calls.find((c) => c.method === 'listPodSandboxStats')?.args[0], { id: sandboxId });
+  t.deepEqual(podStats, await sim.listPodSandboxStats({ id: sandboxId }));
+  t.is(podStats[0].network?.defaultInterface?.name, 'eth0');
+  t.deepEqual(podStats[0].containers.map((c) => c.id), [id]);
 
   await client.updateContainerResources(id, { cpuQuota: 75_000 });
   t.deepEqual(calls.find((c) => c.method === 'updateContainerResources')?.args, [id, { cpuQuota: 75_000 }]);

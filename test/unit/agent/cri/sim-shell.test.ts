@@ -51,6 +51,21 @@ test('command lines: ; && || with exit codes, exit ends the line with its code',
   t.is(await runLine('nosuch', ctx().c), 127);
 });
 
+test('a terminal\'s ^D ends an interactive sh (its last code), stdin still open; without a tty it is a plain byte', async (t) => {
+  const stdin = new PassThrough();
+  const x = ctx({ stdin, tty: true });
+  const done = runSimExec(['sh'], x.c);
+  stdin.write('echo typed\rfalse\r\x04echo never\r');
+  t.is(await done, 1);
+  t.is(x.out(), 'typed\n');
+  const raw = new PassThrough();
+  const y = ctx({ stdin: raw });
+  const sh = runSimExec(['sh'], y.c);
+  raw.end('echo \x04kept\n');
+  t.is(await sh, 0);
+  t.is(y.out(), '\x04kept\n');
+});
+
 test('cat copies stdin; sh without -c reads its lines until exit', async (t) => {
   const stdin = new PassThrough();
   const x = ctx({ stdin });

@@ -1,0 +1,52 @@
+/**
+ * ClientCertVerifier remembers a verified chain across connections (kubectl opens one per exec):
+ * a second connection with the same certificates gets the remembered result, the leaf's validity
+ * is still checked on each use, and after a while the chain is verified again.
+ */
+import test from 'ava';
+import { X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { CertPool, ClientCertVerifier } from '../../../../apiserver/authn/cert-chain';
+import { createCA, issue } from '../../../../apiserver/pki/certs';
+
+const DAY = 86_400_000;
+
+/** A request on a new connection whose peer sent `pem` (leaf only). */
+function requestWith(pem: string): IncomingMessage {
+  const c = new X509Certificate(pem);
+  const detailed = { raw: c.raw, fingerprint256: c.fingerprint256 };
+  return { socket: { getPeerCertificate: () => detailed } } as unknown as IncomingMessage;
+}
+
+test('a chain verified on one connection is remembered for the next; the leaf expiry still counts; it is verified again later', async (t) => {
+  const ca = await createCA('client-ca');
+  const alice = await issue(ca, { commonName: 'alice', usage: 'client', validityMs: DAY });
+  let now = Date.now();
+  const v = new ClientCertVerifier(new CertPool(ca.certPem), () => new Date(now));
+  const first = v.verify(requestWith(alice.certPem));
+  t.true(first?.ok);
+  t.is(v.verify(requestWith(alice.certPem)), first, 'the same result, not verified again');
+  now += 10 * 60_000;
+  const later = v.verify(requestWith(alice.certPem));
+  t.true(later?.ok);
+  t.not(later, first, 'verified again after a while');
+  now += 2 * DAY;
+  const expired = v.verify(requestWith(alice.certPem));
+  t.false(expired?.ok);
+  t.regex(expired && !expired.ok ? expired.reason : '', /expired/);
+});
+
+test('a failed chain is not remembered, and another certificate is not taken for a remembered one', async (t) => {
+  const ca = await createCA('client-ca');
+  const other = await createCA('other-ca');
+  const future = await issue(ca, { commonName: 'early', usage: 'client', validityMs: DAY, now: new Date(Date.now() + DAY / 2) });
+  const stranger = await issue(other, { commonName: 'mallory', usage: 'client', validityMs: DAY });
+  const alice = await issue(ca, { commonName: 'alice', usage: 'client', validityMs: DAY });
+  let now = Date.now();
+  const v = new ClientCertVerifier(new CertPool(ca.certPem), () => new Date(now));
+  t.true(v.verify(requestWith(alice.certPem))?.ok);
+  t.false(v.verify(requestWith(stranger.certPem))?.ok);
+  t.false(v.verify(requestWith(future.certPem))?.ok, 'not yet valid');
+  now += DAY / 2 + 60_000;
+  t.true(v.verify(requestWith(future.certPem))?.ok, 'valid now: the failure was not remembered');
+});
