@@ -1,6 +1,7 @@
 import type { BackWriter } from './back-writer';
 import { WIRE_BYTES } from './back-writer';
 import { encoderOf } from './encoder-gen';
+import { VersionIndex } from './version-index';
 import type { FieldPlan, MessagePlan } from './plan';
 
 /**
@@ -47,7 +48,7 @@ interface Chunk {
  */
 export class EncodedCache {
   /** key → slot << OFFSET_BITS | offset of the entry's length prefix in its chunk. */
-  private readonly entries = new Map<VersionKey, number>();
+  private readonly entries = new VersionIndex();
   /**
    * The keys in insertion order from `head` on: the eviction order. Evicting by iterating the Map
    * from its start cost a walk over every entry deleted since the Map last rehashed (V8 keeps them
@@ -75,7 +76,7 @@ export class EncodedCache {
   /** The message kept under key: a view of the chunk it was copied to (never written over). */
   get(key: VersionKey): Buffer | undefined {
     const at = this.entries.get(key);
-    if (at === undefined) return undefined;
+    if (at < 0) return undefined;
     const buf = this.chunks[at >>> OFFSET_BITS]!.buf;
     const offset = (at & OFFSET_MASK) + 4;
     return buf.subarray(offset, offset + buf.readUInt32LE(offset - 4));
@@ -84,13 +85,13 @@ export class EncodedCache {
   /** Keeps a copy of bytes under key (unless one is kept already, or it is over the bound). */
   set(key: VersionKey, bytes: Uint8Array): void {
     const n = bytes.length;
-    if (n > this.maxBytes || n > MAX_MESSAGE || this.entries.has(key)) return;
+    if (n > this.maxBytes || n > MAX_MESSAGE || this.entries.get(key) >= 0) return;
     const at = this.place(n + 4);
     const chunk = this.chunks[this.slot]!;
     chunk.buf.writeUInt32LE(n, at);
     chunk.buf.set(bytes, at + 4);
     chunk.live++;
-    this.entries.set(key, (this.slot << OFFSET_BITS) | at);
+    this.entries.add(key, (this.slot << OFFSET_BITS) | at);
     this.order.push(key);
     this.size += n;
     while (this.size > this.maxBytes) this.evictOldest();
@@ -121,7 +122,7 @@ export class EncodedCache {
 
   private evictOldest(): void {
     const oldest = this.order[this.head++];
-    const at = this.entries.get(oldest)!;
+    const at = this.entries.get(oldest);
     const slot = at >>> OFFSET_BITS;
     const chunk = this.chunks[slot]!;
     this.size -= chunk.buf.readUInt32LE(at & OFFSET_MASK);
