@@ -1,6 +1,7 @@
 import type { BackWriter } from './back-writer';
 import { WIRE_BYTES } from './back-writer';
 import { encoderOf } from './encoder-gen';
+import { VersionIndex } from './version-index';
 import type { FieldPlan, MessagePlan } from './plan';
 
 /**
@@ -17,8 +18,37 @@ import type { FieldPlan, MessagePlan } from './plan';
 /** How a caller names a stored version (server/protobuf.ts: the store's revision of the write). */
 export type VersionKey = string | number;
 
+/**
+ * Messages are copied into chunks of this size (a larger message gets a chunk of its own size),
+ * one after the other, each after its length (4 bytes, little-endian).
+ */
+const CHUNK_BYTES = 1 << 20;
+/** Where an entry lies is one small integer (a Smi: no heap number per entry): chunk slot and offset. */
+const OFFSET_BITS = 22;
+const OFFSET_MASK = (1 << OFFSET_BITS) - 1;
+/** 8 bits of slot: at most 256 chunks hold entries at once (2^30 - 1, the largest Smi, bounds the pair). */
+const SLOTS = 256;
+/** A message whose length and offset do not fit OFFSET_BITS is not kept (about 4 MiB; stored objects are far smaller). */
+const MAX_MESSAGE = OFFSET_MASK - 4;
+
+interface Chunk {
+  buf: Buffer;
+  /** Entries still held in it; a chunk no longer written to is dropped when none is left. */
+  live: number;
+}
+
+/**
+ * Why chunks and not a Buffer per entry: each entry's own Buffer (from Node's 8 KiB allocation
+ * pool, pinning the pool slab it shares with short-lived buffers) was a heap object that survived
+ * the young generation and was promoted and then traced by every full collection, and a create
+ * paid its allocation; that retained memory was what a protobuf create cost above JSON's. An entry
+ * is now a Map value that is a small integer, and its bytes a copy into the current chunk. A chunk
+ * is never written over: a message handed out (a stand-in of a list that is answered later) stays
+ * valid after its entry is evicted, and the chunk is freed once nothing refers to it.
+ */
 export class EncodedCache {
-  private readonly entries = new Map<VersionKey, Buffer>();
+  /** key → slot << OFFSET_BITS | offset of the entry's length prefix in its chunk. */
+  private readonly entries = new VersionIndex();
   /**
    * The keys in insertion order from `head` on: the eviction order. Evicting by iterating the Map
    * from its start cost a walk over every entry deleted since the Map last rehashed (V8 keeps them
@@ -27,10 +57,14 @@ export class EncodedCache {
   private order: VersionKey[] = [];
   private head = 0;
   private size = 0;
+  private readonly chunks: Array<Chunk | undefined> = new Array<Chunk | undefined>(SLOTS).fill(undefined);
+  /** The slot written to, and where its free space starts. */
+  private slot = -1;
+  private used = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  /** Bytes held now. */
+  /** Bytes held now (the messages' own). */
   get bytes(): number {
     return this.size;
   }
@@ -39,25 +73,61 @@ export class EncodedCache {
     return this.entries.size;
   }
 
+  /** The message kept under key: a view of the chunk it was copied to (never written over). */
   get(key: VersionKey): Buffer | undefined {
-    return this.entries.get(key);
+    const at = this.entries.get(key);
+    if (at < 0) return undefined;
+    const buf = this.chunks[at >>> OFFSET_BITS]!.buf;
+    const offset = (at & OFFSET_MASK) + 4;
+    return buf.subarray(offset, offset + buf.readUInt32LE(offset - 4));
   }
 
-  set(key: VersionKey, bytes: Buffer): void {
-    if (bytes.length > this.maxBytes || this.entries.has(key)) return;
-    this.entries.set(key, bytes);
+  /** Keeps a copy of bytes under key (unless one is kept already, or it is over the bound). */
+  set(key: VersionKey, bytes: Uint8Array): void {
+    const n = bytes.length;
+    if (n > this.maxBytes || n > MAX_MESSAGE || this.entries.get(key) >= 0) return;
+    const at = this.place(n + 4);
+    const chunk = this.chunks[this.slot]!;
+    chunk.buf.writeUInt32LE(n, at);
+    chunk.buf.set(bytes, at + 4);
+    chunk.live++;
+    this.entries.add(key, (this.slot << OFFSET_BITS) | at);
     this.order.push(key);
-    this.size += bytes.length;
-    while (this.size > this.maxBytes) {
-      const oldest = this.order[this.head++];
-      this.size -= this.entries.get(oldest)!.length;
-      this.entries.delete(oldest);
-    }
+    this.size += n;
+    while (this.size > this.maxBytes) this.evictOldest();
     // The evicted keys' slots are dropped once they are half the array (amortised O(1) a set).
     if (this.head >= 1024 && this.head * 2 >= this.order.length) {
       this.order = this.order.slice(this.head);
       this.head = 0;
     }
+  }
+
+  /** The offset of n free bytes in the current chunk, starting a new chunk when they do not fit. */
+  private place(n: number): number {
+    const current = this.slot < 0 ? undefined : this.chunks[this.slot];
+    if (current && current.buf.length - this.used >= n) {
+      const at = this.used;
+      this.used += n;
+      return at;
+    }
+    if (current && current.live === 0) this.chunks[this.slot] = undefined;
+    const next = (this.slot + 1) % SLOTS;
+    // Every slot holds entries (only with tiny messages under a large bound): the oldest go.
+    while (this.chunks[next] !== undefined) this.evictOldest();
+    this.chunks[next] = { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n)), live: 0 };
+    this.slot = next;
+    this.used = n;
+    return 0;
+  }
+
+  private evictOldest(): void {
+    const oldest = this.order[this.head++];
+    const at = this.entries.get(oldest);
+    const slot = at >>> OFFSET_BITS;
+    const chunk = this.chunks[slot]!;
+    this.size -= chunk.buf.readUInt32LE(at & OFFSET_MASK);
+    this.entries.delete(oldest);
+    if (--chunk.live === 0 && slot !== this.slot) this.chunks[slot] = undefined;
   }
 }
 
@@ -162,5 +232,5 @@ function writeVersion(w: BackWriter, plan: MessagePlan, obj: Json, reads: Cached
 function encodeAndKeep(w: BackWriter, plan: MessagePlan, obj: Json, key: VersionKey | undefined, cache: EncodedCache): void {
   const mark = w.mark();
   encoderOf(plan)(w, obj);
-  if (key !== undefined) cache.set(key, Buffer.from(w.buf.subarray(w.pos, w.pos + (w.mark() - mark))));
+  if (key !== undefined) cache.set(key, w.buf.subarray(w.pos, w.pos + (w.mark() - mark)));
 }

@@ -21,6 +21,6 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
   const created = await r.store.create(r.type, r.info.namespace, object, ctx);
   // What a create answers is the stored version (not a dry run's): its protobuf goes to the cache of
   // encoded versions, so the get that usually follows copies it instead of decoding and encoding.
-  const protobufCache = ctx.dryRun ? undefined : readsOf(r.store, r.type, true);
+  const protobufCache = ctx.dryRun ? undefined : readsOf(r.store, r.type, true, r.info.servedGroup);
   reply(r, 201, created, { warnings, yaml: format === 'yaml' && /yaml/.test(r.req.headers.accept ?? ''), protobufCache });
 }

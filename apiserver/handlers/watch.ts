@@ -65,11 +65,11 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
   let from: number;
   // Initial events in protobuf are stored versions: their messages may come from (and go to) the
   // cache of encoded versions, as a protobuf list's items (EncodedCache).
-  const cached = rendering.kind === 'protobuf' && hasProtobuf(r.type.schema) ? readsOf(r.store, r.type) : undefined;
+  const cached = rendering.kind === 'protobuf' && hasProtobuf(r.type.schema) ? readsOf(r.store, r.type, false, r.info.servedGroup) : undefined;
   if (sendInitial) {
     const list = await r.store.list(r.type, ns, {
       ...q,
-      ...(cached ? { stored: cachedStandIns(r.store) } : {}),
+      ...(cached ? { stored: cachedStandIns(r.store, r.info.servedGroup) } : {}),
       limit: undefined,
       continue: undefined,
       resourceVersion: rvText === '' ? undefined : rvText,

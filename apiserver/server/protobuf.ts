@@ -40,6 +40,12 @@ export function responseSchemaFor(type: ResourceType | undefined, body: unknown)
  * type never reads another type's keys through the cache (views do not use it, see readsOf). A
  * number keeps the entries cheap: a key string per version (storage key and revision) cost a
  * create about 1 µs to build, hash and keep.
+ *
+ * A message holds group names (metadata.managedFields[].apiVersion is spelled in the group the
+ * client asked under, see server/group-alias.ts), so one version has one entry per name it was
+ * read under: the revision for the canonical name, its negation for the k8s.io name (a type is
+ * served under at most those two). The revision alone let a read under one name copy bytes
+ * encoded for the other.
  */
 const caches = new WeakMap<object, EncodedCache>();
 const CACHE_BYTES = 32 * 1024 * 1024;
@@ -50,12 +56,17 @@ function cacheOf(store: object): EncodedCache {
   return c;
 }
 
+/** The cache key of a stored version (its revision) as read under servedGroup (RequestInfo.servedGroup: set for a k8s.io name). */
+function keyFor(revision: number, servedGroup: string | undefined): number {
+  return servedGroup ? -revision : revision;
+}
+
 /**
  * How a get or list of type t from store names the stored versions it answers: the revision of
- * their write (metadata.resourceVersion). fresh: the answer is a version just written (a
- * create's), see CachedEncoding.
+ * their write (metadata.resourceVersion), and the group name the client used (servedGroup, see
+ * keyFor). fresh: the answer is a version just written (a create's), see CachedEncoding.
  */
-export function readsOf(store: object, t: ResourceType, fresh = false): CachedEncoding {
+export function readsOf(store: object, t: ResourceType, fresh = false, servedGroup?: string): CachedEncoding {
   return {
     cache: cacheOf(store),
     fresh,
@@ -63,7 +74,8 @@ export function readsOf(store: object, t: ResourceType, fresh = false): CachedEn
       // A view's encoding must not be taken for its storage type's (they share storage keys).
       if (t.storedAs) return undefined;
       const m = o.metadata;
-      return isObject(m) && typeof m.resourceVersion === 'string' ? revisionOf(m.resourceVersion) : undefined;
+      const revision = isObject(m) && typeof m.resourceVersion === 'string' ? revisionOf(m.resourceVersion) : undefined;
+      return revision === undefined ? undefined : keyFor(revision, servedGroup);
     },
   };
 }
@@ -82,12 +94,13 @@ export function revisionOf(rv: string): number | undefined {
 
 /**
  * For a get or list answered in protobuf (StoredVersion): a stand-in for each stored version
- * whose message store's cache holds, so that it is neither decoded nor encoded again.
+ * whose message store's cache holds for the group name asked under (servedGroup, see keyFor), so
+ * that it is neither decoded nor encoded again.
  */
-export function cachedStandIns(store: object): StoredVersion {
+export function cachedStandIns(store: object, servedGroup?: string): StoredVersion {
   const cache = cacheOf(store);
   return (_key, revision) => {
-    const message = cache.get(revision);
+    const message = cache.get(keyFor(revision, servedGroup));
     return message ? standIn(message) : undefined;
   };
 }

@@ -99,3 +99,19 @@ test('over many evictions the cache keeps exactly the newest entries that fit, o
   t.is(c.get('k4950'), undefined);
   t.truthy(c.get('k4951'));
 });
+
+test('a message handed out stays as it was after its entry is evicted and its space would have been reused; a message larger than a chunk is kept whole', (t) => {
+  const c = new EncodedCache(3 << 20);
+  c.set('a', Buffer.alloc(100, 7));
+  const handedOut = c.get('a')!;
+  // 50,000 entries of 100 bytes: 5 MB through a 3 MiB bound, past several chunks of 1 MiB.
+  for (let i = 0; i < 50_000; i++) c.set(`k${i}`, Buffer.alloc(100, i % 256));
+  t.is(c.get('a'), undefined);
+  t.deepEqual(handedOut, Buffer.alloc(100, 7));
+  t.deepEqual(c.get('k49999'), Buffer.alloc(100, 49_999 % 256));
+  const large = Buffer.alloc(2 << 20, 9);
+  c.set('large', large);
+  t.deepEqual(c.get('large'), large);
+  t.true(c.bytes <= 3 << 20);
+  t.deepEqual(c.get('k49999'), Buffer.alloc(100, 49_999 % 256), 'the newest entries that fit stay');
+});

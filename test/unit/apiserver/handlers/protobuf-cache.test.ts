@@ -5,17 +5,18 @@
  * see a stand-in, and two stores never share entries.
  */
 import test from 'ava';
-import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../../../apiserver/codec/envelope';
+import { decodeObject, decodeWatchFrames, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../../../apiserver/codec/envelope';
 import { handleCreate } from '../../../../apiserver/handlers/create';
 import { handleGet } from '../../../../apiserver/handlers/get';
 import { handleList } from '../../../../apiserver/handlers/list';
+import { handleWatch } from '../../../../apiserver/handlers/watch';
 import type { KList, KObject } from '../../../../apiserver/api/types';
 import { listSchemaOf } from '../../../../apiserver/registry/meta-schemas';
 import { configMapSchema } from '../../../../apiserver/registry/types/configmaps';
 import { leaseSchema } from '../../../../apiserver/registry/types/leases';
 import type { ObjectStore } from '../../../../apiserver/store/object-store';
-import { admin, configMap, withStore } from '../store/fixture';
-import { call } from './fake-http';
+import { admin, configMap, withStore, type StoreFixture } from '../store/fixture';
+import { call, start } from './fake-http';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const PB = { accept: 'application/vnd.kubernetes.protobuf, application/json' };
@@ -159,3 +160,55 @@ test('a protobuf create answers the stored version and caches it: the get after 
     t.deepEqual([seen.decoded(), seen.standIns()], [1, 0]);
     t.deepEqual(decodeObject(configMapSchema, b.bytes).data, { k: 'real' });
   }));
+
+/** The first two frames of a protobuf watch (the initial ADDED event and the bookmark after it). */
+async function initialEvents(f: StoreFixture, path: string): Promise<Array<{ type: string; object: Buffer }>> {
+  const ac = new AbortController();
+  const w = start(f, handleWatch, 'GET', path, { signal: ac.signal, headers: PB });
+  try {
+    for (;;) {
+      const { events } = decodeWatchFrames(w.res.bytes);
+      if (events.length >= 2) return events;
+      await w.res.waitForBytes(w.res.bytes.length + 1);
+    }
+  } finally {
+    ac.abort();
+    await w.done;
+  }
+}
+
+test('the cached versions of one object are kept apart per group name: each read answers the group it was asked under, managedFields included', async (t) => {
+  const groups = ['coordination.k8s.io', 'coordination.svc.io'];
+  const leases = (g: string) => `/apis/${g}/v1/namespaces/default/leases`;
+  const json = { accept: 'application/json' };
+  // Every pair (the group of the write, the group read first), so that each name's answer is the
+  // first cached in one case and found cached in another.
+  for (const written of groups) {
+    for (const first of groups) {
+      await withStore(async (f) => {
+        const lease = { apiVersion: `${written}/v1`, kind: 'Lease', metadata: { name: 'l' }, spec: { holderIdentity: 'me' } };
+        const post = await call(f, handleCreate, 'POST', `${leases(written)}?fieldManager=writer`, { raw: encodeObject(leaseSchema, lease), headers: { 'content-type': PROTOBUF_MEDIA_TYPE, accept: PB.accept } });
+        t.is(post.statusCode, 201);
+        const order = first === groups[0] ? groups : [...groups].reverse();
+        const check = (o: Record<string, unknown>, group: string, what: string) => {
+          const managed = (o.metadata as KObject['metadata']).managedFields ?? [];
+          t.true(managed.length > 0, `${what}: managedFields recorded`);
+          t.deepEqual([o.apiVersion, ...managed.map((m) => m.apiVersion)], Array(managed.length + 1).fill(`${group}/v1`), `${what} (written under ${written}, ${first} read first)`);
+        };
+        check(decodeObject(leaseSchema, post.bytes), written, 'the create');
+        for (let round = 0; round < 2; round++) {
+          for (const g of order) {
+            check(decodeObject(leaseSchema, (await call(f, handleGet, 'GET', `${leases(g)}/l`, { headers: PB })).bytes), g, `protobuf get under ${g}`);
+            const list = decodeObject(listSchemaOf(leaseSchema), (await call(f, handleList, 'GET', leases(g), { headers: PB })).bytes);
+            t.is(list.apiVersion, `${g}/v1`);
+            check({ ...(list.items as KObject[])[0], apiVersion: `${g}/v1` }, g, `protobuf list item under ${g}`);
+            check((await call(f, handleGet, 'GET', `${leases(g)}/l`, { headers: json })).body, g, `JSON get under ${g}`);
+            const added = (await initialEvents(f, `${leases(g)}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`))[0];
+            t.is(added.type, 'ADDED');
+            check(decodeObject(leaseSchema, added.object), g, `protobuf watch's initial event under ${g}`);
+          }
+        }
+      });
+    }
+  }
+});
