@@ -37,7 +37,8 @@ async function context(yaml: string): Promise<{ ctx: AgentContext; lines: Record
   return { ctx, lines };
 }
 
-const host = (release: string, env: NodeJS.ProcessEnv = {}, nft: string | undefined = '/usr/sbin/nft'): ProxyHost => ({ osRelease: () => release, hasIPv6: () => false, env, nftPath: () => nft });
+// nft: null for a system without the binary (undefined would take the default).
+const host = (release: string, env: NodeJS.ProcessEnv = {}, nft: string | null = '/usr/sbin/nft'): ProxyHost => ({ osRelease: () => release, hasIPv6: () => false, env, nftPath: () => nft ?? undefined });
 const client = new FakeApiClient() as unknown as HttpApiClient;
 const msgs = (lines: Record<string, unknown>[]) => lines.map((l) => `${String(l.msg)} ${typeof l.error === 'string' ? l.error : ''}`.trim());
 
@@ -67,7 +68,7 @@ test('a kernel older than 5.13: not started, with upstream\'s message; with the 
 
 test('no nft on the system: not started, saying what to install', async (t) => {
   const { ctx, lines } = await context('containerRuntimeEndpoint: unix:///run/c.sock\n');
-  t.is(startProxy(ctx, client, host('6.1.0', {}, undefined)), undefined);
+  t.is(startProxy(ctx, client, host('6.1.0', {}, null)), undefined);
   t.is(ctx.running.loops.length, 0);
   t.regex(msgs(lines).join('\n'), /network proxy not started: no nft binary .*install nftables/);
 });
