@@ -16,6 +16,9 @@ import type { PolicyRule } from './rbac-rules';
  * - system:node-bootstrapper → Group system:bootstrappers (kubeadm's binding, so bootstrap tokens can ask for certificates)
  * - system:certificates.svc.io:certificatesigningrequests:nodeclient → Group system:bootstrappers
  * - system:certificates.svc.io:certificatesigningrequests:selfnodeclient → Group system:nodes
+ * - system:node-proxier → Group system:nodes too, as binding system:svc-node-proxier (svc addition: svc-node embeds what
+ *   upstream runs as kube-proxy and the cluster DNS, and routes to the other nodes' podCIDRs; it reads
+ *   Services, EndpointSlices and every Node with the node's identity, as k3s's embedded proxy does)
  * - system:svc-node-network-policy → Group system:nodes (svc addition: NetworkPolicy enforcement in svc-node)
  * - system:auth-delegator, system:node (used by the Node authorizer), system:aggregate-to-* (no binding)
  * - system:monitoring → Group system:monitoring
@@ -87,8 +90,6 @@ export function nodeRules(): PolicyRule[] {
     rule(['create'], [AUTHN], ['tokenreviews']),
     rule(['create'], [AUTHZ], ['subjectaccessreviews', 'localsubjectaccessreviews']),
     rule(READ, [CORE], ['services']),
-    // svc addition: svc-node embeds the network proxy (as k3s), which follows the slices with the node's identity.
-    rule(['list', 'watch'], [DISCOVERY], ['endpointslices']),
     rule(['create', 'get', 'list', 'watch'], [CORE], ['nodes']),
     rule(['update', 'patch'], [CORE], ['nodes/status']),
     rule(['update', 'patch'], [CORE], ['nodes']),
@@ -107,9 +108,6 @@ export function nodeRules(): PolicyRule[] {
     rule(['get', 'update', 'patch'], [CORE], ['persistentvolumeclaims/status']),
     // Upstream's system:node reads RuntimeClasses: the kubelet resolves runtimeClassName to a CRI handler.
     rule(READ, [NODE], ['runtimeclasses']),
-    // svc addition (issue 24): svc-node embeds what upstream runs as kube-proxy and as the cluster
-    // DNS, so the node follows EndpointSlices as upstream's system:node-proxier may (read only).
-    rule(['list', 'watch'], [DISCOVERY], ['endpointslices']),
   ];
 }
 
@@ -313,6 +311,7 @@ export function defaultBindings(): DefaultBinding[] {
     crb('system:node-bootstrapper', [group('system:bootstrappers')]),
     crb('system:certificates.svc.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
     crb('system:certificates.svc.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),
+    crb('system:svc-node-proxier', [group(NODES_GROUP)], 'system:node-proxier'),
     crb('system:svc-node-network-policy', [group(NODES_GROUP)]),
     ...controllers.map((c) => crb(`system:controller:${c}`, [user(`system:controller:${c}`)])),
     { name: 'system:controller:token-cleaner', namespace: 'svc-system', roleKind: 'Role', role: 'system:controller:token-cleaner', subjects: [user('system:controller:token-cleaner')] },

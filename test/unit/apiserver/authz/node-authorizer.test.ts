@@ -95,8 +95,8 @@ const cases: [string, SelectorAttributes, 'allow' | 'no-opinion'][] = [
   ['event delete', { user: n1, info: res('delete', 'events', { ...ns, name: 'web.17f' }) }, 'no-opinion'],
   ['services list', { user: n1, info: res('list', 'services') }, 'allow'],
   ['endpoints get', { user: n1, info: res('get', 'endpoints', { ...ns, name: 'e' }) }, 'allow'],
-  // svc-node's cluster DNS and proxy follow EndpointSlices (issue 24); they never write them.
-  ['endpointslices list and watch (cluster DNS, proxy)', { user: n1, info: res('watch', 'endpointslices', { apiPrefix: 'apis', apiGroup: 'discovery.svc.io' }) }, 'allow'],
+  // svc-node's cluster DNS and proxy follow EndpointSlices (issue 24) through RBAC's default system:svc-node-proxier binding; the Node authorizer stays upstream's.
+  ['endpointslices list and watch (cluster DNS, proxy)', { user: n1, info: res('watch', 'endpointslices', { apiPrefix: 'apis', apiGroup: 'discovery.svc.io' }) }, 'no-opinion'],
   ['endpointslices create', { user: n1, info: res('create', 'endpointslices', { ...ns, apiPrefix: 'apis', apiGroup: 'discovery.svc.io' }) }, 'no-opinion'],
   ['CSR create', { user: n1, info: res('create', 'certificatesigningrequests', { apiGroup: 'certificates.svc.io' }) }, 'allow'],
   ['CSR approve', { user: n1, info: res('update', 'certificatesigningrequests/approval', { apiGroup: 'certificates.svc.io', name: 'x' }) }, 'no-opinion'],
