@@ -8,6 +8,7 @@
  */
 import type { KObject } from '../../apiserver/api/types';
 import { Informer } from '../../common/informer/informer';
+import { PacedSync } from '../../common/informer/paced-sync';
 import { WorkQueue, runWorkers } from '../../common/informer/work-queue';
 import type { ApiClient } from '../client/api-client';
 import { apiListWatch, timersFromSleep } from '../client/list-watch';
@@ -30,7 +31,6 @@ export interface NetpolOptions {
   minSyncPeriodMs?: number;
 }
 
-const SYNC_KEY = 'sync';
 /** A change queued this long without a successful sync makes the controller unhealthy (as the proxy's check). */
 export const NETPOL_HEALTH_TIMEOUT_MS = 60_000;
 
@@ -39,11 +39,9 @@ export class NetworkPolicyController {
   private readonly pods: Informer<KObject>;
   private readonly namespaces: Informer<KObject>;
   private readonly queue: WorkQueue;
-  private readonly minSyncPeriodMs: number;
+  private readonly paced: PacedSync;
   private applied: string | undefined;
-  private lastSyncStart = Number.NEGATIVE_INFINITY;
   private syncs = 0;
-  private pendingSince: number | undefined;
 
   constructor(private readonly o: NetpolOptions) {
     const clock = timersFromSleep(o.clock);
@@ -52,7 +50,7 @@ export class NetworkPolicyController {
     this.pods = informer(allPodsResource, 'netpol-pods');
     this.namespaces = informer(namespacesResource, 'netpol-namespaces');
     this.queue = new WorkQueue({ clock });
-    this.minSyncPeriodMs = o.minSyncPeriodMs ?? 1000;
+    this.paced = new PacedSync({ queue: this.queue, now: () => o.clock.now(), minIntervalMs: o.minSyncPeriodMs ?? 1000, sync: () => this.sync() });
     const changed = () => this.requestSync();
     for (const inf of [this.policies, this.pods, this.namespaces]) inf.addEventHandler({ onAdd: changed, onUpdate: (a, b) => a !== b && changed(), onDelete: changed });
   }
@@ -64,7 +62,7 @@ export class NetworkPolicyController {
     const synced = await Promise.all(all.map((i) => i.whenSynced(signal)));
     if (synced.every(Boolean) && !signal.aborted) {
       this.requestSync();
-      await runWorkers(this.queue, () => this.syncOnce(), signal, {
+      await runWorkers(this.queue, () => this.paced.runOnce(), signal, {
         onError: (_k, err) => {
           this.applied = undefined; // the kernel's table is unknown now: apply in full next time
           this.o.log.warn({ err }, 'syncing the network policy rules failed; retrying');
@@ -87,33 +85,12 @@ export class NetworkPolicyController {
 
   /** undefined while the rules are fresh; else why not (a change queued for longer than NETPOL_HEALTH_TIMEOUT_MS). For /readyz. */
   health(): string | undefined {
-    if (this.pendingSince === undefined) return undefined;
-    const waited = this.o.clock.now() - this.pendingSince;
-    return waited > NETPOL_HEALTH_TIMEOUT_MS ? `network policy rules not synced for ${Math.round(waited / 1000)}s after a change` : undefined;
+    const waited = this.paced.pendingMs();
+    return waited !== undefined && waited > NETPOL_HEALTH_TIMEOUT_MS ? `network policy rules not synced for ${Math.round(waited / 1000)}s after a change` : undefined;
   }
 
   private requestSync(): void {
-    this.pendingSince ??= this.o.clock.now();
-    this.queue.add(SYNC_KEY);
-  }
-
-  /** One sync, or a postponement to keep syncs minSyncPeriodMs apart. Rejects when nft refuses the script. */
-  async syncOnce(): Promise<void> {
-    const now = this.o.clock.now();
-    const wait = this.lastSyncStart + this.minSyncPeriodMs - now;
-    if (wait > 0) {
-      this.queue.addAfter(SYNC_KEY, wait);
-      return;
-    }
-    this.lastSyncStart = now;
-    const pendingAt = this.pendingSince;
-    this.pendingSince = undefined;
-    try {
-      await this.sync();
-    } catch (e) {
-      this.pendingSince ??= pendingAt ?? now;
-      throw e;
-    }
+    this.paced.request();
   }
 
   private async sync(): Promise<void> {

@@ -16,6 +16,7 @@
  */
 import type { KObject } from '../../apiserver/api/types';
 import { Informer } from '../../common/informer/informer';
+import { PacedSync } from '../../common/informer/paced-sync';
 import { WorkQueue, runWorkers } from '../../common/informer/work-queue';
 import type { ApiClient } from '../client/api-client';
 import { apiListWatch, timersFromSleep } from '../client/list-watch';
@@ -62,7 +63,6 @@ export interface ProxierOptions {
   elapsed?: () => number;
 }
 
-const SYNC_KEY = 'sync';
 /** A change queued this long without a successful sync makes the proxy unhealthy (upstream's healthz timeout is 2 × syncPeriod). */
 export const HEALTH_TIMEOUT_MS = 60_000;
 
@@ -70,12 +70,10 @@ export class Proxier {
   private readonly services: Informer<KObject>;
   private readonly slices: Informer<KObject>;
   private readonly queue: WorkQueue;
-  private readonly minSyncPeriodMs: number;
+  private readonly paced: PacedSync;
   private applied: NftTable[] | undefined;
   private appliedPorts: ServicePortInfo[] = [];
-  private lastSyncStart = Number.NEGATIVE_INFINITY;
   private lastSuccess: number | undefined;
-  private pendingSince: number | undefined;
   private syncs = 0;
   /** One fragment cache per family: unchanged Service ports are not rebuilt. */
   private readonly caches = new Map<Family, FragmentCache>();
@@ -87,7 +85,7 @@ export class Proxier {
     this.services = new Informer<KObject>(apiListWatch(o.client, servicesResource), { name: 'proxy-services', clock, log: o.log, resumeAfterCleanEnd: true });
     this.slices = new Informer<KObject>(apiListWatch(o.client, endpointSlicesResource), { name: 'proxy-endpointslices', clock, log: o.log, resumeAfterCleanEnd: true });
     this.queue = new WorkQueue({ clock });
-    this.minSyncPeriodMs = o.minSyncPeriodMs ?? 1000;
+    this.paced = new PacedSync({ queue: this.queue, now: () => o.clock.now(), minIntervalMs: o.minSyncPeriodMs ?? 1000, sync: () => this.sync() });
     const changed = () => this.requestSync();
     for (const inf of [this.services, this.slices]) inf.addEventHandler({ onAdd: changed, onUpdate: (a, b) => a !== b && changed(), onDelete: changed });
   }
@@ -98,7 +96,7 @@ export class Proxier {
     const synced = await Promise.all([this.services.whenSynced(signal), this.slices.whenSynced(signal)]);
     if (synced.every(Boolean) && !signal.aborted) {
       this.requestSync();
-      await runWorkers(this.queue, () => this.syncOnce(), signal, {
+      await runWorkers(this.queue, () => this.paced.runOnce(), signal, {
         onError: (_k, err) => {
           this.applied = undefined; // the kernel's table is unknown now: the next sync is full
           this.o.log.warn({ err }, 'syncing the proxy rules failed; retrying');
@@ -116,33 +114,12 @@ export class Proxier {
 
   /** undefined while the rules are fresh; else why not (a change queued for longer than HEALTH_TIMEOUT_MS). For /readyz. */
   health(): string | undefined {
-    if (this.pendingSince === undefined) return undefined;
-    const waited = this.o.clock.now() - this.pendingSince;
-    return waited > HEALTH_TIMEOUT_MS ? `proxy rules not synced for ${Math.round(waited / 1000)}s after a change` : undefined;
+    const waited = this.paced.pendingMs();
+    return waited !== undefined && waited > HEALTH_TIMEOUT_MS ? `proxy rules not synced for ${Math.round(waited / 1000)}s after a change` : undefined;
   }
 
   private requestSync(): void {
-    this.pendingSince ??= this.o.clock.now();
-    this.queue.add(SYNC_KEY);
-  }
-
-  /** One sync, or a postponement to keep syncs minSyncPeriodMs apart. Rejects when nft refuses the script. */
-  async syncOnce(): Promise<void> {
-    const now = this.o.clock.now();
-    const wait = this.lastSyncStart + this.minSyncPeriodMs - now;
-    if (wait > 0) {
-      this.queue.addAfter(SYNC_KEY, wait);
-      return;
-    }
-    this.lastSyncStart = now;
-    const pendingAt = this.pendingSince;
-    this.pendingSince = undefined;
-    try {
-      await this.sync();
-    } catch (e) {
-      this.pendingSince ??= pendingAt ?? now;
-      throw e;
-    }
+    this.paced.request();
   }
 
   private async sync(): Promise<void> {
