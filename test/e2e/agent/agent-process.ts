@@ -47,9 +47,11 @@ export function writeAgentConfig(dir: string, extra: string[] = []): string {
       'kind: NodeAgentConfiguration',
       'failSwapOn: false',
       ...(extra.some((l) => l.startsWith('containerRuntimeEndpoint:')) ? [] : ['containerRuntimeEndpoint: sim://']),
-      // The network proxy would program the host's own nftables table from every test's cluster;
-      // its tests run it in network namespaces of their own (test/e2e/proxy).
+      // The network proxy and NetworkPolicy enforcement would program the host's own nftables
+      // tables from every test's cluster (tests running at once would replace each other's); their
+      // tests run them in network namespaces of their own (test/e2e/proxy, test/e2e/netpol).
       ...(extra.some((l) => l.startsWith('proxy:')) ? [] : ['proxy:', '  mode: disabled']),
+      ...(extra.some((l) => l.startsWith('networkPolicy:')) ? [] : ['networkPolicy:', '  mode: disabled']),
       ...extra,
     ].join('\n') + '\n',
   );
