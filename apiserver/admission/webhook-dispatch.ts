@@ -178,7 +178,10 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
     if (answer.patch !== undefined && a.object) {
       // The patch is relative to the object as the hook saw it.
       const group = this.dispatch.group(h, a);
-      replaceContents(a.object, spelled(applyHookPatch(spelled(a.object, a.type.group, group), answer.patch), group, a.type.group));
+      const next = spelled(applyHookPatch(spelled(a.object, a.type.group, group), answer.patch), group, a.type.group);
+      // Upstream decodes the patched object, which defaults it (a container a hook adds gets its defaults as any container).
+      a.type.defaults?.(next);
+      replaceContents(a.object, next);
     }
     this.dispatch.record(h, a, answer);
   }

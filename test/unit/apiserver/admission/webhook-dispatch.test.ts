@@ -45,6 +45,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     const labels = (review.request.object?.metadata?.labels ?? {}) as Rec;
     if (path === '/a') reply(res, review, labels.a ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('a') });
     else if (path === '/b') reply(res, review, labels.b ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('b') });
+    else if (path === '/sidecar') reply(res, review, { allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/spec/containers/-', value: { name: 'side', image: 'busybox' } }])).toString('base64') });
     else if (path === '/deny') reply(res, review, { allowed: false, status: { message: 'no', code: 403 } });
     else if (path === '/hang') pending.push(() => res.destroy());
     else reply(res, review, { allowed: true, warnings: ['seen'] });
@@ -215,4 +216,15 @@ test.serial('a hook sees a two-name group as its rule names it ("*": upstream\'s
     t.is(a.object!.apiVersion, 'rbac.authorization.svc.io/v1');
     t.is((a.object!.metadata.managedFields as Rec[])[0].apiVersion, 'rbac.authorization.svc.io/v1');
   }
+});
+
+test.serial("a hook's patch is defaulted, as upstream decodes it: a container it adds gets a container's defaults", async (t) => {
+  const pods = makeBuiltinTypes().find((r) => r.resource === 'pods' && r.group === '')!;
+  const plugin = new MutatingWebhookPlugin(deps([config('s', [hook('side.hooks.test', '/sidecar', { rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: '*' }] })])]));
+  const pod: KObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [{ name: 'app', image: 'busybox', terminationMessagePath: '/dev/termination-log' }] } };
+  const a = attrs({ type: pods, name: 'p', object: pod });
+  await plugin.mutate(a);
+  const side = ((a.object!.spec as Rec).containers as Rec[]).find((c) => c.name === 'side')!;
+  t.is(side.terminationMessagePath, '/dev/termination-log');
+  t.is(side.imagePullPolicy, 'Always');
 });
