@@ -7,13 +7,13 @@
  * and dry-run requests (NoneOnDryRun hooks see dryRun=true). Every hook selects only namespaces
  * labelled webhooks=on, so nothing else of the server is affected.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { createCA, issue } from '../../../apiserver/pki/certs';
-import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { startHookProcess } from '../../helpers/hook-process';
 import { kubectl } from '../../helpers/real-clients';
 import { eventually } from '../agent/agent-process';
 
@@ -21,33 +21,16 @@ let s: RunningApiServer;
 let hooks: ChildProcess;
 let port = 0;
 let caBundle = '';
-const calls: Array<{ path: string; operation: string; dryRun: boolean; name: string }> = [];
+let calls: Array<{ path: string; operation: string; dryRun: boolean; name: string }> = [];
 const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-'));
 
 test.before(async () => {
-  const ca = await createCA('webhook test CA');
-  const serving = await issue(ca, { commonName: 'hooks', ips: ['127.0.0.1'], dnsNames: ['localhost'], usage: 'server', validityMs: 3_600_000 });
-  writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-  writeFileSync(join(dir, 'tls.key'), serving.keyPem);
-  caBundle = Buffer.from(ca.certPem).toString('base64');
-  hooks = spawn(process.execPath, [join(repoRoot, 'dist', 'test', 'helpers', 'admission-webhook-server.js'), join(dir, 'tls.crt'), join(dir, 'tls.key')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let buffered = '';
-  const listening = new Promise<void>((resolve) => {
-    hooks.stdout!.on('data', (c: Buffer) => {
-      buffered += c.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith('port=')) {
-          port = Number(line.slice(5));
-          resolve();
-        } else if (line.startsWith('{')) calls.push(JSON.parse(line));
-      }
-    });
-  });
+  const h = await startHookProcess<(typeof calls)[number]>('admission-webhook-server.js', dir, 'hooks');
+  hooks = h.process;
+  port = h.port;
+  caBundle = h.caBundle;
+  calls = h.records;
   s = await startApiServer();
-  await listening;
 });
 
 test.after.always(async () => {

@@ -7,14 +7,14 @@
  * (and, once the storage version moves to v2, stored at both), each list converted in one review.
  * A webhook answering Failure or a wrong uid makes reads at v2 a 500 naming the conversion.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { request } from 'undici';
-import { createCA, issue } from '../../../apiserver/pki/certs';
-import { repoRoot, startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { startHookProcess } from '../../helpers/hook-process';
 import { kubectl, python } from '../../helpers/real-clients';
 import { eventually } from '../agent/agent-process';
 
@@ -22,33 +22,16 @@ let s: RunningApiServer;
 let hook: ChildProcess;
 let port = 0;
 let caBundle = '';
-const reviews: Array<{ path: string; review: string; to: string; names: string[] }> = [];
+let reviews: Array<{ path: string; review: string; to: string; names: string[] }> = [];
 const dir = mkdtempSync(join(tmpdir(), 'svc-conversion-'));
 
 test.before(async () => {
-  const ca = await createCA('conversion webhook test CA');
-  const serving = await issue(ca, { commonName: 'conversion', ips: ['127.0.0.1'], usage: 'server', validityMs: 3_600_000 });
-  writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-  writeFileSync(join(dir, 'tls.key'), serving.keyPem);
-  caBundle = Buffer.from(ca.certPem).toString('base64');
-  hook = spawn(process.execPath, [join(repoRoot, 'dist', 'test', 'helpers', 'conversion-webhook-server.js'), join(dir, 'tls.crt'), join(dir, 'tls.key')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let buffered = '';
-  const listening = new Promise<void>((resolve) => {
-    hook.stdout!.on('data', (c: Buffer) => {
-      buffered += c.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith('port=')) {
-          port = Number(line.slice(5));
-          resolve();
-        } else if (line.startsWith('{')) reviews.push(JSON.parse(line));
-      }
-    });
-  });
+  const h = await startHookProcess<(typeof reviews)[number]>('conversion-webhook-server.js', dir, 'conversion');
+  hook = h.process;
+  port = h.port;
+  caBundle = h.caBundle;
+  reviews = h.records;
   s = await startApiServer();
-  await listening;
 });
 
 test.after.always(async () => {

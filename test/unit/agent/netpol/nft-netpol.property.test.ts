@@ -60,40 +60,42 @@ const build = (ps: KObject[], pol: KObject[]) => buildNetpolTable({ policies: po
 const podChains = (t: NetpolTable) => [...t.keys()].filter((k) => k !== 'forward');
 
 test('every jump has its chain; pod chains are returns then one drop; only local pods get chains', (t) => {
-  fc.assert(
-    fc.property(pods, policies, (ps, pol) => {
-      const tbl = build(ps, pol);
-      const targets = (tbl.get('forward')?.rules ?? []).flatMap((r) => [...r.matchAll(/jump (\S+?)[,\s}]/g)].map((m) => m[1]));
-      for (const target of targets) if (!tbl.has(target)) return false;
-      const localKeys = new Set(ps.filter((p) => (p.spec as { nodeName: string }).nodeName === 'n1').map((p) => (p.status as { podIP: string }).podIP.replace(/\./g, '_')));
-      for (const name of podChains(tbl)) {
-        const rules = tbl.get(name)!.rules;
-        if (rules.at(-1) !== 'drop' || !rules.slice(0, -1).every((r) => r.endsWith('return'))) return false;
-        if (!localKeys.has(name.replace(/^(ingress|egress)-/, ''))) return false;
-        if (!targets.includes(name)) return false;
-      }
-      return true;
-    }),
-    { numRuns: 300 },
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(pods, policies, (ps, pol) => {
+        const tbl = build(ps, pol);
+        const targets = (tbl.get('forward')?.rules ?? []).flatMap((r) => [...r.matchAll(/jump (\S+?)[,\s}]/g)].map((m) => m[1]));
+        for (const target of targets) if (!tbl.has(target)) return false;
+        const localKeys = new Set(ps.filter((p) => (p.spec as { nodeName: string }).nodeName === 'n1').map((p) => (p.status as { podIP: string }).podIP.replace(/\./g, '_')));
+        for (const name of podChains(tbl)) {
+          const rules = tbl.get(name)!.rules;
+          if (rules.at(-1) !== 'drop' || !rules.slice(0, -1).every((r) => r.endsWith('return'))) return false;
+          if (!localKeys.has(name.replace(/^(ingress|egress)-/, ''))) return false;
+          if (!targets.includes(name)) return false;
+        }
+        return true;
+      }),
+      { numRuns: 300 },
+    ),
   );
-  t.pass();
 });
 
 test('policies are additive: adding one keeps every chain and every allow rule already there', (t) => {
-  fc.assert(
-    fc.property(pods, policies, policy, (ps, pol, extra) => {
-      const before = build(ps, pol);
-      const { ns, ...p } = extra;
-      const after = build(ps, [...pol, { ...p, metadata: { name: 'zz-extra', namespace: ns } }]);
-      for (const name of podChains(before)) {
-        const a = after.get(name);
-        if (!a) return false;
-        const kept = new Set(a.rules);
-        if (!before.get(name)!.rules.every((r) => kept.has(r))) return false;
-      }
-      return true;
-    }),
-    { numRuns: 300 },
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(pods, policies, policy, (ps, pol, extra) => {
+        const before = build(ps, pol);
+        const { ns, ...p } = extra;
+        const after = build(ps, [...pol, { ...p, metadata: { name: 'zz-extra', namespace: ns } }]);
+        for (const name of podChains(before)) {
+          const a = after.get(name);
+          if (!a) return false;
+          const kept = new Set(a.rules);
+          if (!before.get(name)!.rules.every((r) => kept.has(r))) return false;
+        }
+        return true;
+      }),
+      { numRuns: 300 },
+    ),
   );
-  t.pass();
 });
