@@ -9,7 +9,7 @@ import { atomicList, described, mapList, obj, ptr, str as s } from '../schema-bu
 import { ageColumn, column, type Now } from '../table';
 import { policyMessages } from './admissionregistration-schema';
 import { FAILURE_POLICIES, oneOfOptional, validateMatchConditions } from './admission-rule-validation';
-import { defaultMatchResources, validateMatchResources, validateParamKind, validateParamRef, validateVariables } from './validating-admission-policies';
+import { bindingColumns, defaultBinding, defaultMatchResources, validateMatchResources, validateParamKind, validateParamRef, validateVariables } from './validating-admission-policies';
 
 /**
  * admissionregistration.svc.io MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding
@@ -189,21 +189,8 @@ function bindingType(version: 'v1alpha1' | 'v1beta1', now: Now): ResourceType {
     schema: schemas(version).binding,
     hasStatus: false,
     specFields: ['spec'],
-    tableColumns: [
-      column('PolicyName', 'string', 'The policy bound.', (o) => str(rec(o.spec)?.policyName) ?? ''),
-      column('ParamRef', 'string', 'The parameters.', (o) => {
-        const ref = rec(rec(o.spec)?.paramRef);
-        return ref ? `${str(ref.namespace) ?? ''}/${str(ref.name) ?? '*'}` : '<unset>';
-      }),
-      ageColumn(now),
-    ],
-    defaults(o) {
-      const spec = rec(o.spec);
-      if (!spec) return;
-      defaultMatchResources(rec(spec.matchResources));
-      const ref = rec(spec.paramRef);
-      if (ref) ref.parameterNotFoundAction ??= 'Deny';
-    },
+    tableColumns: bindingColumns(now),
+    defaults: defaultBinding,
     validate: validateBinding,
     ...(version === STORED ? {} : { storedAs: viewOf('mutatingadmissionpolicybindings') }),
   };

@@ -55,6 +55,27 @@ export const validatingAdmissionPolicyBindingSchema = withMeta(`${AR}.Validating
 });
 
 /** Upstream SetDefaults_MatchResources (+ the rules' scope). */
+/** The table of a policy binding (validating or mutating): the policy, the parameters, the age. */
+export function bindingColumns(now: Now) {
+  return [
+    column('PolicyName', 'string', 'The policy bound.', (o) => str(rec(o.spec)?.policyName) ?? ''),
+    column('ParamRef', 'string', 'The parameters.', (o) => {
+      const ref = rec(rec(o.spec)?.paramRef);
+      return ref ? `${str(ref.namespace) ?? ''}/${str(ref.name) ?? '*'}` : '<unset>';
+    }),
+    ageColumn(now),
+  ];
+}
+
+/** A policy binding's defaults (validating or mutating): its matchResources', and paramRef.parameterNotFoundAction Deny. */
+export function defaultBinding(o: KObject): void {
+  const spec = rec(o.spec);
+  if (!spec) return;
+  defaultMatchResources(rec(spec.matchResources));
+  const ref = rec(spec.paramRef);
+  if (ref) ref.parameterNotFoundAction ??= 'Deny';
+}
+
 export function defaultMatchResources(m: Record<string, unknown> | undefined): void {
   if (!m) return;
   m.matchPolicy ??= 'Equivalent';
@@ -243,21 +264,8 @@ export function makeValidatingAdmissionPolicyBindingType(now: Now = Date.now): R
     schema: validatingAdmissionPolicyBindingSchema,
     hasStatus: false,
     specFields: ['spec'],
-    tableColumns: [
-      column('PolicyName', 'string', 'The policy bound.', (o) => str(rec(o.spec)?.policyName) ?? ''),
-      column('ParamRef', 'string', 'The parameters.', (o) => {
-        const ref = rec(rec(o.spec)?.paramRef);
-        return ref ? `${str(ref.namespace) ?? ''}/${str(ref.name) ?? '*'}` : '<unset>';
-      }),
-      ageColumn(now),
-    ],
-    defaults(o) {
-      const spec = rec(o.spec);
-      if (!spec) return;
-      defaultMatchResources(rec(spec.matchResources));
-      const ref = rec(spec.paramRef);
-      if (ref) ref.parameterNotFoundAction ??= 'Deny';
-    },
+    tableColumns: bindingColumns(now),
+    defaults: defaultBinding,
     validate: validateBinding,
   };
 }

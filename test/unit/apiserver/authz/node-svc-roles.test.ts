@@ -1,4 +1,8 @@
-/** A node's identity may follow what svc-node's NetworkPolicy enforcement needs (ClusterRole system:svc-node-network-policy), and no more. */
+/**
+ * A node's identity may read what svc-node's embedded pieces need, and no more: the proxy, cluster DNS
+ * and pod-network routes (system:node-proxier, bound to system:nodes as system:svc-node-proxier) and
+ * NetworkPolicy enforcement (system:svc-node-network-policy).
+ */
 import test from 'ava';
 import type { SelectorAttributes } from '../../../../apiserver/authz/attributes';
 import { openAuthzFixture, type AuthzFixture } from './fixture';
@@ -27,4 +31,17 @@ test('nodes list and watch network policies, every pod and the namespaces; they 
   t.false(await allowed({ user: node, info: res('create', 'networkpolicies', { ...NET, namespace: 'default' }) }));
   t.false(await allowed({ user: node, info: res('list', 'secrets') }));
   t.false(await allowed({ user: user('someone', 'system:authenticated'), info: res('list', 'networkpolicies', NET) }), 'only nodes');
+});
+
+const DISCOVERY = { apiGroup: 'discovery.svc.io' };
+
+test('nodes list and watch Services, EndpointSlices and every Node; they may not write slices', async (t) => {
+  await eventually(() => allowed({ user: node, info: res('list', 'endpointslices', DISCOVERY) }), 'the binding is in effect');
+  for (const verb of ['list', 'watch']) {
+    t.true(await allowed({ user: node, info: res(verb, 'endpointslices', DISCOVERY) }), `${verb} endpointslices`);
+    t.true(await allowed({ user: node, info: res(verb, 'services') }), `${verb} services`);
+    t.true(await allowed({ user: node, info: res(verb, 'nodes') }), `${verb} every node`);
+  }
+  t.false(await allowed({ user: node, info: res('create', 'endpointslices', { ...DISCOVERY, namespace: 'default' }) }));
+  t.false(await allowed({ user: user('someone', 'system:authenticated'), info: res('list', 'endpointslices', DISCOVERY) }), 'only nodes');
 });
