@@ -29,6 +29,8 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
   const c = cfg.config;
   if (!c.dns.enabled) return undefined;
   const dnsLog = log.child({ component: 'cluster-dns' });
+  // validate.ts guarantees one of the two is set when DNS is enabled.
+  const listenAddress = c.dns.listenAddress || c.clusterDNS[0];
   let servers: string[] = [];
   try {
     servers = (await readHostResolverConfig(c.resolvConf)).servers;
@@ -40,8 +42,8 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
     clock,
     log: dnsLog,
     domain: c.clusterDomain,
-    listen: { address: c.dns.listenAddress || c.clusterDNS[0], port: c.dns.port },
-    ...(c.dns.interfaceName ? { listenInterface: new ListenInterface(c.dns.interfaceName, c.dns.listenAddress || c.clusterDNS[0]) } : {}),
+    listen: { address: listenAddress, port: c.dns.port },
+    ...(c.dns.interfaceName ? { listenInterface: new ListenInterface(c.dns.interfaceName, listenAddress) } : {}),
     upstreams: servers.map((address) => ({ address, port: 53 })),
     upstreamTimeoutMs: c.dns.upstreamTimeout,
     cache: { ...DEFAULT_CACHE_LIMITS, maxEntries: c.dns.cacheSize },
@@ -50,7 +52,7 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
   running.loops.push(
     dns.run(signal).catch((err: unknown) => {
       // The agent keeps running its pods; the cause (usually the address not on the node) is logged.
-      dnsLog.error({ err, listen: c.dns.listenAddress || c.clusterDNS[0], port: c.dns.port }, 'the cluster DNS server stopped');
+      dnsLog.error({ err, listen: listenAddress, port: c.dns.port }, 'the cluster DNS server stopped');
     }),
   );
   return dns;
