@@ -34,8 +34,11 @@ function stateAfter(r: IptRules): SavedState {
 }
 
 export class IptablesWriter implements RuleWriter {
-  /** Per family, what iptables holds of ours and the input that made it; unknown (read again) at start and after a failure. */
-  private known = new Map<Family, { state: SavedState; input: string }>();
+  /**
+   * Per family, what iptables holds of ours and the input that would rewrite it unchanged (the
+   * same rules give the same text); unknown (read again) at start and after a failure.
+   */
+  private known = new Map<Family, { state: SavedState; steady: string }>();
 
   constructor(
     private readonly runner: IptablesRunner,
@@ -52,10 +55,11 @@ export class IptablesWriter implements RuleWriter {
       if (!known) full = true;
       const state = known ? known.state : parseSave(await this.runner.save(f));
       const input = renderRestore(rules, state);
-      if (known && known.input === input) continue;
+      if (known && known.steady === input) continue;
       this.known.delete(f);
       await this.runner.restore(f, input);
-      this.known.set(f, { state: stateAfter(rules), input });
+      const after = stateAfter(rules);
+      this.known.set(f, { state: after, steady: renderRestore(rules, after) });
       bytes += input.length;
     }
     return { full, bytes };
