@@ -102,6 +102,22 @@ export async function chooseProxyMode(ctx: AgentContext, host: ProxyHost): Promi
   return undefined;
 }
 
+/**
+ * Removes the other mode's rules (a previous run's, before the chosen mode changed: a kernel
+ * upgrade, nft installed or removed, proxy.mode edited), then runs the proxy: both modes' rules
+ * at once would each DNAT Services. Best effort: a failure is logged and the proxy runs anyway.
+ */
+export async function runAfterLeftovers(other: RuleWriter | undefined, log: AgentContext['log'], run: () => Promise<void>): Promise<void> {
+  if (other) {
+    try {
+      await other.cleanUp();
+    } catch (err) {
+      log.warn({ err }, 'removing the other proxy mode\'s rules failed');
+    }
+  }
+  await run();
+}
+
 /** Starts the proxy when configured and possible; resolves it (for the health check), or undefined. Rejects with a ConfigError for an explicit mode the node cannot run. */
 export async function startProxy(ctx: AgentContext, client: HttpApiClient, host: ProxyHost = realProxyHost): Promise<Proxier | undefined> {
   const { cfg, log, signal, clock, running, metrics } = ctx;
@@ -120,7 +136,10 @@ export async function startProxy(ctx: AgentContext, client: HttpApiClient, host:
   if (!mode) return undefined;
   const families: Family[] = host.hasIPv6() ? ['ip', 'ip6'] : ['ip'];
   const rules = { clusterCIDRs: c.clusterCIDR === '' ? [] : c.clusterCIDR.split(',').map((s) => s.trim()), masqueradeAll: c.masqueradeAll };
-  const writer: RuleWriter = mode === 'nftables' ? new NftWriter(new NftCommand([host.nftPath()!]), families, rules) : new IptablesWriter(new IptablesCommand(), families, rules);
+  const nft = host.nftPath();
+  const nftWriter = nft ? new NftWriter(new NftCommand([nft]), families, rules) : undefined;
+  const iptWriter = host.iptablesPath() ? new IptablesWriter(new IptablesCommand(), families, rules) : undefined;
+  const [writer, other] = mode === 'nftables' ? [nftWriter!, iptWriter] : [iptWriter!, nftWriter];
   const proxier = new Proxier({
     client,
     nodeName: cfg.nodeName,
@@ -131,7 +150,7 @@ export async function startProxy(ctx: AgentContext, client: HttpApiClient, host:
     minSyncPeriodMs: c.minSyncPeriod,
     observer: proxyMetrics(metrics.registry),
   });
-  running.loops.push(proxier.run(signal));
+  running.loops.push(runAfterLeftovers(other, plog, () => proxier.run(signal)));
   plog.info({ mode, families }, 'network proxy started');
   return proxier;
 }

@@ -8,7 +8,7 @@ import { HeartbeatHealth } from '../../../../agent/node/heartbeat-health';
 import { realClock } from '../../../../agent/platform/clock';
 import { proxyMetrics } from '../../../../agent/proxy/proxy-metrics';
 import type { AgentContext } from '../../../../agent/wiring/context';
-import { chooseProxyMode, startProxy, type ProxyHost } from '../../../../agent/wiring/proxy';
+import { chooseProxyMode, runAfterLeftovers, startProxy, type ProxyHost } from '../../../../agent/wiring/proxy';
 import { ConfigError } from '../../../../agent/config/config-error';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import type { HttpApiClient } from '../../../../agent/client/http-api-client';
@@ -124,4 +124,15 @@ test('the metrics carry upstream\'s names', async (t) => {
   t.regex(text, /kubeproxy_sync_partial_proxy_rules_duration_seconds_count 1/);
   t.regex(text, /kubeproxy_sync_full_proxy_rules_duration_seconds_count 0/);
   t.regex(text, /kubeproxy_sync_proxy_rules_last_timestamp_seconds 1700000000/);
+});
+
+test('the other mode\'s rules are removed before the proxy runs; a failure there is logged and the proxy runs anyway', async (t) => {
+  const calls: string[] = [];
+  const other = (fail: boolean) => ({ sync: () => Promise.reject(new Error('unused')), reset: () => undefined, cleanUp: () => (calls.push('cleanUp other'), fail ? Promise.reject(new Error('nft: Operation not permitted')) : Promise.resolve()) });
+  const { ctx, lines } = await context('containerRuntimeEndpoint: unix:///run/c.sock\n');
+  await runAfterLeftovers(other(false), ctx.log, () => Promise.resolve(void calls.push('run')));
+  await runAfterLeftovers(other(true), ctx.log, () => Promise.resolve(void calls.push('run')));
+  await runAfterLeftovers(undefined, ctx.log, () => Promise.resolve(void calls.push('run')));
+  t.deepEqual(calls, ['cleanUp other', 'run', 'cleanUp other', 'run', 'run']);
+  t.is(lines.filter((l) => l.msg === 'removing the other proxy mode\'s rules failed').length, 1);
 });
