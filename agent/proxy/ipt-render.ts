@@ -3,8 +3,10 @@
  * ip6tables-restore) as one input per family, as upstream's iptables proxier does:
  *
  * - every chain of ours is declared (`:NAME - [0:0]`, which creates it or flushes it), then
- *   filled; chains of ours the rules no longer use (a Service gone, or a previous run's) are
- *   declared too, so flushed, and deleted last (`-X`) once nothing jumps to them;
+ *   filled; on later syncs only the chains whose rules changed (upstream's partial syncs: the
+ *   others are left as they are); chains of ours the rules no longer use (a Service gone, or a
+ *   previous run's) are declared too, so flushed, and deleted last (`-X`) once nothing jumps to
+ *   them;
  * - the jumps from the built-in chains (upstream's iptablesJumpChains) are inserted when
  *   iptables-save does not show them, and jumps into our chains that are not one of those (or a
  *   second copy) are deleted;
@@ -80,21 +82,29 @@ function jumpChanges(table: IptTableName, saved: SavedState): { insert: string[]
   return { insert, remove };
 }
 
-/** The restore input that replaces what `saved` shows with `next`. */
-export function renderRestore(next: IptRules, saved: SavedState): string {
+const sameRules = (a: readonly string[] | undefined, b: readonly string[]) => a !== undefined && a.length === b.length && a.every((r, i) => r === b[i]);
+
+/**
+ * The restore input that replaces what `saved` shows with `next`; '' when nothing differs. With
+ * `prev` (the rules last applied, which `saved` then describes), a chain whose rules are unchanged
+ * is neither declared nor written: --noflush leaves it as it is (upstream's partial sync).
+ */
+export function renderRestore(next: IptRules, saved: SavedState, prev?: IptRules): string {
   const out: string[] = [];
   for (const table of TABLES) {
     const chains = next.tables[table];
+    const written = [...chains].filter(([c, rules]) => !(prev && saved.chains[table].has(c) && sameRules(prev.tables[table].get(c), rules)));
     const stale = [...saved.chains[table]].filter((c) => !chains.has(c));
     const { insert, remove } = jumpChanges(table, saved);
+    if (written.length + stale.length + insert.length + remove.length === 0) continue;
     out.push(`*${table}`);
-    for (const c of [...chains.keys(), ...stale]) out.push(`:${c} - [0:0]`);
+    for (const c of [...written.map(([c]) => c), ...stale]) out.push(`:${c} - [0:0]`);
     out.push(...remove, ...insert);
-    for (const [c, rules] of chains) for (const r of rules) out.push(`-A ${c} ${r}`);
+    for (const [c, rules] of written) for (const r of rules) out.push(`-A ${c} ${r}`);
     for (const c of stale) out.push(`-X ${c}`);
     out.push('COMMIT');
   }
-  return out.join('\n') + '\n';
+  return out.length === 0 ? '' : out.join('\n') + '\n';
 }
 
 /** The restore input that removes every chain of ours and every jump into them; '' when there is none. */

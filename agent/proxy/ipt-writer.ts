@@ -2,11 +2,11 @@
  * The iptables mode's rule writer (upstream kube-proxy's iptables mode): per IP family, one
  * `iptables-restore --noflush` (ip6tables-restore for IPv6) input holding every chain of ours
  * (ipt-rules.ts, ipt-render.ts). The first sync, and the first after a failure, reads
- * iptables-save to find what a previous run (or this one) left: its chains are replaced or
- * deleted and its jumps kept or removed. Later syncs know what they applied and skip a family
- * whose input is unchanged. Every sync writes all chains (upstream's iptables mode writes only
- * the changed Services' chains on partial syncs: not done here). The clean stop reads
- * iptables-save again and removes every chain of ours and the jumps into them.
+ * iptables-save to find what a previous run (or this one) left, and writes every chain: a
+ * previous run's chains are replaced or deleted and its jumps kept or removed. Later syncs know
+ * what they applied and write only the chains that changed (upstream's partial syncs), nothing
+ * for a family where nothing did. The clean stop reads iptables-save again and removes every
+ * chain of ours and the jumps into them.
  */
 import type { Family } from './nft-model';
 import { buildIptRules, JUMPS, type IptRules } from './ipt-rules';
@@ -34,11 +34,8 @@ function stateAfter(r: IptRules): SavedState {
 }
 
 export class IptablesWriter implements RuleWriter {
-  /**
-   * Per family, what iptables holds of ours and the input that would rewrite it unchanged (the
-   * same rules give the same text); unknown (read again) at start and after a failure.
-   */
-  private known = new Map<Family, { state: SavedState; steady: string }>();
+  /** Per family, what iptables holds of ours and the rules that made it; unknown (read again) at start and after a failure. */
+  private known = new Map<Family, { state: SavedState; rules: IptRules }>();
 
   constructor(
     private readonly runner: IptablesRunner,
@@ -54,12 +51,11 @@ export class IptablesWriter implements RuleWriter {
       const known = this.known.get(f);
       if (!known) full = true;
       const state = known ? known.state : parseSave(await this.runner.save(f));
-      const input = renderRestore(rules, state);
-      if (known && known.steady === input) continue;
+      const input = renderRestore(rules, state, known?.rules);
+      if (input === '') continue;
       this.known.delete(f);
       await this.runner.restore(f, input);
-      const after = stateAfter(rules);
-      this.known.set(f, { state: after, steady: renderRestore(rules, after) });
+      this.known.set(f, { state: stateAfter(rules), rules });
       bytes += input.length;
     }
     return { full, bytes };

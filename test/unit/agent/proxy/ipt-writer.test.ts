@@ -45,3 +45,23 @@ test('the writer: save read at start and after a failure only; an unchanged fami
   t.deepEqual(fake.calls.slice(0, 2), ['save ip', 'restore ip']);
   t.regex(fake.saved.ip, /^-X SVC-SVC-OLDOLDOLDOLDOLDO$/m);
 });
+
+test('a later sync writes only the chains that changed (upstream\'s partial sync); other Services\' chains and the unchanged base chains are left alone', async (t) => {
+  const fake = new FakeIptables();
+  const w = new IptablesWriter(fake, ['ip'], { clusterCIDRs: [], masqueradeAll: false });
+  const other = web({ clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'] });
+  other.metadata.name = 'other';
+  const services = [web(), other];
+  const before = [slice('web-a', 'web', [{ ip: '10.244.0.5' }], webPorts), slice('other-a', 'other', [{ ip: '10.244.9.9' }], webPorts)];
+  t.like(await w.sync(servicePortsOf(services, before, 'n1')), { full: true });
+  const after = [slice('web-a', 'web', [{ ip: '10.244.0.6' }], webPorts), before[1]];
+  t.like(await w.sync(servicePortsOf(services, after, 'n1')), { full: false });
+  const input = fake.saved.ip;
+  const declared = input.split('\n').filter((l) => l.startsWith(':')).map((l) => l.slice(1, -8));
+  t.is(declared.length, 3, `the web service chain, its new and its old endpoint chain: ${declared.join(' ')}`);
+  t.true(declared.every((c) => /^SVC-(SVC|SEP)-/.test(c)));
+  t.regex(input, /^-A SVC-SEP-\S+ .*--to-destination 10\.244\.0\.6:8080$/m);
+  t.regex(input, /^-X SVC-SEP-/m);
+  t.false(input.includes('10.244.9.9'), 'the other Service untouched');
+  t.false(input.includes('*filter'), 'nothing changed in the filter table');
+});
