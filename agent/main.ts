@@ -78,7 +78,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   await startClusterDns(ctx, credentials.client);
   startPodNetwork(ctx, { client: credentials.client, hostIPs });
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
-  const proxy = startProxy(ctx, credentials.client);
+  const proxy = await startProxy(ctx, credentials.client);
   const netpol = startNetworkPolicy(ctx, credentials.client);
   await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder, proxy, netpol });
   await Promise.race([node.whenFirstRenewed(), abortPromise(signal)]);
@@ -141,7 +141,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     await abortPromise(ac.signal);
   } catch (e) {
     if (!(ac.signal.aborted && (e as Error)?.name === 'AbortError')) {
-      code = 1;
+      // A configuration found wrong only at start-up (proxy.mode the node cannot run) is EX_CONFIG too.
+      code = e instanceof ConfigError ? EX_CONFIG : 1;
+      if (e instanceof ConfigError) process.stderr.write(`svc-node: ${e.message}\n`);
       const message = e instanceof Error ? e.message : String(e);
       notifier.status(`start-up failed: ${message}`);
       if (isExpected(e)) log.error({ error: message }, 'svc-node cannot start');

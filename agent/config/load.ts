@@ -95,7 +95,7 @@ export async function loadAgentConfig(argv: readonly string[], env: ConfigEnv = 
   const logLevel = (levelFlag as LogLevel | undefined) ?? levelForVerbosity(config.logging.verbosity);
   const nodeName = flags.hostnameOverride || (env.hostname ?? osHostname)().trim().toLowerCase();
 
-  return { flags, config, featureGates, nodeName, logLevel, sources, warnings: featureGateWarnings(config.featureGates) };
+  return { flags, config, featureGates, nodeName, logLevel, sources, warnings: featureGateWarnings(config.featureGates), fieldSource: (path) => prov.sourceOf(path) };
 }
 
 function describeFsError(e: unknown): string {

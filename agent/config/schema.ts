@@ -248,7 +248,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
     proxy: {
       kind: 'struct',
       fields: {
-        mode: oneOf('nftables', ['nftables', 'disabled']),
+        // '' (upstream's default too) chooses: nftables where the kernel and nft can, else iptables.
+        mode: oneOf('', ['', 'nftables', 'iptables', 'disabled']),
         minSyncPeriod: dur('1s'),
         clusterCIDR: str('', checkCidrList),
         masqueradeAll: bool(false),

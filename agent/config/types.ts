@@ -139,8 +139,11 @@ export interface NodeAgentConfiguration {
 
 /** The network proxy's settings (KubeProxyConfiguration's names where it has them). */
 export interface ProxyConfiguration {
-  /** nftables programs the rules; disabled for nodes whose network plugin replaces the proxy. */
-  mode: 'nftables' | 'disabled';
+  /**
+   * nftables or iptables programs the rules; '' chooses (nftables on kernel 5.13 or later with a
+   * working nft, else iptables); disabled for nodes whose network plugin replaces the proxy.
+   */
+  mode: '' | 'nftables' | 'iptables' | 'disabled';
   /** Least time between two syncs of the rules (upstream's minSyncPeriod). */
   minSyncPeriod: Millis;
   /** The pod network(s), comma-separated, one per family: traffic to a cluster IP from elsewhere is masqueraded. */
@@ -189,4 +192,6 @@ export interface AgentConfig {
   sources: string[];
   /** Non-fatal notes to log once the logger exists (e.g. GA feature gates set explicitly). */
   warnings: string[];
+  /** The file or flag that last set a field path ("default value" when none did), for errors found after loading. */
+  fieldSource?: (path: string) => string;
 }

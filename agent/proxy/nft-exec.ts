@@ -64,3 +64,36 @@ export class ConntrackCommand {
     if (r.code !== 0 && !/0 flow entries/.test(r.stderr)) throw new Error(`conntrack -D ${args.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
   }
 }
+
+/** The iptables tools of a flavour: the system's choice (''), or `-legacy` / `-nft` explicitly. */
+export type IptablesFlavour = '' | '-legacy' | '-nft';
+
+/**
+ * Runs iptables-save and iptables-restore (ip6tables-* for ip6), each prefixed by `prefix` (tests:
+ * `ip netns exec <ns>`). Restore waits for the xtables lock (-w 5) and never flushes what it does
+ * not declare (--noflush).
+ */
+export class IptablesCommand {
+  constructor(
+    private readonly flavour: IptablesFlavour = '',
+    private readonly prefix: readonly string[] = [],
+  ) {}
+
+  private tool(family: 'ip' | 'ip6', what: 'save' | 'restore'): string[] {
+    const name = `${family === 'ip' ? 'iptables' : 'ip6tables'}${this.flavour}-${what}`;
+    return [...this.prefix, systemTool(name)];
+  }
+
+  async save(family: 'ip' | 'ip6'): Promise<string> {
+    const [cmd, ...args] = this.tool(family, 'save');
+    const r = await runCommand(cmd, args);
+    if (r.code !== 0) throw new Error(`${args.at(-1) ?? cmd} exited ${r.code}: ${r.stderr.trim()}`);
+    return r.stdout;
+  }
+
+  async restore(family: 'ip' | 'ip6', input: string): Promise<void> {
+    const [cmd, ...args] = this.tool(family, 'restore');
+    const r = await runCommand(cmd, [...args, '-w', '5', '--noflush'], input);
+    if (r.code !== 0) throw new Error(`${args.at(-1) ?? cmd} --noflush exited ${r.code}: ${r.stderr.trim().split('\n').slice(0, 6).join('\n')}`);
+  }
+}

@@ -23,7 +23,8 @@
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { emptyTable, type Family, type NftTable } from './nft-model';
-import { usableEndpoints, type EndpointInfo, type ServicePortInfo } from './service-ports';
+import { planPort, type PortPlan } from './port-plan';
+import type { EndpointInfo, ServicePortInfo } from './service-ports';
 
 export interface RuleOptions {
   /** The pod networks (upstream's clusterCIDR): cluster-IP traffic from elsewhere is masqueraded. */
@@ -37,16 +38,16 @@ export const MASQ_MARK = '0x4000';
 const REJECT_CHAIN = 'reject-chain';
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-/** 8 base32 characters of the SHA-256 of s (upstream prefixes its chain names with such a hash). */
-export function shortHash(s: string): string {
+/** `length` (default 8) base32 characters of the SHA-256 of s (upstream's chain names carry such a hash: 8 in nftables, 16 in iptables). */
+export function shortHash(s: string, length = 8): string {
   const d = createHash('sha256').update(s).digest();
   let bits = 0;
   let acc = 0;
   let out = '';
-  for (let i = 0; out.length < 8; i++) {
+  for (let i = 0; out.length < length; i++) {
     acc = (acc << 8) | d[i];
     bits += 8;
-    while (bits >= 5 && out.length < 8) {
+    while (bits >= 5 && out.length < length) {
       out += B32[(acc >>> (bits - 5)) & 31];
       bits -= 5;
     }
@@ -195,72 +196,59 @@ function addEndpointChains(t: NftTable, w: FamilyWords, sp: ServicePortInfo, eps
 }
 
 function addServicePort(t: NftTable, w: FamilyWords, all: ServicePortInfo, o: RuleOptions): void {
-  const clusterIPs = all.clusterIPs.filter(w.has);
-  if (clusterIPs.length === 0) return;
-  const sp: ServicePortInfo = { ...all, endpoints: all.endpoints.filter((e) => w.has(e.ip)) };
+  const plan = planPort(all, w.has);
+  if (!plan) return;
+  const { sp, clusterIPs, clusterEps, localEps } = plan;
   const proto = sp.protocol.toLowerCase();
-  const clusterEps = usableEndpoints(sp, false);
-  const localEps = usableEndpoints(sp, true);
   const id = portId(sp);
   const svcChain = named('service', id);
   const localChain = named('local', id);
-  const usesLocal = (sp.internalLocal || sp.externalLocal) && localEps.length > 0;
-  addEndpointChains(t, w, sp, usesLocal ? unionOf(clusterEps, localEps) : clusterEps);
+  addEndpointChains(t, w, sp, plan.chainEps);
   if (clusterEps.length > 0) {
     const masq = o.masqueradeAll ? [''] : o.clusterCIDRs.filter((c) => w.has(c.split('/')[0]));
     const rules = clusterIPs.flatMap((ip) => masq.map((cidr) => `${w.ip} daddr ${ip} ${proto} dport ${sp.port}${cidr ? ` ${w.ip} saddr != ${cidr}` : ''} jump mark-for-masquerade`));
     t.chains.set(svcChain, { rules: [...rules, ...dispatch(w, sp, clusterEps)] });
   }
-  if (usesLocal) t.chains.set(localChain, { rules: dispatch(w, sp, localEps) });
-  // Without usable endpoints: reject when the Service has none at all, drop when only the policy leaves none (upstream).
-  const none = clusterEps.length === 0 ? `goto ${REJECT_CHAIN}` : 'drop';
-  const internal = sp.internalLocal ? (localEps.length > 0 ? localChain : '') : clusterEps.length > 0 ? svcChain : '';
+  if (plan.usesLocal) t.chains.set(localChain, { rules: dispatch(w, sp, localEps) });
+  const none = plan.noEndpoint === 'reject' ? `goto ${REJECT_CHAIN}` : 'drop';
+  const internal = plan.internal === 'local' ? localChain : plan.internal === 'cluster' ? svcChain : '';
   for (const ip of clusterIPs) {
     element(t, 'cluster-ips', ip);
     const key = `${ip} . ${proto} . ${sp.port}`;
     if (internal) element(t, 'service-ips', key, `goto ${internal}`);
     else element(t, 'no-endpoint-services', key, none);
   }
-  addExternal(t, w, sp, { clusterEps, localEps, svcChain, localChain, none });
-}
-
-function unionOf(a: readonly EndpointInfo[], b: readonly EndpointInfo[]): EndpointInfo[] {
-  const keys = new Set(a.map((e) => `${e.ip}/${e.port}`));
-  return [...a, ...b.filter((e) => !keys.has(`${e.ip}/${e.port}`))];
+  addExternal(t, plan, { svcChain, localChain, none });
 }
 
 interface Targets {
-  clusterEps: EndpointInfo[];
-  localEps: EndpointInfo[];
   svcChain: string;
   localChain: string;
   none: string;
 }
 
 /** Node ports and external IPs: the external chain, or the no-endpoint verdicts. */
-function addExternal(t: NftTable, w: FamilyWords, sp: ServicePortInfo, x: Targets): void {
-  const externalIPs = sp.externalIPs.filter(w.has);
-  if (sp.nodePort <= 0 && externalIPs.length === 0) return;
+function addExternal(t: NftTable, plan: PortPlan, x: Targets): void {
+  const { sp, externalIPs, external } = plan;
+  if (!external) return;
   const proto = sp.protocol.toLowerCase();
   const extChain = named('external', portId(sp));
   let rules: string[] | undefined;
-  if (x.clusterEps.length > 0 && !sp.externalLocal) rules = ['jump mark-for-masquerade', `goto ${x.svcChain}`];
-  else if (x.clusterEps.length > 0) {
+  if (external.dispatch === 'cluster') rules = ['jump mark-for-masquerade', `goto ${x.svcChain}`];
+  else if (external.dispatch === 'local') {
     // Local policy: the node's own traffic may go to any endpoint (masqueraded), external traffic to local ones only, its source kept.
     rules = ['fib saddr type local jump mark-for-masquerade', `fib saddr type local goto ${x.svcChain}`];
-    if (x.localEps.length > 0) rules.push(`goto ${x.localChain}`);
+    if (plan.localEps.length > 0) rules.push(`goto ${x.localChain}`);
   }
-  const reachable = x.clusterEps.length > 0 && (!sp.externalLocal || x.localEps.length > 0);
-  const none = x.clusterEps.length === 0 ? x.none : 'drop';
   if (rules) t.chains.set(extChain, { rules });
   if (sp.nodePort > 0) {
     const key = `${proto} . ${sp.nodePort}`;
     if (rules) element(t, 'service-nodeports', key, `goto ${extChain}`);
-    if (!reachable) element(t, 'no-endpoint-nodeports', key, none);
+    if (!external.reachable) element(t, 'no-endpoint-nodeports', key, x.none);
   }
   for (const ip of externalIPs) {
     const key = `${ip} . ${proto} . ${sp.port}`;
     if (rules) element(t, 'service-ips', key, `goto ${extChain}`);
-    if (!reachable) element(t, 'no-endpoint-services', key, none);
+    if (!external.reachable) element(t, 'no-endpoint-services', key, x.none);
   }
 }

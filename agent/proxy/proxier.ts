@@ -1,18 +1,18 @@
 /**
- * svc-node's network proxy (issue 24 item 3; upstream kube-proxy's nftables mode, one per node as
- * k3s embeds it): informers over Services and EndpointSlices feed one work-queue key; each sync
- * reads both caches, builds the table of each IP family (nft-rules.ts, pure) and applies it with
- * one `nft -f -` transaction (all families in one script).
+ * svc-node's network proxy (issue 24 item 3; upstream kube-proxy, one per node as k3s embeds it):
+ * informers over Services and EndpointSlices feed one work-queue key; each sync reads both
+ * caches into Service ports (service-ports.ts) and hands them to the mode's rule writer: the
+ * nftables mode (nft-writer.ts, one `nft -f -` transaction) or the iptables mode (ipt-writer.ts,
+ * `iptables-restore --noflush` per family).
  *
- * - Start: waits for both informers' first lists, then syncs in full, replacing any table of
+ * - Start: waits for both informers' first lists, then syncs in full, replacing any rules of
  *   ours a previous run left behind.
- * - Later syncs are incremental (only the difference from the table last applied); after a
- *   failure, or when the difference cannot be expressed in place, the next sync is full. Failures
- *   are retried with the work queue's back-off.
+ * - Later syncs may be incremental (the writer's choice); after a failure the writer is reset and
+ *   the next sync is full. Failures are retried with the work queue's back-off.
  * - Syncs are at least minSyncPeriodMs apart (upstream's minSyncPeriod, 1 s): changes arriving
  *   meanwhile are applied together by the next sync.
  * - After each successful sync, stale UDP conntrack entries are deleted (conntrack.ts).
- * - When run(signal) ends, our table is deleted: every rule and set the proxy made is gone.
+ * - When run(signal) ends, the writer removes our rules: every rule, chain and set the proxy made is gone.
  */
 import type { KObject } from '../../apiserver/api/types';
 import { Informer } from '../../common/informer/informer';
@@ -24,18 +24,16 @@ import type { ResourceRef } from '../client/resources';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { staleUdpFlows } from './conntrack';
-import type { Family, NftTable } from './nft-model';
-import { renderDelete, renderDiff, renderFull } from './nft-render';
-import { FragmentCache, buildTable, type RuleOptions } from './nft-rules';
+import type { Family } from './nft-model';
+import type { RuleOptions } from './nft-rules';
+import { NftWriter } from './nft-writer';
+import type { NftRunner, RuleWriter } from './rule-writer';
 import { PortsMemo, servicePortsOf, type ServicePortInfo } from './service-ports';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
 export const endpointSlicesResource: ResourceRef = { group: 'discovery.svc.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true };
 
-/** Applies one nft script as a single transaction; rejects (with nft's message) when nft refuses it. */
-export interface NftRunner {
-  apply(script: string): Promise<void>;
-}
+export type { NftRunner, RuleWriter, WriterSync } from './rule-writer';
 
 /** Deletes the conntrack entries `conntrack -D <args>` selects; rejects when the tool fails. */
 export interface ConntrackRunner {
@@ -52,10 +50,12 @@ export interface ProxierOptions {
   nodeName: string;
   clock: Clock;
   log: Log;
-  nft: NftRunner;
+  /** The rule writer (the mode); without it, the nftables mode over `nft`, `families` and `rules`. */
+  writer?: RuleWriter;
+  nft?: NftRunner;
   conntrack?: ConntrackRunner;
-  families: readonly Family[];
-  rules: RuleOptions;
+  families?: readonly Family[];
+  rules?: RuleOptions;
   /** Least time between two syncs (upstream's minSyncPeriod; default 1 s). */
   minSyncPeriodMs?: number;
   observer?: SyncObserver;
@@ -71,16 +71,16 @@ export class Proxier {
   private readonly slices: Informer<KObject>;
   private readonly queue: WorkQueue;
   private readonly paced: PacedSync;
-  private applied: NftTable[] | undefined;
+  private readonly writer: RuleWriter;
   private appliedPorts: ServicePortInfo[] = [];
   private lastSuccess: number | undefined;
   private syncs = 0;
-  /** One fragment cache per family: unchanged Service ports are not rebuilt. */
-  private readonly caches = new Map<Family, FragmentCache>();
   /** Unchanged Services keep their ports (and so their cached fragments). */
   private readonly memo = new PortsMemo();
 
   constructor(private readonly o: ProxierOptions) {
+    if (!o.writer && !o.nft) throw new Error('Proxier needs a rule writer or an nft runner');
+    this.writer = o.writer ?? new NftWriter(o.nft!, o.families ?? ['ip'], o.rules ?? { clusterCIDRs: [], masqueradeAll: false });
     const clock = timersFromSleep(o.clock);
     this.services = new Informer<KObject>(apiListWatch(o.client, servicesResource), { name: 'proxy-services', clock, log: o.log, resumeAfterCleanEnd: true });
     this.slices = new Informer<KObject>(apiListWatch(o.client, endpointSlicesResource), { name: 'proxy-endpointslices', clock, log: o.log, resumeAfterCleanEnd: true });
@@ -98,7 +98,7 @@ export class Proxier {
       this.requestSync();
       await runWorkers(this.queue, () => this.paced.runOnce(), signal, {
         onError: (_k, err) => {
-          this.applied = undefined; // the kernel's table is unknown now: the next sync is full
+          this.writer.reset(); // what the kernel holds is unknown now: the next sync is full
           this.o.log.warn({ err }, 'syncing the proxy rules failed; retrying');
         },
       });
@@ -126,29 +126,14 @@ export class Proxier {
     const elapsed = this.o.elapsed ?? (() => performance.now() / 1000);
     const t0 = elapsed();
     const ports = servicePortsOf(this.services.store.list(), this.slices.store.list(), this.o.nodeName, this.memo);
-    const tables = this.o.families.map((f) => buildTable(f, ports, this.o.rules, this.cacheOf(f)));
-    let script: string | undefined;
-    if (this.applied) {
-      const parts = tables.map((t, i) => renderDiff(this.applied![i], t));
-      if (parts.every((p) => p !== undefined)) script = parts.join('');
-    }
-    const full = script === undefined;
-    if (full) script = tables.map(renderFull).join('');
-    if (script !== '') await this.o.nft.apply(script!);
-    this.applied = tables;
+    const { full, bytes } = await this.writer.sync(ports);
     const previous = this.appliedPorts;
     this.appliedPorts = ports;
     this.syncs++;
     this.lastSuccess = this.o.clock.now();
     this.o.observer?.synced(elapsed() - t0, full, this.lastSuccess);
-    this.o.log.debug({ full, services: ports.length, bytes: script!.length, seconds: elapsed() - t0 }, 'proxy rules synced');
+    this.o.log.debug({ full, services: ports.length, bytes, seconds: elapsed() - t0 }, 'proxy rules synced');
     if (this.o.conntrack) await this.clearStaleFlows(previous, ports);
-  }
-
-  private cacheOf(f: Family): FragmentCache {
-    let c = this.caches.get(f);
-    if (!c) this.caches.set(f, (c = new FragmentCache()));
-    return c;
   }
 
   private async clearStaleFlows(prev: ServicePortInfo[], next: ServicePortInfo[]): Promise<void> {
@@ -158,10 +143,10 @@ export class Proxier {
     }
   }
 
-  /** Deletes our table in every family (the clean shutdown). */
+  /** Removes our rules in every family (the clean shutdown). */
   private async cleanUp(): Promise<void> {
     try {
-      await this.o.nft.apply(this.o.families.map(renderDelete).join(''));
+      await this.writer.cleanUp();
       this.o.log.info({}, 'proxy rules removed');
     } catch (err) {
       this.o.log.warn({ err }, 'removing the proxy rules failed');

@@ -1,9 +1,9 @@
 /**
  * Two network namespaces joined by a veth pair, for the proxy's e2e test and bench: a "client"
- * namespace (where the proxy's nftables table goes, with a default route into the pair so cluster
+ * namespace (where the proxy's nftables table or iptables chains go, with a default route into the pair so cluster
  * IPs route) and an "endpoint" namespace with addresses for tiny Node HTTP servers. No traffic
  * leaves the pair. destroy() kills the servers and deletes both namespaces (their links and
- * tables go with them). Needs root, iproute2 and nft.
+ * tables and chains go with them). Needs root, iproute2, and nft or iptables.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';

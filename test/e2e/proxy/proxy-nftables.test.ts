@@ -15,14 +15,14 @@ import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { makeTopology, type Topology } from './netns';
+import { endpointSlice, recordingLog, until } from './proxy-fixtures';
 
 let api: RunningApiServer | undefined;
 let net: Topology | undefined;
 let client: HttpApiClient | undefined;
 const stop = new AbortController();
 const udpStop = new AbortController();
-const warnings: string[] = [];
-const log = { debug: () => undefined, info: () => undefined, warn: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m: string) => void warnings.push(`${m} ${JSON.stringify(o)}`) };
+const { log, warnings } = recordingLog();
 
 test.before(async () => {
   net = makeTopology(`p${process.pid % 100000}`, 10 + (process.pid % 200));
@@ -37,21 +37,6 @@ test.after.always(async () => {
   net?.destroy();
   await client?.close();
   await api?.stop();
-});
-
-/** Tries `probe` at most `attempts` times until it answers true. */
-async function until(probe: () => Promise<boolean> | boolean, attempts: number): Promise<boolean> {
-  for (let i = 0; i < attempts; i++) if (await probe()) return true;
-  return false;
-}
-
-const endpointSlice = (ips: string[], svc = 'web', port: Record<string, unknown> = { name: 'http', port: 8080, protocol: 'TCP' }): KObject => ({
-  apiVersion: 'discovery.svc.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: `${svc}-manual`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
-  addressType: 'IPv4',
-  endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
-  ports: [port],
 });
 
 const table = () => net!.run(net!.clientNs, [systemTool('nft'), 'list', 'table', 'ip', 'svc-proxy']);

@@ -14,12 +14,14 @@ function memEnv(files: Record<string, string>): ConfigEnv {
 }
 const load = (yaml: string) => loadAgentConfig(['--config', '/etc/svc/node.yaml'], memEnv({ '/etc/svc/node.yaml': head + yaml }));
 
-test('defaults: nftables, 1s minimum sync interval, no cluster CIDR, no masqueradeAll, the kernel check on', async (t) => {
+test('defaults: mode unset (chosen at start), 1s minimum sync interval, no cluster CIDR, no masqueradeAll, the kernel check on', async (t) => {
   const cfg = await loadAgentConfig([], memEnv({}));
-  t.deepEqual(cfg.config.proxy, { mode: 'nftables', minSyncPeriod: 1000, clusterCIDR: '', masqueradeAll: false, skipKernelVersionCheck: false });
+  t.deepEqual(cfg.config.proxy, { mode: '', minSyncPeriod: 1000, clusterCIDR: '', masqueradeAll: false, skipKernelVersionCheck: false });
 });
 
 test('overrides are read, a dual-stack cluster CIDR included', async (t) => {
+  const ipt = await load('proxy:\n  mode: iptables\n');
+  t.is(ipt.config.proxy.mode, 'iptables');
   const cfg = await load('proxy:\n  mode: disabled\n  minSyncPeriod: 250ms\n  clusterCIDR: 10.244.0.0/16,fd00:244::/56\n  masqueradeAll: true\n');
   t.like(cfg.config.proxy, { mode: 'disabled', minSyncPeriod: 250, clusterCIDR: '10.244.0.0/16,fd00:244::/56', masqueradeAll: true });
 });

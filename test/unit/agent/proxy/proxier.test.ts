@@ -1,6 +1,6 @@
 /** The proxy's loop: informers, minimum sync interval, full and incremental syncs, retries, cleanup, health, conntrack. */
 import test from 'ava';
-import { HEALTH_TIMEOUT_MS, Proxier, endpointSlicesResource, servicesResource, type NftRunner } from '../../../../agent/proxy/proxier';
+import { HEALTH_TIMEOUT_MS, Proxier, endpointSlicesResource, servicesResource, type NftRunner, type RuleWriter } from '../../../../agent/proxy/proxier';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
@@ -139,4 +139,30 @@ test('nothing is applied before both informers have listed', async (t) => {
   t.true(isFull(s.nft.scripts[0]));
   s.ac.abort();
   await done;
+});
+
+test('with a rule writer (the iptables mode): each sync hands it the Service ports; a failure resets it before the retry; run\'s end cleans it up', async (t) => {
+  const api = new FakeApiClient();
+  const clock = new FakeClock();
+  const calls: string[] = [];
+  let failures = 1;
+  const writer: RuleWriter = {
+    sync: (ports) => {
+      calls.push(`sync ${ports.map((p) => `${p.name}:${p.endpoints.length}`).join(',')}`);
+      if (failures-- > 0) return Promise.reject(new Error('iptables-restore --noflush exited 2'));
+      return Promise.resolve({ full: true, bytes: 1 });
+    },
+    reset: () => void calls.push('reset'),
+    cleanUp: () => Promise.resolve(void calls.push('cleanUp')),
+  };
+  const proxier = new Proxier({ client: api, nodeName: 'n1', clock, log: new MemLog(), writer, minSyncPeriodMs: 1000 });
+  api.seed(servicesResource, web());
+  api.seed(endpointSlicesResource, slice('web-a', 'web', [{ ip: '10.244.0.5' }], webPorts));
+  const ac = new AbortController();
+  const done = proxier.run(ac.signal);
+  await clock.advanceUntil(() => proxier.syncCount() === 1, 60_000, 100);
+  t.deepEqual(calls, ['sync web:1', 'reset', 'sync web:1']);
+  ac.abort();
+  await done;
+  t.is(calls.at(-1), 'cleanUp');
 });
