@@ -161,6 +161,8 @@ export const nodeAgentConfigSchema: StructSpec<NodeAgentConfiguration> = {
         cacheSize: int(9984, 0),
         // '' leaves the address to the node; a name makes that dummy interface for it (NodeLocal DNS's nodelocaldns).
         interfaceName: str('', (v) => (v === '' || /^[A-Za-z0-9_.-]{1,15}$/.test(v) ? undefined : `invalid value ${JSON.stringify(v)}: must be a network interface name of 1 to 15 letters, digits, '-', '_' or '.'`)),
+        // CoreDNS's `pods` option; "insecure" as kubeadm's and k3s's Corefile (the plugin's own default is "disabled").
+        pods: oneOf('insecure', ['disabled', 'insecure', 'verified']),
       },
     },
     nodeStatusUpdateFrequency: dur('10s', 1),

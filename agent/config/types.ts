@@ -59,9 +59,9 @@ export interface NodeAgentConfiguration {
   /**
    * svc-node's cluster DNS server (agent/dns/; no kubelet field: upstream runs CoreDNS and NodeLocal
    * DNS as pods). listenAddress '' means the first clusterDNS address; the address must be on the
-   * node (e.g. a dummy interface, as NodeLocal DNS's 169.254.20.10).
+   * node (e.g. a dummy interface, as NodeLocal DNS's 169.254.20.10). pods: CoreDNS's `pods` option.
    */
-  dns: { enabled: boolean; listenAddress: string; port: number; upstreamTimeout: Millis; cacheSize: number; interfaceName: string };
+  dns: { enabled: boolean; listenAddress: string; port: number; upstreamTimeout: Millis; cacheSize: number; interfaceName: string; pods: 'disabled' | 'insecure' | 'verified' };
   nodeStatusUpdateFrequency: Millis;
   nodeStatusReportFrequency: Millis;
   nodeLeaseDurationSeconds: number;

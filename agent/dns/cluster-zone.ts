@@ -9,9 +9,10 @@
  *   targets' addresses as additional records; SRV on the service name lists every named port.
  * - <hostname>.<svc>.<ns>.svc.<domain>: an endpoint of a headless Service (pods with
  *   spec.hostname and spec.subdomain), and its dashed-address name.
- * - <a-b-c-d>.<ns>.pod.<domain>: "pods insecure" (CoreDNS's default in kubeadm's Corefile): the
- *   address in the name, unchecked; svc-node cannot watch every pod of the cluster (the Node
- *   authorizer lets a node list only its own), which "pods verified" would need.
+ * - <a-b-c-d>.<ns>.pod.<domain> as CoreDNS's `pods` option (dns.pods): "insecure" (the default,
+ *   as in kubeadm's and k3s's Corefile) answers the address spelled in the name, unchecked;
+ *   "verified" only when a pod in <ns> has that address (pod-ips.ts), else NXDOMAIN; "disabled"
+ *   (the plugin's own default without a `pods` line) NXDOMAIN for every such name.
  * - dns-version.<domain> TXT "1.1.0" (the specification's version record).
  * - PTR for ClusterIPs (-> service name) and published endpoint addresses (-> endpoint name).
  * NXDOMAIN when no record of any type exists under the name, NOERROR with no answers (NODATA)
@@ -38,6 +39,19 @@ export interface ZoneAnswer {
 }
 
 type Rec = { answers: Answer[]; additionals?: Answer[]; chase?: string };
+
+/** CoreDNS's kubernetes plugin POD-MODE. */
+export type PodMode = 'disabled' | 'insecure' | 'verified';
+
+/** How pod names are answered; `exists` (the pods' addresses) is read in "verified" mode only. */
+export interface PodAnswers {
+  mode: PodMode;
+  /** Whether a pod of the namespace has the address (canonical). */
+  exists?(ip: string, namespace: string): boolean;
+  /** Changes whenever exists() may answer differently (part of the zone's generation). */
+  readonly generation?: number;
+}
+const INSECURE: PodAnswers = { mode: 'insecure' };
 const NXDOMAIN = null;
 
 export class ClusterZone {
@@ -46,11 +60,12 @@ export class ClusterZone {
     /** The cluster domain, canonical (e.g. "cluster.local"). */
     readonly domain: string,
     private readonly ttl = CLUSTER_TTL,
+    private readonly pods: PodAnswers = INSECURE,
   ) {}
 
-  /** The records' generation (changes with every Service or EndpointSlice change). */
+  /** The records' generation (changes with every Service or EndpointSlice change, and every pod address change when verified). */
   get generation(): number {
-    return this.records.generation;
+    return this.records.generation + (this.pods.generation ?? 0);
   }
 
   /** The SOA record of a zone this server answers for (the cluster domain or a reverse zone). */
@@ -112,7 +127,7 @@ export class ClusterZone {
     if (n === 1) return { answers: [] };
     const ns = l[n - 2];
     if (n === 2) return this.records.hasNamespace(ns) ? { answers: [] } : NXDOMAIN;
-    if (kind === 'pod') return n === 3 ? this.pod(name, l[0], qtype) : NXDOMAIN;
+    if (kind === 'pod') return n === 3 ? this.pod(name, ns, l[0], qtype) : NXDOMAIN;
     const svc = this.records.service(ns, l[n - 3]);
     if (!svc) return NXDOMAIN;
     if (n === 3) return this.service(name, ns, l[0], qtype);
@@ -122,12 +137,14 @@ export class ClusterZone {
     return NXDOMAIN;
   }
 
-  /** <a-b-c-d>.<ns>.pod.<domain>: the address spelled in the first label. */
-  private pod(name: string, label: string, qtype: string): Rec | null {
+  /** <a-b-c-d>.<ns>.pod.<domain>: the address spelled in the first label (checked against the pods when verified). */
+  private pod(name: string, ns: string, label: string, qtype: string): Rec | null {
+    if (this.pods.mode === 'disabled') return NXDOMAIN;
     const v4 = label.replace(/-/g, '.');
     const v6 = label.replace(/-/g, ':');
     const ip = isIPv4(v4) ? v4 : isIPv6(v6) ? canonicalIP(v6) : undefined;
     if (!ip) return NXDOMAIN;
+    if (this.pods.mode === 'verified' && !this.pods.exists?.(ip, ns)) return NXDOMAIN;
     return { answers: this.addresses(name, [ip], qtype) };
   }
 

@@ -47,6 +47,7 @@ export async function startClusterDns(ctx: AgentContext, client: HttpApiClient):
     upstreams: servers.map((address) => ({ address, port: 53 })),
     upstreamTimeoutMs: c.dns.upstreamTimeout,
     cache: { ...DEFAULT_CACHE_LIMITS, maxEntries: c.dns.cacheSize },
+    pods: c.dns.pods,
   });
   ctx.metrics.observeDns({ counters: () => dns.handler.counters, cacheEntries: () => dns.cache.size });
   running.loops.push(

@@ -51,6 +51,7 @@ export const fieldDescriptions: Readonly<Record<string, string>> = {
   'dns.port': 'Port of the DNS server (53 for pods; another for tests).',
   'dns.upstreamTimeout': 'Deadline of one forwarded query to one upstream nameserver before the next is tried.',
   'dns.interfaceName': 'When set, svc-node creates this dummy interface with the listen address at start and removes it at a clean stop (as NodeLocal DNS\'s `nodelocaldns`). Empty: the address must already be on the node.',
+  'dns.pods': 'Pod records `<a-b-c-d>.<namespace>.pod.<clusterDomain>`, as CoreDNS\'s `pods` option: `insecure` answers the address spelled in the name; `verified` only when a pod in that namespace has it as its `status.podIP` (svc-node then watches every pod of the cluster); `disabled` answers NXDOMAIN. Default `insecure`, as kubeadm\'s and k3s\'s Corefile.',
   'dns.cacheSize': 'Forwarded answers kept at most (NodeLocal DNS: 9984); positive ones for at most 30 s, negative ones at most 5 s. 0: no cache.',
   nodeStatusUpdateFrequency: 'How often the agent computes the node status and posts it when it changed.',
   nodeStatusReportFrequency: 'Longest time between two status posts when nothing changed (the Lease is the heartbeat).',

@@ -27,11 +27,13 @@ export interface Topology {
   udp(ip: string, port: number, sourcePort: number, timeoutMs?: number): Promise<string>;
   /** One GET from the client namespace: the body, or "ERR:<code>". */
   get(url: string, timeoutMs?: number): Promise<string>;
+  /** One GET from the endpoint namespace, from `localAddress` (an endpoint reaching a Service): the body, or "ERR:<code>". */
+  getFromEndpoint(url: string, localAddress: string, timeoutMs?: number): Promise<string>;
   destroy(): void;
 }
 
 /** A client script: GET url, print the body or ERR:<code>. */
-const GET = `const u=process.argv[1];const t=Number(process.argv[2]);const r=require('http').get(u,{timeout:t},(s)=>{let b='';s.on('data',(d)=>b+=d);s.on('end',()=>{process.stdout.write(b)})});r.on('timeout',()=>{r.destroy(Object.assign(new Error('t'),{code:'TIMEOUT'}))});r.on('error',(e)=>process.stdout.write('ERR:'+(e.code||e.message)));`;
+const GET = `const u=process.argv[1];const t=Number(process.argv[2]);const la=process.argv[3];const r=require('http').get(u,{timeout:t,...(la?{localAddress:la}:{})},(s)=>{let b='';s.on('data',(d)=>b+=d);s.on('end',()=>{process.stdout.write(b)})});r.on('timeout',()=>{r.destroy(Object.assign(new Error('t'),{code:'TIMEOUT'}))});r.on('error',(e)=>process.stdout.write('ERR:'+(e.code||e.message)));`;
 const UDP_SERVE = `const [ip,port,name]=process.argv.slice(1);const s=require('dgram').createSocket('udp4');s.on('message',(m,r)=>s.send(name,r.port,r.address));s.bind(Number(port),ip,()=>process.stdout.write('listening\\n'));`;
 const UDP_ASK = `const [ip,port,src,t]=process.argv.slice(1);const s=require('dgram').createSocket({type:'udp4',reuseAddr:true});const done=(x)=>{process.stdout.write(x);process.exit(0)};s.on('message',(m)=>done(m.toString()));s.bind(Number(src),()=>{s.send('q',Number(port),ip);setTimeout(()=>done('ERR:TIMEOUT'),Number(t))});`;
 const SERVE = `const [ip,port,name]=process.argv.slice(1);require('http').createServer((q,s)=>s.end(name)).listen(Number(port),ip,()=>process.stdout.write('listening\\n'));`;
@@ -90,15 +92,17 @@ export function makeTopology(tag: string, subnet: number): Topology {
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
       p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`udp client exited ${code}`))));
     });
-  const get = (url: string, timeoutMs = 2000) =>
+  const getIn = (ns: string, url: string, timeoutMs: number, localAddress = '') =>
     new Promise<string>((resolve, reject) => {
-      const p = spawn('ip', ['netns', 'exec', clientNs, process.execPath, '-e', GET, url, String(timeoutMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', GET, url, String(timeoutMs), ...(localAddress ? [localAddress] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
       p.stderr.on('data', (d: Buffer) => (err += d.toString()));
       p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`client exited ${code}: ${err}`))));
     });
+  const get = (url: string, timeoutMs = 2000) => getIn(clientNs, url, timeoutMs);
+  const getFromEndpoint = (url: string, localAddress: string, timeoutMs = 2000) => getIn(endpointNs, url, timeoutMs, localAddress);
   const runAsync = async (ns: string, argv: string[]) => (await promisify(execFile)('ip', ['netns', 'exec', ns, ...argv], { encoding: 'utf8' })).stdout;
-  return { clientNs, endpointNs, clientIP: `${base}.1`, endpointIPs, exec, run: runAsync, serve, serveUdp, udp, get, destroy };
+  return { clientNs, endpointNs, clientIP: `${base}.1`, endpointIPs, exec, run: runAsync, serve, serveUdp, udp, get, getFromEndpoint, destroy };
 }

@@ -127,3 +127,28 @@ test.serial('ClientIP session affinity: one client keeps its endpoint while two 
     await running;
   }
 });
+
+test.serial('hairpin: an endpoint reaching itself through its Service is masqueraded, so its own connection is answered', async (t) => {
+  const c = client!;
+  const n = net!;
+  // The client namespace is the node here: it forwards the endpoint's packets back to it (namespace-local setting).
+  n.exec(n.clientNs, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'self', namespace: 'default' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
+  const svc = await c.create(servicesResource, svcObject);
+  const cip = (svc.spec as { clusterIP: string }).clusterIP;
+  const url = `http://${cip}:80/`;
+  // The endpoint side's default route is on-link (no one answers ARP for a cluster IP): this one goes through the node.
+  n.exec(n.endpointNs, ['ip', 'route', 'add', `${cip}/32`, 'via', n.clientIP]);
+  await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]], 'self'));
+  const selfStop = new AbortController();
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const running = proxier.run(selfStop.signal);
+  try {
+    t.true(await until(async () => (await table().catch(() => '')).includes(`dnat to ${n.endpointIPs[0]}:8080`), 100), 'the Service is programmed');
+    // Unmasqueraded, the DNATed packet would reach the endpoint from its own address and be dropped as martian.
+    t.is(await n.getFromEndpoint(url, n.endpointIPs[0]), 'a');
+  } finally {
+    selfStop.abort();
+    await running;
+  }
+});

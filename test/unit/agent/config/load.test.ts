@@ -418,9 +418,11 @@ test('container log rotation settings: defaults (10Mi, 5 files, every 10s as ups
 
 test('cluster DNS settings: off by default; enabling needs clusterDomain and an address; bad values name the file and field', async (t) => {
   const d = (await loadAgentConfig([], memEnv({}))).config;
-  t.deepEqual(d.dns, { enabled: false, listenAddress: '', port: 53, upstreamTimeout: 2000, cacheSize: 9984, interfaceName: '' });
+  t.deepEqual(d.dns, { enabled: false, listenAddress: '', port: 53, upstreamTimeout: 2000, cacheSize: 9984, interfaceName: '', pods: 'insecure' });
   const run = (body: string) => loadAgentConfig(['--config=/c.yaml'], memEnv({ '/c.yaml': head + body }));
   t.regex((await configError(t, run('dns: {interfaceName: "no/slash"}\n'))).message, /^\/c\.yaml: field dns\.interfaceName: invalid value "no\/slash": must be a network interface name/);
+  t.is((await run('dns: {pods: verified}\n')).config.dns.pods, 'verified');
+  t.regex((await configError(t, run('dns: {pods: secure}\n'))).message, /^\/c\.yaml: field dns\.pods: .*secure/);
   const ok = (await run('clusterDomain: cluster.local\nclusterDNS: [169.254.20.10]\ndns: {enabled: true, port: 5353}\n')).config;
   t.like(ok.dns, { enabled: true, port: 5353 });
   t.is((await configError(t, run('clusterDNS: [169.254.20.10]\ndns: {enabled: true}\n'))).message, '/c.yaml: field clusterDomain: required value: the cluster DNS server (dns.enabled) needs clusterDomain, e.g. "cluster.local"');

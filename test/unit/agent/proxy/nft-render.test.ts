@@ -33,18 +33,27 @@ test('no change: an empty difference', (t) => {
   t.is(renderDiff(webWith('10.244.0.5'), webWith('10.244.0.5')), '');
 });
 
-test('an endpoint added: its chain added, the service chain flushed and refilled; nothing else touched', (t) => {
+test('an endpoint added: the service chain flushed and refilled, its hairpin element added; nothing else touched', (t) => {
   const l = lines(renderDiff(webWith('10.244.0.5'), webWith('10.244.0.5', '10.244.0.6'))!);
-  t.regex(l[0], /^add chain ip svc-proxy endpoint-[A-Z2-7]{8}-default\/web\/tcp\/http__10\.244\.0\.6\/8080$/);
-  t.regex(l[1], /^flush chain ip svc-proxy service-[A-Z2-7]{8}-default\/web\/tcp\/http$/);
-  t.is(l.filter((x) => x.startsWith('add rule')).length, 3, 'two rules of the new endpoint chain, one of the service chain');
-  t.false(l.some((x) => x.startsWith('delete') || x.includes('element')));
+  t.regex(l[0], /^flush chain ip svc-proxy service-[A-Z2-7]{8}-default\/web\/tcp\/http$/);
+  t.is(l[1], 'add element ip svc-proxy hairpin { 10.244.0.6 . 10.244.0.6 }');
+  t.is(l.filter((x) => x.startsWith('add rule')).length, 2, 'one DNAT rule per endpoint in the service chain');
+  t.false(l.some((x) => x.startsWith('delete') || x.startsWith('add chain')));
+  t.is(l.length, 4);
 });
 
-test('an endpoint removed: the service chain refilled first, the endpoint chain flushed and deleted last', (t) => {
+test('an endpoint removed: its DNAT rule and hairpin element go; no chain is deleted', (t) => {
   const l = lines(renderDiff(webWith('10.244.0.5', '10.244.0.6'), webWith('10.244.0.5'))!);
+  t.deepEqual(l.slice(1), ['delete element ip svc-proxy hairpin { 10.244.0.6 . 10.244.0.6 }', `add rule ${l[0].slice('flush chain '.length)} meta l4proto tcp dnat to 10.244.0.5:8080`]);
+  t.false(l.some((x) => x.includes('delete chain')));
+});
+
+test('an endpoint removed with affinity: the service chain refilled first, the endpoint chain flushed and deleted last', (t) => {
+  const sticky = (...ips: string[]) => build([web({ sessionAffinity: 'ClientIP' })], [slice('web-a', 'web', ips.map((ip) => ({ ip })), webPorts)]);
+  const l = lines(renderDiff(sticky('10.244.0.5', '10.244.0.6'), sticky('10.244.0.5'))!);
   const del = l.findIndex((x) => x.startsWith('delete chain ip svc-proxy endpoint-'));
-  t.is(del, l.length - 1);
+  t.true(del > 0 && l.slice(del).every((x) => x.startsWith('delete chain') || x.startsWith('delete set')), l.join('\n'));
+  t.regex(l.at(-1)!, /^delete set ip svc-proxy affinity-/, 'the affinity set after the chain that updates it');
   t.true(l.findIndex((x) => x.startsWith('flush chain ip svc-proxy endpoint-')) < del);
   t.true(l.findIndex((x) => x.startsWith('add rule ip svc-proxy service-')) < del);
 });
