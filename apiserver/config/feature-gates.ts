@@ -7,6 +7,10 @@
  * - AuthorizeWithSelectors: field and label selectors passed to authorizers (the Node authorizer,
  *   webhooks). Beta and on as upstream since 1.32 (the spec's list calls it alpha, from 1.31).
  * - CBORServingAndStorage: application/cbor bodies and answers.
+ * - DeclarativeValidation: the schema's rules compared with the hand-written validation on every
+ *   write, mismatches counted (store/declarative-validation.ts).
+ * - DeclarativeValidationTakeover: the schema's causes answer for the rules both state; switched
+ *   off with DeclarativeValidation, as upstream.
  * - MutatingAdmissionPolicy: the MutatingAdmissionPolicy admission plugin (beta since 1.34, off by
  *   default as upstream; its admissionregistration v1alpha1/v1beta1 versions also need --runtime-config).
  * - StreamingList: watches with sendInitialEvents (upstream names this gate WatchList).
@@ -22,6 +26,8 @@ export const apiServerFeatures = {
   APIResponseCompression: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   [CBOR_GATE]: { stage: 'ALPHA', default: false },
+  DeclarativeValidation: { stage: 'BETA', default: true },
+  DeclarativeValidationTakeover: { stage: 'BETA', default: false },
   MutatingAdmissionPolicy: { stage: 'BETA', default: false },
   StreamingList: { stage: 'BETA', default: true },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
@@ -54,5 +60,7 @@ export function parseFeatureGatePairs(pairs: readonly string[]): { on: Set<strin
     }
   }
   const values = apiServerGates.resolve(overrides);
+  // Upstream: takeover means nothing without declarative validation running.
+  if (!values.DeclarativeValidation) values.DeclarativeValidationTakeover = false;
   return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
 }
