@@ -22,3 +22,8 @@ test('disabling DeclarativeValidation also disables takeover', (t) => {
   t.false(gates.has('DeclarativeValidationTakeover'));
   t.false(gateOn(gates, 'DeclarativeValidationTakeover'));
 });
+
+test('ListFromCacheSnapshot is accepted, beta and on as upstream 1.33, and can be turned off', (t) => {
+  t.true(on([]).has('ListFromCacheSnapshot'));
+  t.false(on(['ListFromCacheSnapshot=false']).has('ListFromCacheSnapshot'));
+});
