@@ -7,6 +7,16 @@
  * - AuthorizeWithSelectors: field and label selectors passed to authorizers (the Node authorizer,
  *   webhooks). Beta and on as upstream since 1.32 (the spec's list calls it alpha, from 1.31).
  * - CBORServingAndStorage: application/cbor bodies and answers.
+ * - DeclarativeValidation: the schema's rules compared with the hand-written validation on every
+ *   write, mismatches counted (store/declarative-validation.ts).
+ * - DeclarativeValidationTakeover: the schema's causes answer for the rules both state; switched
+ *   off with DeclarativeValidation, as upstream.
+ * - ListFromCacheSnapshot: accepted, as upstream 1.33 (beta, on), so upstream's --feature-gates
+ *   values start this server; it switches nothing here. Upstream serves a list at an older
+ *   resourceVersion from snapshots of its watch cache instead of etcd; svc's watch cache holds
+ *   events, not objects, and every list (any resourceVersion, continue tokens) is read from the
+ *   store at its revision (store/list-reader.ts over SQLite's or etcd's MVCC), the path the
+ *   snapshots reproduce upstream.
  * - MutatingAdmissionPolicy: the MutatingAdmissionPolicy admission plugin (beta since 1.34, off by
  *   default as upstream; its admissionregistration v1alpha1/v1beta1 versions also need --runtime-config).
  * - StreamingList: watches with sendInitialEvents (upstream names this gate WatchList).
@@ -22,6 +32,9 @@ export const apiServerFeatures = {
   APIResponseCompression: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   [CBOR_GATE]: { stage: 'ALPHA', default: false },
+  DeclarativeValidation: { stage: 'BETA', default: true },
+  DeclarativeValidationTakeover: { stage: 'BETA', default: false },
+  ListFromCacheSnapshot: { stage: 'BETA', default: true },
   MutatingAdmissionPolicy: { stage: 'BETA', default: false },
   StreamingList: { stage: 'BETA', default: true },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
@@ -54,5 +67,7 @@ export function parseFeatureGatePairs(pairs: readonly string[]): { on: Set<strin
     }
   }
   const values = apiServerGates.resolve(overrides);
+  // Upstream: takeover means nothing without declarative validation running.
+  if (!values.DeclarativeValidation) values.DeclarativeValidationTakeover = false;
   return { on: new Set(Object.entries(values).filter(([, v]) => v).map(([n]) => n)), warnings: apiServerGates.warnings(overrides) };
 }

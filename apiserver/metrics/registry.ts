@@ -37,6 +37,9 @@ export interface ApiMetricsOptions {
  *   bounded by --watch-cache-max-bytes.
  * - apiserver_events_dropped_total{component, reason} (svc's own): events of the in-process loops
  *   not written (QueueFull, Spam, Rejected, RetriesExhausted); upstream's recorders only log them.
+ * - apiserver_validation_declarative_validation_mismatch_total / _panic_total (upstream's; the
+ *   spec's declarative_validation_mismatch_total with upstream's namespace and subsystem): the
+ *   DeclarativeValidation comparison's differences and its failures (store/declarative-validation.ts).
  * Each declares upstream's stability level (metrics/stability.ts: `[STABLE]`/`[ALPHA]` in HELP;
  * svc's own are ALPHA); a deprecated one past its lifetime is hidden unless --show-hidden-metrics-for-version.
  */
@@ -50,6 +53,8 @@ export class ApiMetrics {
   private readonly sources: Array<() => string> = [];
   private readonly terminatedWatchers: Counter<'group' | 'resource'>;
   private readonly droppedEvents: Counter<'component' | 'reason'>;
+  private readonly validationMismatches: Counter;
+  private readonly validationPanics: Counter;
 
   constructor(private readonly o: ApiMetricsOptions = {}) {
     this.requests = new Counter({
@@ -78,6 +83,10 @@ export class ApiMetrics {
       ...this.declare('apiserver_events_dropped_total', { stability: 'ALPHA' }, 'Events of the in-process control loops and scheduler that were not written, by reporting component and reason.'),
       labelNames: ['component', 'reason'],
     });
+    this.validationMismatches = new Counter(
+      this.declare('apiserver_validation_declarative_validation_mismatch_total', { stability: 'BETA' }, 'Number of times declarative validation results differed from handwritten validation results for core types.'),
+    );
+    this.validationPanics = new Counter(this.declare('apiserver_validation_declarative_validation_panic_total', { stability: 'BETA' }, 'Number of times declarative validation has panicked during validation.'));
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -149,6 +158,16 @@ export class ApiMetrics {
   /** Counts one event of an in-process component that was not written. */
   eventDropped(component: string, reason: string): void {
     this.droppedEvents.inc({ component, reason });
+  }
+
+  /** Counts one difference between declarative and hand-written validation. */
+  declarativeValidationMismatch(): void {
+    this.validationMismatches.inc();
+  }
+
+  /** Counts one failure (upstream: a panic) of declarative validation. */
+  declarativeValidationPanic(): void {
+    this.validationPanics.inc();
   }
 
   /** Counts one watcher ended for falling behind. */

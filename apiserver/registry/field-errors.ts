@@ -73,3 +73,23 @@ export function index(base: string, i: number): string {
 export function key(base: string, k: string): string {
   return `${base}[${k}]`;
 }
+
+/** Hand-written causes that a rule of the kind's schema also states (see coveredByDeclarative). */
+const coveredCauses = new WeakSet<Cause>();
+
+/**
+ * Marks a hand-written cause as one whose rule the kind's schema also states (upstream's
+ * field.Error MarkCoveredByDeclarative, KEP-5073): with the DeclarativeValidation gate the store
+ * compares it with the schema's own cause for that field, and with DeclarativeValidationTakeover
+ * the schema's cause answers instead (store/declarative-validation.ts). A mark, not a field: the
+ * cause on the wire is unchanged.
+ */
+export function coveredByDeclarative(c: Cause): Cause {
+  coveredCauses.add(c);
+  return c;
+}
+
+/** Whether coveredByDeclarative marked this cause. */
+export function isCoveredByDeclarative(c: Cause): boolean {
+  return coveredCauses.has(c);
+}

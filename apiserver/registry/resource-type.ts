@@ -134,6 +134,13 @@ export interface ResourceType {
   defaults?(obj: KObject): void;
   /** Kind-specific validation; old is set on update. Object metadata is validated generically before. */
   validate?(obj: KObject, old?: KObject, subresource?: string): Cause[];
+  /**
+   * Fields (list indices and map keys written [*], e.g. `spec.ports[*].protocol`) whose schema rule
+   * (required, enum, unique keys) `validate` also checks, marking its causes coveredByDeclarative:
+   * DeclarativeValidation compares the two there (store/declarative-validation.ts). Absent: only
+   * the fields of marked causes are compared.
+   */
+  declarativeCoverage?: readonly string[];
   /** Fields copied from the old object on update because they are immutable or system-owned; returns causes for forbidden changes. subresource names the write path ('' for the main resource). */
   validateUpdate?(obj: KObject, old: KObject, subresource?: string): Cause[];
   /**

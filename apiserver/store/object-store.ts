@@ -1,7 +1,7 @@
 import { randomUUID, randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { jsonEqual } from '../api/json-equal';
-import { ApiError, errors, fieldError, type Cause } from '../api/errors';
+import { ApiError, errors, fieldError } from '../api/errors';
 import type { KList, KObject } from '../api/types';
 import { validateMetaUpdate, validateObjectMeta } from '../registry/meta-validation';
 import { nameRuleFor } from '../registry/name-rules';
@@ -19,6 +19,7 @@ import { parseRv } from './read-plan';
 import { decodeServed, encodeServed, MAX_CONFLICT_RETRIES, modified, reuseOrDecode, uidPreconditionFailed, type StoredVersion } from './stored-object';
 import { rfc3339 } from '../api/time';
 import { afterAdmission, type WriteAdmission } from './write-admission';
+import { isSchemaRule, validateObject, type DeclarativeValidationOptions } from './declarative-validation';
 import { writeAttributes, type WriteContext } from './write-context';
 
 // The store's public API, importable from here as before the split.
@@ -43,6 +44,8 @@ export interface ObjectStoreOptions {
   now: () => Date;
   /** How long a "not older than" read waits for a future revision before 504. */
   rvWaitMs: number;
+  /** The DeclarativeValidation gates and where mismatches go; absent: the schema's and the kind's validation as without the gate. */
+  declarativeValidation?: DeclarativeValidationOptions;
 }
 
 /** Names made from generateName: the prefix plus five characters, as upstream's SimpleNameGenerator. */
@@ -117,7 +120,7 @@ export class ObjectStore {
     await this.admission.admit(attrs);
     // A write refused from here on gives back what admission charged (Appendix B).
     return afterAdmission(attrs, async () => {
-      validate(t, obj);
+      validate(t, obj, undefined, '', this.opts.declarativeValidation);
       if (ctx.dryRun) return obj;
       try {
         const kv = await this.storage.create(objectKey(t, namespace, meta.name!), await encodeServed(t, obj));
@@ -244,7 +247,7 @@ export class ObjectStore {
     const meta = obj.metadata;
     const old = current.metadata;
     // validateUpdate restores fields that may not change, so generation is judged after it.
-    validate(t, obj, current, ctx.subresource);
+    validate(t, obj, current, ctx.subresource, this.opts.declarativeValidation);
     meta.generation = old.generation ?? 1;
     if (specChanged(t, current, obj) || t.bumpsGeneration?.(obj, current, ctx.subresource)) meta.generation++;
     if (equalIgnoringTimes(current, obj)) return current; // no-op writes do not bump resourceVersion (upstream)
@@ -309,13 +312,15 @@ function checkScope(t: ResourceType, namespace: string, obj: KObject): void {
   }
 }
 
-function validate(t: ResourceType, obj: KObject, old?: KObject, subresource = ''): void {
-  const causes: Cause[] = [];
-  causes.push(...validateAgainstSchema(obj, t.schema));
-  causes.push(...validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t), strictFinalizers: t.finalizerNames !== 'qualified' }));
-  if (old) causes.push(...validateMetaUpdate(obj.metadata, old.metadata));
-  if (causes.length === 0 && t.validate) causes.push(...t.validate(obj, old, subresource));
-  if (causes.length === 0 && old && t.validateUpdate) causes.push(...t.validateUpdate(obj, old, subresource));
+/** Schema, metadata and the kind's validation (with declarative validation beside it: declarative-validation.ts); throws 422 with every cause. */
+function validate(t: ResourceType, obj: KObject, old: KObject | undefined, subresource: string, dv: DeclarativeValidationOptions | undefined): void {
+  const schema = validateAgainstSchema(obj, t.schema);
+  const meta = validateObjectMeta(obj.metadata, { namespaced: t.namespaced, nameRule: nameRuleFor(t), strictFinalizers: t.finalizerNames !== 'qualified' });
+  if (old) meta.push(...validateMetaUpdate(obj.metadata, old.metadata));
+  const handwritten = t.validate ? () => t.validate!(obj, old, subresource) : undefined;
+  const declarative = () => schema.filter(isSchemaRule);
+  let causes = validateObject({ kind: t.kind, schema, meta, declarative, handwritten, coverage: t.declarativeCoverage }, dv);
+  if (causes.length === 0 && old && t.validateUpdate) causes = t.validateUpdate(obj, old, subresource);
   if (causes.length > 0) throw errors.invalid(t.kind, obj.metadata.name ?? obj.metadata.generateName ?? '', causes, t.group);
 }
 

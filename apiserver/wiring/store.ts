@@ -5,6 +5,8 @@ import type { ApiServerFlags } from '../config/flags';
 import type { ApiMetrics } from '../metrics/registry';
 import { StoreInformers } from '../store/list-watch';
 import { ObjectStore } from '../store/object-store';
+import type { DeclarativeValidationOptions } from '../store/declarative-validation';
+import { gateOn } from '../config/feature-gates';
 import { AllocatingAdmission } from '../store/service-alloc/allocating-admission';
 import { buildServiceAllocator } from '../store/service-alloc/build';
 import type { ServiceAllocator } from '../store/service-alloc/service-allocator';
@@ -43,7 +45,11 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
   let informers: StoreInformers | undefined;
   const admission = buildAdmission(flags, { registry, store: () => store!, escalation: () => authz!.escalation, informers: () => informers! });
   const serviceAllocator = buildServiceAllocator(s.storage, flags.network.serviceCidrs, flags.network.nodePortRange);
-  store = new ObjectStore(s.storage, s.cache, new AllocatingAdmission(admission, serviceAllocator), { now: () => new Date(), rvWaitMs: 3000 });
+  store = new ObjectStore(s.storage, s.cache, new AllocatingAdmission(admission, serviceAllocator), {
+    now: () => new Date(),
+    rvWaitMs: 3000,
+    declarativeValidation: declarativeValidation(flags, log, metrics),
+  });
   informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });
   authz = buildAuthorizers(
     {
@@ -59,4 +65,23 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
   );
   const events = new EventRecorders(store, registry, { log, onDropped: (component, reason) => metrics?.eventDropped(component, reason) });
   return { store, admission, informers, authz, events, serviceAllocator, remoteApis: new RemoteApis() };
+}
+
+/** The DeclarativeValidation gates; mismatches and panics counted and logged at info (kind, field, type: never a value). */
+function declarativeValidation(flags: ApiServerFlags, log: Logger, metrics?: ApiMetrics): DeclarativeValidationOptions {
+  const dvLog = log.child({ component: 'declarative-validation' });
+  return {
+    enabled: gateOn(flags.featureGates, 'DeclarativeValidation'),
+    takeover: gateOn(flags.featureGates, 'DeclarativeValidation') && gateOn(flags.featureGates, 'DeclarativeValidationTakeover'),
+    report: {
+      mismatch(detail) {
+        metrics?.declarativeValidationMismatch();
+        dvLog.info(detail);
+      },
+      panic(detail) {
+        metrics?.declarativeValidationPanic();
+        dvLog.warn(detail);
+      },
+    },
+  };
 }

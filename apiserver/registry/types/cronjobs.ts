@@ -5,7 +5,7 @@ import type { KObject } from '../../api/types';
 import { Zone } from '../../api/zoned-time';
 import { objectReferenceSchema, withMeta } from '../common-schemas';
 import { nonNegative } from '../common-validation';
-import { invalid, notSupported, required } from '../field-errors';
+import { coveredByDeclarative, invalid, notSupported, required } from '../field-errors';
 import { formatLabelSelector } from '../../api/label-selector';
 import { containerCells } from '../container-cells';
 import { validateAnnotations, validateLabels } from '../meta-validation';
@@ -121,7 +121,7 @@ function validate(cj: KObject, old?: KObject, subresource?: string): Cause[] {
   if (!oldSpec || !isDeepStrictEqual(oldSpec.timeZone, spec.timeZone)) out.push(...validateTimeZone(spec.timeZone, 'spec.timeZone'));
   const policy = spec.concurrencyPolicy;
   if (policy === undefined || policy === null || policy === '') out.push(required('spec.concurrencyPolicy'));
-  else if (typeof policy !== 'string' || !CONCURRENCY_POLICIES.includes(policy)) out.push(notSupported('spec.concurrencyPolicy', policy, CONCURRENCY_POLICIES));
+  else if (typeof policy !== 'string' || !CONCURRENCY_POLICIES.includes(policy)) out.push(coveredByDeclarative(notSupported('spec.concurrencyPolicy', policy, CONCURRENCY_POLICIES)));
   out.push(...validateJobTemplate(rec(spec.jobTemplate) ?? {}, 'spec.jobTemplate'));
   out.push(...nonNegative('spec.successfulJobsHistoryLimit', spec.successfulJobsHistoryLimit));
   out.push(...nonNegative('spec.failedJobsHistoryLimit', spec.failedJobsHistoryLimit));
@@ -168,6 +168,7 @@ export function makeCronJobType(now: Now = Date.now): ResourceType {
     tableColumns: cronJobColumns(now),
     defaults: defaultCronJob,
     validate,
+    declarativeCoverage: ['spec.concurrencyPolicy'],
   };
 }
 

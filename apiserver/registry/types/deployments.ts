@@ -2,7 +2,7 @@ import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { labelSelectorSchema, withMeta } from '../common-schemas';
 import { CONDITION_STATUSES, nonNegative, oneOf } from '../common-validation';
-import { forbidden, immutable, index, invalid, notSupported, required } from '../field-errors';
+import { coveredByDeclarative, forbidden, immutable, index, invalid, notSupported, required } from '../field-errors';
 import { ensureRec, num, rec, recs, setDefault } from '../obj-access';
 import type { ResourceType, TableColumn } from '../resource-type';
 import { bool, described, int32, int64, intOrStr, mapList, obj, ptr, str, strEnum, time } from '../schema-builders';
@@ -94,7 +94,7 @@ function defaults(o: KObject): void {
 function validateStrategy(strategy: Record<string, unknown>): Cause[] {
   const path = 'spec.strategy';
   if (strategy.type === 'Recreate') return strategy.rollingUpdate ? [forbidden(`${path}.rollingUpdate`, "may not be specified when strategy `type` is 'Recreate'")] : [];
-  if (strategy.type !== 'RollingUpdate') return [notSupported(`${path}.type`, strategy.type ?? '', STRATEGY_TYPES)];
+  if (strategy.type !== 'RollingUpdate') return [coveredByDeclarative(notSupported(`${path}.type`, strategy.type ?? '', STRATEGY_TYPES))];
   const ru = rec(strategy.rollingUpdate);
   if (!ru) return [required(`${path}.rollingUpdate`, 'this should be defaulted and never be nil')];
   const p = `${path}.rollingUpdate`;
@@ -180,6 +180,7 @@ export function makeDeploymentType(now: Now = Date.now): ResourceType {
     tableColumns: deploymentColumns(now),
     defaults,
     validate,
+    declarativeCoverage: ['spec.strategy.type'],
     validateUpdate,
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
   };

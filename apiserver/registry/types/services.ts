@@ -2,7 +2,7 @@ import type { Cause } from '../../api/errors';
 import type { KObject } from '../../api/types';
 import { metaConditionSchema, withMeta } from '../common-schemas';
 import { messages, oneOf, portNum, portNumOrName, protocol, qualifiedName } from '../common-validation';
-import { child, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
+import { child, coveredByDeclarative, duplicate, forbidden, index, invalid, notSupported, required } from '../field-errors';
 import { validateLabels } from '../meta-validation';
 import { dns1123LabelErrors, dns1123SubdomainErrors, ipErrors } from '../../api/name-validation';
 import { ensureRec, get, rec, recs, str, strAt, strs, type JsonMap } from '../obj-access';
@@ -171,7 +171,7 @@ function validate(o: KObject): Cause[] {
   const out: Cause[] = [];
   const type = spec.type;
   if (!type) out.push(required('spec.type'));
-  else if (typeof type !== 'string' || !SERVICE_TYPES.includes(type)) out.push(notSupported('spec.type', type, SERVICE_TYPES));
+  else if (typeof type !== 'string' || !SERVICE_TYPES.includes(type)) out.push(coveredByDeclarative(notSupported('spec.type', type, SERVICE_TYPES)));
   out.push(...validatePorts(spec));
   if (type === 'ExternalName') {
     const cname = strAt(spec, 'externalName').replace(/\.$/, '');
@@ -297,6 +297,7 @@ export function makeServiceType(now: Now = Date.now): ResourceType {
     tableColumns: serviceColumns(now),
     defaults,
     validate,
+    declarativeCoverage: ['spec.type'],
     validateUpdate,
   };
 }

@@ -77,3 +77,19 @@ test('watch cache gauges are read at each scrape; terminated watchers are counte
   t.notRegex(text, /resource="deployments"/, 'a resource no longer watched leaves the gauge');
   t.regex(text, /^apiserver_watch_cache_history_bytes 0$/m);
 });
+
+test('declarative validation mismatches and panics: upstream counters, [BETA], exported at 0 before any', async (t) => {
+  const m = new ApiMetrics();
+  const before = await m.metricsText();
+  t.regex(before, /^# HELP apiserver_validation_declarative_validation_mismatch_total \[BETA\] Number of times declarative validation results differed from handwritten validation results for core types\.$/m);
+  t.regex(before, /^# TYPE apiserver_validation_declarative_validation_mismatch_total counter$/m);
+  t.regex(before, /^apiserver_validation_declarative_validation_mismatch_total 0$/m);
+  t.regex(before, /^# HELP apiserver_validation_declarative_validation_panic_total \[BETA\] /m);
+  t.regex(before, /^# TYPE apiserver_validation_declarative_validation_panic_total counter$/m);
+  m.declarativeValidationMismatch();
+  m.declarativeValidationMismatch();
+  m.declarativeValidationPanic();
+  const after = await m.metricsText();
+  t.regex(after, /^apiserver_validation_declarative_validation_mismatch_total 2$/m);
+  t.regex(after, /^apiserver_validation_declarative_validation_panic_total 1$/m);
+});
