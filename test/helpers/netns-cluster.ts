@@ -50,6 +50,8 @@ export interface NetnsNode {
 
 export interface NetnsCluster {
   api: RunningApiServer;
+  /** The host end's address (the API server's): what the nodes see as a client outside the cluster. */
+  hostIp: string;
   /** A kubeconfig reaching the API server at the host end's address. */
   kubeconfig: string;
   nodes: NetnsNode[];
@@ -203,7 +205,7 @@ export async function startNetnsCluster(o: NetnsClusterOptions = {}): Promise<Ne
       nodes.push(node);
     }
     await Promise.all(nodes.map((n) => n.agent.waitForLog('node registered and heartbeating', o.registerBoundMs ?? 90_000)));
-    return { api, kubeconfig, nodes, ...cluster };
+    return { api, hostIp, kubeconfig, nodes, ...cluster };
   } catch (e) {
     await cluster.stop();
     throw e;

@@ -103,7 +103,15 @@ function pod(name: string, node: string, labels: Record<string, string>, command
   };
 }
 
-const httpd = (name: string) => ['sh', '-c', `mkdir -p /www && echo "hello from ${name}" > /www/index.html && exec httpd -f -p 80 -h /www`];
+/** The address busybox httpd's CGI saw ("[::ffff:10.1.2.3]" on its IPv6 socket) as plain IPv4. */
+const clientAddr = (page: string | undefined) => page?.trim().replace(/^\[::ffff:(.*)\]$/, '$1');
+
+/** busybox httpd serving "hello from <name>" at / and the client's address (CGI REMOTE_ADDR) at /cgi-bin/ip. */
+const httpd = (name: string) => [
+  'sh',
+  '-c',
+  `mkdir -p /www/cgi-bin && echo "hello from ${name}" > /www/index.html && printf '#!/bin/sh\\necho Content-Type: text/plain\\necho\\necho $REMOTE_ADDR\\n' > /www/cgi-bin/ip && chmod +x /www/cgi-bin/ip && exec httpd -f -p 80 -h /www`,
+];
 
 async function ready(name: string): Promise<{ ip: string; container: string }> {
   return eventually(`${name} running and ready with an IP`, async () => {
@@ -126,17 +134,18 @@ async function podExec(node: NetnsNode, container: string, argv: string[]): Prom
 }
 
 /** One fetch of the Service by name from a pod; the page, or undefined when it failed. `timeout`: busybox wget's -T crashes (see the podnet e2e). */
-async function fetchFrom(node: NetnsNode, container: string): Promise<string | undefined> {
-  const r = await podExec(node, container, ['timeout', '5', 'wget', '-qO-', URL]);
+async function fetchFrom(node: NetnsNode, container: string, page = ''): Promise<string | undefined> {
+  const r = await podExec(node, container, ['timeout', '5', 'wget', '-qO-', URL + page]);
   return r.code === 0 ? r.out : undefined;
 }
 /** From the client pod on node A. */
 const fetchFromClient = () => fetchFrom(nodes()[0], client.container);
 
 /** The host end fetches a node address's port (the NodePort); the body, or undefined. */
-function hostGet(ip: string, port: number): Promise<string | undefined> {
+function hostGet(ip: string, port: number, page = '/'): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const req = request({ host: ip, port, path: '/', timeout: 5000, agent: false }, (res) => {
+    // insecureHTTPParser: the CGI script's header lines end in a bare LF (busybox httpd passes them on).
+    const req = request({ host: ip, port, path: page, timeout: 5000, agent: false, insecureHTTPParser: true }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
@@ -216,6 +225,35 @@ test.serial("the NodePort answers on both nodes' addresses (node A has no backen
   }
 });
 
+test.serial('client addresses: a pod keeps its own; the NodePort masquerades under externalTrafficPolicy Cluster, keeps the client under Local, where a node without endpoints drops', async (t) => {
+  const [a, b] = nodes();
+  const cl = c();
+  const nodePort = svc.spec.ports[0].nodePort;
+  t.is(clientAddr(await fetchFrom(a, client.container, 'cgi-bin/ip')), client.ip, 'pod to Service inside the cluster CIDR: not masqueraded');
+  t.is(clientAddr(await hostGet(a.ip, nodePort, '/cgi-bin/ip')), a.ip, "through node A to node B's pod: masqueraded to node A's address");
+  const viaB = clientAddr(await hostGet(b.ip, nodePort, '/cgi-bin/ip'));
+  t.truthy(viaB);
+  t.not(viaB, cl.hostIp, 'Cluster policy: masqueraded on node B too');
+
+  const policy = (p: string) => kubectlStdin(cl.kubeconfig, ['patch', 'service', 'web', '--type=merge', '-p', JSON.stringify({ spec: { externalTrafficPolicy: p } })], '');
+  await policy('Local');
+  await until(`node B's NodePort keeps the client address ${cl.hostIp}`, async () => clientAddr(await hostGet(b.ip, nodePort, '/cgi-bin/ip')) === cl.hostIp, () => proxyTable(b));
+  await until('node A (no local endpoint) drops its NodePort', async () => (await hostGet(a.ip, nodePort)) === undefined, () => proxyTable(a));
+  t.is(await fetchFromClient(), 'hello from web-1\n', 'the cluster IP is not affected by the external policy');
+  await policy('Cluster');
+  t.is(await eventually('node A forwards its NodePort again', () => hostGet(a.ip, nodePort), BOUND_MS, 300), 'hello from web-1\n');
+});
+
+test.serial('a crashed agent (SIGKILL) restarted replaces its rules and serves DNS again; the Service still answers by name', async (t) => {
+  const [a] = nodes();
+  await a.restartAgent();
+  t.is(await eventually('the page by name after the restart', fetchFromClient, BOUND_MS, 300), 'hello from web-1\n');
+  const table = await proxyTable(a);
+  t.is(table.split(`dnat to ${web1.ip}:80`).length - 1, 1, table);
+  const look = await podExec(a, client.container, ['nslookup', 'web.default.svc.cluster.local']);
+  t.regex(look.out, new RegExp(`Address:\\s+${svc.spec.clusterIP.replace(/\./g, '\\.')}`), look.out);
+});
+
 test.serial('scaling the backend updates the rules: a second pod is added to them and answers; a deleted one is taken out', async (t) => {
   const [a, b] = nodes();
   await create(pod('web-2', b.name, { app: 'web' }, httpd('web-2')));
@@ -253,6 +291,15 @@ test.serial('a NetworkPolicy blocks the fetch; changed to admit the client, it a
   t.is(await eventually('the fetch once the policy is gone', fetchFromClient, BOUND_MS, 300), 'hello from web-2\n');
 });
 
+test.serial('with no backend left the Service rejects connections at once (no hanging), and its name still resolves', async (t) => {
+  await kubectlStdin(c().kubeconfig, ['delete', 'pod', 'web-2', '--wait=false'], '');
+  const attempt = () => podExec(nodes()[0], client.container, ['timeout', '5', 'wget', '-qO-', URL]);
+  await until('the fetch refused', async () => /refused/i.test((await attempt()).out), () => proxyTable(nodes()[0]));
+  t.not((await attempt()).code, 0);
+  const look = await podExec(nodes()[0], client.container, ['nslookup', 'web.default.svc.cluster.local']);
+  t.regex(look.out, new RegExp(`Address:\\s+${svc.spec.clusterIP.replace(/\./g, '\\.')}`), look.out);
+});
+
 test.serial("agents stopped cleanly take the proxy's and the policy's tables and the DNS address with them; nothing of the test's is left", async (t) => {
   const cl = c();
   const before = await Promise.all(cl.nodes.map((n) => n.exec(NFT, 'list', 'tables')));
@@ -266,6 +313,10 @@ test.serial("agents stopped cleanly take the proxy's and the policy's tables and
     const tables = await n.exec(NFT, 'list', 'tables');
     t.notRegex(tables, /svc-proxy|svc-netpol/, `${n.name}: ${tables}`);
     t.notRegex(await n.exec('ip', '-o', 'addr', 'show', 'dev', 'lo'), new RegExp(DNS_IP.replace(/\./g, '\\.')), `${n.name}'s DNS address is gone`);
+  }
+  for (const n of cl.nodes) {
+    const errors = n.agent.logs.filter((l) => typeof l['level'] === 'number' && l['level'] >= 50);
+    t.deepEqual(errors, [], `${n.name} logged no errors`);
   }
   await cl.stop();
   t.deepEqual(await cl.leftovers(), []);
