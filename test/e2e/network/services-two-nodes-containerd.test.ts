@@ -254,7 +254,7 @@ test.serial('a crashed agent (SIGKILL) restarted replaces its rules and serves D
   t.regex(look.out, new RegExp(`Address:\\s+${svc.spec.clusterIP.replace(/\./g, '\\.')}`), look.out);
 });
 
-test.serial('scaling the backend updates the rules: a second pod is added to them and answers; a deleted one is taken out', async (t) => {
+test.serial('scaling the backend updates the rules: a second pod is added to them and answers (with ClientIP affinity each client sticks to one; internalTrafficPolicy Local keeps to the node); a deleted one is taken out', async (t) => {
   const [a, b] = nodes();
   await create(pod('web-2', b.name, { app: 'web' }, httpd('web-2')));
   const web2 = await ready('web-2');
@@ -266,6 +266,22 @@ test.serial('scaling the backend updates the rules: a second pod is added to the
     if (page) seen.add(page.trim());
   }
   t.deepEqual([...seen].sort(), ['hello from web-1', 'hello from web-2']);
+
+  // sessionAffinity ClientIP: the kernel's dynamic affinity sets keep each client on one pod.
+  const patch = (spec: object) => kubectlStdin(c().kubeconfig, ['patch', 'service', 'web', '--type=merge', '-p', JSON.stringify({ spec })], '');
+  await patch({ sessionAffinity: 'ClientIP' });
+  await until("node A's rules check the affinity sets", async () => /saddr @affinity-/.test(await proxyTable(a)), () => proxyTable(a));
+  const first = await eventually('a fetch under affinity', fetchFromClient, BOUND_MS, 300);
+  for (let i = 0; i < 10; i++) t.is(await fetchFromClient(), first, `fetch ${i} sticks to the first pod`);
+  await patch({ sessionAffinity: 'None' });
+  await until("node A's rules without affinity", async () => !/saddr @affinity-/.test(await proxyTable(a)), () => proxyTable(a));
+
+  // internalTrafficPolicy Local: only the node's own endpoints; node A has none (dropped).
+  await patch({ internalTrafficPolicy: 'Local' });
+  await until('the fetch from node A dropped under internalTrafficPolicy Local', async () => (await fetchFromClient()) === undefined, () => proxyTable(a));
+  t.regex((await fetchFrom(b, clientB.container)) ?? '', /^hello from web-[12]\n$/, "node B's pod reaches its node's endpoints");
+  await patch({ internalTrafficPolicy: 'Cluster' });
+  t.regex(await eventually('the fetch from node A under Cluster again', fetchFromClient, BOUND_MS, 300), /^hello from web-[12]\n$/);
 
   await kubectlStdin(c().kubeconfig, ['delete', 'pod', 'web-1', '--wait=false'], '');
   for (const n of [a, b]) await until(`${n.name}'s proxy rules drop web-1 (${web1.ip})`, async () => !(await proxyTable(n)).includes(`dnat to ${web1.ip}:80`), agentLog(n, 'proxy'));
