@@ -207,8 +207,13 @@ test.serial('nslookup in the client pod resolves the Service name to its cluster
   t.regex(missing.out, /NXDOMAIN/, missing.out);
 });
 
-test.serial("the Service answers a pod on the backend's own node (bridged to it: br_netfilter) and node A's own namespace (host network)", async (t) => {
+test.serial("the Service answers a pod on the backend's own node (bridged to it: the agent turns br_netfilter's setting on) and node A's own namespace (host network)", async (t) => {
   const [a, b] = nodes();
+  // A node where nothing turned bridged traffic through the IP hooks on (br_netfilter loaded
+  // by nobody, as on a fresh host): the agent, with the proxy on, turns it on at start.
+  await b.exec('sysctl', '-qw', 'net.bridge.bridge-nf-call-iptables=0');
+  await b.restartAgent();
+  t.is((await b.exec('sysctl', '-n', 'net.bridge.bridge-nf-call-iptables')).trim(), '1', 'svc-node turned net.bridge.bridge-nf-call-iptables on');
   t.is(await eventually('the page from client-b on node B', () => fetchFrom(b, clientB.container), BOUND_MS, 300), 'hello from web-1\n');
   // A node's own connections to a cluster IP need a route for it before the proxy's output rule
   // rewrites them (a real node's default route; these namespaces have none: nothing may leave).
