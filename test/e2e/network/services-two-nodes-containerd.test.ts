@@ -1,15 +1,19 @@
 /**
  * Services that route (issue 24, its "Tests" section) end to end on real containerd and runc:
  * two svc-node processes, each with its own containerd, in two network namespaces joined by a
- * bridge (test/helpers/netns-cluster.ts), one svc-apiserver with --cluster-cidr; each agent runs
- * the pod network, the network proxy (nftables), NetworkPolicy enforcement and the node-local
- * cluster DNS server on 169.254.20.10 (on the namespace's lo: the kernel here has no dummy
- * driver), so a busybox pod on node A fetches `http://web.default.svc.cluster.local` from a busybox
- * httpd pod on node B by name: its resolv.conf (written from clusterDNS and clusterDomain) points
- * at node A's DNS server, the name resolves to the Service's cluster IP, node A's proxy rules send
- * the connection to the pod, the host-gateway route carries it to node B. Then: nslookup in the
- * pod, the NodePort on both nodes' addresses, scaling the backend changes the rules, a
- * NetworkPolicy blocks and then allows, and clean agent stops leave no table behind.
+ * bridge (test/helpers/netns-cluster.ts), under their own node certificates (Node authorizer and
+ * the nodes' grants, as real nodes), one svc-apiserver with --cluster-cidr. Each agent runs the
+ * pod network, the network proxy (nftables), NetworkPolicy enforcement and the node-local cluster
+ * DNS server on 169.254.20.10 (on the namespace's lo: the kernel here has no dummy driver), so a
+ * busybox pod on node A fetches `http://web.default.svc.cluster.local` from a busybox httpd pod
+ * on node B by name: its resolv.conf (from clusterDNS and clusterDomain) points at node A's DNS
+ * server, the name resolves to the Service's cluster IP, node A's proxy rules send the connection
+ * to the pod, the host-gateway route carries it to node B. Then: nslookup in the pod; a pod next
+ * to the backend (bridged: the agent turns br_netfilter's setting on) and the node itself; the
+ * NodePort on both nodes' addresses; client addresses under both external traffic policies; an
+ * agent crash-restart; scaling the backend (with ClientIP affinity and internalTrafficPolicy
+ * Local on the way); a NetworkPolicy blocking, then allowing; no backend left (rejected); clean
+ * agent stops leaving no table, address or error behind.
  *
  * SRV and PTR answers are the DNS server's (agent/dns) and are checked with dig in
  * test/e2e/dns/cluster-dns.test.ts; here the name is asked from inside a pod. Traffic stays in the
@@ -31,6 +35,8 @@ const CLUSTER_CIDR = '10.244.0.0/16';
 const SERVICE_CIDR = '10.96.0.0/16';
 const DNS_IP = '169.254.20.10';
 const URL = 'http://web.default.svc.cluster.local/';
+/** The agent's log components of this issue's loops. */
+const NETWORK_COMPONENTS = ['proxy', 'netpol', 'cluster-dns', 'pod-network'];
 /** How long a change may take to show (generous: a shared, loaded machine). */
 const BOUND_MS = 60_000;
 
@@ -336,8 +342,9 @@ test.serial("agents stopped cleanly take the proxy's and the policy's tables and
     t.notRegex(await n.exec('ip', '-o', 'addr', 'show', 'dev', 'lo'), new RegExp(DNS_IP.replace(/\./g, '\\.')), `${n.name}'s DNS address is gone`);
   }
   for (const n of cl.nodes) {
-    const errors = n.agent.logs.filter((l) => typeof l['level'] === 'number' && l['level'] >= 50);
-    t.deepEqual(errors, [], `${n.name} logged no errors`);
+    // The network components' errors (a failed rule sync, DNS server, route): none, restarts included.
+    const errors = n.agent.logs.filter((l) => NETWORK_COMPONENTS.includes(String(l['component'])) && typeof l['level'] === 'number' && l['level'] >= 50);
+    t.deepEqual(errors, [], `${n.name}'s network components logged no errors`);
   }
   await cl.stop();
   t.deepEqual(await cl.leftovers(), []);
