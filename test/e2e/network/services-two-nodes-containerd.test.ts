@@ -318,6 +318,19 @@ test.serial('a NetworkPolicy blocks the fetch; changed to admit the client, it a
   t.is(await eventually('the fetch once the policy is gone', fetchFromClient, BOUND_MS, 300), 'hello from web-2\n');
 });
 
+test.serial("an egress NetworkPolicy on the client (enforced on node A, after the proxy's DNAT: the pod's address and named port) allows, then blocks the fetch", async (t) => {
+  const [a] = nodes();
+  const policy = (to: object[]) =>
+    JSON.stringify({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'client-egress', namespace: 'default' }, spec: { podSelector: { matchLabels: { role: 'client' } }, policyTypes: ['Egress'], egress: [{ to, ports: [{ protocol: 'TCP', port: 'http' }] }] } });
+  await kubectlStdin(c().kubeconfig, ['apply', '-f', '-'], policy([{ podSelector: { matchLabels: { app: 'web' } } }]));
+  await until(`node A's policy table isolates the client's egress (${client.ip})`, async () => (await netpolTable(a)).includes(`${client.ip} : jump egress-`), () => netpolTable(a));
+  t.is(await fetchFromClient(), 'hello from web-2\n', 'egress to app=web on the named port http is allowed (the name still resolves: the node-local DNS is not forwarded traffic)');
+  await kubectlStdin(c().kubeconfig, ['apply', '-f', '-'], policy([{ podSelector: { matchLabels: { app: 'other' } } }]));
+  await until('the fetch blocked by the egress policy', async () => (await fetchFromClient()) === undefined, () => netpolTable(a));
+  await kubectlStdin(c().kubeconfig, ['delete', 'networkpolicy', 'client-egress'], '');
+  t.is(await eventually('the fetch once the egress policy is gone', fetchFromClient, BOUND_MS, 300), 'hello from web-2\n');
+});
+
 test.serial('with no backend left the Service rejects connections at once (no hanging), and its name still resolves', async (t) => {
   await kubectlStdin(c().kubeconfig, ['delete', 'pod', 'web-2', '--wait=false'], '');
   const attempt = () => podExec(nodes()[0], client.container, ['timeout', '5', 'wget', '-qO-', URL]);
