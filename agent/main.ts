@@ -31,7 +31,7 @@ import { startNodeController } from './wiring/node';
 import { startPods } from './wiring/pods';
 import { startProxy } from './wiring/proxy';
 import { startNetworkPolicy } from './wiring/netpol';
-import { startPodNetwork } from './wiring/podnet';
+import { ensureBridgedTrafficFiltered, startPodNetwork } from './wiring/podnet';
 import { connectRuntime } from './wiring/runtime';
 import { startServer } from './wiring/server';
 
@@ -80,6 +80,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
   const proxy = await startProxy(ctx, credentials.client);
   const netpol = startNetworkPolicy(ctx, credentials.client);
+  if (proxy || netpol) await ensureBridgedTrafficFiltered(ctx);
   await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder, proxy, netpol });
   await Promise.race([node.whenFirstRenewed(), abortPromise(signal)]);
   if (signal.aborted) return;

@@ -3,3 +3,4 @@ export { CNI_BRIDGE, CNI_CONFIG_FILE, CNI_NETWORK_NAME, podNetworkConflist } fro
 export { CniConfigWriter } from './cni-config-writer';
 export { PodNetwork } from './pod-network';
 export { execIp, ROUTE_PROTO, RouteTable, type IpRunner } from './route-table';
+export { BRIDGE_NF_SYSCTLS, ensureBridgeNetfilter, realBridgeNetfilterHost, type BridgeNetfilterHost } from './bridge-netfilter';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ApiClient } from '../client/api-client';
-import { CniConfigWriter, PodNetwork, RouteTable } from '../podnet';
+import { CniConfigWriter, ensureBridgeNetfilter, PodNetwork, realBridgeNetfilterHost, RouteTable, type BridgeNetfilterHost } from '../podnet';
 import type { AgentContext } from './context';
 
 export function startPodNetwork(ctx: AgentContext, p: { client: ApiClient; hostIPs: () => string[] }): void {
@@ -23,4 +23,9 @@ export function startPodNetwork(ctx: AgentContext, p: { client: ApiClient; hostI
     log: log.child({ component: 'pod-network' }),
   });
   running.loops.push(net.run(signal));
+}
+
+/** With the proxy or NetworkPolicy enforcement on: bridged pod traffic through their rules (br_netfilter, as k3s's agent sets up). */
+export async function ensureBridgedTrafficFiltered(ctx: AgentContext, host: BridgeNetfilterHost = realBridgeNetfilterHost): Promise<void> {
+  await ensureBridgeNetfilter(host, ctx.log.child({ component: 'pod-network' }));
 }

@@ -21,6 +21,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startAgent, type AgentProcess } from '../e2e/agent/agent-process';
+import { kubeconfig as kubeconfigYaml } from '../../apiserver/pki/bootstrap';
+import { issue } from '../../apiserver/pki/certs';
 import { startApiServer, type RunningApiServer } from './apiserver-process';
 import { requireContainerdTools, startContainerd, type Containerd } from './containerd';
 import { freePort } from './free-port';
@@ -48,6 +50,8 @@ export interface NetnsNode {
 
 export interface NetnsCluster {
   api: RunningApiServer;
+  /** The host end's address (the API server's): what the nodes see as a client outside the cluster. */
+  hostIp: string;
   /** A kubeconfig reaching the API server at the host end's address. */
   kubeconfig: string;
   nodes: NetnsNode[];
@@ -64,6 +68,12 @@ export interface NetnsClusterOptions {
   configLines?: string[];
   /** How long registration may take (default 90 s). */
   registerBoundMs?: number;
+  /**
+   * Run each agent under its own node identity (a client certificate for `system:node:<name>`
+   * in `system:nodes`, signed by the API server's CA) as a real node does, so the Node
+   * authorizer and the nodes' RBAC grants are exercised; default: the admin kubeconfig.
+   */
+  nodeIdentity?: boolean;
 }
 
 const sh = async (argv: string[]): Promise<string> => (await run(argv[0], argv.slice(1), { timeout: 30_000, maxBuffer: 4 << 20 })).stdout;
@@ -78,6 +88,16 @@ async function freePrefix(): Promise<string> {
     if (!routes.includes(prefix) && !addrs.includes(prefix)) return prefix;
   }
   throw new Error('no free 10.x.y.0/24 for the namespaces');
+}
+
+/** A kubeconfig in `dir` for the node's own identity, with a client certificate signed by the API server's CA. */
+async function nodeKubeconfig(api: RunningApiServer, server: string, node: string, dir: string): Promise<string> {
+  const pki = path.join(api.dataDir, 'pki');
+  const ca = { certPem: readFileSync(path.join(pki, 'ca.crt'), 'utf8'), keyPem: readFileSync(path.join(pki, 'ca.key'), 'utf8') };
+  const id = await issue(ca, { commonName: `system:node:${node}`, organizations: ['system:nodes'], usage: 'client', validityMs: 3600_000 });
+  const file = path.join(dir, 'node.kubeconfig');
+  writeFileSync(file, kubeconfigYaml({ server, caPem: api.caPem, user: `system:node:${node}`, ...id }), { mode: 0o600 });
+  return file;
 }
 
 export async function startNetnsCluster(o: NetnsClusterOptions = {}): Promise<NetnsCluster> {
@@ -162,7 +182,7 @@ export async function startNetnsCluster(o: NetnsClusterOptions = {}): Promise<Ne
       const agentOptions = {
         dir,
         nodeName: `node-${name}`,
-        kubeconfig,
+        kubeconfig: o.nodeIdentity ? await nodeKubeconfig(api, `https://${hostIp}:${port}`, `node-${name}`, dir) : kubeconfig,
         netns: ns,
         args: [`--node-ip=${ip}`],
         configLines: [`containerRuntimeEndpoint: ${ctrd.endpoint}`, `podLogsDir: ${ctrd.logRoot}`, `cniConfDir: ${ctrd.cniConfDir}`, 'nodeStatusUpdateFrequency: 1s', ...(o.configLines ?? [])],
@@ -185,7 +205,7 @@ export async function startNetnsCluster(o: NetnsClusterOptions = {}): Promise<Ne
       nodes.push(node);
     }
     await Promise.all(nodes.map((n) => n.agent.waitForLog('node registered and heartbeating', o.registerBoundMs ?? 90_000)));
-    return { api, kubeconfig, nodes, ...cluster };
+    return { api, hostIp, kubeconfig, nodes, ...cluster };
   } catch (e) {
     await cluster.stop();
     throw e;
