@@ -3,7 +3,7 @@ import { ApiError } from '../api/errors';
 import type { UserInfo } from '../api/user';
 import { proxyRequest, type ProxyClientIdentity } from './proxy';
 import type { RemoteApi, RemoteApis, RemoteState } from './remote-apis';
-import { resolveTarget, type ServiceLookup } from './resolve';
+import { resolveTarget, type ServiceLookup } from '../registry/service-resolver';
 
 /** What the HTTP server needs to serve remote group versions: the table, how to find servers, and the identity to present. */
 export interface Aggregator {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import type { Clock } from '../../common/informer/clock';
-import { resolveTarget, type ServiceLookup } from '../aggregator/resolve';
+import { resolveTarget, type ServiceLookup } from '../registry/service-resolver';
 import { remoteApiOf, type RemoteApi, type RemoteApis, type RemoteOpenApi } from '../aggregator/remote-apis';
 import { openApiDue } from '../aggregator/remote-openapi';
 import { errors, isNotFound } from '../api/errors';

@@ -17,7 +17,7 @@ import type { StoreLayer } from './store';
 import type { ResourceMetricsLayer } from './resource-metrics';
 import { kubeletClientTls, proxyClientIdentity, type ServingTls } from './tls';
 import { getOrNull } from '../api/errors';
-import type { ServiceLookup } from '../aggregator/resolve';
+import type { ServiceLookup } from '../registry/service-resolver';
 import type { ResourceRegistry } from '../registry/builtin';
 import type { ObjectStore } from '../store/object-store';
 import type { StoreInformers } from '../store/list-watch';

@@ -5,8 +5,8 @@
  * `<service>.<namespace>.svc`, as upstream verifies it.
  */
 import type { KObject } from '../api/types';
-import { rec, str } from '../registry/obj-access';
-import type { RemoteApi } from './remote-apis';
+import { rec, str } from './obj-access';
+type RemoteApi = { service: { namespace: string; name: string; port: number } };
 
 /** Reads Services and Endpoints (the store, or an informer's cache). */
 export interface ServiceLookup {
