@@ -109,7 +109,7 @@ class Dispatcher {
       const version = reviewVersionFor(versions);
       if (!version) throw new HookCallError(`webhook does not accept known AdmissionReview versions ${JSON.stringify(versions)}`);
       const uid = uidOf(a);
-      const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.resolve);
+      const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.services);
       const body = await postReview(endpoint, admissionReview(version, spelledRequest(admissionRequest(a, uid), a.type.group, group)), timeout, this.d.client);
       try {
         return parseReviewAnswer(body, version, uid, this.mutating);
