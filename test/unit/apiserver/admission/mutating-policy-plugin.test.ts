@@ -5,7 +5,7 @@
  * and admissionregistration exemption, upstream's refusal wording.
  */
 import test from 'ava';
-import type { AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { AdmissionChain, type AdmissionAttributes } from '../../../../apiserver/admission/admission';
 import { atomicPaths } from '../../../../apiserver/admission/mutating-policy-eval';
 import { MutatingAdmissionPolicyPlugin } from '../../../../apiserver/admission/mutating-policy-plugin';
 import { ApiError } from '../../../../apiserver/api/errors';
@@ -129,11 +129,12 @@ test('reinvocation: an IfNeeded policy runs again when a later policy changed th
   // "copy" copies label b into c; "set-b" (a later binding) sets b: only a second run of "copy" sees it.
   const copy = (reinvocationPolicy: string) => policy('copy', { reinvocationPolicy, mutations: [apply('Object{metadata: Object.metadata{labels: {"c": "b" in object.metadata.labels ? object.metadata.labels["b"] : "none"}}}')] });
   const setB = policy('set-b', { mutations: [apply('Object{metadata: Object.metadata{labels: {"b": "x"}}}')] });
+  // Reinvocation is the chain's second pass (admission/reinvocation.ts), as upstream's reinvoker.
   const once = attrs();
-  await plugin([copy('Never'), setB], [binding('1', 'copy'), binding('2', 'set-b')]).mutate(once);
+  await new AdmissionChain([plugin([copy('Never'), setB], [binding('1', 'copy'), binding('2', 'set-b')])]).admit(once);
   t.is(once.object!.metadata.labels?.c, 'none');
   const again = attrs();
-  await plugin([copy('IfNeeded'), setB], [binding('1', 'copy'), binding('2', 'set-b')]).mutate(again);
+  await new AdmissionChain([plugin([copy('IfNeeded'), setB], [binding('1', 'copy'), binding('2', 'set-b')])]).admit(again);
   t.is(again.object!.metadata.labels?.c, 'x');
 });
 

@@ -10,7 +10,8 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import test from 'ava';
-import type { AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { AdmissionChain, type AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { MutatingAdmissionPolicyPlugin } from '../../../../apiserver/admission/mutating-policy-plugin';
 import { MutatingWebhookPlugin, ValidatingWebhookPlugin, type WebhookDispatchDeps } from '../../../../apiserver/admission/webhook-dispatch';
 import { ApiError } from '../../../../apiserver/api/errors';
 import type { KObject } from '../../../../apiserver/api/types';
@@ -123,7 +124,8 @@ test.serial('mutating hooks patch the object in order; an IfNeeded hook is calle
   const plugin = new MutatingWebhookPlugin(deps([config('z', [hook('b.hooks.test', '/b')]), config('a', [hook('a.hooks.test', '/a', { reinvocationPolicy: 'IfNeeded' })])]));
   const a = attrs();
   const obj = a.object!;
-  await plugin.mutate(a);
+  // Reinvocation is the chain's second pass (admission/reinvocation.ts), as upstream's reinvoker.
+  await new AdmissionChain([plugin]).admit(a);
   t.is(a.object, obj, 'patched in place: the store keeps its reference');
   t.deepEqual(a.object!.metadata.labels, { a: 'y', b: 'y' });
   // Configurations by name: a first, then b, then a again (b changed the object after a saw it).
@@ -240,4 +242,44 @@ test.serial("a hook's patch is defaulted, as upstream decodes it: a container it
   const side = ((a.object!.spec as Rec).containers as Rec[]).find((c) => c.name === 'side')!;
   t.is(side.terminationMessagePath, '/dev/termination-log');
   t.is(side.imagePullPolicy, 'Always');
+});
+
+/** A MutatingAdmissionPolicy on config maps copying label `from` into `to` ("none" when absent). */
+function copyPolicy(reinvocationPolicy: string, from: string, to: string): MutatingAdmissionPolicyPlugin {
+  const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' }];
+  const expression = `Object{metadata: Object.metadata{labels: {"${to}": "${from}" in object.metadata.labels ? object.metadata.labels["${from}"] : "none"}}}`;
+  const policy: KObject = {
+    metadata: { name: 'copy' },
+    spec: { failurePolicy: 'Fail', reinvocationPolicy, matchConstraints: { resourceRules: rules, namespaceSelector: {}, objectSelector: {} }, mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression } }] },
+  };
+  return new MutatingAdmissionPolicyPlugin(
+    {
+      policies: () => Promise.resolve([policy]),
+      bindings: () => Promise.resolve([{ metadata: { name: 'copy' }, spec: { policyName: 'copy' } }]),
+      namespace: (name) => Promise.resolve({ metadata: { name } }),
+      paramType: () => undefined,
+      getParam: () => Promise.resolve(undefined),
+      listParams: () => Promise.resolve([]),
+    },
+    true,
+  );
+}
+
+test.serial('reinvocation spans policies and webhooks (upstream\'s reinvoker): a policy runs again after a hook changed the object, and a hook after the policy did', async (t) => {
+  // Pass 1: the policy copies label a into c ("none"), then hook /a adds label a. Pass 2: the
+  // policy (IfNeeded) sees a and sets c; the hook (IfNeeded) is called again as c changed after it.
+  seen.length = 0;
+  const hooks = new MutatingWebhookPlugin(deps([config('a', [hook('a.hooks.test', '/a', { reinvocationPolicy: 'IfNeeded' })])]));
+  const a = attrs();
+  await new AdmissionChain([copyPolicy('IfNeeded', 'a', 'c'), hooks]).admit(a);
+  t.deepEqual(a.object!.metadata.labels, { a: 'y', c: 'y' });
+  t.deepEqual(seen.map((s) => s.path), ['/a', '/a']);
+  t.is(seen[1].review.request.object.metadata.labels.c, 'y');
+
+  // Never: neither is called again; the hook without IfNeeded is not either.
+  seen.length = 0;
+  const never = attrs();
+  await new AdmissionChain([copyPolicy('Never', 'a', 'c'), new MutatingWebhookPlugin(deps([config('a', [hook('a.hooks.test', '/a')])]))]).admit(never);
+  t.deepEqual(never.object!.metadata.labels, { a: 'y', c: 'none' });
+  t.deepEqual(seen.map((s) => s.path), ['/a']);
 });
