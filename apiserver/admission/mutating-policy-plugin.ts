@@ -5,7 +5,8 @@ import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { mutateWithPolicy } from './mutating-policy-eval';
 import { ReinvokeTracker } from './reinvocation';
-import { bindingParams, matchedPolicies, Misconfigured, policyInputs, type PolicyDeps } from './policy-bindings';
+import { spelled } from './hook-spelling';
+import { bindingParams, matchedPolicies, Misconfigured, policyGroup, policyInputs, type PolicyDeps } from './policy-bindings';
 import { mutatingPrograms, policyConditionsHold, policyVariables } from './policy-eval';
 
 /**
@@ -22,7 +23,8 @@ import { mutatingPrograms, policyConditionsHold, policyVariables } from './polic
  *
  * Inactive unless the MutatingAdmissionPolicy feature gate is on (upstream's plugin is in the
  * default set and checks the gate). DELETE is never mutated; admissionregistration objects are
- * exempt, as upstream's.
+ * exempt, as upstream's. A policy sees a two-name group as its matching rule spells it (upstream's
+ * k8s.io name for "*", ./hook-spelling.ts as webhooks); its result is stored canonical.
  */
 
 type Rec = Record<string, unknown>;
@@ -85,10 +87,11 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
       fail(`failed to configure binding: ${err.message}`);
       return false;
     }
+    const group = policyGroup(spec, a);
     let changed = false;
     for (const param of params) {
       // The object changes between policies and parameters: the inputs are read afresh.
-      const inputs = await policyInputs(a, namespaceOf, needed);
+      const inputs = await policyInputs(a, namespaceOf, needed, group);
       const hold = policyConditionsHold(spec, inputs, param, mutatingPrograms);
       if (hold === false) continue;
       if (hold instanceof Error) {
@@ -96,8 +99,11 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
         continue;
       }
       try {
-        const next = mutateWithPolicy(spec, a.object!, a.type.schema, inputs, param);
-        if (next === a.object) continue;
+        // Mutated as the policy sees the object (its rule's group spelling), stored canonical.
+        const seen = spelled(a.object!, a.type.group, group);
+        const result = mutateWithPolicy(spec, seen, a.type.schema, inputs, param);
+        if (result === seen) continue;
+        const next = spelled(result, group, a.type.group);
         // Upstream defaults the patched object (a sidecar's container gets its defaults as any container).
         a.type.defaults?.(next);
         if (!isDeepStrictEqual(next, a.object)) changed = true;

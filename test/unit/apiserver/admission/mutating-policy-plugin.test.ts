@@ -170,3 +170,33 @@ test('validation: upstream\'s messages for mutations, patch types, reinvocationP
     ],
   );
 });
+
+test("a policy sees a two-name group as its matching rule spells it (\"*\": upstream's k8s.io name); its result is stored canonical", async (t) => {
+  const roles = types.find((r) => r.resource === 'roles' && r.version === 'v1')!;
+  for (const [groups, expected] of [
+    [['*'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.k8s.io'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.svc.io'], 'rbac.authorization.svc.io'],
+  ] as const) {
+    const seen = policy('seen', {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [...groups], apiVersions: ['v1'], resources: ['roles'], scope: '*' }], namespaceSelector: {}, objectSelector: {} },
+      matchConditions: [{ name: 'group', expression: `request.kind.group == "${expected}"` }],
+      mutations: [
+        apply('Object{metadata: Object.metadata{labels: {"seen": object.apiVersion.split("/")[0], "kind": request.kind.group, "managed": object.metadata.managedFields[0].apiVersion.split("/")[0]}}}'),
+        patch('[JSONPatch{op: "add", path: "/metadata/annotations", value: {"request": request.resource.group}}]'),
+      ],
+    });
+    const role: KObject = {
+      apiVersion: 'rbac.authorization.svc.io/v1',
+      kind: 'Role',
+      metadata: { name: 'r', namespace: 'ns', managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'rbac.authorization.svc.io/v1', fieldsType: 'FieldsV1', fieldsV1: {} }] },
+      rules: [],
+    };
+    const a = attrs({ type: roles, name: 'r', object: role });
+    await plugin([seen], [binding('b', 'seen')]).mutate(a);
+    t.deepEqual(a.object!.metadata.labels, { seen: expected, kind: expected, managed: expected }, groups.join());
+    t.deepEqual(a.object!.metadata.annotations, { request: expected });
+    t.is(a.object!.apiVersion, 'rbac.authorization.svc.io/v1');
+    t.is((a.object!.metadata.managedFields as Rec[])[0].apiVersion, 'rbac.authorization.svc.io/v1');
+  }
+});
