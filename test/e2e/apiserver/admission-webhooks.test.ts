@@ -147,7 +147,8 @@ test.serial('dry-run requests reach hooks declaring sideEffects None or NoneOnDr
 test.serial("a hook referenced by service is called at the Service's EndpointSlice endpoint over TLS checked for <svc>.<ns>.svc; a Service without endpoints fails in upstream's words", async (t) => {
   // EndpointSlice addresses may not be loopback (upstream's validation): the hook listens on a
   // documentation-range address this test adds to lo (removed in after.always): traffic stays on loopback.
-  await ip(['addr', 'add', `${hookAddress}/32`, 'dev', 'lo']);
+  // replace: an address left by a run that was killed is taken over rather than failing.
+  await ip(['addr', 'replace', `${hookAddress}/32`, 'dev', 'lo']);
   addressAdded = true;
   mkdirSync(join(dir, 'svc'));
   const h = await startHookProcess<(typeof calls)[number]>('admission-webhook-server.js', join(dir, 'svc'), 'service hooks', { dnsNames: ['admission-hooks.webhook-svc.svc'], address: hookAddress });
