@@ -1,5 +1,6 @@
 import { ApiError } from '../api/errors';
 import { reclaim, type AdmissionAttributes } from '../store/write-admission';
+import { startReinvocation } from './reinvocation';
 
 // The attributes are the store's (it calls admission on every write): defined at that consumer.
 export type { AdmissionAttributes, Operation } from '../store/write-admission';
@@ -18,14 +19,24 @@ export interface AdmissionPlugin {
   validate?(attrs: AdmissionAttributes): Promise<void>;
 }
 
-/** Runs every plugin's mutate in order, then every plugin's validate. */
+/**
+ * Runs every plugin's mutate in order, then every plugin's validate. When a webhook or mutating
+ * policy changed the object in the mutating phase, every mutate runs once more (upstream's
+ * reinvoker, ./reinvocation.ts): the built-in plugins all, webhooks and policies those with
+ * reinvocationPolicy IfNeeded that a later change concerns.
+ */
 export class AdmissionChain {
   constructor(private readonly plugins: readonly AdmissionPlugin[]) {}
 
   /** Rejects with the first plugin's error, after undoing what earlier plugins charged (attrs.onRejected). */
   async admit(attrs: AdmissionAttributes): Promise<void> {
     try {
+      const ctx = startReinvocation(attrs);
       for (const p of this.plugins) if (p.mutate) await named(p, () => p.mutate!(attrs));
+      if (ctx.shouldReinvoke) {
+        ctx.isReinvoke = true;
+        for (const p of this.plugins) if (p.mutate) await named(p, () => p.mutate!(attrs));
+      }
       for (const p of this.plugins) if (p.validate) await named(p, () => p.validate!(attrs));
     } catch (err) {
       await reclaim(attrs);

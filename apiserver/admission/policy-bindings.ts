@@ -4,6 +4,7 @@ import { celInput } from '../cel/admission-env';
 import type { ResourceType } from '../registry/resource-type';
 import type { AdmissionAttributes } from '../store/write-admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from './admission-match';
+import { hookGroup, spelled, spelledRequest } from './hook-spelling';
 import type { PolicyInputs } from './policy-eval';
 import { admissionRequest, uidOf } from './webhook-review';
 
@@ -11,7 +12,8 @@ import { admissionRequest, uidOf } from './webhook-review';
  * What ValidatingAdmissionPolicy and MutatingAdmissionPolicy share (upstream
  * k8s.io/apiserver/pkg/admission/plugin/policy/generic and matching): which (policy, binding)
  * pairs match a request (the policy's matchConstraints, then the binding's matchResources), the
- * parameter objects of a binding, and the request's CEL inputs.
+ * parameter objects of a binding, and the request's CEL inputs — in the group spelling the
+ * policy's matching rule names (./hook-spelling.ts, the rule webhooks follow).
  */
 
 type Rec = Record<string, unknown>;
@@ -103,12 +105,27 @@ export async function bindingParams(d: PolicyDeps, a: AdmissionAttributes, spec:
   throw new Misconfigured('no params found for policy binding with `Deny` parameterNotFoundAction');
 }
 
-/** The request's CEL variables that are read, converted once (the objects once, shared by request.object and object). */
-export async function policyInputs(a: AdmissionAttributes, namespaceOf: (name: string) => Promise<KObject | undefined>, needed: ReadonlySet<string>): Promise<PolicyInputs> {
+/**
+ * The spelling of a two-name group a policy sees the request in: the one its first matching
+ * matchConstraints rule names, upstream's k8s.io name for "*" (hookGroup, as for webhooks; upstream's
+ * matchPolicy Equivalent hands a policy the request as the rule that matched names it).
+ */
+export function policyGroup(spec: Rec, a: AdmissionAttributes): string {
+  const rules = recs((spec.matchConstraints as Rec | undefined)?.resourceRules).filter((r) => namedRuleMatches(r, a));
+  return hookGroup(rules, a);
+}
+
+/**
+ * The request's CEL variables that are read, converted once (the objects once, shared by
+ * request.object and object), in the group spelling `group` (policyGroup): object, oldObject and
+ * request's kinds and resources.
+ */
+export async function policyInputs(a: AdmissionAttributes, namespaceOf: (name: string) => Promise<KObject | undefined>, needed: ReadonlySet<string>, group = a.type.group): Promise<PolicyInputs> {
   const withRequest = needed.has('request');
-  const object = needed.has('object') || withRequest ? celInput(a.operation === 'DELETE' ? null : (a.object ?? null)) : null;
-  const oldObject = needed.has('oldObject') || withRequest ? celInput(a.oldObject ?? null) : null;
-  const request = withRequest ? { ...(celInput({ ...admissionRequest(a, uidOf(a)), object: null, oldObject: null }) as Rec), object, oldObject } : null;
+  const canonical = a.type.group;
+  const object = needed.has('object') || withRequest ? celInput(spelled(a.operation === 'DELETE' ? null : (a.object ?? null), canonical, group)) : null;
+  const oldObject = needed.has('oldObject') || withRequest ? celInput(spelled(a.oldObject ?? null, canonical, group)) : null;
+  const request = withRequest ? { ...(celInput(spelledRequest({ ...admissionRequest(a, uidOf(a)), object: null, oldObject: null }, canonical, group)) as Rec), object, oldObject } : null;
   const namespaceObject = needed.has('namespaceObject') && a.type.namespaced ? celInput((await namespaceOf(a.namespace)) ?? null) : null;
   return { object, oldObject, request, namespaceObject };
 }

@@ -4,7 +4,7 @@ import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { forbiddenSubject } from './resource-quota';
 import { evaluatePolicy, policyConditionsHold, policyVariables, type PolicyFailure, type PolicyInputs } from './policy-eval';
-import { bindingParams, matchedPolicies, Misconfigured, policyInputs, type PolicyDeps } from './policy-bindings';
+import { bindingParams, matchedPolicies, Misconfigured, policyGroup, policyInputs, type PolicyDeps } from './policy-bindings';
 
 export type { PolicyDeps } from './policy-bindings';
 
@@ -16,7 +16,9 @@ export type { PolicyDeps } from './policy-bindings';
  * the binding's validationActions: Deny refuses with upstream's message, Warn adds a Warning,
  * Audit adds the `validation.policy.admission.k8s.io/validation_failure` audit annotation.
  * Errors (misconfiguration, evaluation errors, the cost budget) follow the policy's failurePolicy.
- * Requests for admissionregistration objects are exempt, as upstream's.
+ * Requests for admissionregistration objects are exempt, as upstream's. A policy sees a two-name
+ * group (object.apiVersion, request.kind.group, ...) as its matching rule spells it, upstream's
+ * k8s.io name for "*" (./hook-spelling.ts, as webhooks).
  */
 
 type Rec = Record<string, unknown>;
@@ -38,8 +40,14 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     // Only the variables some matched policy reads are built (the request and the namespace cost a conversion and a read).
     const needed = new Set<string>();
     for (const [policy] of matched) for (const v of policyVariables((policy.spec ?? {}) as Rec)) needed.add(v);
-    const inputs = await policyInputs(a, namespaceOf, needed);
-    for (const [policy, binding] of matched) await this.evaluateBinding(a, policy, binding, inputs);
+    // Each policy sees the group as its matching rule spells it: the inputs once per spelling.
+    const bySpelling = new Map<string, Promise<PolicyInputs>>();
+    for (const [policy, binding] of matched) {
+      const group = policyGroup((policy.spec ?? {}) as Rec, a);
+      let inputs = bySpelling.get(group);
+      if (!inputs) bySpelling.set(group, (inputs = policyInputs(a, namespaceOf, needed, group)));
+      await this.evaluateBinding(a, policy, binding, await inputs);
+    }
   }
 
   private async evaluateBinding(a: AdmissionAttributes, policy: KObject, binding: KObject, inputs: PolicyInputs): Promise<void> {

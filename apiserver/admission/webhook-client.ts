@@ -1,13 +1,14 @@
-import { lookup } from 'node:dns/promises';
 import { Agent, request as httpsRequest } from 'node:https';
+import { unresolved, type ServiceRef, type Target } from '../registry/service-resolver';
 import { HookCallError } from './webhook-review';
 
 /**
  * POSTs an AdmissionReview to a webhook over TLS (upstream's webhook client): the server's
  * certificate is verified with clientConfig.caBundle (system roots when none), each call bounded
  * by the hook's timeoutSeconds (sent as `?timeout=Ns`, as upstream does). A service clientConfig
- * becomes `https://<name>.<namespace>.svc:<port><path>` when that name resolves; until cluster
- * networking exists that usually fails, with an error naming the service.
+ * is `https://<name>.<namespace>.svc:<port><path>` (the URL errors name and the Host header
+ * carries), reached at the address the Service resolves to (upstream's ServiceResolver: the
+ * Service's endpoint, see registry/service-resolver.ts) with TLS verified for `<name>.<namespace>.svc`.
  */
 
 type Rec = Record<string, unknown>;
@@ -20,10 +21,13 @@ const realTimer: SetTimer = (ms, fn) => {
   return () => clearTimeout(t);
 };
 
+/** Finds the server of a Service port: an address to dial, or why there is none (registry/service-resolver.ts resolveTarget over Services and EndpointSlices). */
+export type ResolveService = (ref: ServiceRef) => Promise<Target>;
+
 export interface WebhookClientOptions {
   setTimer?: SetTimer;
-  /** Resolves a service's DNS name; rejects when it does not resolve. */
-  resolve?: (host: string) => Promise<unknown>;
+  /** Resolves service clientConfigs; absent, a service clientConfig fails with an error naming the service. */
+  services?: ResolveService;
   /** Largest answer accepted; default 3 MiB, the request body limit. */
   maxResponseBytes?: number;
 }
@@ -49,30 +53,33 @@ function agentFor(ca: string | undefined): Agent {
   return agent;
 }
 
-/** Where a hook is reached: its URL (with the timeout query) and the CA bundle. */
+/** Where a hook is reached: its URL (with the timeout query), the CA bundle, and for a service the address dialled and the TLS name. */
 export interface HookEndpoint {
   url: string;
   ca?: string;
+  connect?: { host: string; port: number; servername: string };
 }
 
-/** Resolves clientConfig to an endpoint; throws HookCallError naming the service when it cannot. */
-export async function hookEndpoint(clientConfig: Rec, timeoutSeconds: number, resolve: (host: string) => Promise<unknown> = lookup): Promise<HookEndpoint> {
+/**
+ * Resolves clientConfig to an endpoint; throws HookCallError when a service cannot be resolved,
+ * in upstream's words (`Post "https://<svc>.<ns>.svc:443/...": no endpoints available for service "<svc>"`).
+ */
+export async function hookEndpoint(clientConfig: Rec, timeoutSeconds: number, services?: ResolveService): Promise<HookEndpoint> {
   const ca = typeof clientConfig.caBundle === 'string' && clientConfig.caBundle !== '' ? Buffer.from(clientConfig.caBundle, 'base64').toString('utf8') : undefined;
-  let url: URL;
   if (typeof clientConfig.url === 'string') {
-    url = new URL(clientConfig.url);
-  } else {
-    const svc = (clientConfig.service ?? {}) as Rec;
-    const host = `${String(svc.name)}.${String(svc.namespace)}.svc`;
-    try {
-      await resolve(host);
-    } catch {
-      throw new HookCallError(`service "${String(svc.namespace)}/${String(svc.name)}" cannot be reached: ${host} does not resolve (cluster service networking is not available here; use clientConfig.url)`);
-    }
-    url = new URL(`https://${host}:${typeof svc.port === 'number' ? svc.port : 443}${typeof svc.path === 'string' ? svc.path : ''}`);
+    const url = new URL(clientConfig.url);
+    url.searchParams.set('timeout', `${timeoutSeconds}s`);
+    return { url: url.toString(), ca };
   }
-  url.searchParams.set('timeout', `${timeoutSeconds}s`);
-  return { url: url.toString(), ca };
+  const svc = (clientConfig.service ?? {}) as Rec;
+  const ref = { namespace: String(svc.namespace), name: String(svc.name), port: typeof svc.port === 'number' ? svc.port : 443 };
+  // Written out rather than through URL, which would drop the default port: upstream's errors show `:443`.
+  const url = `https://${ref.name}.${ref.namespace}.svc:${ref.port}${typeof svc.path === 'string' ? svc.path : ''}?timeout=${timeoutSeconds}s`;
+  const failed = (why: string) => new HookCallError(`failed to call webhook: Post "${url}": ${why}`);
+  if (!services) throw failed(`service "${ref.name}" in "${ref.namespace}" cannot be resolved: no service resolver is configured`);
+  const target = await services(ref);
+  if (unresolved(target)) throw failed(target.detail);
+  return { url, ca, connect: target };
 }
 
 /** Posts body and returns the parsed JSON answer; every failure (TLS, timeout, HTTP status, JSON) is a HookCallError in upstream's words. */
@@ -92,8 +99,10 @@ export function postReview(endpoint: HookEndpoint, body: unknown, timeoutSeconds
     };
     const req = httpsRequest(endpoint.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length, ...(endpoint.connect ? { host: endpoint.url.slice('https://'.length).replace(/[/?].*$/, '') } : {}) },
       agent: agentFor(endpoint.ca),
+      // A service's endpoint is dialled by address, its certificate checked for the service's name.
+      ...(endpoint.connect ? { hostname: endpoint.connect.host, port: endpoint.connect.port, servername: endpoint.connect.servername } : {}),
     }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -136,7 +145,7 @@ export function postReview(endpoint: HookEndpoint, body: unknown, timeoutSeconds
  */
 export async function postToHook(clientConfig: Rec, body: unknown, timeoutSeconds: number, o: WebhookClientOptions = {}): Promise<unknown> {
   try {
-    const endpoint = await hookEndpoint(clientConfig, timeoutSeconds, o.resolve);
+    const endpoint = await hookEndpoint(clientConfig, timeoutSeconds, o.services);
     return await postReview(endpoint, body, timeoutSeconds, o);
   } catch (err) {
     if (err instanceof HookCallError) throw new Error(err.message.replace(/^failed to call webhook: /, ''), { cause: err });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ApiError } from '../api/errors';
 import type { KObject } from '../api/types';
 import { celInput, matchConditionEnv, ProgramCache } from '../cel/admission-env';
@@ -6,6 +7,7 @@ import type { AdmissionAttributes } from '../store/write-admission';
 import type { AdmissionPlugin } from './admission';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type NamespaceLabels } from './admission-match';
 import { hookGroup, spelled, spelledRequest } from './hook-spelling';
+import { ReinvokeTracker } from './reinvocation';
 import { hookEndpoint, postReview, type WebhookClientOptions } from './webhook-client';
 import { admissionRequest, admissionReview, uidOf, applyHookPatch, callFailure, denial, dryRunUnsupported, HookCallError, parseReviewAnswer, reviewVersionFor, type HookAnswer } from './webhook-review';
 
@@ -31,6 +33,8 @@ export interface WebhookDispatchDeps {
 }
 
 interface Hook {
+  /** Its configuration's name. */
+  config: string;
   name: string;
   spec: Rec;
 }
@@ -51,7 +55,7 @@ class Dispatcher {
     const configs = [...(await this.d.configurations())].sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
     const out: Hook[] = [];
     for (const c of configs) {
-      for (const spec of Array.isArray(c.webhooks) ? (c.webhooks as Rec[]) : []) out.push({ name: typeof spec.name === 'string' ? spec.name : '', spec });
+      for (const spec of Array.isArray(c.webhooks) ? (c.webhooks as Rec[]) : []) out.push({ config: c.metadata.name ?? '', name: typeof spec.name === 'string' ? spec.name : '', spec });
     }
     return out;
   }
@@ -109,7 +113,7 @@ class Dispatcher {
       const version = reviewVersionFor(versions);
       if (!version) throw new HookCallError(`webhook does not accept known AdmissionReview versions ${JSON.stringify(versions)}`);
       const uid = uidOf(a);
-      const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.resolve);
+      const endpoint = await hookEndpoint((h.spec.clientConfig ?? {}) as Rec, timeout, this.d.client?.services);
       const body = await postReview(endpoint, admissionReview(version, spelledRequest(admissionRequest(a, uid), a.type.group, group)), timeout, this.d.client);
       try {
         return parseReviewAnswer(body, version, uid, this.mutating);
@@ -146,7 +150,7 @@ function replaceContents(target: KObject, next: KObject): void {
 
 const exempt = (a: AdmissionAttributes): boolean => a.type.group === EXEMPT_GROUP;
 
-/** MutatingAdmissionWebhook: hooks in order, each patch applied before the next hook; IfNeeded hooks called once more when a later hook changed the object. */
+/** MutatingAdmissionWebhook: hooks in order, each patch applied before the next hook; IfNeeded hooks called once more when a later mutation changed the object. */
 export class MutatingWebhookPlugin implements AdmissionPlugin {
   readonly name = 'MutatingAdmissionWebhook';
   readonly namesItself = true;
@@ -156,24 +160,32 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
     this.dispatch = new Dispatcher(deps, true);
   }
 
+  /**
+   * Upstream's mutating dispatcher: on the chain's second pass (./reinvocation.ts) only the
+   * IfNeeded hooks called before a later change — by a later hook, a mutating policy or a
+   * built-in plugin — are called again; a hook is never called there for the first time.
+   */
   async mutate(a: AdmissionAttributes): Promise<void> {
     if (exempt(a)) return;
-    const after = new Map<Hook, { seen: string; index: number }>();
+    const { ctx, tracker } = ReinvokeTracker.of(a, this.name);
+    if (tracker.idleOnReinvoke(ctx)) return;
+    tracker.begin(ctx, a);
     const hooks = await this.dispatch.hooks();
     for (const [index, h] of hooks.entries()) {
-      if (!(await this.dispatch.matches(h, a))) continue;
-      await this.invoke(h, a, index, 0);
-      if (h.spec.reinvocationPolicy === 'IfNeeded') after.set(h, { seen: JSON.stringify(a.object ?? null), index });
+      // Keyed by configuration and hook name (upstream: the hook's UID, unique the same way).
+      const key = `${h.config}/${h.name}`;
+      if (tracker.skip(ctx, key) || !(await this.dispatch.matches(h, a))) continue;
+      const changed = await this.invoke(h, a, index, ctx.isReinvoke ? 1 : 0);
+      tracker.invoked(ctx, key, changed, h.spec.reinvocationPolicy === 'IfNeeded');
     }
-    // Upstream reinvokes IfNeeded hooks (once) when the object changed after they saw it.
-    for (const [h, { seen, index }] of after) {
-      if (JSON.stringify(a.object ?? null) !== seen) await this.invoke(h, a, index, 1);
-    }
+    tracker.end(a);
   }
 
-  private async invoke(h: Hook, a: AdmissionAttributes, index: number, round: number): Promise<void> {
+  /** Calls one hook and applies its patch; whether the object changed. */
+  private async invoke(h: Hook, a: AdmissionAttributes, index: number, round: number): Promise<boolean> {
     const answer = await this.dispatch.call(h, a, index, round);
-    if (!answer) return;
+    if (!answer) return false;
+    let changed = false;
     if (!answer.allowed) throw denial(h.name, answer.result);
     if (answer.patch !== undefined && a.object) {
       // The patch is relative to the object as the hook saw it.
@@ -181,9 +193,11 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
       const next = spelled(applyHookPatch(spelled(a.object, a.type.group, group), answer.patch), group, a.type.group);
       // Upstream decodes the patched object, which defaults it (a container a hook adds gets its defaults as any container).
       a.type.defaults?.(next);
+      changed = !isDeepStrictEqual(next, a.object);
       replaceContents(a.object, next);
     }
     this.dispatch.record(h, a, answer);
+    return changed;
   }
 }
 

@@ -3,7 +3,7 @@ import { ApiError } from '../api/errors';
 import type { UserInfo } from '../api/user';
 import { proxyRequest, type ProxyClientIdentity } from './proxy';
 import type { RemoteApi, RemoteApis, RemoteState } from './remote-apis';
-import { resolveTarget, type ServiceLookup } from './resolve';
+import { resolveTarget, unresolved, type ServiceLookup } from '../registry/service-resolver';
 
 /** What the HTTP server needs to serve remote group versions: the table, how to find servers, and the identity to present. */
 export interface Aggregator {
@@ -25,7 +25,7 @@ export async function proxyToRemote(
   agg: Aggregator,
   signal: AbortSignal,
 ): Promise<void> {
-  const target = await resolveTarget(remote.api, agg.lookup);
-  if ('reason' in target) throw new ApiError('ServiceUnavailable', `service unavailable: ${target.message}`);
+  const target = await resolveTarget(remote.api.service, agg.lookup);
+  if (unresolved(target)) throw new ApiError('ServiceUnavailable', `service unavailable: ${target.message}`);
   await proxyRequest(req, res, remote.api, target, user, agg.identity, signal);
 }

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { runWorkers, WorkQueue } from '../../common/informer/work-queue';
 import type { Clock } from '../../common/informer/clock';
-import { resolveTarget, type ServiceLookup } from '../aggregator/resolve';
 import { remoteApiOf, type RemoteApi, type RemoteApis, type RemoteOpenApi } from '../aggregator/remote-apis';
 import { openApiDue } from '../aggregator/remote-openapi';
 import { errors, isNotFound } from '../api/errors';
@@ -12,6 +11,7 @@ import type { StoreInformers } from '../store/list-watch';
 import { waitForCacheSync } from '../store/list-watch';
 import type { ObjectStore } from '../store/object-store';
 import { controllerContext } from '../store/system-context';
+import { resolveTarget, unresolved, SERVICE_NAME_LABEL, type ServiceLookup } from '../registry/service-resolver';
 
 const ctx = { ...controllerContext('apiservice-availability-controller'), subresource: 'status' };
 
@@ -24,7 +24,7 @@ export type DiscoveryCheck = (api: NonNullable<ReturnType<typeof remoteApiOf>>, 
 export interface AvailabilityOptions {
   apiServices: ResourceType;
   services: ResourceType;
-  endpoints: ResourceType;
+  endpointSlices: ResourceType;
   remote: RemoteApis;
   check: DiscoveryCheck;
   informers: StoreInformers;
@@ -39,7 +39,7 @@ export interface AvailabilityOptions {
  * Upstream's APIServiceAvailability controller: keeps each APIService's Available condition
  * current (Local for local ones; for remote ones ServiceNotFound, MissingEndpoints,
  * FailedDiscoveryCheck or Passed, with upstream's messages), rechecks every 30 s and when the
- * Services or Endpoints it points at change, and feeds the aggregator's table of remote APIs with
+ * Services or EndpointSlices it points at change, and feeds the aggregator's table of remote APIs with
  * their availability and discovery documents.
  */
 export class ApiServiceAvailability {
@@ -52,7 +52,7 @@ export class ApiServiceAvailability {
     const { informers } = this.o;
     const apis = informers.informer(this.o.apiServices);
     const services = informers.informer(this.o.services);
-    const endpoints = informers.informer(this.o.endpoints);
+    const slices = informers.informer(this.o.endpointSlices);
     const queue = new WorkQueue({ clock: this.o.clock });
     apis.addEventHandler(
       {
@@ -62,19 +62,24 @@ export class ApiServiceAvailability {
       },
       { signal },
     );
-    // A Service or its Endpoints changing re-checks the APIServices that point at it.
-    const byService = (o: KObject) => {
+    // A Service or its EndpointSlices changing re-checks the APIServices that point at it.
+    const recheck = (nameOf: (o: KObject) => string | undefined) => (o: KObject) => {
       for (const a of apis.store.list()) {
         const svc = remoteApiOf(a)?.service;
-        if (svc && svc.namespace === o.metadata.namespace && svc.name === o.metadata.name) queue.add(a.metadata.name!);
+        if (svc && svc.namespace === o.metadata.namespace && svc.name === nameOf(o)) queue.add(a.metadata.name!);
       }
     };
-    for (const inf of [services, endpoints]) inf.addEventHandler({ onAdd: byService, onUpdate: (_o, n) => byService(n), onDelete: byService }, { signal });
+    for (const [inf, byService] of [
+      [services, recheck((o) => o.metadata.name)],
+      [slices, recheck((o) => o.metadata.labels?.[SERVICE_NAME_LABEL])],
+    ] as const) {
+      inf.addEventHandler({ onAdd: byService, onUpdate: (_o, n) => byService(n), onDelete: byService }, { signal });
+    }
     informers.start(signal);
-    if (!(await waitForCacheSync(signal, apis, services, endpoints))) return;
+    if (!(await waitForCacheSync(signal, apis, services, slices))) return;
     const lookup: ServiceLookup = {
       service: (ns, name) => Promise.resolve(services.get(`${ns}/${name}`)),
-      endpoints: (ns, name) => Promise.resolve(endpoints.get(`${ns}/${name}`)),
+      endpointSlices: (ns, name) => Promise.resolve(slices.store.byIndex('namespace', ns).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name)),
     };
     await runWorkers(
       queue,
@@ -95,8 +100,8 @@ export class ApiServiceAvailability {
     let cond: { status: 'True' | 'False'; reason: string; message: string };
     if (!api) cond = { status: 'True', reason: 'Local', message: 'Local APIServices are always available' };
     else {
-      const target = await resolveTarget(api, lookup);
-      if ('reason' in target) cond = { status: 'False', reason: target.reason, message: target.message };
+      const target = await resolveTarget(api.service, lookup);
+      if (unresolved(target)) cond = { status: 'False', reason: target.reason, message: target.message };
       else {
         const url = `https://${target.host}:${target.port}/apis/${api.group}/${api.version}`;
         try {

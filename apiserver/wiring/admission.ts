@@ -27,6 +27,7 @@ import { add, formatResourceList, parseResourceList, subtractNonNegative } from 
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore, WriteContext } from '../store/object-store';
 import type { StoreInformers } from '../store/list-watch';
+import { informerServiceLookup, serviceResolver } from './service-lookup';
 
 const everything = { labelSelector: [], fieldSelector: [] };
 
@@ -126,6 +127,8 @@ export function buildAdmission(
   const liveNamespace = (name: string) => get(type(registry, 'namespaces'), '', name);
   const namespaceObject = async (name: string): Promise<KObject | undefined> => cachedNamespace(name) ?? (await liveNamespace(name)) ?? undefined;
   const namespaceLabels = async (name: string) => (await namespaceObject(name))?.metadata.labels;
+  // Webhooks' service clientConfigs resolve to the Service's endpoint (registry/service-resolver.ts).
+  const hookClient = { services: serviceResolver(informerServiceLookup(store, registry, () => d.informers?.())) };
   const policyDeps = (policies: () => ResourceType, bindings: () => ResourceType): PolicyDeps => ({
     policies: configurationSource(d, policies),
     bindings: configurationSource(d, bindings),
@@ -167,14 +170,14 @@ export function buildAdmission(
       const classes = groupType(registry, 'networking.svc.io', 'ingressclasses');
       return new DefaultIngressClass(configurationSource(d, () => classes));
     },
-    MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels }),
+    MutatingAdmissionWebhook: () => new MutatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'mutatingwebhookconfigurations')), namespaceLabels, client: hookClient }),
     MutatingAdmissionPolicy: () =>
       new MutatingAdmissionPolicyPlugin(
         policyDeps(arType(registry, 'mutatingadmissionpolicies', 'v1beta1'), arType(registry, 'mutatingadmissionpolicybindings', 'v1beta1')),
         gateOn(flags.featureGates, 'MutatingAdmissionPolicy'),
       ),
     ValidatingAdmissionPolicy: () => new ValidatingAdmissionPolicyPlugin(policyDeps(arType(registry, 'validatingadmissionpolicies'), arType(registry, 'validatingadmissionpolicybindings'))),
-    ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels }),
+    ValidatingAdmissionWebhook: () => new ValidatingWebhookPlugin({ configurations: configurationSource(d, arType(registry, 'validatingwebhookconfigurations')), namespaceLabels, client: hookClient }),
     ResourceQuota: () => new ResourceQuotaAdmission(storeQuotaAccess(store, type(registry, 'resourcequotas'))),
     AlwaysDeny: () => {
       const deny = (a: Parameters<NonNullable<AdmissionPlugin['validate']>>[0]) => Promise.reject(errors.forbidden(`${forbiddenSubject(a)} is forbidden: admission control is denying all modifications`));

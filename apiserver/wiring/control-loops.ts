@@ -17,6 +17,7 @@ import { BootstrapSigner } from '../controllers/bootstrap-signer';
 import { Compactor } from '../controllers/compactor';
 import { CrdController } from '../controllers/crd-controller';
 import { postToHook } from '../admission/webhook-client';
+import { informerServiceLookup, serviceResolver } from './service-lookup';
 import { CsrApprover } from '../controllers/csr-approver';
 import { CsrSigner } from '../controllers/csr-signer';
 import { DisruptionController } from '../controllers/disruption';
@@ -94,11 +95,12 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ component: 'leader-election' }),
   });
   await bootstrap;
+  const hookClient = { services: serviceResolver(informerServiceLookup(() => store, s.registry, () => core.informers)) };
   // Every replica proxies to aggregated servers, so every replica follows their availability (as upstream).
   const availability = new ApiServiceAvailability(store, {
     apiServices: s.registry.lookup('apiregistration.svc.io', 'v1', 'apiservices')!,
     services: s.registry.lookup('', 'v1', 'services')!,
-    endpoints: s.registry.lookup('', 'v1', 'endpoints')!,
+    endpointSlices: s.registry.lookup('discovery.svc.io', 'v1', 'endpointslices')!,
     remote: core.remoteApis,
     check: discoveryCheck(proxyClientIdentity(flags)),
     openApi: openApiFetcher(remoteGet(proxyClientIdentity(flags)), () => realClock.now()),
@@ -107,7 +109,7 @@ export async function runControlLoops(flags: ApiServerFlags, s: StorageLayer, co
     log: log.child({ controller: 'apiservice-availability' }),
   }).run(signal);
   // Every replica serves the custom resources, so every one follows the CRDs (upstream's apiextensions controllers are not leader-elected).
-  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers, conversion: { post: (cc, review, timeout) => postToHook(cc, review, timeout) } }).run(signal);
+  const crds = new CrdController(store, s.cache, s.registry, { log: log.child({ controller: 'customresourcedefinition' }), informers: core.informers, conversion: { post: (cc, review, timeout) => postToHook(cc, review, timeout, hookClient) } }).run(signal);
   await Promise.all([availability, crds, kubernetesService(flags, s, core, log).run(signal), flags.leaderElect ? elector.run(signal, controllers) : controllers(signal)]);
 }
 

@@ -16,12 +16,7 @@ import { storageCheck, storeWriteCheck, type StorageLayer } from './storage';
 import type { StoreLayer } from './store';
 import type { ResourceMetricsLayer } from './resource-metrics';
 import { kubeletClientTls, proxyClientIdentity, type ServingTls } from './tls';
-import { getOrNull } from '../api/errors';
-import type { ServiceLookup } from '../aggregator/resolve';
-import type { ResourceRegistry } from '../registry/builtin';
-import type { ObjectStore } from '../store/object-store';
-import type { StoreInformers } from '../store/list-watch';
-import type { KObject } from '../api/types';
+import { informerServiceLookup } from './service-lookup';
 
 /** The verbs upstream's discovery lists for the proxy sub-resources (from the methods they serve). */
 const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'];
@@ -65,7 +60,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     audit: p.audit,
     aggregator: {
       remote: p.core.remoteApis,
-      lookup: informerServiceLookup(store, registry, p.core.informers),
+      lookup: informerServiceLookup(() => store, registry, () => p.core.informers),
       identity: proxyClientIdentity(flags),
     },
     host: flags.bindAddress,
@@ -108,20 +103,4 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     shutdownDelayMs: flags.shutdownDelayMs,
     version: p.version,
   });
-}
-
-/**
- * Services and Endpoints for the aggregator's proxy: from the shared informers' caches once synced
- * (the availability controller follows both on every replica), from the store until then.
- */
-function informerServiceLookup(store: ObjectStore, registry: ResourceRegistry, informers: StoreInformers): ServiceLookup {
-  const read = (resource: string) => {
-    const t = registry.lookup('', 'v1', resource)!;
-    return async (ns: string, name: string): Promise<KObject | undefined> => {
-      const inf = informers.informer(t);
-      if (inf.hasSynced()) return inf.get(`${ns}/${name}`);
-      return (await getOrNull(store.get(t, ns, name))) ?? undefined;
-    };
-  };
-  return { service: read('services'), endpoints: read('endpoints') };
 }

@@ -8,7 +8,8 @@
  * authentication). Each Flunder records who created it, which shows the caller's identity arriving.
  *
  *   node dist/docs/examples/sample-apiserver.js --port 8443 --cert tls.crt --key tls.key \
- *     --requestheader-client-ca front-proxy-ca.crt --allowed-names front-proxy-client
+ *     --requestheader-client-ca front-proxy-ca.crt --allowed-names front-proxy-client \
+ *     [--bind-address 127.0.0.1]
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -177,7 +178,7 @@ function main(): void {
       status(res, 405, 'MethodNotAllowed', `${req.method} is not supported here`);
     },
   );
-  server.listen(Number(arg('port')), '127.0.0.1', () => process.stdout.write('serving\n'));
+  server.listen(Number(arg('port')), process.argv.includes('--bind-address') ? arg('bind-address') : '127.0.0.1', () => process.stdout.write('serving\n'));
   process.on('SIGTERM', () => {
     for (const w of watchers) w.res.end();
     server.close(() => process.exit(0));

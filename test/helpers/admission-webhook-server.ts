@@ -1,15 +1,17 @@
 /**
  * A stand-alone admission webhook server for the e2e tests (run as its own process:
- * `node admission-webhook-server.js <cert.pem> <key.pem>`), serving HTTPS on an ephemeral port
- * of 127.0.0.1 and printing `port=<n>` once listening. Paths:
+ * `node admission-webhook-server.js <cert.pem> <key.pem> [address]`), serving HTTPS on an ephemeral
+ * port of the address (default 127.0.0.1) and printing `port=<n>` once listening. Paths:
  *   /label         mutating: adds the label webhook.example.com/mutated=yes (a JSON patch), a warning and an audit annotation
  *   /refuse        validating: refuses objects labelled deny=yes, saying so; allows others
  *   /slow          never answers (the API server's timeout)
  *   /wrong-version answers an AdmissionReview of admission.k8s.io/v1beta1 whatever was asked
  *   /allow         allows everything
- * Every request's path, operation and dryRun go to stdout as one JSON line, so tests can count calls.
+ * Every request's path, operation, dryRun, Host header and TLS server name go to stdout as one JSON
+ * line, so tests can count calls and see how they were addressed.
  */
 import { readFileSync } from 'node:fs';
+import type { TLSSocket } from 'node:tls';
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 
@@ -45,7 +47,7 @@ function handle(path: string, review: Rec, res: ServerResponse): void {
   }
 }
 
-const [certFile, keyFile] = process.argv.slice(2);
+const [certFile, keyFile, address = '127.0.0.1'] = process.argv.slice(2);
 const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
@@ -58,11 +60,11 @@ const server = createServer({ cert: readFileSync(certFile), key: readFileSync(ke
       res.writeHead(400).end();
       return;
     }
-    process.stdout.write(JSON.stringify({ path, operation: review.request?.operation, dryRun: review.request?.dryRun, name: review.request?.name }) + '\n');
+    process.stdout.write(JSON.stringify({ path, operation: review.request?.operation, dryRun: review.request?.dryRun, name: review.request?.name, host: req.headers.host, servername: (req.socket as TLSSocket).servername || undefined }) + '\n');
     handle(path, review, res);
   });
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen(0, address, () => {
   const addr = server.address();
   process.stdout.write(`port=${typeof addr === 'object' && addr ? addr.port : 0}\n`);
 });

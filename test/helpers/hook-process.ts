@@ -18,13 +18,22 @@ export interface HookProcess<R> {
   records: R[];
 }
 
+export interface HookProcessOptions {
+  /** More names for its certificate (a Service's `<svc>.<ns>.svc`). */
+  dnsNames?: readonly string[];
+  /** The address it listens on (default 127.0.0.1; the admission hook server takes one). */
+  address?: string;
+}
+
 /** Starts dist/test/helpers/<script>; resolves once it listens. */
-export async function startHookProcess<R>(script: string, dir: string, commonName: string): Promise<HookProcess<R>> {
+export async function startHookProcess<R>(script: string, dir: string, commonName: string, o: HookProcessOptions = {}): Promise<HookProcess<R>> {
   const ca = await createCA(`${commonName} test CA`);
-  const serving = await issue(ca, { commonName, ips: ['127.0.0.1'], dnsNames: ['localhost'], usage: 'server', validityMs: 3_600_000 });
+  const ips = [...new Set(['127.0.0.1', o.address ?? '127.0.0.1'])];
+  const serving = await issue(ca, { commonName, ips, dnsNames: ['localhost', ...(o.dnsNames ?? [])], usage: 'server', validityMs: 3_600_000 });
   writeFileSync(join(dir, 'tls.crt'), serving.certPem);
   writeFileSync(join(dir, 'tls.key'), serving.keyPem);
-  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'test', 'helpers', script), join(dir, 'tls.crt'), join(dir, 'tls.key')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = [join(repoRoot, 'dist', 'test', 'helpers', script), join(dir, 'tls.crt'), join(dir, 'tls.key'), ...(o.address ? [o.address] : [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const records: R[] = [];
   let buffered = '';
   const port = await new Promise<number>((resolve, reject) => {

@@ -7,12 +7,14 @@
  * records; RBAC is enforced by svc-apiserver before proxying; stopping the sample makes the
  * APIService Unavailable (FailedDiscoveryCheck) and its requests 503; the built-in groups are
  * local APIServices; the sample's OpenAPI is merged into /openapi/v2 and /openapi/v3 (kubectl
- * explain flunders).
+ * explain flunders); a ClusterIP Service is resolved through its EndpointSlices (MissingEndpoints
+ * without one, a second sample on an address of lo with one).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import test from 'ava';
 import { request } from 'undici';
 import { createCA, issue } from '../../../apiserver/pki/certs';
@@ -30,9 +32,16 @@ let s: RunningApiServer;
 let sample: ChildProcess;
 let samplePort: number;
 let caBundle: string;
+let files: Record<'proxyCa' | 'proxyCert' | 'proxyKey' | 'cert' | 'key', string>;
+// The second sample, behind an EndpointSlice: on an address of lo (slices refuse loopback addresses), unique per run.
+let sample2: ChildProcess | undefined;
+const sample2Address = `203.0.113.${1 + (process.pid % 250)}`;
+let addressAdded = false;
+const ip = (args: string[]) => promisify(execFile)('ip', args);
 
-async function startSample(certFile: string, keyFile: string, proxyCaFile: string): Promise<ChildProcess> {
-  const p = spawn(process.execPath, [join(repoRoot, 'dist', 'docs', 'examples', 'sample-apiserver.js'), '--port', String(samplePort), '--cert', certFile, '--key', keyFile, '--requestheader-client-ca', proxyCaFile, '--allowed-names', 'front-proxy-client'], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startSample(certFile: string, keyFile: string, proxyCaFile: string, port = samplePort, address?: string): Promise<ChildProcess> {
+  const bind = address ? ['--bind-address', address] : [];
+  const p = spawn(process.execPath, [join(repoRoot, 'dist', 'docs', 'examples', 'sample-apiserver.js'), '--port', String(port), '--cert', certFile, '--key', keyFile, '--requestheader-client-ca', proxyCaFile, '--allowed-names', 'front-proxy-client', ...bind], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     p.stdout.once('data', () => resolve());
     p.once('exit', (code) => reject(new Error(`sample exited ${code}`)));
@@ -46,7 +55,7 @@ test.before(async () => {
   const servingCa = await createCA('wardle-ca');
   const serving = await issue(servingCa, { commonName: 'sample', dnsNames: ['sample.wardle.svc'], usage: 'server', validityMs: DAY });
   const f = (name: string, text: string) => (writeFileSync(join(dir, name), text, { mode: 0o600 }), join(dir, name));
-  const files = {
+  files = {
     proxyCa: f('front-proxy-ca.crt', proxyCa.certPem),
     proxyCert: f('proxy.crt', proxyClient.certPem),
     proxyKey: f('proxy.key', proxyClient.keyPem),
@@ -59,6 +68,8 @@ test.before(async () => {
 });
 test.after.always(async () => {
   sample?.kill('SIGTERM');
+  sample2?.kill('SIGTERM');
+  if (addressAdded) await ip(['addr', 'del', `${sample2Address}/32`, 'dev', 'lo']).catch(() => {});
   await s?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -160,4 +171,29 @@ test.serial('a stopped aggregated server: Unavailable with FailedDiscoveryCheck,
   await k(['delete', 'service', 'sample', '-n', 'wardle']);
   const gone = await eventually('service gone', async () => ((await available('v1alpha1.wardle.example.com'))?.reason === 'ServiceNotFound' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
   t.is(gone?.message, 'service/sample in "wardle" is not present');
+});
+
+test.serial("a ClusterIP Service is resolved through its EndpointSlices: MissingEndpoints without one, Available and proxied with one", async (t) => {
+  await ip(['addr', 'replace', `${sample2Address}/32`, 'dev', 'lo']);
+  addressAdded = true;
+  const port = await freePort();
+  sample2 = await startSample(files.cert, files.key, files.proxyCa, port, sample2Address);
+  // The Service keeps the name the serving certificate was issued for (sample.wardle.svc); port 443 → the sample's port.
+  await k(['patch', 'apiservice', 'v1alpha1.wardle.example.com', '--type=merge', '-p', JSON.stringify({ spec: { service: { namespace: 'wardle', name: 'sample', port: 443 } } })]);
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'sample', namespace: 'wardle' }, spec: { ports: [{ name: 'https', port: 443, targetPort: port }] } }));
+  const missing = await eventually('MissingEndpoints', async () => ((await available('v1alpha1.wardle.example.com'))?.reason === 'MissingEndpoints' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
+  t.is(missing?.message, 'endpoints for service/sample in "wardle" have no addresses with port name "https"');
+  await k(['create', '-f', '-'], JSON.stringify({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'sample-1', namespace: 'wardle', labels: { 'kubernetes.io/service-name': 'sample' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [sample2Address], conditions: { ready: true } }],
+    ports: [{ name: 'https', port, protocol: 'TCP' }],
+  }));
+  const cond = await eventually('available through the slice', async () => ((await available('v1alpha1.wardle.example.com'))?.status === 'True' ? available('v1alpha1.wardle.example.com') : undefined), 30_000, 200);
+  t.like(cond, { status: 'True', reason: 'Passed' });
+  // Proxied to the second sample (its own, empty store): what is created there is read back.
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'wardle.example.com/v1alpha1', kind: 'Flunder', metadata: { name: 'f3', namespace: 'wardle' } }));
+  t.regex(await k(['get', 'flunders', '-n', 'wardle', '-o', 'name']), /^flunder\.wardle\.example\.com\/f3$/m);
 });

@@ -4,13 +4,16 @@
  * test CA given as caBundle, so TLS is verified for real. Covers a mutating hook adding a label
  * (its warning shown by kubectl), a validating hook refusing by a field with upstream's message,
  * a hook that never answers (failurePolicy Fail vs Ignore), one answering the wrong apiVersion,
- * and dry-run requests (NoneOnDryRun hooks see dryRun=true). Every hook selects only namespaces
+ * dry-run requests (NoneOnDryRun hooks see dryRun=true), and a hook referenced by `service`: a
+ * selectorless Service whose hand-written EndpointSlice points at the hook process on 127.0.0.1,
+ * its certificate verified for `<svc>.<ns>.svc`. Every hook selects only namespaces
  * labelled webhooks=on, so nothing else of the server is affected.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import test from 'ava';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { startHookProcess } from '../../helpers/hook-process';
@@ -21,8 +24,13 @@ let s: RunningApiServer;
 let hooks: ChildProcess;
 let port = 0;
 let caBundle = '';
-let calls: Array<{ path: string; operation: string; dryRun: boolean; name: string }> = [];
+let calls: Array<{ path: string; operation: string; dryRun: boolean; name: string; host?: string; servername?: string }> = [];
 const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-'));
+// The service-referenced hook's own process and address (unique per run: tests run at once).
+let svcHooks: ChildProcess | undefined;
+const hookAddress = `198.51.100.${1 + (process.pid % 250)}`;
+let addressAdded = false;
+const ip = (args: string[]) => promisify(execFile)('ip', args);
 
 test.before(async () => {
   const h = await startHookProcess<(typeof calls)[number]>('admission-webhook-server.js', dir, 'hooks');
@@ -35,6 +43,8 @@ test.before(async () => {
 
 test.after.always(async () => {
   hooks?.kill('SIGTERM');
+  svcHooks?.kill('SIGTERM');
+  if (addressAdded) await ip(['addr', 'del', `${hookAddress}/32`, 'dev', 'lo']).catch(() => {});
   await s?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -132,6 +142,44 @@ test.serial('dry-run requests reach hooks declaring sideEffects None or NoneOnDr
   // Some (or Unknown) was only accepted by v1beta1, as upstream: v1 refuses it with upstream's message.
   const some = JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'some' }, webhooks: [hook('some.hooks.example.com', '/allow', { sideEffects: 'Some' })] });
   t.regex(await fails(['create', '-f', '-'], some), /webhooks\[0\]\.sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"/);
+});
+
+test.serial("a hook referenced by service is called at the Service's EndpointSlice endpoint over TLS checked for <svc>.<ns>.svc; a Service without endpoints fails in upstream's words", async (t) => {
+  // EndpointSlice addresses may not be loopback (upstream's validation): the hook listens on a
+  // documentation-range address this test adds to lo (removed in after.always): traffic stays on loopback.
+  // replace: an address left by a run that was killed is taken over rather than failing.
+  await ip(['addr', 'replace', `${hookAddress}/32`, 'dev', 'lo']);
+  addressAdded = true;
+  mkdirSync(join(dir, 'svc'));
+  const h = await startHookProcess<(typeof calls)[number]>('admission-webhook-server.js', join(dir, 'svc'), 'service hooks', { dnsNames: ['admission-hooks.webhook-svc.svc'], address: hookAddress });
+  svcHooks = h.process;
+  await k(['create', 'namespace', 'webhook-svc']);
+  // Selectorless: no controller writes its slices; the one below is ours. Port 443 maps to the hook process's port.
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'admission-hooks', namespace: 'webhook-svc' }, spec: { ports: [{ name: 'https', port: 443, targetPort: h.port }] } }));
+  await k(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'no-endpoints', namespace: 'webhook-svc' }, spec: { ports: [{ name: 'https', port: 443 }] } }));
+  const slice = {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'admission-hooks-1', namespace: 'webhook-svc', labels: { 'kubernetes.io/service-name': 'admission-hooks' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [hookAddress], conditions: { ready: true } }],
+    ports: [{ name: 'https', port: h.port, protocol: 'TCP' }],
+  };
+  await k(['create', '-f', '-'], JSON.stringify(slice));
+  const byService = (name: string, service: string, path: string, labels: Record<string, string>) =>
+    hook(name, path, { clientConfig: { service: { namespace: 'webhook-svc', name: service, path }, caBundle: h.caBundle }, objectSelector: { matchLabels: labels } });
+  await configure('ValidatingWebhookConfiguration', 'by-service', [
+    byService('svc.hooks.example.com', 'admission-hooks', '/refuse', { via: 'service' }),
+    byService('gone.hooks.example.com', 'no-endpoints', '/allow', { via: 'gone' }),
+  ]);
+  await untilEffective('wh', { via: 'service', deny: 'yes' }, (r) => r.code !== 0 && r.stderr.includes('svc.hooks.example.com'));
+  const err = await fails(['create', '-f', '-'], configMap('v1', 'wh', { via: 'service', deny: 'yes' }));
+  t.regex(err, /admission webhook "svc.hooks.example.com" denied the request: objects labelled deny=yes are refused/);
+  await k(['create', '-f', '-'], configMap('v2', 'wh', { via: 'service' }));
+  t.like(h.records.find((c) => c.path === '/refuse' && c.name === 'v2'), { host: 'admission-hooks.webhook-svc.svc:443', servername: 'admission-hooks.webhook-svc.svc' });
+  const gone = await fails(['create', '-f', '-'], configMap('v3', 'wh', { via: 'gone' }));
+  t.regex(gone, /failed calling webhook "gone.hooks.example.com": failed to call webhook: Post "https:\/\/no-endpoints\.webhook-svc\.svc:443\/allow\?timeout=10s": no endpoints available for service "no-endpoints"/);
+  await k(['delete', 'validatingwebhookconfiguration', 'by-service']);
 });
 
 test.serial('webhook configurations: v1 defaults and validation with upstream\'s messages', async (t) => {

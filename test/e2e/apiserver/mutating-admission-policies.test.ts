@@ -3,11 +3,17 @@
  * with the MutatingAdmissionPolicy feature gate and admissionregistration.k8s.io/v1beta1 turned on:
  * an ApplyConfiguration policy bound to a labelled namespace adds a label and a sidecar container
  * to the Deployments created there (and leaves other namespaces alone), a JSONPatch policy
- * annotates ConfigMaps, v1alpha1 stays off, and a bad policy is refused with the validation
- * message.
+ * annotates ConfigMaps, an IfNeeded policy runs again after a mutating webhook (a separate HTTPS
+ * process) changed the object, v1alpha1 stays off, and a bad policy is refused with the
+ * validation message.
  */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
+import { startHookProcess } from '../../helpers/hook-process';
 import { kubectl } from '../../helpers/real-clients';
 import { eventually } from '../agent/agent-process';
 
@@ -15,8 +21,12 @@ let s: RunningApiServer;
 test.before(async () => {
   s = await startApiServer({ args: ['--feature-gates=MutatingAdmissionPolicy=true', '--runtime-config=admissionregistration.k8s.io/v1beta1=true'] });
 });
+let hooks: ChildProcess | undefined;
+const dir = mkdtempSync(join(tmpdir(), 'svc-map-'));
 test.after.always(async () => {
+  hooks?.kill('SIGTERM');
   await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 async function k(args: string[], input?: string): Promise<{ stdout: string; stderr: string }> {
@@ -112,6 +122,45 @@ test.serial('a JSONPatch policy annotates ConfigMaps with the requesting user', 
   // The e2e kubeconfig is the cluster admin's client certificate.
   t.regex(tracked.metadata.annotations['example.com/created-by'], /\S/);
   t.is(untracked.metadata.annotations?.['example.com/created-by'], undefined);
+});
+
+test.serial("an IfNeeded policy runs again after a mutating webhook changed the object (upstream's reinvocation spans policies and webhooks)", async (t) => {
+  const h = await startHookProcess<{ path: string; name: string }>('admission-webhook-server.js', dir, 'hooks');
+  hooks = h.process;
+  await k(['create', 'namespace', 'reinvoke']);
+  const selected = { objectSelector: { matchLabels: { reinvoke: 'me' } } };
+  // The hook (/label) adds webhook.example.com/mutated=yes; it runs after the policies, as upstream orders them.
+  await apply({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'label' },
+    webhooks: [{ name: 'label.hooks.example.com', clientConfig: { url: `https://127.0.0.1:${h.port}/label`, caBundle: h.caBundle }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], sideEffects: 'None', admissionReviewVersions: ['v1'], ...selected }],
+  });
+  await apply({
+    apiVersion: AR,
+    kind: 'MutatingAdmissionPolicy',
+    metadata: { name: 'saw-hook' },
+    spec: {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], ...selected },
+      reinvocationPolicy: 'IfNeeded',
+      mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"saw-hook": "webhook.example.com/mutated" in object.metadata.labels ? "yes" : "no"}}}' } }],
+    },
+  });
+  await apply({ apiVersion: AR, kind: 'MutatingAdmissionPolicyBinding', metadata: { name: 'saw-hook' }, spec: { policyName: 'saw-hook' } });
+  const cm = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'reinvoke', labels: { reinvoke: 'me' } } });
+  let n = 0;
+  const labelsOf = (out: string) => (JSON.parse(out) as { metadata: { labels?: Record<string, string> } }).metadata.labels ?? {};
+  await eventually('the hook and the policy to take effect', async () => {
+    const r = await kubectl(s.kubeconfig, ['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: cm(`probe-${n++}`), timeoutMs: 60_000 });
+    return r.code === 0 && labelsOf(r.stdout)['webhook.example.com/mutated'] === 'yes' && labelsOf(r.stdout)['saw-hook'] ? true : undefined;
+  }, 60_000, 300);
+  await k(['create', '-f', '-'], cm('seen'));
+  const stored = labelsOf((await k(['get', 'configmap', 'seen', '-n', 'reinvoke', '-o', 'json'])).stdout);
+  // The first run saw no hook label ("no"); its second run, after the hook's change, does.
+  t.deepEqual(stored, { reinvoke: 'me', 'webhook.example.com/mutated': 'yes', 'saw-hook': 'yes' });
+  // The hook (reinvocationPolicy Never) was called once for it.
+  t.is(h.records.filter((r) => r.name === 'seen').length, 1);
+  await k(['delete', 'mutatingwebhookconfiguration', 'label']);
 });
 
 test.serial('v1alpha1 stays off without --runtime-config, and a bad policy is refused with the validation message', async (t) => {

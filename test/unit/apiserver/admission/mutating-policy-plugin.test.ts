@@ -5,7 +5,7 @@
  * and admissionregistration exemption, upstream's refusal wording.
  */
 import test from 'ava';
-import type { AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { AdmissionChain, type AdmissionAttributes } from '../../../../apiserver/admission/admission';
 import { atomicPaths } from '../../../../apiserver/admission/mutating-policy-eval';
 import { MutatingAdmissionPolicyPlugin } from '../../../../apiserver/admission/mutating-policy-plugin';
 import { ApiError } from '../../../../apiserver/api/errors';
@@ -129,11 +129,12 @@ test('reinvocation: an IfNeeded policy runs again when a later policy changed th
   // "copy" copies label b into c; "set-b" (a later binding) sets b: only a second run of "copy" sees it.
   const copy = (reinvocationPolicy: string) => policy('copy', { reinvocationPolicy, mutations: [apply('Object{metadata: Object.metadata{labels: {"c": "b" in object.metadata.labels ? object.metadata.labels["b"] : "none"}}}')] });
   const setB = policy('set-b', { mutations: [apply('Object{metadata: Object.metadata{labels: {"b": "x"}}}')] });
+  // Reinvocation is the chain's second pass (admission/reinvocation.ts), as upstream's reinvoker.
   const once = attrs();
-  await plugin([copy('Never'), setB], [binding('1', 'copy'), binding('2', 'set-b')]).mutate(once);
+  await new AdmissionChain([plugin([copy('Never'), setB], [binding('1', 'copy'), binding('2', 'set-b')])]).admit(once);
   t.is(once.object!.metadata.labels?.c, 'none');
   const again = attrs();
-  await plugin([copy('IfNeeded'), setB], [binding('1', 'copy'), binding('2', 'set-b')]).mutate(again);
+  await new AdmissionChain([plugin([copy('IfNeeded'), setB], [binding('1', 'copy'), binding('2', 'set-b')])]).admit(again);
   t.is(again.object!.metadata.labels?.c, 'x');
 });
 
@@ -168,4 +169,34 @@ test('validation: upstream\'s messages for mutations, patch types, reinvocationP
       'spec.reinvocationPolicy: Unsupported value: "Sometimes": supported values: "IfNeeded", "Never"',
     ],
   );
+});
+
+test("a policy sees a two-name group as its matching rule spells it (\"*\": upstream's k8s.io name); its result is stored canonical", async (t) => {
+  const roles = types.find((r) => r.resource === 'roles' && r.version === 'v1')!;
+  for (const [groups, expected] of [
+    [['*'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.k8s.io'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.svc.io'], 'rbac.authorization.svc.io'],
+  ] as const) {
+    const seen = policy('seen', {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [...groups], apiVersions: ['v1'], resources: ['roles'], scope: '*' }], namespaceSelector: {}, objectSelector: {} },
+      matchConditions: [{ name: 'group', expression: `request.kind.group == "${expected}"` }],
+      mutations: [
+        apply('Object{metadata: Object.metadata{labels: {"seen": object.apiVersion.split("/")[0], "kind": request.kind.group, "managed": object.metadata.managedFields[0].apiVersion.split("/")[0]}}}'),
+        patch('[JSONPatch{op: "add", path: "/metadata/annotations", value: {"request": request.resource.group}}]'),
+      ],
+    });
+    const role: KObject = {
+      apiVersion: 'rbac.authorization.svc.io/v1',
+      kind: 'Role',
+      metadata: { name: 'r', namespace: 'ns', managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'rbac.authorization.svc.io/v1', fieldsType: 'FieldsV1', fieldsV1: {} }] },
+      rules: [],
+    };
+    const a = attrs({ type: roles, name: 'r', object: role });
+    await plugin([seen], [binding('b', 'seen')]).mutate(a);
+    t.deepEqual(a.object!.metadata.labels, { seen: expected, kind: expected, managed: expected }, groups.join());
+    t.deepEqual(a.object!.metadata.annotations, { request: expected });
+    t.is(a.object!.apiVersion, 'rbac.authorization.svc.io/v1');
+    t.is((a.object!.metadata.managedFields as Rec[])[0].apiVersion, 'rbac.authorization.svc.io/v1');
+  }
 });

@@ -127,3 +127,43 @@ test('evaluation errors and the cost budget follow failurePolicy', async (t) => 
   (big.object!.spec as Rec).s = 'x'.repeat(200_000);
   await t.throwsAsync(plugin([costly], [binding('b', 'p')]).validate(big), { message: /cost limit exceeded|cost budget/ });
 });
+
+test("a policy sees a two-name group as its matching rule spells it (\"*\": upstream's k8s.io name), as webhooks do", async (t) => {
+  const roles = types.find((r) => r.resource === 'roles' && r.version === 'v1')!;
+  const role = (): KObject => ({
+    apiVersion: 'rbac.authorization.svc.io/v1',
+    kind: 'Role',
+    metadata: { name: 'r', namespace: 'ns', managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'rbac.authorization.svc.io/v1', fieldsType: 'FieldsV1', fieldsV1: {} }] },
+    rules: [],
+  });
+  const roleAttrs = () => attrs(0, { type: roles, name: 'r', object: role() });
+  for (const [groups, expected] of [
+    [['*'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.k8s.io'], 'rbac.authorization.k8s.io'],
+    [['rbac.authorization.svc.io'], 'rbac.authorization.svc.io'],
+  ] as const) {
+    const spelling = policy('spelling', {
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [...groups], apiVersions: ['v1'], resources: ['roles'], scope: '*' }], namespaceSelector: {}, objectSelector: {} },
+      validations: [
+        {
+          expression: `object.apiVersion == "${expected}/v1" && object.metadata.managedFields[0].apiVersion == "${expected}/v1" && request.kind.group == "${expected}" && request.requestKind.group == "${expected}" && request.requestResource.group == "${expected}"`,
+          messageExpression: 'object.apiVersion + " " + request.kind.group',
+        },
+      ],
+    });
+    // Deny: a wrong spelling refuses, naming what the policy saw.
+    const a = roleAttrs();
+    await t.notThrowsAsync(plugin([spelling], [binding('b', 'spelling')]).validate(a), groups.join());
+    // matchConditions see the same spelling: the probe is evaluated (and warns) only when its condition holds.
+    const probe = policy('probe', {
+      ...(spelling.spec as Rec),
+      matchConditions: [{ name: 'group', expression: `request.resource.group == "${expected}" && object.apiVersion == "${expected}/v1"` }],
+      validations: [{ expression: 'false', messageExpression: 'object.apiVersion' }],
+    });
+    const w = roleAttrs();
+    await plugin([probe], [binding('b', 'probe', { validationActions: ['Warn'] })]).validate(w);
+    t.deepEqual(w.warnings, [`Validation failed for ValidatingAdmissionPolicy 'probe' with binding 'b': ${expected}/v1`], groups.join());
+    // The object itself stays canonical.
+    t.is(a.object!.apiVersion, 'rbac.authorization.svc.io/v1');
+  }
+});

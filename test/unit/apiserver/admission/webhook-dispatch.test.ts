@@ -2,13 +2,16 @@
  * The webhook dispatcher against an in-process HTTPS server with a test CA (real TLS): matching,
  * JSON patches, IfNeeded reinvocation, failurePolicy on timeouts (an injected timer fires when
  * the server has the request: no real waiting) and on TLS errors, sideEffects under dry run,
- * matchConditions, service clientConfig without cluster DNS, parallel validating hooks.
+ * matchConditions, service clientConfig resolved to the Service's endpoint (and a missing
+ * Service's error), parallel validating hooks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import test from 'ava';
-import type { AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { AdmissionChain, type AdmissionAttributes } from '../../../../apiserver/admission/admission';
+import { MutatingAdmissionPolicyPlugin } from '../../../../apiserver/admission/mutating-policy-plugin';
 import { MutatingWebhookPlugin, ValidatingWebhookPlugin, type WebhookDispatchDeps } from '../../../../apiserver/admission/webhook-dispatch';
 import { ApiError } from '../../../../apiserver/api/errors';
 import type { KObject } from '../../../../apiserver/api/types';
@@ -22,7 +25,7 @@ let server: Server;
 let base = '';
 let caBundle = '';
 let otherCa = '';
-const seen: Array<{ path: string; review: Rec }> = [];
+const seen: Array<{ path: string; review: Rec; host?: string; servername?: string }> = [];
 const pending: Array<() => void> = [];
 let onRequest: () => void = () => {};
 
@@ -41,7 +44,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   req.on('end', () => {
     const review = JSON.parse(Buffer.concat(chunks).toString()) as Rec;
     const path = new URL(req.url!, 'https://x').pathname;
-    seen.push({ path, review });
+    seen.push({ path, review, host: req.headers.host, servername: (req.socket as TLSSocket).servername || undefined });
     const labels = (review.request.object?.metadata?.labels ?? {}) as Rec;
     if (path === '/a') reply(res, review, labels.a ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('a') });
     else if (path === '/b') reply(res, review, labels.b ? { allowed: true } : { allowed: true, patchType: 'JSONPatch', patch: addLabel('b') });
@@ -56,7 +59,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 test.before(async () => {
   const ca = await createCA('hooks CA');
   const other = await createCA('other CA');
-  const cert = await issue(ca, { commonName: 'hooks', ips: ['127.0.0.1'], usage: 'server', validityMs: 3_600_000 });
+  const cert = await issue(ca, { commonName: 'hooks', ips: ['127.0.0.1'], dnsNames: ['policy.hooks.svc'], usage: 'server', validityMs: 3_600_000 });
   caBundle = Buffer.from(ca.certPem).toString('base64');
   otherCa = Buffer.from(other.certPem).toString('base64');
   server = createServer({ cert: cert.certPem, key: cert.keyPem }, handle);
@@ -89,7 +92,12 @@ function deps(configs: KObject[], timers?: Array<() => void>): WebhookDispatchDe
     configurations: () => configs,
     namespaceLabels: () => Promise.resolve({}),
     client: {
-      resolve: () => Promise.reject(new Error('no DNS')),
+      // Services: hooks/policy (port 443 → the test server's port, its endpoint 127.0.0.1); no other.
+      services: (ref) => Promise.resolve(
+        ref.namespace === 'hooks' && ref.name === 'policy' && ref.port === 443
+          ? { host: '127.0.0.1', port: Number(new URL(base).port), servername: 'policy.hooks.svc' }
+          : { reason: 'ServiceNotFound', message: '', detail: `service "${ref.name}" not found` },
+      ),
       // The fake timer fires once the server holds the request (onRequest), so a timeout needs no real wait.
       setTimer: timers ? (_ms, fn) => (timers.push(fn), () => {}) : undefined,
     },
@@ -116,7 +124,8 @@ test.serial('mutating hooks patch the object in order; an IfNeeded hook is calle
   const plugin = new MutatingWebhookPlugin(deps([config('z', [hook('b.hooks.test', '/b')]), config('a', [hook('a.hooks.test', '/a', { reinvocationPolicy: 'IfNeeded' })])]));
   const a = attrs();
   const obj = a.object!;
-  await plugin.mutate(a);
+  // Reinvocation is the chain's second pass (admission/reinvocation.ts), as upstream's reinvoker.
+  await new AdmissionChain([plugin]).admit(a);
   t.is(a.object, obj, 'patched in place: the store keeps its reference');
   t.deepEqual(a.object!.metadata.labels, { a: 'y', b: 'y' });
   // Configurations by name: a first, then b, then a again (b changed the object after a saw it).
@@ -170,9 +179,15 @@ test.serial('matchConditions: false skips the hook; an error follows failurePoli
   await t.notThrowsAsync(broken('Ignore').validate(attrs()));
 });
 
-test.serial('a service clientConfig without cluster DNS is an error naming the service', async (t) => {
-  const plugin = new ValidatingWebhookPlugin(deps([config('c', [hook('svc.hooks.test', '', { clientConfig: { service: { namespace: 'hooks', name: 'policy', port: 443 } } })])]));
-  await t.throwsAsync(plugin.validate(attrs()), { message: /failed calling webhook "svc.hooks.test": service "hooks\/policy" cannot be reached: policy.hooks.svc does not resolve/ });
+test.serial("a service clientConfig is called at the Service's endpoint, TLS verified for <svc>.<ns>.svc; a missing Service is an error in upstream's words", async (t) => {
+  seen.length = 0;
+  const svc = (name: string) => ({ clientConfig: { service: { namespace: 'hooks', name, port: 443, path: '/deny' }, caBundle } });
+  const plugin = new ValidatingWebhookPlugin(deps([config('c', [hook('svc.hooks.test', '', svc('policy'))])]));
+  await t.throwsAsync(plugin.validate(attrs()), { message: 'admission webhook "svc.hooks.test" denied the request: no' });
+  t.like(seen[0], { path: '/deny', host: 'policy.hooks.svc:443', servername: 'policy.hooks.svc' });
+  const missing = new ValidatingWebhookPlugin(deps([config('c', [hook('svc.hooks.test', '', svc('gone'))])]));
+  await t.throwsAsync(missing.validate(attrs()), { message: 'Internal error occurred: failed calling webhook "svc.hooks.test": failed to call webhook: Post "https://gone.hooks.svc:443/deny?timeout=10s": service "gone" not found' });
+  t.is(seen.length, 1);
 });
 
 test.serial('validating hooks are all called; the first refusal in configuration order answers; warnings reach the request', async (t) => {
@@ -227,4 +242,44 @@ test.serial("a hook's patch is defaulted, as upstream decodes it: a container it
   const side = ((a.object!.spec as Rec).containers as Rec[]).find((c) => c.name === 'side')!;
   t.is(side.terminationMessagePath, '/dev/termination-log');
   t.is(side.imagePullPolicy, 'Always');
+});
+
+/** A MutatingAdmissionPolicy on config maps copying label `from` into `to` ("none" when absent). */
+function copyPolicy(reinvocationPolicy: string, from: string, to: string): MutatingAdmissionPolicyPlugin {
+  const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' }];
+  const expression = `Object{metadata: Object.metadata{labels: {"${to}": "${from}" in object.metadata.labels ? object.metadata.labels["${from}"] : "none"}}}`;
+  const policy: KObject = {
+    metadata: { name: 'copy' },
+    spec: { failurePolicy: 'Fail', reinvocationPolicy, matchConstraints: { resourceRules: rules, namespaceSelector: {}, objectSelector: {} }, mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression } }] },
+  };
+  return new MutatingAdmissionPolicyPlugin(
+    {
+      policies: () => Promise.resolve([policy]),
+      bindings: () => Promise.resolve([{ metadata: { name: 'copy' }, spec: { policyName: 'copy' } }]),
+      namespace: (name) => Promise.resolve({ metadata: { name } }),
+      paramType: () => undefined,
+      getParam: () => Promise.resolve(undefined),
+      listParams: () => Promise.resolve([]),
+    },
+    true,
+  );
+}
+
+test.serial('reinvocation spans policies and webhooks (upstream\'s reinvoker): a policy runs again after a hook changed the object, and a hook after the policy did', async (t) => {
+  // Pass 1: the policy copies label a into c ("none"), then hook /a adds label a. Pass 2: the
+  // policy (IfNeeded) sees a and sets c; the hook (IfNeeded) is called again as c changed after it.
+  seen.length = 0;
+  const hooks = new MutatingWebhookPlugin(deps([config('a', [hook('a.hooks.test', '/a', { reinvocationPolicy: 'IfNeeded' })])]));
+  const a = attrs();
+  await new AdmissionChain([copyPolicy('IfNeeded', 'a', 'c'), hooks]).admit(a);
+  t.deepEqual(a.object!.metadata.labels, { a: 'y', c: 'y' });
+  t.deepEqual(seen.map((s) => s.path), ['/a', '/a']);
+  t.is(seen[1].review.request.object.metadata.labels.c, 'y');
+
+  // Never: neither is called again; the hook without IfNeeded is not either.
+  seen.length = 0;
+  const never = attrs();
+  await new AdmissionChain([copyPolicy('Never', 'a', 'c'), new MutatingWebhookPlugin(deps([config('a', [hook('a.hooks.test', '/a')])]))]).admit(never);
+  t.deepEqual(never.object!.metadata.labels, { a: 'y', c: 'none' });
+  t.deepEqual(seen.map((s) => s.path), ['/a']);
 });
