@@ -15,7 +15,7 @@ import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { makeTopology, type Topology } from './netns';
-import { endpointSlice, recordingLog, until } from './proxy-fixtures';
+import { checkAffinity, endpointSlice, recordingLog, until } from './proxy-fixtures';
 
 let api: RunningApiServer | undefined;
 let net: Topology | undefined;
@@ -106,26 +106,9 @@ test.serial('a removed UDP endpoint: its conntrack entry is deleted, so the same
 });
 
 test.serial('ClientIP session affinity: one client keeps its endpoint while two are ready', async (t) => {
-  const c = client!;
-  const n = net!;
-  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'sticky', namespace: 'default' }, spec: { sessionAffinity: 'ClientIP', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
-  const svc = await c.create(servicesResource, svcObject);
-  const url = `http://${(svc.spec as { clusterIP: string }).clusterIP}:80/`;
-  await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0], n.endpointIPs[1]], 'sticky'));
-  const stickyStop = new AbortController();
-  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
-  const running = proxier.run(stickyStop.signal);
-  try {
-    let first = '';
-    t.true(await until(async () => ['a', 'b'].includes((first = await n.get(url))), 100), 'the sticky Service answers');
-    // Without affinity, 12 answers from one endpoint of two happen by chance once in 2,048 runs.
-    const answers = new Set<string>();
-    for (let i = 0; i < 12; i++) answers.add(await n.get(url));
-    t.deepEqual([...answers], [first]);
-  } finally {
-    stickyStop.abort();
-    await running;
-  }
+  const nft = new NftCommand(['ip', 'netns', 'exec', net!.clientNs, systemTool('nft')]);
+  const start = (signal: AbortSignal) => new Proxier({ client: client!, nodeName: 'n1', clock: realClock, log, nft, families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 }).run(signal);
+  await checkAffinity(t, client!, net!, start);
 });
 
 test.serial('hairpin: an endpoint reaching itself through its Service is masqueraded, so its own connection is answered', async (t) => {
