@@ -21,6 +21,8 @@ const GOAL_THROUGHPUT_RATIO = 0.5;
 const NODE = 'bench-stream-node';
 const POD = 'shell';
 const CHUNK = 64 * 1024;
+/** Execs of one path in a row (see runStreamingBench). */
+const EXEC_BLOCK = 10;
 /** A TCP echo server printing its port: the direct connection to a pod of the throughput baseline. */
 const ECHO_SERVER = "const s = require('net').createServer((c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 /** The same echo behind one TLS layer (argv: certificate and key files): context for what one TLS leg costs. */
@@ -176,11 +178,18 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
   const cpuThrough: Cpu = {};
   const cpuStraight: Cpu = {};
   for (let i = 0; i < 5; i++) await execOnce(`${viaApi}/exec?command=true`, admin);
-  for (let i = 0; i < iterations; i++) {
-    through.push(await withCpu(pids, cpuThrough, () => execOnce(`${viaApi}/exec?command=true`, admin)));
-    straight.push(await withCpu(pids, cpuStraight, () => execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet)));
-    gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
+  // Blocks of EXEC_BLOCK execs of one path, ordered A-B-B-A (then again): what a process does after an
+  // exec (the API server dials its spare connection to the agent, warm-connections.ts; sockets
+  // close) lands on the next exec of the same path, not on the other path's measurement.
+  const throughOnce = () => withCpu(pids, cpuThrough, () => execOnce(`${viaApi}/exec?command=true`, admin));
+  const straightOnce = () => withCpu(pids, cpuStraight, () => execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet));
+  for (let done = 0, round = 0; done < iterations; round++) {
+    const n = Math.min(EXEC_BLOCK, iterations - done);
+    const order = round % 2 === 0 ? [through, straight] : [straight, through];
+    for (const xs of order) for (let i = 0; i < n; i++) xs.push(await (xs === through ? throughOnce() : straightOnce()));
+    done += n;
   }
+  for (let i = 0; i < iterations; i++) gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
   const pf = await portForwardPart(megabytes, pids, { viaApi, direct, admin, kubelet, pki }, cleanup);
   const med = (xs: number[]) => percentile(xs, 0.5);
   const execRatio = med(through) / med(straight);
