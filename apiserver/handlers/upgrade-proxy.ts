@@ -145,8 +145,13 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
     up.on('upgrade', (res, backend, backendHead) => {
       done();
       up.setTimeout(0);
-      if (tls) WARM.prepare(tls.key, tls.options);
-      splice(r, client.socket, client.head, backend, switchingHead(res), backendHead, limits.idleTimeoutMs).then(resolve, resolve);
+      // The spare for the next stream is dialled once this one has ended: its handshake on this
+      // event loop would otherwise delay relaying this stream's first bytes (an exec's whole answer).
+      const next = () => {
+        if (tls) WARM.prepare(tls.key, tls.options);
+        resolve();
+      };
+      splice(r, client.socket, client.head, backend, switchingHead(res), backendHead, limits.idleTimeoutMs).then(next, next);
     });
     up.end();
   });
