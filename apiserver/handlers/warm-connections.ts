@@ -2,12 +2,12 @@
  * TLS connections to stream backends (node agents) made ahead of need. An upgraded connection is
  * never reused, so every exec, attach or port-forward through the API server used to dial and
  * handshake with the agent while its client waited (about 1.2 ms of a short exec at low load,
- * timed in the handler; bench/streaming-bench.ts shows the gain within its run-to-run noise). After a stream to a backend has ended, one
- * spare connection to it is dialled in the background (resuming its last TLS session) and the
- * next upgrade to it takes that spare. A spare is kept a short while only (well under an HTTP
- * server's headers timeout, 60 s for Node's, after which a server may close a connection that
- * sent nothing), one per backend, for a bounded number of backends; it is unref'd, so it never
- * holds the process, and close() ends them all.
+ * timed in the handler; bench/streaming-bench.ts shows the gain within its run-to-run noise).
+ * After a stream to a backend has ended, one spare connection to it is dialled in the background
+ * (resuming its last TLS session) and the next upgrade to it takes that spare. A spare is kept a
+ * short while only (well under an HTTP server's headers timeout, 60 s for Node's, after which a
+ * server may close a connection that sent nothing), one per backend, for a bounded number of
+ * backends; it is unref'd, so it never holds the process, and close() ends them all.
  * Differs from upstream: kube-apiserver's UpgradeAwareHandler dials the kubelet per stream (Go's
  * handshake is cheaper and in parallel threads; here it runs on the one event loop).
  */
