@@ -2,6 +2,7 @@ import { readFileSync, mkdtempSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Before 'ws': this client masks as the agent unmasks, by words (a Go client such as kubectl masks natively).
@@ -10,6 +11,7 @@ import WebSocket from 'ws';
 import { startApiServer } from '../test/helpers/apiserver-process';
 import { runPod, startNode } from '../test/e2e/checkpoint/checkpoint-env';
 import type { Cleanup } from './lib/cleanup';
+import { nodePidBehind, procCpuPrecise } from './lib/proc-cpu';
 import { progress } from './lib/progress';
 import { percentile, round } from './lib/stats';
 
@@ -19,8 +21,12 @@ const GOAL_THROUGHPUT_RATIO = 0.5;
 const NODE = 'bench-stream-node';
 const POD = 'shell';
 const CHUNK = 64 * 1024;
+/** Execs of one path in a row (see runStreamingBench). */
+const EXEC_BLOCK = 10;
 /** A TCP echo server printing its port: the direct connection to a pod of the throughput baseline. */
 const ECHO_SERVER = "const s = require('net').createServer((c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
+/** The same echo behind one TLS layer (argv: certificate and key files): context for what one TLS leg costs. */
+const TLS_ECHO_SERVER = "const fs = require('fs'); const s = require('tls').createServer({ cert: fs.readFileSync(process.argv[1]), key: fs.readFileSync(process.argv[2]) }, (c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 
 function numberArg(args: readonly string[], flag: string, dflt: number): number {
   const i = args.indexOf(flag);
@@ -109,10 +115,10 @@ function portForwardOnce(url: string, tls: Tls, bytes: number): Promise<number> 
   });
 }
 
-/** The same transfer over plain TCP to an echo server (in its own process, as a pod); MB/s. */
-function tcpOnce(port: number, bytes: number): Promise<number> {
+/** The same transfer over plain TCP to an echo server (in its own process, as a pod), or over TLS with `tls`; MB/s. */
+function tcpOnce(port: number, bytes: number, tls?: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
-    const c = connect(port, '127.0.0.1');
+    const c = tls ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
     const chunk = Buffer.alloc(CHUNK, 7);
     let got = 0;
     let sent = 0;
@@ -147,7 +153,6 @@ function tcpOnce(port: number, bytes: number): Promise<number> {
 export async function runStreamingBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
   const iterations = numberArg(args, '--iterations', 60);
   const megabytes = numberArg(args, '--megabytes', 100);
-  const bytes = megabytes * 1e6;
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-stream-'));
   cleanup.dir(dir);
   progress('starting svc-apiserver');
@@ -165,56 +170,102 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
   const kubelet: Tls = { cert: readFileSync(join(pki, 'apiserver-kubelet-client.crt')), key: readFileSync(join(pki, 'apiserver-kubelet-client.key')) };
   const viaApi = `wss://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`;
   const direct = `wss://127.0.0.1:${node.port}`;
+  const pids: Pids = { bench_client: process.pid, apiserver: nodePidBehind(api.proc.pid!), agent: nodePidBehind(node.agent.proc.pid!) };
   progress(`exec round trips: ${iterations} each, alternating`);
   const through: number[] = [];
   const straight: number[] = [];
   const gets: number[] = [];
+  const cpuThrough: Cpu = {};
+  const cpuStraight: Cpu = {};
   for (let i = 0; i < 5; i++) await execOnce(`${viaApi}/exec?command=true`, admin);
-  for (let i = 0; i < iterations; i++) {
-    through.push(await execOnce(`${viaApi}/exec?command=true`, admin));
-    straight.push(await execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet));
-    gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
+  // Blocks of EXEC_BLOCK execs of one path, ordered A-B-B-A (then again): what a process does after an
+  // exec (the API server dials its spare connection to the agent, warm-connections.ts; sockets
+  // close) lands on the next exec of the same path, not on the other path's measurement.
+  const throughOnce = () => withCpu(pids, cpuThrough, () => execOnce(`${viaApi}/exec?command=true`, admin));
+  const straightOnce = () => withCpu(pids, cpuStraight, () => execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet));
+  for (let done = 0, round = 0; done < iterations; round++) {
+    const n = Math.min(EXEC_BLOCK, iterations - done);
+    const order = round % 2 === 0 ? [through, straight] : [straight, through];
+    for (const xs of order) for (let i = 0; i < n; i++) xs.push(await (xs === through ? throughOnce() : straightOnce()));
+    done += n;
   }
-  progress(`port-forward: ${megabytes} MB each way, three runs each`);
-  // The baseline's pod: an echo server in a process of its own (the simulator's pod echo runs in
-  // the agent's process; an echo inside this client's process would share its thread).
-  const echo = spawn(process.execPath, ['-e', ECHO_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  cleanup.child(echo);
-  cleanup.add('stop the echo server', () => Promise.resolve(void echo.kill('SIGTERM')));
-  const tcpPort = await new Promise<number>((resolve, reject) => {
-    echo.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    echo.once('exit', (code) => reject(new Error(`the echo server exited (${code})`)));
-  });
-  const pfThrough: number[] = [];
-  const pfDirect: number[] = [];
-  const tcp: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    pfThrough.push(await portForwardOnce(`${viaApi}/portforward?ports=8080`, admin, bytes));
-    pfDirect.push(await portForwardOnce(`${direct}/portForward/default/${POD}?port=8080`, kubelet, bytes));
-    tcp.push(await tcpOnce(tcpPort, bytes));
-  }
+  for (let i = 0; i < iterations; i++) gets.push(await getOnce(`https://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`, admin));
+  const pf = await portForwardPart(megabytes, pids, { viaApi, direct, admin, kubelet, pki }, cleanup);
   const med = (xs: number[]) => percentile(xs, 0.5);
   const execRatio = med(through) / med(straight);
-  const throughputRatio = med(pfThrough) / med(tcp);
   return {
     machine: { cpus: cpus().length, loadavg: loadavg().map((l) => round(l)) },
     exec_round_trip: {
-      through_apiserver_and_agent: { p50_ms: round(med(through)), p99_ms: round(percentile(through, 0.99)), n: through.length },
-      baseline_direct_to_agent: { p50_ms: round(med(straight)), p99_ms: round(percentile(straight, 0.99)), n: straight.length },
+      through_apiserver_and_agent: { p50_ms: round(med(through)), p99_ms: round(percentile(through, 0.99)), n: through.length, cpu_ms_per_exec: perOp(cpuThrough, iterations, 1000) },
+      baseline_direct_to_agent: { p50_ms: round(med(straight)), p99_ms: round(percentile(straight, 0.99)), n: straight.length, cpu_ms_per_exec: perOp(cpuStraight, iterations, 1000) },
       ratio_p50: round(execRatio),
       // What one more mutual-TLS hop and the API server's checks cost without any stream: a GET of the pod on a fresh connection.
       fresh_connection_get_pod: { p50_ms: round(med(gets)), n: gets.length },
       goal_ratio_at_most: GOAL_EXEC_RATIO,
       goal_met: execRatio <= GOAL_EXEC_RATIO,
     },
-    port_forward_throughput: {
-      megabytes_echoed: megabytes,
-      through_apiserver_and_agent_mb_s: round(med(pfThrough)),
-      direct_to_agent_mb_s: round(med(pfDirect)),
-      baseline_direct_tcp_mb_s: round(med(tcp)),
-      ratio: round(throughputRatio),
-      goal_ratio_at_least: GOAL_THROUGHPUT_RATIO,
-      goal_met: throughputRatio >= GOAL_THROUGHPUT_RATIO,
-    },
+    port_forward_throughput: pf,
+  };
+}
+
+type Pids = Record<string, number>;
+type Cpu = Record<string, number>;
+
+/** Runs f, adding the CPU seconds each process used meanwhile to acc (read outside f's own timing). */
+async function withCpu<T>(pids: Pids, acc: Cpu, f: () => Promise<T>): Promise<T> {
+  const before = Object.entries(pids).map(([k, pid]) => [k, procCpuPrecise(pid)] as const);
+  const r = await f();
+  for (const [k, b] of before) acc[k] = (acc[k] ?? 0) + procCpuPrecise(pids[k]) - b;
+  return r;
+}
+
+const perOp = (acc: Cpu, n: number, scale: number) => Object.fromEntries(Object.entries(acc).map(([k, v]) => [k, round((v * scale) / n)]));
+
+/** Starts an echo server script in its own process; resolves its port. */
+async function startEcho(script: string, args: string[], name: string, cleanup: Cleanup): Promise<{ port: number; pid: number }> {
+  const echo = spawn(process.execPath, ['-e', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanup.child(echo);
+  cleanup.add(`stop the ${name}`, () => Promise.resolve(void echo.kill('SIGTERM')));
+  const port = await new Promise<number>((resolve, reject) => {
+    echo.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    echo.once('exit', (code) => reject(new Error(`the ${name} exited (${code})`)));
+  });
+  return { port, pid: echo.pid! };
+}
+
+/**
+ * Three rounds of: the port-forward through the API server, straight to the agent, plain TCP to
+ * the echo process (the goal's baseline), and (context, not a baseline) the same echo behind one
+ * TLS layer; with each process's CPU per run.
+ */
+async function portForwardPart(megabytes: number, pids: Pids, t: { viaApi: string; direct: string; admin: Tls; kubelet: Tls; pki: string }, cleanup: Cleanup): Promise<object> {
+  const bytes = megabytes * 1e6;
+  progress(`port-forward: ${megabytes} MB each way, three runs each`);
+  // The baseline's pod: an echo server in a process of its own (the simulator's pod echo runs in
+  // the agent's process; an echo inside this client's process would share its thread).
+  const echo = await startEcho(ECHO_SERVER, [], 'echo server', cleanup);
+  const tlsEcho = await startEcho(TLS_ECHO_SERVER, [join(t.pki, 'apiserver.crt'), join(t.pki, 'apiserver.key')], 'TLS echo server', cleanup);
+  const runs = { through: [] as number[], direct: [] as number[], tcp: [] as number[], tls: [] as number[] };
+  const cpu = { through: {} as Cpu, direct: {} as Cpu, tcp: {} as Cpu, tls: {} as Cpu };
+  const withEcho = (pid: number) => ({ bench_client: pids.bench_client, echo: pid });
+  for (let i = 0; i < 3; i++) {
+    runs.through.push(await withCpu(pids, cpu.through, () => portForwardOnce(`${t.viaApi}/portforward?ports=8080`, t.admin, bytes)));
+    runs.direct.push(await withCpu(pids, cpu.direct, () => portForwardOnce(`${t.direct}/portForward/default/${POD}?port=8080`, t.kubelet, bytes)));
+    runs.tcp.push(await withCpu(withEcho(echo.pid), cpu.tcp, () => tcpOnce(echo.port, bytes)));
+    runs.tls.push(await withCpu(withEcho(tlsEcho.pid), cpu.tls, () => tcpOnce(tlsEcho.port, bytes, true)));
+  }
+  const med = (xs: number[]) => percentile(xs, 0.5);
+  const ratio = med(runs.through) / med(runs.tcp);
+  return {
+    megabytes_echoed: megabytes,
+    through_apiserver_and_agent_mb_s: round(med(runs.through)),
+    direct_to_agent_mb_s: round(med(runs.direct)),
+    baseline_direct_tcp_mb_s: round(med(runs.tcp)),
+    // Context only: the same echo over one TLS connection (the through path has two TLS legs and the API server decrypts and re-encrypts every byte).
+    context_one_tls_leg_echo_mb_s: round(med(runs.tls)),
+    cpu_s_per_run: { through: perOp(cpu.through, 3, 1), direct_to_agent: perOp(cpu.direct, 3, 1), direct_tcp: perOp(cpu.tcp, 3, 1), one_tls_leg: perOp(cpu.tls, 3, 1) },
+    ratio: round(ratio),
+    goal_ratio_at_least: GOAL_THROUGHPUT_RATIO,
+    goal_met: ratio >= GOAL_THROUGHPUT_RATIO,
   };
 }
