@@ -179,8 +179,8 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
   const cpuStraight: Cpu = {};
   for (let i = 0; i < 5; i++) await execOnce(`${viaApi}/exec?command=true`, admin);
   // Blocks of EXEC_BLOCK execs of one path, ordered A-B-B-A (then again): what a process does after an
-  // exec (the API server dials its spare connection to the agent, warm-connections.ts; sockets
-  // close) lands on the next exec of the same path, not on the other path's measurement.
+  // exec (sockets close, the API server's side of the stream ends) lands on the next exec of the
+  // same path, not on the other path's measurement.
   const throughOnce = () => withCpu(pids, cpuThrough, () => execOnce(`${viaApi}/exec?command=true`, admin));
   const straightOnce = () => withCpu(pids, cpuStraight, () => execOnce(`${direct}/exec/default/${POD}/app?command=true&output=1&error=1`, kubelet));
   for (let done = 0, round = 0; done < iterations; round++) {

@@ -11,15 +11,14 @@
  * every protocol is passed through unchanged.
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP, type Socket } from 'node:net';
-import { createSecureContext, type ConnectionOptions, type SecureContext } from 'node:tls';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../api/errors';
 import type { ResourceRequest } from './context';
 import { forwardedHeaders } from './proxy-headers';
 import { joinSockets } from '../../common/stream/socket-join';
-import { WarmTlsConnections } from './warm-connections';
 
 /** Where an upgrade goes: the backend's address, path with query, and TLS settings (https only). */
 export interface UpgradeTarget {
@@ -48,26 +47,27 @@ export const DEFAULT_STREAM_IDLE_MS = 4 * 60 * 60 * 1000;
 
 /**
  * The TLS client side of upgrades, one per client certificate and CA: the parsed context (parsing
- * the PEM key and certificates for every stream cost more than a resumed handshake). The few
- * newest pairs are kept (the kubelet-client certificate changes only when rotated). Connections
- * come from WARM: a stream to a backend seen before takes a connection dialled ahead of it,
- * resuming its TLS session, instead of handshaking while its client waits (warm-connections.ts).
+ * the PEM key and certificates for every stream cost more than a resumed handshake) and an agent
+ * caching TLS sessions. Upgraded connections are never pooled (each leaves the agent once
+ * upgraded), but a stream to an agent seen before resumes its session instead of a full handshake
+ * (an exec's round trip is mostly handshakes). The few newest pairs are kept (the kubelet-client
+ * certificate changes only when rotated).
  */
-const TLS_CONTEXTS = new Map<string, SecureContext>();
-const MAX_TLS_CONTEXTS = 8;
-const WARM = new WarmTlsConnections();
+const TLS_CLIENTS = new Map<string, { secureContext: SecureContext; agent: HttpsAgent }>();
+const MAX_TLS_CLIENTS = 8;
 
-function tlsClient(target: UpgradeTarget): { key: string; options: ConnectionOptions } {
-  const ctxKey = `${target.cert?.certPem ?? ''}\0${target.cert?.keyPem ?? ''}\0${target.caPem ?? ''}`;
-  let secureContext = TLS_CONTEXTS.get(ctxKey);
-  if (!secureContext) {
-    secureContext = createSecureContext({ ...(target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}), ...(target.caPem ? { ca: target.caPem } : {}) });
-    TLS_CONTEXTS.set(ctxKey, secureContext);
-    if (TLS_CONTEXTS.size > MAX_TLS_CONTEXTS) TLS_CONTEXTS.delete(TLS_CONTEXTS.keys().next().value as string);
+function tlsClient(target: UpgradeTarget): { secureContext: SecureContext; agent: HttpsAgent } {
+  const key = `${target.cert?.certPem ?? ''}\0${target.cert?.keyPem ?? ''}\0${target.caPem ?? ''}`;
+  let c = TLS_CLIENTS.get(key);
+  if (!c) {
+    c = {
+      secureContext: createSecureContext({ ...(target.cert ? { cert: target.cert.certPem, key: target.cert.keyPem } : {}), ...(target.caPem ? { ca: target.caPem } : {}) }),
+      agent: new HttpsAgent({ keepAlive: false, maxCachedSessions: 256 }),
+    };
+    TLS_CLIENTS.set(key, c);
+    if (TLS_CLIENTS.size > MAX_TLS_CLIENTS) TLS_CLIENTS.delete(TLS_CLIENTS.keys().next().value as string);
   }
-  // As node:https's agent: the host name as SNI and for the identity check, an IP address only for the check.
-  const options: ConnectionOptions = { host: target.host, port: target.port, secureContext, rejectUnauthorized: target.caPem !== undefined, ...(isIP(target.host) ? {} : { servername: target.host }) };
-  return { key: `${target.host}:${target.port}\0${ctxKey}`, options };
+  return c;
 }
 
 /** The request headers an upgrade forwards: forwardedHeaders' set, duplicates kept (SPDY's X-Stream-Protocol-Version lists one protocol a line), plus Connection/Upgrade. */
@@ -102,15 +102,16 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
   const client = r.upgrade;
   if (!client) return Promise.reject(new ApiError('BadRequest', 'Upgrade request required'));
   return new Promise<void>((resolve, reject) => {
-    const tls = target.scheme === 'https' ? tlsClient(target) : undefined;
+    const tls = target.scheme === 'https';
     const options = {
       host: target.host,
       port: target.port,
       path: target.path,
       method: r.req.method ?? 'GET',
       headers: upgradeHeaders(r.req),
-      ...(tls ? { createConnection: () => WARM.take(tls.key, tls.options) } : { agent: false as const }),
+      ...(tls ? tlsClient(target) : { agent: false as const }),
       timeout: limits.handshakeTimeoutMs ?? 30_000,
+      ...(tls ? { rejectUnauthorized: target.caPem !== undefined } : {}),
     };
     const up = tls ? httpsRequest(options) : httpRequest(options);
     const clientGone = () => up.destroy();
@@ -145,13 +146,7 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
     up.on('upgrade', (res, backend, backendHead) => {
       done();
       up.setTimeout(0);
-      // The spare for the next stream is dialled once this one has ended: its handshake on this
-      // event loop would otherwise delay relaying this stream's first bytes (an exec's whole answer).
-      const next = () => {
-        if (tls) WARM.prepare(tls.key, tls.options);
-        resolve();
-      };
-      splice(r, client.socket, client.head, backend, switchingHead(res), backendHead, limits.idleTimeoutMs).then(next, next);
+      splice(r, client.socket, client.head, backend, switchingHead(res), backendHead, limits.idleTimeoutMs).then(resolve, resolve);
     });
     up.end();
   });

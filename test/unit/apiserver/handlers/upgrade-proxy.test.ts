@@ -1,9 +1,6 @@
 import test from 'ava';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, connect, type Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import { createCA, issue } from '../../../../apiserver/pki/certs';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
 import { proxyUpgrade, switchingHead, upgradeHeaders } from '../../../../apiserver/handlers/upgrade-proxy';
 
@@ -114,55 +111,4 @@ test('an unreachable backend is a 503 naming it', async (t) => {
   t.regex(err.message, /^cannot reach the node agent of n1 at 127\.0\.0\.1:1: /);
   pair.client.destroy();
   pair.close();
-});
-
-/** An HTTPS backend answering every upgrade with a 101 and then echoing; records which connection (by accept order) carried each upgrade. */
-async function tlsBackend(certPem: string, keyPem: string): Promise<{ port: number; accepted: number; upgradesOn: number[]; close(): void }> {
-  const state = { port: 0, accepted: 0, upgradesOn: [] as number[], close: () => server.close() };
-  const server = createHttpsServer({ cert: certPem, key: keyPem });
-  server.on('secureConnection', (s: TLSSocket & { order?: number }) => (s.order = state.accepted++));
-  server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
-    state.upgradesOn.push((req.socket as TLSSocket & { order: number }).order);
-    socket.on('error', () => undefined);
-    socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
-    socket.pipe(socket);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.port = (server.address() as { port: number }).port;
-  return state;
-}
-
-/** Waits (bounded by turns of the event loop) for cond. */
-async function until(cond: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 20_000 && !cond(); i++) await new Promise((r) => setImmediate(r));
-  return cond();
-}
-
-test('https: a second upgrade to a backend goes over the spare connection dialled after the first; a backend the CA does not vouch for is a 503', async (t) => {
-  const ca = await createCA('agents-ca');
-  const serving = await issue(ca, { commonName: 'agent', ips: ['127.0.0.1'], usage: 'server', validityMs: 3600_000 });
-  const backend = await tlsBackend(serving.certPem, serving.keyPem);
-  const target = { scheme: 'https' as const, host: '127.0.0.1', port: backend.port, path: '/x', caPem: ca.certPem, describe: 'the node agent of n1' };
-  const upgradeOnce = async () => {
-    const pair = await socketPair();
-    const done = proxyUpgrade(request(pair.server, new AbortController().signal), target, { idleTimeoutMs: 3_600_000 });
-    const head = await new Promise<string>((r) => pair.client.once('data', (d: Buffer) => r(d.toString())));
-    pair.client.destroy();
-    await done;
-    pair.close();
-    return head;
-  };
-  t.regex(await upgradeOnce(), /^HTTP\/1\.1 101 /);
-  // The spare: accepted by the backend after the first upgrade, without a request.
-  t.true(await until(() => backend.accepted === 2));
-  t.regex(await upgradeOnce(), /^HTTP\/1\.1 101 /);
-  t.deepEqual(backend.upgradesOn, [0, 1]);
-  // Verification still applies: another CA refuses the backend's certificate (a new key: no spare of the other's).
-  const other = await createCA('other-ca');
-  const pair = await socketPair();
-  const err = await t.throwsAsync(proxyUpgrade(request(pair.server, new AbortController().signal), { ...target, caPem: other.certPem }, { idleTimeoutMs: 1000 }));
-  t.regex(err.message, /^cannot reach the node agent of n1 at 127\.0\.0\.1:\d+: /);
-  pair.client.destroy();
-  pair.close();
-  backend.close();
 });
