@@ -122,15 +122,6 @@ export async function compareEncodings(
   const seeds = plan.rounds * plan.firstGetsPerPart * encodings.length;
   let seedsRead = 0;
   const seedWriter = encodings.find((e) => e.name === 'json') ?? encodings[0];
-  /** The bodies of count creates from the encoding's next name on, encoded now; their CPU goes to acc. */
-  const encodeBodies = (e: Encoding, count: number, acc: Acc): Array<string | Buffer> => {
-    const from = created.get(e.name)!;
-    const c0 = process.cpuUsage();
-    const bodies = Array.from({ length: count }, (_, i) => e.body(plan.schema, plan.object(`${e.name}-${from + i}`)));
-    const c = process.cpuUsage(c0);
-    acc.encodeCpu += (c.user + c.system) / 1e6;
-    return bodies;
-  };
   const ops = (e: Encoding, phase: Phase | 'seed', part: number, acc?: Acc, bodies?: ReadonlyArray<string | Buffer>) => {
     const pool = pools.get(e.name)!;
     const note = (bytes: Buffer) => {
@@ -176,7 +167,7 @@ export async function compareEncodings(
         for (const e of order) {
           const acc = accs[phase].get(e.name)!;
           const count = counts[phase];
-          const op = ops(e, phase, round, acc, phase === 'creates' ? encodeBodies(e, count, acc) : undefined);
+          const op = ops(e, phase, round, acc, phase === 'creates' ? encodeBodies(e, plan, created.get(e.name)!, count, acc) : undefined);
           const s0 = procCpuPrecise(serverPid);
           const c0 = process.cpuUsage();
           const r = await runClosedLoop(phase === 'creates' ? plan.createClients : plan.getClients, count, op);
@@ -211,6 +202,15 @@ export async function compareEncodings(
     return out;
   };
   return { creates: figures(accs.creates), gets: figures(accs.gets), first_gets: figures(accs.first_gets) };
+}
+
+/** The bodies of count creates in encoding e from name number `from` on, encoded now; their CPU goes to acc. */
+function encodeBodies(e: Encoding, plan: EncodingPlan, from: number, count: number, acc: Acc): Array<string | Buffer> {
+  const c0 = process.cpuUsage();
+  const bodies = Array.from({ length: count }, (_, i) => e.body(plan.schema, plan.object(`${e.name}-${from + i}`)));
+  const c = process.cpuUsage(c0);
+  acc.encodeCpu += (c.user + c.system) / 1e6;
+  return bodies;
 }
 
 function round4(x: number): number {
