@@ -149,7 +149,7 @@ export async function compareEncodings(
     // paths. The seeds are JSON creates, so they warm JSON's path (and the shared one) with
     // thousands of requests: with a warm-up of 400 creates each, V8 (--trace-opt) first
     // optimized the protobuf decoder, encoder and cache functions during the first measured
-    // rounds, whose protobuf creates then cost 10-15% more than the later ones. Each encoding's
+    // rounds, whose protobuf creates then cost 10-67% more server CPU than JSON's. Each encoding's
     // warm-up creates run in WARMUP_SLICES alternating slices, so both end equally warm.
     progress(`writing ${seeds} objects for the first gets`);
     await runClosedLoop(plan.createClients, seeds, ops(seedWriter, 'seed', 0));
