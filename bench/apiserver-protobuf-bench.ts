@@ -23,7 +23,7 @@ interface Plan {
 }
 
 const FULL: Plan = {
-  requests: { warmupCreates: 400, warmupGets: 1000, createClients: 32, getClients: 64, createsPerPart: 1000, getsPerPart: 2500, firstGetsPerPart: 1000, rounds: 8 },
+  requests: { warmupCreates: 4000, warmupGets: 1000, createClients: 32, getClients: 64, createsPerPart: 1000, getsPerPart: 2500, firstGetsPerPart: 1000, rounds: 8 },
   list: { pods: 10_000, createClients: 64, runs: 5 },
 };
 

@@ -37,6 +37,9 @@ export async function expectIn(
   return r.bytes;
 }
 
+/** Each encoding's warm-up creates run in this many slices, the encodings alternating. */
+const WARMUP_SLICES = 4;
+
 /** The request phases compared, in the order each round runs them. */
 export const PHASES = ['creates', 'gets', 'first_gets'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -48,8 +51,14 @@ export interface EncodingFigures extends LoadResult {
   server_cpu_ms_per_request_parts: number[];
   /** Each part's rate, median over parts. */
   median_per_second: number;
-  /** This process's CPU per request (the client's encoding and reading included), ms. */
+  /** This process's CPU per request while the part ran (sending and reading; not the bodies' encoding, see client_encode_ms_per_request), ms. */
   client_cpu_ms_per_request: number;
+  /**
+   * Creates: this process's CPU per request body encoded, ms. The bodies of a measured part are
+   * encoded before it (svc's JavaScript protobuf encoder, or JSON.stringify), so that this cost of
+   * the client does not take the shared cores from the server while the part runs.
+   */
+  client_encode_ms_per_request?: number;
   /** Size of one answer, bytes. */
   answer_bytes: number;
 }
@@ -74,6 +83,7 @@ export interface EncodingPlan {
 interface Acc {
   load: LoadRun[];
   clientCpu: number;
+  encodeCpu: number;
   cpuParts: number[];
   bytes: number;
 }
@@ -112,7 +122,7 @@ export async function compareEncodings(
   const seeds = plan.rounds * plan.firstGetsPerPart * encodings.length;
   let seedsRead = 0;
   const seedWriter = encodings.find((e) => e.name === 'json') ?? encodings[0];
-  const ops = (e: Encoding, phase: Phase | 'seed', part: number, acc?: Acc) => {
+  const ops = (e: Encoding, phase: Phase | 'seed', part: number, acc?: Acc, bodies?: ReadonlyArray<string | Buffer>) => {
     const pool = pools.get(e.name)!;
     const note = (bytes: Buffer) => {
       if (acc) acc.bytes = bytes.length;
@@ -120,7 +130,7 @@ export async function compareEncodings(
     if (phase === 'creates' || phase === 'seed') {
       const prefix = phase === 'seed' ? 'seed' : e.name;
       const from = phase === 'seed' ? 0 : created.get(e.name)!;
-      return async (i: number) => note(await expectIn(target, e, pool.creates, [201], 'POST', collection, e.body(plan.schema, plan.object(`${prefix}-${from + i}`))));
+      return async (i: number) => note(await expectIn(target, e, pool.creates, [201], 'POST', collection, bodies?.[i] ?? e.body(plan.schema, plan.object(`${prefix}-${from + i}`))));
     }
     if (phase === 'gets') {
       const n = created.get(e.name)!;
@@ -130,26 +140,39 @@ export async function compareEncodings(
     seedsRead += plan.firstGetsPerPart;
     return async (i: number) => note(await expectIn(target, e, pool.gets, [200], 'GET', `${collection}/seed-${from + i}`));
   };
-  const fresh = (): Map<string, Acc> => new Map(encodings.map((e) => [e.name, { load: [], clientCpu: 0, cpuParts: [], bytes: 0 }]));
+  const fresh = (): Map<string, Acc> => new Map(encodings.map((e) => [e.name, { load: [], clientCpu: 0, encodeCpu: 0, cpuParts: [], bytes: 0 }]));
   const accs = { creates: fresh(), gets: fresh(), first_gets: fresh() };
   const counts = { creates: plan.createsPerPart, gets: plan.getsPerPart, first_gets: plan.firstGetsPerPart };
   try {
-    // Warm-up: JIT of both codecs, TLS sessions of every pool, the objects the warm-up gets read;
-    // then the objects of the first gets, written by a JSON client.
-    for (const e of encodings) {
-      await runClosedLoop(plan.createClients, plan.warmupCreates, ops(e, 'creates', 0));
-      created.set(e.name, plan.warmupCreates);
-      await runClosedLoop(plan.getClients, plan.warmupGets, ops(e, 'gets', 0));
-    }
+    // The objects of the first gets, written by a JSON client; then the warm-up: TLS sessions of
+    // every pool, the objects the warm-up gets read, and V8's optimized code of both encodings'
+    // paths. The seeds are JSON creates, so they warm JSON's path (and the shared one) with
+    // thousands of requests: with a warm-up of 400 creates each, V8 (--trace-opt) first
+    // optimized the protobuf decoder, encoder and cache functions during the first measured
+    // rounds, whose protobuf creates then cost 10-67% more server CPU than JSON's. Each encoding's
+    // warm-up creates run in WARMUP_SLICES alternating slices, so both end equally warm.
     progress(`writing ${seeds} objects for the first gets`);
     await runClosedLoop(plan.createClients, seeds, ops(seedWriter, 'seed', 0));
+    // Gets are in every slice too: a protobuf get answers stand-ins of cached versions, objects of
+    // another shape than a create's answer, and the first ones deoptimized the code a create's
+    // answer had been optimized to (encoded-cache.ts writeVersion), which V8 optimized again only
+    // two rounds later when all gets came after all creates.
+    const slice = Math.ceil(plan.warmupCreates / WARMUP_SLICES);
+    const getSlice = Math.ceil(plan.warmupGets / WARMUP_SLICES);
+    for (let s = 0; s < WARMUP_SLICES; s++) {
+      for (const e of encodings) {
+        await runClosedLoop(plan.createClients, slice, ops(e, 'creates', 0));
+        created.set(e.name, created.get(e.name)! + slice);
+        await runClosedLoop(plan.getClients, getSlice, ops(e, 'gets', 0));
+      }
+    }
     for (let round = 0; round < plan.rounds; round++) {
       const order = round % 2 === 0 ? encodings : [...encodings].reverse();
       for (const phase of PHASES) {
         for (const e of order) {
           const acc = accs[phase].get(e.name)!;
           const count = counts[phase];
-          const op = ops(e, phase, round, acc);
+          const op = ops(e, phase, round, acc, phase === 'creates' ? encodeBodies(e, plan, created.get(e.name)!, count, acc) : undefined);
           const s0 = procCpuPrecise(serverPid);
           const c0 = process.cpuUsage();
           const r = await runClosedLoop(phase === 'creates' ? plan.createClients : plan.getClients, count, op);
@@ -177,12 +200,22 @@ export async function compareEncodings(
         server_cpu_ms_per_request: round4(median(acc.cpuParts)),
         server_cpu_ms_per_request_parts: acc.cpuParts,
         client_cpu_ms_per_request: round4((acc.clientCpu * 1000) / load.count),
+        ...(acc.encodeCpu > 0 ? { client_encode_ms_per_request: round4((acc.encodeCpu * 1000) / load.count) } : {}),
         answer_bytes: acc.bytes,
       };
     }
     return out;
   };
   return { creates: figures(accs.creates), gets: figures(accs.gets), first_gets: figures(accs.first_gets) };
+}
+
+/** The bodies of count creates in encoding e from name number `from` on, encoded now; their CPU goes to acc. */
+function encodeBodies(e: Encoding, plan: EncodingPlan, from: number, count: number, acc: Acc): Array<string | Buffer> {
+  const c0 = process.cpuUsage();
+  const bodies = Array.from({ length: count }, (_, i) => e.body(plan.schema, plan.object(`${e.name}-${from + i}`)));
+  const c = process.cpuUsage(c0);
+  acc.encodeCpu += (c.user + c.system) / 1e6;
+  return bodies;
 }
 
 function round4(x: number): number {
