@@ -11,12 +11,10 @@
  *   write, mismatches counted (store/declarative-validation.ts).
  * - DeclarativeValidationTakeover: the schema's causes answer for the rules both state; switched
  *   off with DeclarativeValidation, as upstream.
- * - ListFromCacheSnapshot: accepted, as upstream 1.33 (beta, on), so upstream's --feature-gates
- *   values start this server; it switches nothing here. Upstream serves a list at an older
- *   resourceVersion from snapshots of its watch cache instead of etcd; svc's watch cache holds
- *   events, not objects, and every list (any resourceVersion, continue tokens) is read from the
- *   store at its revision (store/list-reader.ts over SQLite's or etcd's MVCC), the path the
- *   snapshots reproduce upstream.
+ * - ListFromCacheSnapshot: lists at an exact older resourceVersion (resourceVersionMatch=Exact,
+ *   continue tokens) answered from memory instead of the store, from versions of every key kept
+ *   over the watch cache's window (store/list-snapshots.ts; upstream KEP-4988). Alpha and off as
+ *   upstream 1.33 (beta and on in 1.34): it holds a copy of every stored object in memory.
  * - MutatingAdmissionPolicy: the MutatingAdmissionPolicy admission plugin (beta since 1.34, off by
  *   default as upstream; its admissionregistration v1alpha1/v1beta1 versions also need --runtime-config).
  * - StreamingList: watches with sendInitialEvents (upstream names this gate WatchList).
@@ -34,7 +32,7 @@ export const apiServerFeatures = {
   [CBOR_GATE]: { stage: 'ALPHA', default: false },
   DeclarativeValidation: { stage: 'BETA', default: true },
   DeclarativeValidationTakeover: { stage: 'BETA', default: false },
-  ListFromCacheSnapshot: { stage: 'BETA', default: true },
+  ListFromCacheSnapshot: { stage: 'ALPHA', default: false },
   MutatingAdmissionPolicy: { stage: 'BETA', default: false },
   StreamingList: { stage: 'BETA', default: true },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },

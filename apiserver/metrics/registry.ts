@@ -33,6 +33,8 @@ export interface ApiMetricsOptions {
  * - apiserver_registered_watchers{group, resource}: watches open on the watch cache (API clients'
  *   and the in-process informers'); apiserver_terminated_watchers_total{group, resource}: watchers
  *   ended because they fell behind (upstream: closed for unresponsiveness).
+ * - apiserver_cache_list_total{resource_prefix, index}: list pages answered from the watch cache's
+ *   snapshots (ListFromCacheSnapshot); index is always empty (svc's cache has no indexes).
  * - apiserver_watch_cache_history_bytes / _events (svc's own): what the watch cache's history holds,
  *   bounded by --watch-cache-max-bytes.
  * - apiserver_events_dropped_total{component, reason} (svc's own): events of the in-process loops
@@ -55,6 +57,7 @@ export class ApiMetrics {
   private readonly droppedEvents: Counter<'component' | 'reason'>;
   private readonly validationMismatches: Counter;
   private readonly validationPanics: Counter;
+  private readonly cacheLists: Counter<'resource_prefix' | 'index'>;
 
   constructor(private readonly o: ApiMetricsOptions = {}) {
     this.requests = new Counter({
@@ -86,6 +89,10 @@ export class ApiMetrics {
     this.validationMismatches = new Counter(
       this.declare('apiserver_validation_declarative_validation_mismatch_total', { stability: 'BETA' }, 'Number of times declarative validation results differed from handwritten validation results for core types.'),
     );
+    this.cacheLists = new Counter({
+      ...this.declare('apiserver_cache_list_total', { stability: 'ALPHA' }, 'Number of LIST requests served from watch cache (ListFromCacheSnapshot: pages at an exact older revision).'),
+      labelNames: ['resource_prefix', 'index'],
+    });
     this.validationPanics = new Counter(this.declare('apiserver_validation_declarative_validation_panic_total', { stability: 'BETA' }, 'Number of times declarative validation has panicked during validation.'));
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
@@ -168,6 +175,11 @@ export class ApiMetrics {
   /** Counts one failure (upstream: a panic) of declarative validation. */
   declarativeValidationPanic(): void {
     this.validationPanics.inc();
+  }
+
+  /** Counts one store list page answered from the watch cache's snapshots (no index: svc's cache has none). */
+  cacheListServed(resourcePrefix: string): void {
+    this.cacheLists.inc({ resource_prefix: resourcePrefix, index: '' });
   }
 
   /** Counts one watcher ended for falling behind. */

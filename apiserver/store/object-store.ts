@@ -44,6 +44,8 @@ export interface ObjectStoreOptions {
   now: () => Date;
   /** How long a "not older than" read waits for a future revision before 504. */
   rvWaitMs: number;
+  /** What lists read (ListFromCacheSnapshot's snapshots, which pass other reads to the store); default the storage. */
+  lists?: Pick<Storage, 'list'>;
   /** The DeclarativeValidation gates and where mismatches go; absent: the schema's and the kind's validation as without the gate. */
   declarativeValidation?: DeclarativeValidationOptions;
 }
@@ -68,7 +70,7 @@ export class ObjectStore {
     private readonly admission: WriteAdmission,
     private readonly opts: ObjectStoreOptions,
   ) {
-    this.reader = new ListReader(storage, cache, opts.rvWaitMs);
+    this.reader = new ListReader(opts.lists ?? storage, cache, opts.rvWaitMs);
     this.deleter = new Deleter({ storage, admission, lister: this.reader, now: opts.now });
   }
 

@@ -38,6 +38,18 @@ export interface WatchCacheOptions {
   onCorrupt?: (key: string, revision: number, err: CorruptObjectError) => void;
   /** Told each time a watcher is ended because it fell behind the history (upstream's apiserver_terminated_watchers_total). */
   onWatcherTerminated?: (resource: WatchedResource) => void;
+  /** Also told of every store event the cache follows (ListFromCacheSnapshot's list snapshots); none when the gate is off. */
+  follower?: CacheFollower;
+}
+
+/** What follows the store through the watch cache's one store watch (store/list-snapshots.ts). */
+export interface CacheFollower {
+  /** The cache follows the store anew (its first start, or after it missed events): what was built from earlier events is stale. */
+  restart(): void;
+  /** Each store event in revision order, once between restarts (undecodable ones too), before watchers are told. */
+  event(ev: StorageEvent): void;
+  /** The history was trimmed: it holds every event after coveredFrom and no older one. */
+  trimmed(coveredFrom: number): void;
 }
 
 /** The API resource a watch prefix is under (/<group or core>/<resource>/...); group '' is core. */
@@ -106,7 +118,8 @@ export class WatchCache {
           for (const s of [...this.subscribers]) s.end(compacted ? tooOld(lost) : undefined);
           this.subscribers.clear();
           this.latest = start;
-        }
+          this.opts.follower?.restart();
+        } else if (!this.following) this.opts.follower?.restart();
         this.markReady();
         compacted = false;
         for await (const ev of this.storage.watch('/', this.latest, signal)) this.append(ev);
@@ -282,6 +295,7 @@ export class WatchCache {
   private append(ev: StorageEvent): void {
     const now = this.opts.now();
     const ce = this.decode(ev, now);
+    this.opts.follower?.event(ev);
     // An undecodable write is skipped, but its revision still counts: readers waiting for it go on.
     if (ce) this.history.push(ce);
     this.latest = ev.revision;
@@ -301,6 +315,7 @@ export class WatchCache {
     const dropped = this.history.trim(now);
     if (dropped.length === 0) return;
     const covered = this.history.coveredFrom;
+    this.opts.follower?.trimmed(covered);
     for (const s of [...this.subscribers]) {
       if (s.cursor >= covered) continue;
       if (!dropped.some((e) => e.revision > s.cursor && e.key.startsWith(s.prefix))) {

@@ -14,6 +14,8 @@ import { SqliteStorage } from '../storage/sqlite';
 import type { Storage } from '../storage/storage';
 import { StoreWriteHealth, WriteTrackingStorage } from '../storage/write-health';
 import { WatchCache } from '../store/watch-cache';
+import { ListSnapshots } from '../store/list-snapshots';
+import { gateOn } from '../config/feature-gates';
 
 /** Section 8: watch history and continue tokens, 5 minutes. */
 export const HISTORY_MS = 5 * 60_000;
@@ -30,6 +32,8 @@ export interface StorageLayer {
   cache: WatchCache;
   /** Whether the store accepts writes (the readyz check store-write). */
   writeHealth: StoreWriteHealth;
+  /** With ListFromCacheSnapshot: what lists read instead of the storage (exact older revisions from memory). */
+  lists?: ListSnapshots;
 }
 
 /** Opens the store backend the flags select and builds the registry and the watch cache over it (nothing runs yet). */
@@ -64,7 +68,10 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
   const storage: Storage = new InstrumentedStorage(new WriteTrackingStorage(backend, writeHealth), metrics, () => performance.now());
   const registry = new ResourceRegistry();
   for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
+  // ListFromCacheSnapshot (alpha, off as upstream 1.33): nothing is built, and nothing held, unless it is on.
+  const lists = gateOn(flags.featureGates, 'ListFromCacheSnapshot') ? new ListSnapshots(storage, { onServed: (p) => metrics.cacheListServed(p) }) : undefined;
   const cache = new WatchCache(storage, {
+    follower: lists,
     retainMs: HISTORY_MS,
     maxBytes: flags.watchCacheMaxBytes,
     now: Date.now,
@@ -72,7 +79,7 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
     onCorrupt: (key, revision, err) => log.error({ key, revision, err: err.message }, 'stored object cannot be decoded; watchers do not get this write'),
   });
   metrics.watchCache(() => cache.stats());
-  return { storage, registry, cache, writeHealth };
+  return { storage, registry, cache, writeHealth, lists };
 }
 
 /** Bytes this process may still write in dir's file system (root may use the reserved blocks); undefined when it cannot be read. */

@@ -48,6 +48,7 @@ export function buildStore(flags: ApiServerFlags, s: StorageLayer, log: Logger, 
   store = new ObjectStore(s.storage, s.cache, new AllocatingAdmission(admission, serviceAllocator), {
     now: () => new Date(),
     rvWaitMs: 3000,
+    lists: s.lists,
     declarativeValidation: declarativeValidation(flags, log, metrics),
   });
   informers = new StoreInformers(store, s.cache, { log: log.child({ component: 'informer' }), minWatchTimeoutMs: flags.controllerWatchTimeoutMs });

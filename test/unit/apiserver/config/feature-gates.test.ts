@@ -1,5 +1,5 @@
 import test from 'ava';
-import { gateOn, parseFeatureGatePairs } from '../../../../apiserver/config/feature-gates';
+import { apiServerFeatures, gateOn, parseFeatureGatePairs } from '../../../../apiserver/config/feature-gates';
 
 const on = (pairs: string[]): Set<string> => {
   const r = parseFeatureGatePairs(pairs);
@@ -23,7 +23,9 @@ test('disabling DeclarativeValidation also disables takeover', (t) => {
   t.false(gateOn(gates, 'DeclarativeValidationTakeover'));
 });
 
-test('ListFromCacheSnapshot is accepted, beta and on as upstream 1.33, and can be turned off', (t) => {
-  t.true(on([]).has('ListFromCacheSnapshot'));
+test('ListFromCacheSnapshot is alpha and off as upstream 1.33, and can be turned on (and off)', (t) => {
+  t.false(on([]).has('ListFromCacheSnapshot'));
+  t.is(apiServerFeatures.ListFromCacheSnapshot.stage, 'ALPHA');
+  t.true(on(['ListFromCacheSnapshot=true']).has('ListFromCacheSnapshot'));
   t.false(on(['ListFromCacheSnapshot=false']).has('ListFromCacheSnapshot'));
 });

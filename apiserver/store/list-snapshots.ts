@@ -1,0 +1,235 @@
+import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent } from '../storage/storage';
+import type { CacheFollower } from './watch-cache';
+
+/** One write of a key: its value from this revision on, or null when the write deleted it. */
+interface Version {
+  revision: number;
+  kv: KeyValue | null;
+}
+
+export interface ListSnapshotsOptions {
+  /**
+   * Told of each list answered from memory, with the resource prefix (/<group or core>/<resource>)
+   * of the listed prefix (upstream's apiserver_cache_list_total{resource_prefix}).
+   */
+  onServed?: (resourcePrefix: string) => void;
+}
+
+/**
+ * The ListFromCacheSnapshot gate (upstream KEP-4988, alpha in 1.33): lists at a specific older
+ * revision — resourceVersionMatch=Exact and continue tokens, which are exact reads at the token's
+ * revision — are answered from memory rather than the store. Upstream's cacher keeps a snapshot of
+ * its object store per revision; svc's watch cache keeps events, not objects, so this keeps every
+ * key of the store with the versions needed to read it at any revision from `since` (where it was
+ * loaded from one full list) to the latest event it applied: a key-sorted array for prefix and
+ * startAfter (binary search), per key its writes in revision order.
+ *
+ * Fed by the watch cache (CacheFollower): each store event in order, a restart when the cache
+ * follows anew (it missed events: the state is dropped and read again), and the history's oldest
+ * covered revision after each trim. It answers revisions from that oldest revision (or `since`,
+ * if later) on, the same window the watch cache replays from memory, so its memory is the watch
+ * history's writes plus one value per live key; older versions are pruned when the history trims.
+ * Anything else (revision 0, i.e. a consistent read of the latest; a revision outside the window;
+ * before it has loaded) goes to the store, whose answers (410 Compacted, 504 future) stay as they were.
+ *
+ * Differs from upstream: a revision the store has compacted but the watch history still covers is
+ * answered (the compactor and the history both keep 5 minutes, so that gap is at most the
+ * compactor's sampling interval); upstream's cacher drops its snapshots on compaction.
+ */
+export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
+  private keys: string[] = [];
+  private versions = new Map<string, Version[]>();
+  /** Keys written since they were last pruned (holding more than one version, or a deletion). */
+  private changed = new Set<string>();
+  private state: 'idle' | 'loading' | 'ready' = 'idle';
+  /** Events received while loading, applied after the loaded revision. */
+  private buffered: StorageEvent[] = [];
+  /** Counts loads, so that a load overtaken by a restart is discarded. */
+  private generation = 0;
+  private since = 0;
+  private latest = 0;
+  /** The watch history's oldest covered revision: no older revision is answered, versions older than needed for it are pruned. */
+  private floor = 0;
+
+  constructor(
+    private readonly storage: Pick<Storage, 'list'>,
+    private readonly opts: ListSnapshotsOptions = {},
+  ) {}
+
+  /** The store's list, answered from memory for a revision in the window (see the class comment). */
+  list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    const rev = opts.revision ?? 0;
+    if (!this.answers(rev)) return this.storage.list(prefix, opts);
+    this.opts.onServed?.(resourcePrefix(prefix));
+    return Promise.resolve(this.read(prefix, rev, opts.limit, opts.startAfter));
+  }
+
+  /** True when a list at rev is answered from memory. */
+  answers(rev: number): boolean {
+    return this.state === 'ready' && rev > 0 && rev >= Math.max(this.since, this.floor) && rev <= this.latest;
+  }
+
+  /** The revisions answered from memory now (for tests and logs); undefined before loading. */
+  window(): { from: number; to: number } | undefined {
+    return this.state === 'ready' ? { from: Math.max(this.since, this.floor), to: this.latest } : undefined;
+  }
+
+  /** Keys held (live or deleted within the window) and versions held across them. */
+  size(): { keys: number; versions: number } {
+    let versions = 0;
+    for (const vs of this.versions.values()) versions += vs.length;
+    return { keys: this.keys.length, versions };
+  }
+
+  restart(): void {
+    const gen = ++this.generation;
+    this.keys = [];
+    this.versions = new Map();
+    this.changed = new Set();
+    this.buffered = [];
+    this.floor = 0;
+    this.state = 'loading';
+    // One full read at the latest revision R; events up to R are in it, later ones are applied.
+    this.storage.list('/', {}).then(
+      (res) => {
+        if (gen === this.generation) this.load(res);
+      },
+      () => {
+        // The store did not answer: lists go to it meanwhile, and the next event tries again.
+        if (gen === this.generation) this.state = 'idle';
+      },
+    );
+  }
+
+  event(ev: StorageEvent): void {
+    if (this.state === 'loading') this.buffered.push(ev);
+    else if (this.state === 'idle') this.restart();
+    else this.apply(ev);
+  }
+
+  trimmed(coveredFrom: number): void {
+    if (coveredFrom <= this.floor) return;
+    this.floor = coveredFrom;
+    if (this.state === 'ready') this.prune();
+  }
+
+  private load(res: ListResult): void {
+    // The list is in key order: the sorted array as it comes.
+    this.keys = res.items.map((kv) => kv.key);
+    for (const kv of res.items) this.versions.set(kv.key, [{ revision: kv.modRevision, kv }]);
+    this.since = res.revision;
+    this.latest = res.revision;
+    this.state = 'ready';
+    const buffered = this.buffered;
+    this.buffered = [];
+    for (const ev of buffered) this.apply(ev);
+    this.prune();
+  }
+
+  /** Applies one event after the loaded revision (earlier ones are in the load). */
+  private apply(ev: StorageEvent): void {
+    if (ev.revision <= this.latest) return;
+    this.latest = ev.revision;
+    const kv: KeyValue | null =
+      ev.type === 'delete' ? null : { key: ev.key, value: ev.value, createRevision: ev.createRevision, modRevision: ev.revision };
+    const vs = this.versions.get(ev.key);
+    if (vs) vs.push({ revision: ev.revision, kv });
+    else {
+      this.versions.set(ev.key, [{ revision: ev.revision, kv }]);
+      this.keys.splice(this.lowerBound(ev.key), 0, ev.key);
+    }
+    this.changed.add(ev.key);
+  }
+
+  /**
+   * Per changed key, keeps only the newest version at or below the floor and those after it; a key
+   * whose deletion is at or below the floor (and not written since) is forgotten. Only keys written
+   * since their last pruning are visited, so a prune costs the writes, not the store's size.
+   */
+  private prune(): void {
+    const gone = new Set<string>();
+    for (const key of this.changed) {
+      const vs = this.versions.get(key)!;
+      let keep = 0;
+      while (keep + 1 < vs.length && vs[keep + 1].revision <= this.floor) keep++;
+      if (keep > 0) vs.splice(0, keep);
+      if (vs.length > 1 || vs[0].revision > this.floor) continue;
+      this.changed.delete(key);
+      if (vs[0].kv === null) {
+        this.versions.delete(key);
+        gone.add(key);
+      }
+    }
+    if (gone.size > 0) this.keys = this.keys.filter((k) => !gone.has(k));
+  }
+
+  /** The storage's list at rev (see ListResult): keys in order within prefix after startAfter, at most limit, and the count after the last. */
+  private read(prefix: string, rev: number, limit: number | undefined, startAfter: string | undefined): ListResult {
+    const max = limit && limit > 0 ? Math.floor(limit) : Infinity;
+    let i = this.lowerBound(prefix);
+    if (startAfter !== undefined) i = Math.max(i, this.upperBound(startAfter));
+    const items: KeyValue[] = [];
+    let remaining = 0;
+    for (; i < this.keys.length && this.keys[i].startsWith(prefix); i++) {
+      const kv = valueAt(this.versions.get(this.keys[i])!, rev);
+      if (!kv) continue;
+      if (items.length < max) items.push(kv);
+      else remaining++;
+    }
+    return { items, revision: rev, remaining };
+  }
+
+  /** Index of the first key >= key. */
+  private lowerBound(key: string): number {
+    return this.search((k) => compareKeys(k, key) < 0);
+  }
+
+  /** Index of the first key > key. */
+  private upperBound(key: string): number {
+    return this.search((k) => compareKeys(k, key) <= 0);
+  }
+
+  /** The first index whose key is not before (binary search over the sorted keys). */
+  private search(before: (k: string) => boolean): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(this.keys[mid])) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** The key's value at rev: its newest write at or before rev, null when that deleted it or there is none. */
+function valueAt(vs: Version[], rev: number): KeyValue | null {
+  for (let i = vs.length - 1; i >= 0; i--) if (vs[i].revision <= rev) return vs[i].kv;
+  return null;
+}
+
+/**
+ * The stores' key order: UTF-8 bytes (storage/key-range.ts compareKeys), without encoding. UTF-16
+ * code units order as code points except that surrogates (U+D800–DFFF, halves of code points
+ * above U+FFFF) sort below U+E000–FFFF; moving them above gives code point order, which is UTF-8's.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x += x >= 0xe000 ? -0x800 : 0x2000;
+      y += y >= 0xe000 ? -0x800 : 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** /<group or core>/<resource> of a listed prefix (bounded: the metric's label), or the prefix itself when shorter. */
+function resourcePrefix(prefix: string): string {
+  const parts = prefix.split('/', 3);
+  return parts.length === 3 ? `/${parts[1]}/${parts[2]}` : prefix;
+}
