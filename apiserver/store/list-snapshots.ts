@@ -7,7 +7,12 @@ interface Version {
   kv: KeyValue | null;
 }
 
+/** How often the store's compacted revision is read again (upstream's watch cache compactor polls every 15 s). */
+export const COMPACTION_POLL_MS = 15_000;
+
 export interface ListSnapshotsOptions {
+  /** The clock of the compaction poll. */
+  now: () => number;
   /**
    * Told of each list answered from memory, with the resource prefix (/<group or core>/<resource>)
    * of the listed prefix (upstream's apiserver_cache_list_total{resource_prefix}).
@@ -32,9 +37,10 @@ export interface ListSnapshotsOptions {
  * Anything else (revision 0, i.e. a consistent read of the latest; a revision outside the window;
  * before it has loaded) goes to the store, whose answers (410 Compacted, 504 future) stay as they were.
  *
- * Differs from upstream: a revision the store has compacted but the watch history still covers is
- * answered (the compactor and the history both keep 5 minutes, so that gap is at most the
- * compactor's sampling interval); upstream's cacher drops its snapshots on compaction.
+ * A revision the store has compacted is not answered either (the store's 410 stays), as upstream
+ * since 1.34 (its cacher reads etcd's compaction every 15 s and drops older snapshots): the
+ * compacted revision is read again when a list would be answered and the last reading is older
+ * than COMPACTION_POLL_MS, so another replica's compaction is seen within that time.
  */
 export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   private keys: string[] = [];
@@ -50,18 +56,37 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   private latest = 0;
   /** The watch history's oldest covered revision: no older revision is answered, versions older than needed for it are pruned. */
   private floor = 0;
+  /** The store's compacted revision when last read, and when that was. */
+  private compacted = 0;
+  private compactionReadAt = -Infinity;
 
   constructor(
-    private readonly storage: Pick<Storage, 'list'>,
-    private readonly opts: ListSnapshotsOptions = {},
+    private readonly storage: Pick<Storage, 'list' | 'compactedRevision'>,
+    private readonly opts: ListSnapshotsOptions,
   ) {}
 
   /** The store's list, answered from memory for a revision in the window (see the class comment). */
-  list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const rev = opts.revision ?? 0;
-    if (!this.answers(rev)) return this.storage.list(prefix, opts);
-    this.opts.onServed?.(resourcePrefix(prefix));
-    return Promise.resolve(this.read(prefix, rev, opts.limit, opts.startAfter));
+    // answers() again after the read: a restart may have come meanwhile.
+    if (this.answers(rev) && rev >= (await this.compactedRevision()) && this.answers(rev)) {
+      this.opts.onServed?.(resourcePrefix(prefix));
+      return this.read(prefix, rev, opts.limit, opts.startAfter);
+    }
+    return this.storage.list(prefix, opts);
+  }
+
+  /** The store's compacted revision, read again when the last reading is older than COMPACTION_POLL_MS; Infinity (the store answers) when it cannot be read. */
+  private async compactedRevision(): Promise<number> {
+    const now = this.opts.now();
+    if (now - this.compactionReadAt < COMPACTION_POLL_MS) return this.compacted;
+    try {
+      this.compacted = await this.storage.compactedRevision();
+      this.compactionReadAt = now;
+      return this.compacted;
+    } catch {
+      return Infinity;
+    }
   }
 
   /** True when a list at rev is answered from memory. */

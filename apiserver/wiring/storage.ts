@@ -69,7 +69,7 @@ export async function openStorage(flags: ApiServerFlags, metrics: ApiMetrics, lo
   const registry = new ResourceRegistry();
   for (const t of makeBuiltinTypes(Date.now)) registry.register(t);
   // ListFromCacheSnapshot (alpha, off as upstream 1.33): nothing is built, and nothing held, unless it is on.
-  const lists = gateOn(flags.featureGates, 'ListFromCacheSnapshot') ? new ListSnapshots(storage, { onServed: (p) => metrics.cacheListServed(p) }) : undefined;
+  const lists = gateOn(flags.featureGates, 'ListFromCacheSnapshot') ? new ListSnapshots(storage, { now: Date.now, onServed: (p) => metrics.cacheListServed(p) }) : undefined;
   const cache = new WatchCache(storage, {
     follower: lists,
     retainMs: HISTORY_MS,

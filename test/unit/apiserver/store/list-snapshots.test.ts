@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { SqliteStorage } from '../../../../apiserver/storage/sqlite';
 import { StorageError, type ListOptions, type ListResult, type Storage, type StorageEvent } from '../../../../apiserver/storage/storage';
 import { compareKeys as byteOrder } from '../../../../apiserver/storage/key-range';
-import { compareKeys, ListSnapshots } from '../../../../apiserver/store/list-snapshots';
+import { COMPACTION_POLL_MS, compareKeys, ListSnapshots } from '../../../../apiserver/store/list-snapshots';
 import { WatchCache } from '../../../../apiserver/store/watch-cache';
 
 /**
@@ -66,7 +66,8 @@ function setup(maxEvents = 1000) {
   const sqlite = SqliteStorage.open(join(dir, 'db'), { synchronous: 'NORMAL' });
   const b = breakable(sqlite);
   const served: string[] = [];
-  const snaps = new ListSnapshots(b.storage, { onServed: (p) => served.push(p) });
+  const clock = { now: 0 };
+  const snaps = new ListSnapshots(b.storage, { now: () => clock.now, onServed: (p) => served.push(p) });
   const cache = new WatchCache(b.storage, { retainMs: 3_600_000, maxEvents, now: Date.now, follower: snaps });
   const ac = new AbortController();
   let running: Promise<void> | undefined;
@@ -75,6 +76,7 @@ function setup(maxEvents = 1000) {
     snaps,
     cache,
     served,
+    clock,
     ...b,
     start() {
       running = cache.run(ac.signal);
@@ -282,6 +284,31 @@ test('versions older than the watch history are pruned, deleted keys forgotten, 
       }
     }
     t.false(s.snaps.answers(w.from - 1));
+  } finally {
+    await s.close();
+  }
+});
+
+test('a revision the store has compacted goes to the store (410 stays) once the compaction is read, at most COMPACTION_POLL_MS later', async (t) => {
+  const s = setup();
+  try {
+    s.start();
+    for (let i = 0; i < 6; i++) await s.write({ key: `/core/configmaps/a/k${i}`, del: false, n: i });
+    const latest = await s.caughtUp();
+    const from = s.snaps.window()!.from;
+    t.is((await s.snaps.list('/core/', { revision: from + 1 })).items.length, 1);
+    t.is(s.served.length, 1);
+    await s.sqlite.compact(latest - 1);
+    // Within the poll interval the compaction is not known yet: still from memory.
+    s.clock.now += COMPACTION_POLL_MS - 1;
+    t.is((await s.snaps.list('/core/', { revision: from + 1 })).items.length, 1);
+    t.is(s.served.length, 2);
+    s.clock.now += 1;
+    await t.throwsAsync(s.snaps.list('/core/', { revision: from + 1 }), { instanceOf: StorageError, message: /compacted/i });
+    t.is(s.served.length, 2);
+    // At and after the compacted revision: from memory still.
+    t.deepEqual(plain(await s.snaps.list('/core/', { revision: latest - 1 })), plain(await s.sqlite.list('/core/', { revision: latest - 1 })));
+    t.is(s.served.length, 3);
   } finally {
     await s.close();
   }
