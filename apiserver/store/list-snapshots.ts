@@ -43,10 +43,13 @@ export interface ListSnapshotsOptions {
  * than COMPACTION_POLL_MS, so another replica's compaction is seen within that time.
  */
 export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
+  /** Every key held, sorted; also keys forgotten since the last compaction of the array (not in versions: `dead` of them). */
   private keys: string[] = [];
+  private dead = 0;
   private versions = new Map<string, Version[]>();
-  /** Keys written since they were last pruned (holding more than one version, or a deletion). */
-  private changed = new Set<string>();
+  /** The writes applied, in revision order, from `head` on those not yet pruned for: what a trim may make prunable. */
+  private written: Array<{ revision: number; key: string }> = [];
+  private head = 0;
   private state: 'idle' | 'loading' | 'ready' = 'idle';
   /** Events received while loading, applied after the loaded revision. */
   private buffered: StorageEvent[] = [];
@@ -103,14 +106,16 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   size(): { keys: number; versions: number } {
     let versions = 0;
     for (const vs of this.versions.values()) versions += vs.length;
-    return { keys: this.keys.length, versions };
+    return { keys: this.versions.size, versions };
   }
 
   restart(): void {
     const gen = ++this.generation;
     this.keys = [];
+    this.dead = 0;
     this.versions = new Map();
-    this.changed = new Set();
+    this.written = [];
+    this.head = 0;
     this.buffered = [];
     this.floor = 0;
     this.state = 'loading';
@@ -161,31 +166,45 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
     if (vs) vs.push({ revision: ev.revision, kv });
     else {
       this.versions.set(ev.key, [{ revision: ev.revision, kv }]);
-      this.keys.splice(this.lowerBound(ev.key), 0, ev.key);
+      const i = this.lowerBound(ev.key);
+      // A forgotten key written again takes its old place back.
+      if (this.keys[i] === ev.key) this.dead--;
+      else this.keys.splice(i, 0, ev.key);
     }
-    this.changed.add(ev.key);
+    this.written.push({ revision: ev.revision, key: ev.key });
   }
 
   /**
-   * Per changed key, keeps only the newest version at or below the floor and those after it; a key
-   * whose deletion is at or below the floor (and not written since) is forgotten. Only keys written
-   * since their last pruning are visited, so a prune costs the writes, not the store's size.
+   * For each write at or below the floor not yet pruned for: its key keeps only the newest version
+   * at or below the floor and those after it, and is forgotten when that is a deletion and nothing
+   * came after. A key's older versions become prunable only when a later write of it falls to the
+   * floor, so visiting those writes is enough: a prune costs the writes trimmed, not the store's size.
+   * Forgotten keys leave the sorted array in batches, once they are half of it.
    */
   private prune(): void {
-    const gone = new Set<string>();
-    for (const key of this.changed) {
-      const vs = this.versions.get(key)!;
+    const q = this.written;
+    let h = this.head;
+    for (; h < q.length && q[h].revision <= this.floor; h++) {
+      const key = q[h].key;
+      const vs = this.versions.get(key);
+      if (!vs) continue;
       let keep = 0;
       while (keep + 1 < vs.length && vs[keep + 1].revision <= this.floor) keep++;
       if (keep > 0) vs.splice(0, keep);
-      if (vs.length > 1 || vs[0].revision > this.floor) continue;
-      this.changed.delete(key);
-      if (vs[0].kv === null) {
+      if (vs.length === 1 && vs[0].kv === null && vs[0].revision <= this.floor) {
         this.versions.delete(key);
-        gone.add(key);
+        this.dead++;
       }
     }
-    if (gone.size > 0) this.keys = this.keys.filter((k) => !gone.has(k));
+    this.head = h;
+    if (h > 1024 && h * 2 > q.length) {
+      this.written = q.slice(h);
+      this.head = 0;
+    }
+    if (this.dead > 0 && this.dead * 2 >= this.keys.length) {
+      this.keys = this.keys.filter((k) => this.versions.has(k));
+      this.dead = 0;
+    }
   }
 
   /** The storage's list at rev (see ListResult): keys in order within prefix after startAfter, at most limit, and the count after the last. */
@@ -196,7 +215,8 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
     const items: KeyValue[] = [];
     let remaining = 0;
     for (; i < this.keys.length && this.keys[i].startsWith(prefix); i++) {
-      const kv = valueAt(this.versions.get(this.keys[i])!, rev);
+      const vs = this.versions.get(this.keys[i]);
+      const kv = vs ? valueAt(vs, rev) : null;
       if (!kv) continue;
       if (items.length < max) items.push(kv);
       else remaining++;
