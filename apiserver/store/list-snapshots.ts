@@ -7,11 +7,18 @@ interface Version {
   kv: KeyValue | null;
 }
 
+/**
+ * How long a revision stays answerable after the next write replaced its state (spec section 8:
+ * list snapshots are kept 75 seconds; upstream's cacher keeps events, and its snapshots with them,
+ * for its eventFreshDuration of 75 s).
+ */
+export const SNAPSHOT_RETAIN_MS = 75_000;
+
 /** How often the store's compacted revision is read again (upstream's watch cache compactor polls every 15 s). */
 export const COMPACTION_POLL_MS = 15_000;
 
 export interface ListSnapshotsOptions {
-  /** The clock of the compaction poll. */
+  /** The clock of the retention and of the compaction poll (milliseconds). */
   now: () => number;
   /**
    * Told of each list answered from memory, with the resource prefix (/<group or core>/<resource>)
@@ -31,9 +38,11 @@ export interface ListSnapshotsOptions {
  *
  * Fed by the watch cache (CacheFollower): each store event in order, a restart when the cache
  * follows anew (it missed events: the state is dropped and read again), and the history's oldest
- * covered revision after each trim. It answers revisions from that oldest revision (or `since`,
- * if later) on, the same window the watch cache replays from memory, so its memory is the watch
- * history's writes plus one value per live key; older versions are pruned when the history trims.
+ * covered revision after each trim. The window's start (the floor) is the later of that revision
+ * and the last write received more than SNAPSHOT_RETAIN_MS ago (or `since`, if later still): the
+ * spec's 75 s, within what the watch cache holds (5 minutes, fewer under --watch-cache-max-bytes
+ * or its event bound), so its memory is at most the history's writes plus one value per live key.
+ * Older versions are pruned as the floor moves (on writes, trims and lists).
  * Anything else (revision 0, i.e. a consistent read of the latest; a revision outside the window;
  * before it has loaded) goes to the store, whose answers (410 Compacted, 504 future) stay as they were.
  *
@@ -47,8 +56,8 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   private keys: string[] = [];
   private dead = 0;
   private versions = new Map<string, Version[]>();
-  /** The writes applied, in revision order, from `head` on those not yet pruned for: what a trim may make prunable. */
-  private written: Array<{ revision: number; key: string }> = [];
+  /** The writes applied, in revision order with their receipt time, from `head` on those the floor has not passed yet. */
+  private written: Array<{ revision: number; key: string; time: number }> = [];
   private head = 0;
   private state: 'idle' | 'loading' | 'ready' = 'idle';
   /** Events received while loading, applied after the loaded revision. */
@@ -57,7 +66,7 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   private generation = 0;
   private since = 0;
   private latest = 0;
-  /** The watch history's oldest covered revision: no older revision is answered, versions older than needed for it are pruned. */
+  /** The window's start (see the class comment): no older revision is answered, versions older than needed for it are pruned. */
   private floor = 0;
   /** The store's compacted revision when last read, and when that was. */
   private compacted = 0;
@@ -92,13 +101,15 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
     }
   }
 
-  /** True when a list at rev is answered from memory. */
+  /** True when a list at rev is answered from memory now. */
   answers(rev: number): boolean {
+    this.age();
     return this.state === 'ready' && rev > 0 && rev >= Math.max(this.since, this.floor) && rev <= this.latest;
   }
 
   /** The revisions answered from memory now (for tests and logs); undefined before loading. */
   window(): { from: number; to: number } | undefined {
+    this.age();
     return this.state === 'ready' ? { from: Math.max(this.since, this.floor), to: this.latest } : undefined;
   }
 
@@ -107,6 +118,11 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
     let versions = 0;
     for (const vs of this.versions.values()) versions += vs.length;
     return { keys: this.versions.size, versions };
+  }
+
+  /** Moves the window's start on by the clock (writes and trims move it too). */
+  private age(): void {
+    if (this.state === 'ready') this.prune(this.opts.now());
   }
 
   restart(): void {
@@ -140,7 +156,7 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
   trimmed(coveredFrom: number): void {
     if (coveredFrom <= this.floor) return;
     this.floor = coveredFrom;
-    if (this.state === 'ready') this.prune();
+    if (this.state === 'ready') this.prune(this.opts.now());
   }
 
   private load(res: ListResult): void {
@@ -153,7 +169,7 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
     const buffered = this.buffered;
     this.buffered = [];
     for (const ev of buffered) this.apply(ev);
-    this.prune();
+    this.prune(this.opts.now());
   }
 
   /** Applies one event after the loaded revision (earlier ones are in the load). */
@@ -171,20 +187,24 @@ export class ListSnapshots implements Pick<Storage, 'list'>, CacheFollower {
       if (this.keys[i] === ev.key) this.dead--;
       else this.keys.splice(i, 0, ev.key);
     }
-    this.written.push({ revision: ev.revision, key: ev.key });
+    const now = this.opts.now();
+    this.written.push({ revision: ev.revision, key: ev.key, time: now });
+    this.prune(now);
   }
 
   /**
-   * For each write at or below the floor not yet pruned for: its key keeps only the newest version
+   * Moves the floor past writes received more than SNAPSHOT_RETAIN_MS before now; then for each
+   * write at or below the floor not yet pruned for, its key keeps only the newest version
    * at or below the floor and those after it, and is forgotten when that is a deletion and nothing
    * came after. A key's older versions become prunable only when a later write of it falls to the
    * floor, so visiting those writes is enough: a prune costs the writes trimmed, not the store's size.
    * Forgotten keys leave the sorted array in batches, once they are half of it.
    */
-  private prune(): void {
+  private prune(now: number): void {
     const q = this.written;
     let h = this.head;
-    for (; h < q.length && q[h].revision <= this.floor; h++) {
+    for (; h < q.length && (q[h].revision <= this.floor || now - q[h].time > SNAPSHOT_RETAIN_MS); h++) {
+      if (q[h].revision > this.floor) this.floor = q[h].revision;
       const key = q[h].key;
       const vs = this.versions.get(key);
       if (!vs) continue;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { SqliteStorage } from '../../../../apiserver/storage/sqlite';
 import { StorageError, type ListOptions, type ListResult, type Storage, type StorageEvent } from '../../../../apiserver/storage/storage';
 import { compareKeys as byteOrder } from '../../../../apiserver/storage/key-range';
-import { COMPACTION_POLL_MS, compareKeys, ListSnapshots } from '../../../../apiserver/store/list-snapshots';
+import { COMPACTION_POLL_MS, compareKeys, ListSnapshots, SNAPSHOT_RETAIN_MS } from '../../../../apiserver/store/list-snapshots';
 import { WatchCache } from '../../../../apiserver/store/watch-cache';
 
 /**
@@ -89,6 +89,7 @@ function setup(maxEvents = 1000) {
     },
     /** Puts (creates or updates) or deletes (when present) a key, straight in the store. */
     async write(op: Op): Promise<void> {
+      clock.now += op.dt ?? 0;
       const cur = await sqlite.get(op.key);
       if (op.del) {
         if (cur) await sqlite.delete(op.key);
@@ -108,6 +109,8 @@ interface Op {
   key: string;
   del: boolean;
   n: number;
+  /** Milliseconds the clock moves on before the write. */
+  dt?: number;
 }
 
 const val = (key: string, n: number) => Buffer.from(JSON.stringify({ metadata: { name: key.split('/').pop() }, data: { n: String(n) } }));
@@ -132,6 +135,8 @@ const opArb = fc.record({
   key: fc.tuple(fc.constantFrom(...PREFIXES), fc.constantFrom(...NAMES)).map(([p, n]) => p + n),
   del: fc.boolean(),
   n: fc.nat(99),
+  // Now and then long enough for earlier writes to leave the retention.
+  dt: fc.constantFrom(0, 0, 0, 1000, SNAPSHOT_RETAIN_MS / 2),
 });
 const queryArb = fc.record({
   at: fc.double({ min: 0, max: 1, noNaN: true }),
@@ -156,7 +161,7 @@ test('compareKeys orders as the stores do (UTF-8 bytes), also across U+E000–FF
   t.true(compareKeys('\uFFFD', '𝔘') < 0, 'U+FFFD sorts before U+1D518 in UTF-8, unlike UTF-16');
 });
 
-test('lists at any revision in the window answer exactly as the SQLite store does, with history trimmed and pruned as it goes', async (t) => {
+test('lists at any revision in the window answer exactly as the SQLite store does, with history trimmed or aged and pruned as it goes', async (t) => {
   let runs = 0;
   await fc.assert(
     fc.asyncProperty(
@@ -309,6 +314,38 @@ test('a revision the store has compacted goes to the store (410 stays) once the 
     // At and after the compacted revision: from memory still.
     t.deepEqual(plain(await s.snaps.list('/core/', { revision: latest - 1 })), plain(await s.sqlite.list('/core/', { revision: latest - 1 })));
     t.is(s.served.length, 3);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a revision stays answerable SNAPSHOT_RETAIN_MS (75 s) after a later write replaced it, then goes to the store', async (t) => {
+  const s = setup();
+  try {
+    s.start();
+    await s.caughtUp();
+    await s.write({ key: '/core/configmaps/a/x', del: false, n: 1 });
+    const r1 = await s.caughtUp();
+    await s.write({ key: '/core/configmaps/a/x', del: false, n: 2, dt: 10_000 });
+    const r2 = await s.caughtUp();
+    await s.write({ key: '/core/configmaps/a/y', del: false, n: 3, dt: SNAPSHOT_RETAIN_MS - 10_000 });
+    const r3 = await s.caughtUp();
+    // x's first write is 75 s old, not more: every revision is still answered.
+    t.deepEqual(s.snaps.window(), { from: 0, to: r3 }); // loaded from the empty store, at 0
+    t.is(r1, 1);
+    s.clock.now += 1;
+    // r1 was received more than 75 s ago: revisions before it go to the store; its own state was replaced (by r2) only 65 s ago.
+    const atR2 = await s.snaps.list('/core/', { revision: r2 });
+    t.deepEqual(s.snaps.window(), { from: r1, to: r3 });
+    t.deepEqual(plain(atR2), plain(await s.sqlite.list('/core/', { revision: r2 })));
+    s.clock.now += 10_000;
+    const served = s.served.length;
+    t.deepEqual(plain(await s.snaps.list('/core/', { revision: r1 })), plain(await s.sqlite.list('/core/', { revision: r1 })));
+    t.is(s.served.length, served, 'r1 went to the store');
+    t.deepEqual(s.snaps.window(), { from: r2, to: r3 });
+    t.deepEqual(s.snaps.size(), { keys: 2, versions: 2 });
+    t.deepEqual(plain(await s.snaps.list('/core/', { revision: r2 })), plain(await s.sqlite.list('/core/', { revision: r2 })));
+    t.is(s.served.length, served + 1);
   } finally {
     await s.close();
   }
