@@ -93,3 +93,14 @@ test('declarative validation mismatches and panics: upstream counters, [BETA], e
   t.regex(after, /^apiserver_validation_declarative_validation_mismatch_total 2$/m);
   t.regex(after, /^apiserver_validation_declarative_validation_panic_total 1$/m);
 });
+
+test('lists served from the watch cache snapshots: upstream apiserver_cache_list_total{resource_prefix, index}, [ALPHA]', async (t) => {
+  const m = new ApiMetrics();
+  m.cacheListServed('/core/configmaps');
+  m.cacheListServed('/core/configmaps');
+  m.cacheListServed('/apps/deployments');
+  const text = await m.metricsText();
+  t.regex(text, /^# HELP apiserver_cache_list_total \[ALPHA\] /m);
+  t.regex(text, /^apiserver_cache_list_total\{resource_prefix="\/core\/configmaps",index=""\} 2$/m);
+  t.regex(text, /^apiserver_cache_list_total\{resource_prefix="\/apps\/deployments",index=""\} 1$/m);
+});
