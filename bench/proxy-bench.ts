@@ -20,6 +20,7 @@ import { runCommand, systemTool } from '../agent/proxy/nft-exec';
 import type { NftTable } from '../agent/proxy/nft-model';
 import { renderDiff, renderFull } from '../agent/proxy/nft-render';
 import { FragmentCache, buildTable } from '../agent/proxy/nft-rules';
+import { NftWriter } from '../agent/proxy/nft-writer';
 import { Proxier, endpointSlicesResource, servicesResource, type NftRunner } from '../agent/proxy/proxier';
 import { PortsMemo, servicePortsOf } from '../agent/proxy/service-ports';
 import { realClock } from '../agent/platform/clock';
@@ -108,7 +109,7 @@ export async function runProxyBench(_args: readonly string[], cleanup: Cleanup):
 
   const nft = new TimedNft(net.clientNs);
   const syncs: { seconds: number; full: boolean }[] = [];
-  const proxier = new Proxier({ client, nodeName: 'n1', clock: realClock, log: { debug: () => undefined, info: () => undefined, warn: (o, m) => progress(`${m} ${JSON.stringify(o)}`), error: (o, m) => progress(`${m} ${JSON.stringify(o)}`) }, nft, families: ['ip'], rules: RULES, minSyncPeriodMs: 100, observer: { synced: (seconds, full) => void syncs.push({ seconds, full }) } });
+  const proxier = new Proxier({ client, nodeName: 'n1', clock: realClock, log: { debug: () => undefined, info: () => undefined, warn: (o, m) => progress(`${m} ${JSON.stringify(o)}`), error: (o, m) => progress(`${m} ${JSON.stringify(o)}`) }, writer: new NftWriter(nft, ['ip'], RULES), minSyncPeriodMs: 100, observer: { synced: (seconds, full) => void syncs.push({ seconds, full }) } });
   const stop = new AbortController();
   const running = proxier.run(stop.signal);
   cleanup.add('proxy', async () => {

@@ -24,10 +24,7 @@ import type { ResourceRef } from '../client/resources';
 import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { staleUdpFlows } from './conntrack';
-import type { Family } from './nft-model';
-import type { RuleOptions } from './nft-rules';
-import { NftWriter } from './nft-writer';
-import type { NftRunner, RuleWriter } from './rule-writer';
+import type { RuleWriter } from './rule-writer';
 import { PortsMemo, servicePortsOf, type ServicePortInfo } from './service-ports';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
@@ -50,12 +47,9 @@ export interface ProxierOptions {
   nodeName: string;
   clock: Clock;
   log: Log;
-  /** The rule writer (the mode); without it, the nftables mode over `nft`, `families` and `rules`. */
-  writer?: RuleWriter;
-  nft?: NftRunner;
+  /** The rule writer: the mode (NftWriter, IptablesWriter). */
+  writer: RuleWriter;
   conntrack?: ConntrackRunner;
-  families?: readonly Family[];
-  rules?: RuleOptions;
   /** Least time between two syncs (upstream's minSyncPeriod; default 1 s). */
   minSyncPeriodMs?: number;
   observer?: SyncObserver;
@@ -79,8 +73,7 @@ export class Proxier {
   private readonly memo = new PortsMemo();
 
   constructor(private readonly o: ProxierOptions) {
-    if (!o.writer && !o.nft) throw new Error('Proxier needs a rule writer or an nft runner');
-    this.writer = o.writer ?? new NftWriter(o.nft!, o.families ?? ['ip'], o.rules ?? { clusterCIDRs: [], masqueradeAll: false });
+    this.writer = o.writer;
     const clock = timersFromSleep(o.clock);
     this.services = new Informer<KObject>(apiListWatch(o.client, servicesResource), { name: 'proxy-services', clock, log: o.log, resumeAfterCleanEnd: true });
     this.slices = new Informer<KObject>(apiListWatch(o.client, endpointSlicesResource), { name: 'proxy-endpointslices', clock, log: o.log, resumeAfterCleanEnd: true });

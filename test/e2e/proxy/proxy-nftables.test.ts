@@ -10,12 +10,16 @@ import test from 'ava';
 import { loadKubeconfig } from '../../../agent/client/kubeconfig';
 import { HttpApiClient } from '../../../agent/client/http-api-client';
 import { ConntrackCommand, NftCommand, systemTool } from '../../../agent/proxy/nft-exec';
+import { NftWriter } from '../../../agent/proxy/nft-writer';
 import { Proxier, endpointSlicesResource, servicesResource } from '../../../agent/proxy/proxier';
 import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { makeTopology, type Topology } from './netns';
 import { checkAffinity, endpointSlice, recordingLog, until } from './proxy-fixtures';
+
+/** The nftables mode's writer, its nft run in the client namespace (IPv4 only). */
+const nftWriter = (n: Topology) => new NftWriter(new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), ['ip'], { clusterCIDRs: [], masqueradeAll: false });
 
 let api: RunningApiServer | undefined;
 let net: Topology | undefined;
@@ -53,7 +57,7 @@ test.serial('cluster IP and node port reach the endpoints; scaling changes rules
 
   // A table a previous run left behind (killed, no clean shutdown): replaced by the first sync.
   n.exec(n.clientNs, [systemTool('nft'), 'add table ip svc-proxy; add chain ip svc-proxy stale-from-before']);
-  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, writer: nftWriter(n), minSyncPeriodMs: 200 });
   const running = proxier.run(stop.signal);
 
   t.true(await until(async () => (await n.get(url)) === 'a', 100), `cluster IP never reached a; ${warnings.join('\n')}`);
@@ -91,7 +95,7 @@ test.serial('a removed UDP endpoint: its conntrack entry is deleted, so the same
   const udpPort = { name: 'dns', port: 5353, protocol: 'UDP' };
   const slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]], 'dns', udpPort));
   const inNs = ['ip', 'netns', 'exec', n.clientNs];
-  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand([...inNs, systemTool('nft')]), conntrack: new ConntrackCommand([...inNs, systemTool('conntrack')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, writer: nftWriter(n), conntrack: new ConntrackCommand([...inNs, systemTool('conntrack')]), minSyncPeriodMs: 200 });
   const running = proxier.run(udpStop.signal);
   // One client flow: the same source port every time, so every datagram is the same conntrack entry.
   const ask = () => n.udp(cip, 53, 40053);
@@ -106,8 +110,7 @@ test.serial('a removed UDP endpoint: its conntrack entry is deleted, so the same
 });
 
 test.serial('ClientIP session affinity: one client keeps its endpoint while two are ready', async (t) => {
-  const nft = new NftCommand(['ip', 'netns', 'exec', net!.clientNs, systemTool('nft')]);
-  const start = (signal: AbortSignal) => new Proxier({ client: client!, nodeName: 'n1', clock: realClock, log, nft, families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 }).run(signal);
+  const start = (signal: AbortSignal) => new Proxier({ client: client!, nodeName: 'n1', clock: realClock, log, writer: nftWriter(net!), minSyncPeriodMs: 200 }).run(signal);
   await checkAffinity(t, client!, net!, start);
 });
 
@@ -124,7 +127,7 @@ test.serial('hairpin: an endpoint reaching itself through its Service is masquer
   n.exec(n.endpointNs, ['ip', 'route', 'add', `${cip}/32`, 'via', n.clientIP]);
   await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]], 'self'));
   const selfStop = new AbortController();
-  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, nft: new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), families: ['ip'], rules: { clusterCIDRs: [], masqueradeAll: false }, minSyncPeriodMs: 200 });
+  const proxier = new Proxier({ client: c, nodeName: 'n1', clock: realClock, log, writer: nftWriter(n), minSyncPeriodMs: 200 });
   const running = proxier.run(selfStop.signal);
   try {
     t.true(await until(async () => (await table().catch(() => '')).includes(`dnat to ${n.endpointIPs[0]}:8080`), 100), 'the Service is programmed');

@@ -1,6 +1,7 @@
 /** The proxy's loop: informers, minimum sync interval, full and incremental syncs, retries, cleanup, health, conntrack. */
 import test from 'ava';
 import { HEALTH_TIMEOUT_MS, Proxier, endpointSlicesResource, servicesResource, type NftRunner, type RuleWriter } from '../../../../agent/proxy/proxier';
+import { NftWriter } from '../../../../agent/proxy/nft-writer';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
@@ -34,10 +35,8 @@ function setup(o: { minSyncPeriodMs?: number } = {}) {
     nodeName: 'n1',
     clock,
     log,
-    nft,
+    writer: new NftWriter(nft, ['ip'], { clusterCIDRs: [], masqueradeAll: false }),
     conntrack: { deleteFlows: (args) => Promise.resolve(void flows.push([...args])) },
-    families: ['ip'],
-    rules: { clusterCIDRs: [], masqueradeAll: false },
     minSyncPeriodMs: o.minSyncPeriodMs ?? 1000,
     observer: { synced: (seconds, full, atMs) => void synced.push({ seconds, full, atMs }) },
     elapsed: () => (tick += 0.25),
