@@ -29,7 +29,7 @@ import { checkHost } from './wiring/host';
 import { startKeepAlives } from './wiring/keep-alives';
 import { startNodeController } from './wiring/node';
 import { startPods } from './wiring/pods';
-import { startProxy } from './wiring/proxy';
+import { planProxy, startProxy } from './wiring/proxy';
 import { startNetworkPolicy } from './wiring/netpol';
 import { ensureBridgedTrafficFiltered, startPodNetwork } from './wiring/podnet';
 import { connectRuntime } from './wiring/runtime';
@@ -63,6 +63,8 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   const machine = await checkHost(ctx);
   const { runtime, runtimeHealth } = connectRuntime(ctx);
   const devices = await startDevices(ctx);
+  // Before registering: a proxy.mode this node cannot run stops it before it joins the cluster.
+  const proxyPlan = cfg.flags.kubeconfig ? await planProxy(ctx) : undefined;
   if (!cfg.flags.kubeconfig) {
     log.warn({}, 'no --kubeconfig: running standalone, without registering a node');
     notifier.status('running standalone (no --kubeconfig)');
@@ -78,7 +80,7 @@ async function runAgent(ctx: AgentContext): Promise<void> {
   await startClusterDns(ctx, credentials.client);
   startPodNetwork(ctx, { client: credentials.client, hostIPs });
   const pods = await startPods(ctx, { client: credentials.client, runtime, machine, devices, nodeUid: () => node.nodeUid, hostIPs, recorder });
-  const proxy = await startProxy(ctx, credentials.client);
+  const proxy = startProxy(ctx, credentials.client, proxyPlan);
   const netpol = startNetworkPolicy(ctx, credentials.client);
   if (proxy || netpol) await ensureBridgedTrafficFiltered(ctx);
   await startServer(ctx, { identity: credentials.identity, client: credentials.client, runtime, pods, readiness, hostIPs, recorder, proxy, netpol });

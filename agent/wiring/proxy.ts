@@ -118,9 +118,21 @@ export async function runAfterLeftovers(other: RuleWriter | undefined, log: Agen
   await run();
 }
 
-/** Starts the proxy when configured and possible; resolves it (for the health check), or undefined. Rejects with a ConfigError for an explicit mode the node cannot run. */
-export async function startProxy(ctx: AgentContext, client: HttpApiClient, host: ProxyHost = realProxyHost): Promise<Proxier | undefined> {
-  const { cfg, log, signal, clock, running, metrics } = ctx;
+/** What the proxy will run: the chosen mode's writer, and the other mode's (for its leftovers). */
+export interface ProxyPlan {
+  mode: ProxyMode;
+  families: Family[];
+  writer: RuleWriter;
+  other?: RuleWriter;
+}
+
+/**
+ * Decides, before the node registers, whether and how the proxy runs: undefined when it is
+ * disabled or cannot run (said in the log); rejects with a ConfigError for an explicit mode the
+ * node cannot run, so a misconfigured node stops before it joins the cluster.
+ */
+export async function planProxy(ctx: AgentContext, host: ProxyHost = realProxyHost): Promise<ProxyPlan | undefined> {
+  const { cfg, log } = ctx;
   const c = cfg.config.proxy;
   const plog = log.child({ component: 'proxy' });
   if (c.mode === 'disabled') {
@@ -140,17 +152,25 @@ export async function startProxy(ctx: AgentContext, client: HttpApiClient, host:
   const nftWriter = nft ? new NftWriter(new NftCommand([nft]), families, rules) : undefined;
   const iptWriter = host.iptablesPath() ? new IptablesWriter(new IptablesCommand(), families, rules) : undefined;
   const [writer, other] = mode === 'nftables' ? [nftWriter!, iptWriter] : [iptWriter!, nftWriter];
+  return { mode, families, writer, ...(other ? { other } : {}) };
+}
+
+/** Starts the planned proxy; resolves it (for the health check), or undefined without a plan. */
+export function startProxy(ctx: AgentContext, client: HttpApiClient, plan: ProxyPlan | undefined): Proxier | undefined {
+  if (!plan) return undefined;
+  const { cfg, log, signal, clock, running, metrics } = ctx;
+  const plog = log.child({ component: 'proxy' });
   const proxier = new Proxier({
     client,
     nodeName: cfg.nodeName,
     clock,
     log: plog,
-    writer,
+    writer: plan.writer,
     conntrack: new ConntrackCommand(),
-    minSyncPeriodMs: c.minSyncPeriod,
+    minSyncPeriodMs: cfg.config.proxy.minSyncPeriod,
     observer: proxyMetrics(metrics.registry),
   });
-  running.loops.push(runAfterLeftovers(other, plog, () => proxier.run(signal)));
-  plog.info({ mode, families }, 'network proxy started');
+  running.loops.push(runAfterLeftovers(plan.other, plog, () => proxier.run(signal)));
+  plog.info({ mode: plan.mode, families: plan.families }, 'network proxy started');
   return proxier;
 }

@@ -8,7 +8,7 @@ import { HeartbeatHealth } from '../../../../agent/node/heartbeat-health';
 import { realClock } from '../../../../agent/platform/clock';
 import { proxyMetrics } from '../../../../agent/proxy/proxy-metrics';
 import type { AgentContext } from '../../../../agent/wiring/context';
-import { chooseProxyMode, runAfterLeftovers, startProxy, type ProxyHost } from '../../../../agent/wiring/proxy';
+import { chooseProxyMode, planProxy, runAfterLeftovers, startProxy, type ProxyHost } from '../../../../agent/wiring/proxy';
 import { ConfigError } from '../../../../agent/config/config-error';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import type { HttpApiClient } from '../../../../agent/client/http-api-client';
@@ -52,37 +52,37 @@ const msgs = (lines: Record<string, unknown>[]) => lines.map((l) => `${String(l.
 
 test('proxy.mode disabled: not started, and said so', async (t) => {
   const { ctx, lines } = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  mode: disabled\n');
-  t.is(await startProxy(ctx, client, host('6.1.0')), undefined);
+  t.is(await planProxy(ctx, host('6.1.0')), undefined);
   t.is(ctx.running.loops.length, 0);
   t.true(msgs(lines).includes('network proxy disabled (proxy.mode: disabled)'));
 });
 
 test('the CRI simulator: not started (its pods have no network, and the host\'s rules stay untouched)', async (t) => {
   const { ctx, lines } = await context('containerRuntimeEndpoint: sim://\n');
-  t.is(await startProxy(ctx, client, host('6.1.0')), undefined);
+  t.is(await planProxy(ctx, host('6.1.0')), undefined);
   t.is(ctx.running.loops.length, 0);
   t.regex(msgs(lines).join('\n'), /network proxy not started: the CRI simulator/);
 });
 
 test('proxy.mode nftables on a kernel older than 5.13: a configuration error naming the file and the field, with upstream\'s message; with the skip option 5.4 is the floor', async (t) => {
   const { ctx } = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  mode: nftables\n');
-  const e = await t.throwsAsync(startProxy(ctx, client, host('5.10.0-28-amd64')), { instanceOf: ConfigError });
+  const e = await t.throwsAsync(planProxy(ctx, host('5.10.0-28-amd64')), { instanceOf: ConfigError });
   t.regex(e.message, /^\/c\.yaml: field proxy\.mode: "nftables" cannot run on this node: kube-proxy in nftables mode requires kernel 5\.13 or later \(this kernel is 5\.10\.0-28-amd64\); set proxy\.mode: iptables/);
   t.is(ctx.running.loops.length, 0);
   const old = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  mode: nftables\n  skipKernelVersionCheck: true\n');
-  const e2 = await t.throwsAsync(startProxy(old.ctx, client, host('5.3.0')), { instanceOf: ConfigError }, 'below 5.4 even with the skip option');
+  const e2 = await t.throwsAsync(planProxy(old.ctx, host('5.3.0')), { instanceOf: ConfigError }, 'below 5.4 even with the skip option');
   t.regex(e2.message, /requires kernel 5\.4 or later/);
   t.is(await chooseProxyMode(old.ctx, host('5.4.0')), 'nftables', '5.4 with the skip option');
 });
 
 test('proxy.mode nftables without a working nft, proxy.mode iptables without iptables-restore: configuration errors saying what is missing', async (t) => {
   const { ctx } = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  mode: nftables\n');
-  const e = await t.throwsAsync(startProxy(ctx, client, host('6.1.0', {}, null)), { instanceOf: ConfigError });
+  const e = await t.throwsAsync(planProxy(ctx, host('6.1.0', {}, null)), { instanceOf: ConfigError });
   t.regex(e.message, /field proxy\.mode: .*no nft binary .*install nftables/);
   const broken = await t.throwsAsync(chooseProxyMode(ctx, host('6.1.0', {}, '/usr/sbin/nft', { nftWorks: false })), { instanceOf: ConfigError });
   t.regex(broken.message, /\/usr\/sbin\/nft cannot reach the kernel's nftables/);
   const ipt = await context('containerRuntimeEndpoint: unix:///run/c.sock\nproxy:\n  mode: iptables\n');
-  const e2 = await t.throwsAsync(startProxy(ipt.ctx, client, host('6.1.0', {}, '/usr/sbin/nft', { ipt: null })), { instanceOf: ConfigError });
+  const e2 = await t.throwsAsync(planProxy(ipt.ctx, host('6.1.0', {}, '/usr/sbin/nft', { ipt: null })), { instanceOf: ConfigError });
   t.regex(e2.message, /^\/c\.yaml: field proxy\.mode: "iptables" cannot run on this node: no iptables-restore .*install iptables/);
   t.is(ctx.running.loops.length + ipt.ctx.running.loops.length, 0);
 });
@@ -111,7 +111,7 @@ test('proxy.mode unset: nftables when the kernel allows it and nft works, else i
 
 test('proxy.mode unset and neither nft nor iptables: not started, saying what to install', async (t) => {
   const { ctx, lines } = await context('containerRuntimeEndpoint: unix:///run/c.sock\n');
-  t.is(await startProxy(ctx, client, host('6.1.0', {}, null, { ipt: null })), undefined);
+  t.is(await planProxy(ctx, host('6.1.0', {}, null, { ipt: null })), undefined);
   t.is(ctx.running.loops.length, 0);
   t.regex(msgs(lines).join('\n'), /network proxy not started: neither nftables nor iptables .*install nftables.*install iptables/);
 });
@@ -135,4 +135,25 @@ test('the other mode\'s rules are removed before the proxy runs; a failure there
   await runAfterLeftovers(undefined, ctx.log, () => Promise.resolve(void calls.push('run')));
   t.deepEqual(calls, ['cleanUp other', 'run', 'cleanUp other', 'run', 'run']);
   t.is(lines.filter((l) => l.msg === 'removing the other proxy mode\'s rules failed').length, 1);
+});
+
+test('a plan runs: startProxy drives the planned writer (the other mode\'s leftovers removed first) until the agent stops; no plan, no proxy', async (t) => {
+  const { ctx } = await context('containerRuntimeEndpoint: unix:///run/c.sock\n');
+  const ac = new AbortController();
+  const agent = { ...ctx, signal: ac.signal };
+  const calls: string[] = [];
+  const writer = (name: string) => ({
+    sync: () => (calls.push(`${name} sync`), Promise.resolve({ full: true, bytes: 0 })),
+    reset: () => void calls.push(`${name} reset`),
+    cleanUp: () => (calls.push(`${name} cleanUp`), Promise.resolve()),
+  });
+  t.is(startProxy(agent, client, undefined), undefined);
+  const proxier = startProxy(agent, client, { mode: 'iptables', families: ['ip'], writer: writer('ipt'), other: writer('nft') });
+  t.truthy(proxier);
+  t.is(agent.running.loops.length, 1);
+  // The informers list the fake API's (empty) Services and slices, then the first sync runs.
+  for (let i = 0; i < 1000 && proxier!.syncCount() === 0; i++) await new Promise((r) => setImmediate(r));
+  ac.abort();
+  await Promise.all(agent.running.loops);
+  t.deepEqual(calls, ['nft cleanUp', 'ipt sync', 'ipt cleanUp']);
 });
