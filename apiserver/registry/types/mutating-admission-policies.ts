@@ -6,10 +6,10 @@ import { child, forbidden, index, invalid, notSupported, required } from '../fie
 import { rec, recs, str, strs } from '../obj-access';
 import type { ResourceType } from '../resource-type';
 import { atomicList, described, mapList, obj, ptr, str as s } from '../schema-builders';
-import { ageColumn, column, type Now } from '../table';
+import type { Now } from '../table';
 import { policyMessages } from './admissionregistration-schema';
 import { FAILURE_POLICIES, oneOfOptional, validateMatchConditions } from './admission-rule-validation';
-import { bindingColumns, defaultBinding, defaultMatchResources, validateMatchResources, validateParamKind, validateParamRef, validateVariables } from './validating-admission-policies';
+import { bindingColumns, defaultBinding, defaultPolicy, policyColumns, validateMatchResources, validateParamKind, validateParamRef, validateVariables } from './validating-admission-policies';
 
 /**
  * admissionregistration.svc.io MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding
@@ -157,20 +157,8 @@ function policyType(version: 'v1alpha1' | 'v1beta1', now: Now): ResourceType {
     schema: schemas(version).policy,
     hasStatus: false,
     specFields: ['spec'],
-    tableColumns: [
-      column('Mutations', 'integer', 'The number of mutations.', (o) => recs(rec(o.spec)?.mutations).length),
-      column('ParamKind', 'string', 'The kind of the parameters.', (o) => {
-        const pk = rec(rec(o.spec)?.paramKind);
-        return pk ? `${str(pk.apiVersion) ?? ''}/${str(pk.kind) ?? ''}` : '<unset>';
-      }),
-      ageColumn(now),
-    ],
-    defaults(o) {
-      const spec = rec(o.spec);
-      if (!spec) return;
-      spec.failurePolicy ??= 'Fail';
-      defaultMatchResources(rec(spec.matchConstraints));
-    },
+    tableColumns: policyColumns('Mutations', 'mutations', now),
+    defaults: defaultPolicy,
     validate: validatePolicy,
     ...(version === STORED ? {} : { storedAs: viewOf('mutatingadmissionpolicies') }),
   };

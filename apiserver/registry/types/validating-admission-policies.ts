@@ -54,7 +54,26 @@ export const validatingAdmissionPolicyBindingSchema = withMeta(`${AR}.Validating
   }))],
 });
 
-/** Upstream SetDefaults_MatchResources (+ the rules' scope). */
+/** The table of a policy (validating or mutating): how many of its `list` (validations, mutations), the parameters' kind, the age. */
+export function policyColumns(name: string, list: string, now: Now) {
+  return [
+    column(name, 'integer', `The number of ${list}.`, (o) => recs(rec(o.spec)?.[list]).length),
+    column('ParamKind', 'string', 'The kind of the parameters.', (o) => {
+      const pk = rec(rec(o.spec)?.paramKind);
+      return pk ? `${str(pk.apiVersion) ?? ''}/${str(pk.kind) ?? ''}` : '<unset>';
+    }),
+    ageColumn(now),
+  ];
+}
+
+/** A policy's defaults (validating or mutating): failurePolicy Fail, and its matchConstraints'. */
+export function defaultPolicy(o: KObject): void {
+  const spec = rec(o.spec);
+  if (!spec) return;
+  spec.failurePolicy ??= 'Fail';
+  defaultMatchResources(rec(spec.matchConstraints));
+}
+
 /** The table of a policy binding (validating or mutating): the policy, the parameters, the age. */
 export function bindingColumns(now: Now) {
   return [
@@ -76,6 +95,7 @@ export function defaultBinding(o: KObject): void {
   if (ref) ref.parameterNotFoundAction ??= 'Deny';
 }
 
+/** Upstream SetDefaults_MatchResources (+ the rules' scope). */
 export function defaultMatchResources(m: Record<string, unknown> | undefined): void {
   if (!m) return;
   m.matchPolicy ??= 'Equivalent';
@@ -233,20 +253,8 @@ export function makeValidatingAdmissionPolicyType(now: Now = Date.now): Resource
     schema: validatingAdmissionPolicySchema,
     hasStatus: true,
     specFields: ['spec'],
-    tableColumns: [
-      column('Validations', 'integer', 'The number of validations.', (o) => recs(rec(o.spec)?.validations).length),
-      column('ParamKind', 'string', 'The kind of the parameters.', (o) => {
-        const pk = rec(rec(o.spec)?.paramKind);
-        return pk ? `${str(pk.apiVersion) ?? ''}/${str(pk.kind) ?? ''}` : '<unset>';
-      }),
-      ageColumn(now),
-    ],
-    defaults(o) {
-      const spec = rec(o.spec);
-      if (!spec) return;
-      spec.failurePolicy ??= 'Fail';
-      defaultMatchResources(rec(spec.matchConstraints));
-    },
+    tableColumns: policyColumns('Validations', 'validations', now),
+    defaults: defaultPolicy,
     validate: validatePolicy,
   };
 }
