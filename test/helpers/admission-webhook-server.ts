@@ -10,12 +10,9 @@
  * Every request's path, operation, dryRun, Host header and TLS server name go to stdout as one JSON
  * line, so tests can count calls and see how they were addressed.
  */
-import { readFileSync } from 'node:fs';
 import type { TLSSocket } from 'node:tls';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-
-type Rec = Record<string, any>;
+import { serveReviews, type Rec } from './review-server';
 
 function answer(res: ServerResponse, apiVersion: string, response: Rec): void {
   res.writeHead(200, { 'content-type': 'application/json' });
@@ -48,24 +45,7 @@ function handle(path: string, review: Rec, res: ServerResponse): void {
 }
 
 const [certFile, keyFile, address = '127.0.0.1'] = process.argv.slice(2);
-const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const path = new URL(req.url ?? '/', 'https://x').pathname;
-    let review: Rec;
-    try {
-      review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    process.stdout.write(JSON.stringify({ path, operation: review.request?.operation, dryRun: review.request?.dryRun, name: review.request?.name, host: req.headers.host, servername: (req.socket as TLSSocket).servername || undefined }) + '\n');
-    handle(path, review, res);
-  });
+serveReviews(certFile, keyFile, address, {
+  describe: (path, review, req) => ({ path, operation: review.request?.operation, dryRun: review.request?.dryRun, name: review.request?.name, host: req.headers.host, servername: (req.socket as TLSSocket).servername || undefined }),
+  handle,
 });
-server.listen(0, address, () => {
-  const addr = server.address();
-  process.stdout.write(`port=${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-});
-process.on('SIGTERM', () => process.exit(0));

@@ -9,11 +9,8 @@
  * Every review's path, desiredAPIVersion and object count go to stdout as one JSON line, so tests
  * can count calls and see the batching.
  */
-import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-
-type Rec = Record<string, any>;
+import { serveReviews, type Rec } from './review-server';
 
 function convert(o: Rec, to: string): Rec {
   const spec = o.spec ?? {};
@@ -44,25 +41,7 @@ function handle(path: string, review: Rec, res: ServerResponse): void {
 }
 
 const [certFile, keyFile] = process.argv.slice(2);
-const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const path = new URL(req.url ?? '/', 'https://x').pathname;
-    let review: Rec;
-    try {
-      review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const objects: Rec[] = review.request?.objects ?? [];
-    process.stdout.write(JSON.stringify({ path, review: review.apiVersion, to: review.request?.desiredAPIVersion, names: objects.map((o) => o.metadata?.name) }) + '\n');
-    handle(path, review, res);
-  });
+serveReviews(certFile, keyFile, '127.0.0.1', {
+  describe: (path, review) => ({ path, review: review.apiVersion, to: review.request?.desiredAPIVersion, names: ((review.request?.objects ?? []) as Rec[]).map((o) => o.metadata?.name) }),
+  handle,
 });
-server.listen(0, '127.0.0.1', () => {
-  const addr = server.address();
-  process.stdout.write(`port=${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-});
-process.on('SIGTERM', () => process.exit(0));
