@@ -3,23 +3,10 @@ import test from 'ava';
 import type { KObject } from '../../../../apiserver/api/types';
 import { namespacesResource } from '../../../../agent/client/resources';
 import { NETPOL_HEALTH_TIMEOUT_MS, NetworkPolicyController, allPodsResource, networkPoliciesResource } from '../../../../agent/netpol/controller';
-import type { NftRunner } from '../../../../agent/proxy/proxier';
+import { RecordingNft } from '../proxy/fixtures';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakeClock } from '../../../helpers/fake-clock';
-
-class RecordingNft implements NftRunner {
-  readonly scripts: string[] = [];
-  failures = 0;
-  async apply(script: string): Promise<void> {
-    await Promise.resolve();
-    if (this.failures > 0) {
-      this.failures--;
-      throw new Error('nft -f - exited 1: Error: Could not process rule');
-    }
-    this.scripts.push(script);
-  }
-}
 
 const pod = (name: string, ip: string, labels: Record<string, string> = {}): KObject => ({
   apiVersion: 'v1',

@@ -1,5 +1,6 @@
 /** Services and EndpointSlices for the proxy's unit tests. */
 import type { KObject } from '../../../../apiserver/api/types';
+import type { NftRunner } from '../../../../agent/proxy/rule-writer';
 
 export interface EpSpec {
   ip: string;
@@ -61,3 +62,17 @@ export const SAVED = [
   'COMMIT',
   '',
 ].join('\n');
+
+/** An nft that records the scripts it applies; `failures` makes the next ones fail as nft does. */
+export class RecordingNft implements NftRunner {
+  readonly scripts: string[] = [];
+  failures = 0;
+  async apply(script: string): Promise<void> {
+    await Promise.resolve();
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('nft -f - exited 1: Error: Could not process rule');
+    }
+    this.scripts.push(script);
+  }
+}

@@ -1,24 +1,11 @@
 /** The proxy's loop: informers, minimum sync interval, full and incremental syncs, retries, cleanup, health, conntrack. */
 import test from 'ava';
-import { HEALTH_TIMEOUT_MS, Proxier, endpointSlicesResource, servicesResource, type NftRunner, type RuleWriter } from '../../../../agent/proxy/proxier';
+import { HEALTH_TIMEOUT_MS, Proxier, endpointSlicesResource, servicesResource, type RuleWriter } from '../../../../agent/proxy/proxier';
 import { NftWriter } from '../../../../agent/proxy/nft-writer';
 import { FakeApiClient } from '../node/fakes/fake-api-client';
 import { MemLog } from '../node/fakes/mem-log';
 import { FakeClock, flush } from '../../../helpers/fake-clock';
-import { service, slice, web, webPorts } from './fixtures';
-
-class RecordingNft implements NftRunner {
-  readonly scripts: string[] = [];
-  failures = 0;
-  async apply(script: string): Promise<void> {
-    await Promise.resolve();
-    if (this.failures > 0) {
-      this.failures--;
-      throw new Error('nft -f - exited 1: Error: Could not process rule');
-    }
-    this.scripts.push(script);
-  }
-}
+import { RecordingNft, service, slice, web, webPorts } from './fixtures';
 
 const isFull = (s: string) => s.startsWith('add table ip svc-proxy\ndelete table ip svc-proxy\nadd table ip svc-proxy\n');
 
