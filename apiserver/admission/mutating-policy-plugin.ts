@@ -66,7 +66,7 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
     for (const [policy, binding] of matched) {
       // Keyed by policy and binding (upstream: their UIDs and the parameter's).
       const key = `${policy.metadata.name ?? ''}/${binding.metadata.name ?? ''}`;
-      if (tracker.skip(ctx, key)) continue;
+      if (tracker.notDue(ctx, key)) continue;
       const changed = await this.invoke(a, policy, binding, namespaceOf, needed, errors);
       tracker.invoked(ctx, key, changed, (policy.spec as Rec | undefined)?.reinvocationPolicy === 'IfNeeded');
     }

@@ -69,8 +69,8 @@ export class ReinvokeTracker {
     if (ctx.isReinvoke && this.lastOutput !== undefined && !isDeepStrictEqual(this.lastOutput, a.object ?? null)) this.requireReinvoking();
   }
 
-  /** Whether to skip this one: on the second pass, everything not due. */
-  skip(ctx: ReinvocationContext, key: string): boolean {
+  /** Whether this one is passed over now: on the second pass, everything not due. */
+  notDue(ctx: ReinvocationContext, key: string): boolean {
     return ctx.isReinvoke && !this.due.has(key);
   }
 

@@ -174,7 +174,7 @@ export class MutatingWebhookPlugin implements AdmissionPlugin {
     for (const [index, h] of hooks.entries()) {
       // Keyed by configuration and hook name (upstream: the hook's UID, unique the same way).
       const key = `${h.config}/${h.name}`;
-      if (tracker.skip(ctx, key) || !(await this.dispatch.matches(h, a))) continue;
+      if (tracker.notDue(ctx, key) || !(await this.dispatch.matches(h, a))) continue;
       const changed = await this.invoke(h, a, index, ctx.isReinvoke ? 1 : 0);
       tracker.invoked(ctx, key, changed, h.spec.reinvocationPolicy === 'IfNeeded');
     }

@@ -40,7 +40,7 @@ function decodeMessage(r: Reader, plan: MessagePlan, out: Json, depth: number): 
     if (no === 0) throw protobufError(`${plan.name}: field number 0`);
     const f = plan.byNo.get(no);
     if (!f) {
-      r.skip(wire);
+      r.skipField(wire);
       continue;
     }
     if (f.inline) {
@@ -94,7 +94,7 @@ function decodeField(r: Reader, c: ValueCodec, wire: number, out: Json, key: str
         const tag = r.uint32();
         if (tag >>> 3 === 1 && (tag & 7) === WIRE_BYTES) k = r.string();
         else if (tag >>> 3 === 2) v = decodeValue(r, c.value, tag & 7, plan, key, depth);
-        else r.skip(tag & 7);
+        else r.skipField(tag & 7);
       }
       leave(r, saved);
       map[k] = v ?? zeroOf(c.value);
@@ -137,7 +137,7 @@ function decodeValue(r: Reader, c: ValueCodec, wire: number, plan: MessagePlan, 
       while (r.pos < r.end) {
         const tag = r.uint32();
         if (tag >>> 3 === 1) decodeField(r, { k: 'array', item: c.item, wrapped: false }, tag & 7, holder, 'items', plan, depth);
-        else r.skip(tag & 7);
+        else r.skipField(tag & 7);
       }
       leave(r, saved);
       return holder.items ?? [];
@@ -199,7 +199,7 @@ function readWrapped(r: Reader, k: ScalarKind): unknown {
     if (k === 'quantity' ? no === 1 && wire === WIRE_BYTES : k === 'intOrString' ? no === 3 && wire === WIRE_BYTES : false) s = r.string();
     else if (no === 1 && wire === WIRE_VARINT) a = r.int64();
     else if (no === 2 && wire === WIRE_VARINT) b = r.int32();
-    else r.skip(wire);
+    else r.skipField(wire);
   }
   switch (k) {
     case 'quantity':
@@ -222,7 +222,7 @@ function readRaw(r: Reader, plan: MessagePlan, key: string): unknown {
   while (r.pos < r.end) {
     const tag = r.uint32();
     if (tag >>> 3 === 1 && (tag & 7) === WIRE_BYTES) raw = r.bytes();
-    else r.skip(tag & 7);
+    else r.skipField(tag & 7);
   }
   if (!raw || raw.length === 0) return undefined;
   try {

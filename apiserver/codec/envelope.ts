@@ -100,7 +100,7 @@ function readEnvelope(buf: Buffer): TypeMeta & { rawStart: number; rawEnd: numbe
     const tag = r.uint32();
     const no = tag >>> 3;
     if ((tag & 7) !== WIRE_BYTES || no < 1 || no > 4) {
-      r.skip(tag & 7);
+      r.skipField(tag & 7);
       continue;
     }
     const n = r.length();
@@ -112,7 +112,7 @@ function readEnvelope(buf: Buffer): TypeMeta & { rawStart: number; rawEnd: numbe
         const t = r.uint32();
         if (t === ((1 << 3) | WIRE_BYTES)) apiVersion = r.string();
         else if (t === ((2 << 3) | WIRE_BYTES)) kind = r.string();
-        else r.skip(t & 7);
+        else r.skipField(t & 7);
       }
       r.end = outer;
       continue;
@@ -212,9 +212,9 @@ export function decodeWatchFrames(stream: Buffer): { events: Array<{ type: strin
         while (ext.pos < ext.end) {
           const t = ext.uint32();
           if (t === ((1 << 3) | WIRE_BYTES)) object = ext.bytes();
-          else ext.skip(t & 7);
+          else ext.skipField(t & 7);
         }
-      } else r.skip(tag & 7);
+      } else r.skipField(tag & 7);
     }
     events.push({ type, object });
     at += 4 + n;

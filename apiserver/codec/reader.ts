@@ -119,7 +119,7 @@ export class Reader {
   }
 
   /** Skips a field of an unknown number (upstream ignores unknown protobuf fields). */
-  skip(wire: number, depth = 0): void {
+  skipField(wire: number, depth = 0): void {
     switch (wire) {
       case WIRE_VARINT:
         this.int64();
@@ -138,7 +138,7 @@ export class Reader {
         for (;;) {
           const tag = this.uint32();
           if ((tag & 7) === WIRE_END_GROUP) return;
-          this.skip(tag & 7, depth + 1);
+          this.skipField(tag & 7, depth + 1);
         }
       }
       default:

@@ -43,7 +43,7 @@ function hooks(name: string, runs: string[], list: Array<[string, boolean, (l: R
       if (tracker.idleOnReinvoke(ctx)) return Promise.resolve();
       tracker.begin(ctx, a);
       for (const [key, ifNeeded, mutation] of list) {
-        if (tracker.skip(ctx, key)) continue;
+        if (tracker.notDue(ctx, key)) continue;
         runs.push(key);
         const before = JSON.stringify(labels(a));
         mutation(labels(a));

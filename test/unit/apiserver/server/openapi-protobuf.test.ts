@@ -56,7 +56,7 @@ test('vendor extensions carry their value as YAML, which reads back as the JSON 
       while (r.pos < r.end && !found) {
         const tag = r.uint32();
         if (tag >>> 3 === no && (tag & 7) === 2) found = r.bytes();
-        else r.skip(tag & 7);
+        else r.skipField(tag & 7);
       }
       if (!found) throw new Error(`no field ${no}`);
       cur = found;
