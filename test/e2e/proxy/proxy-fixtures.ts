@@ -28,6 +28,13 @@ export const endpointSlice = (ips: string[], svc = 'web', port: Record<string, u
   ports: [port],
 });
 
+/** The NodePort Service `web` (port 80 to 8080), without a selector: its slices are the test's, not the EndpointSlice controller's. */
+export async function createWeb(c: HttpApiClient): Promise<{ spec: { clusterIP: string; ports: { nodePort: number }[] }; url: string }> {
+  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
+  const spec = (await c.create(servicesResource, svcObject)).spec as { clusterIP: string; ports: { nodePort: number }[] };
+  return { spec, url: `http://${spec.clusterIP}:80/` };
+}
+
 /**
  * ClientIP affinity in either mode: a sticky Service over the first two endpoints (answering a
  * and b); one client gets the same endpoint 12 times. `start` runs the mode's proxier until the

@@ -15,12 +15,11 @@ import { loadKubeconfig } from '../../../agent/client/kubeconfig';
 import { HttpApiClient } from '../../../agent/client/http-api-client';
 import { IptablesWriter } from '../../../agent/proxy/ipt-writer';
 import { IptablesCommand, systemTool } from '../../../agent/proxy/nft-exec';
-import { Proxier, endpointSlicesResource, servicesResource } from '../../../agent/proxy/proxier';
+import { Proxier, endpointSlicesResource } from '../../../agent/proxy/proxier';
 import { realClock } from '../../../agent/platform/clock';
-import type { KObject } from '../../../apiserver/api/types';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { makeTopology, type Topology } from './netns';
-import { checkAffinity, endpointSlice, recordingLog, until } from './proxy-fixtures';
+import { checkAffinity, createWeb, endpointSlice, recordingLog, until } from './proxy-fixtures';
 
 let api: RunningApiServer | undefined;
 let net: Topology | undefined;
@@ -49,10 +48,7 @@ const ourLines = async () => (await saved()).split('\n').filter((l) => l.include
 test.serial('cluster IP and node port forward TCP to the endpoints; scaling changes the answers; no endpoints is rejected; stopping removes every chain', async (t) => {
   const c = client!;
   const n = net!;
-  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
-  const svc = await c.create(servicesResource, svcObject);
-  const spec = svc.spec as { clusterIP: string; ports: { nodePort: number }[] };
-  const url = `http://${spec.clusterIP}:80/`;
+  const { spec, url } = await createWeb(c);
   let slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]]));
 
   // Chains a previous run left behind (killed, no clean stop), one jumped to from a built-in chain: replaced by the first sync.

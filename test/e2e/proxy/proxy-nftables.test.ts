@@ -16,7 +16,7 @@ import { realClock } from '../../../agent/platform/clock';
 import type { KObject } from '../../../apiserver/api/types';
 import { startApiServer, type RunningApiServer } from '../../helpers/apiserver-process';
 import { makeTopology, type Topology } from './netns';
-import { checkAffinity, endpointSlice, recordingLog, until } from './proxy-fixtures';
+import { checkAffinity, createWeb, endpointSlice, recordingLog, until } from './proxy-fixtures';
 
 /** The nftables mode's writer, its nft run in the client namespace (IPv4 only). */
 const nftWriter = (n: Topology) => new NftWriter(new NftCommand(['ip', 'netns', 'exec', n.clientNs, systemTool('nft')]), ['ip'], { clusterCIDRs: [], masqueradeAll: false });
@@ -48,11 +48,7 @@ const table = () => net!.run(net!.clientNs, [systemTool('nft'), 'list', 'table',
 test.serial('cluster IP and node port reach the endpoints; scaling changes rules and answers; stopping removes the table', async (t) => {
   const c = client!;
   const n = net!;
-  // No selector: the slice below is the test's, not the EndpointSlice controller's.
-  const svcObject: KObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } };
-  const svc = await c.create(servicesResource, svcObject);
-  const spec = svc.spec as { clusterIP: string; ports: { nodePort: number }[] };
-  const url = `http://${spec.clusterIP}:80/`;
+  const { spec, url } = await createWeb(c);
   let slice = await c.create(endpointSlicesResource, endpointSlice([n.endpointIPs[0]]));
 
   // A table a previous run left behind (killed, no clean shutdown): replaced by the first sync.
