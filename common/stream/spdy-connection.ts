@@ -70,9 +70,12 @@ export class SpdySession extends EventEmitter {
     this.sendWindow = new SendWindow(DEFAULT_WINDOW, o.sendFlowControl === 'always');
     this.decoder = new FrameDecoder(o.maxFrame);
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
-    socket.on('error', () => this.teardown());
-    socket.on('close', () => this.teardown());
-    socket.on('end', () => this.teardown());
+    // The peer has stopped sending (or the connection failed): the frames already read are handled first (a header block
+    // inflates asynchronously, so the frames after it wait in readChain; closing at once dropped
+    // the last DATA of a stream, an exec's final output, when the peer closed right after it).
+    socket.on('error', () => this.teardownAfterReads());
+    socket.on('close', () => this.teardownAfterReads());
+    socket.on('end', () => this.teardownAfterReads());
   }
 
   /** Open streams (for tests and limits). */
@@ -288,6 +291,11 @@ export class SpdySession extends EventEmitter {
     const delta = value - this.peerInitialWindow;
     this.peerInitialWindow = value;
     for (const s of this.streams.values()) s.sendWindow.grow(delta);
+  }
+
+  /** Closes once every frame read so far is handled (readChain never rejects). */
+  private teardownAfterReads(): void {
+    void this.readChain.then(() => this.teardown());
   }
 
   private teardown(): void {

@@ -265,3 +265,29 @@ test('after close() the session writes nothing more: data the peer still sends i
   t.deepEqual(errors.map((e) => e.message), []);
   close();
 });
+
+test('a peer that closes right after its last frames: they are all handled first, however long a header block before them takes to inflate', async (t) => {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const accepted = new Promise<Socket>((r) => srv.once('connection', r));
+  const cs = connect((srv.address() as { port: number }).port, '127.0.0.1');
+  const raw = await accepted;
+  srv.close();
+  const c = new SpdySession(cs, { server: false });
+  const peer = new HeaderCompressor();
+  const opening = c.openStream({ streamtype: 'stdout' });
+  raw.write(encodeFrame({ type: 'syn_reply', streamId: 1, flags: 0, headerBlock: await peer.compress({}) }));
+  const st = await opening;
+  const got = new Promise<string>((resolve) => {
+    const parts: Buffer[] = [];
+    st.on('data', (b: Buffer) => parts.push(b));
+    st.on('close', () => resolve(Buffer.concat(parts).toString()));
+  });
+  // A HEADERS frame (its block inflates asynchronously), the stream's last data with FIN, and the
+  // connection's end, all at once: what kubelet's stream server does as an exec ends.
+  const headers = encodeFrame({ type: 'headers', streamId: 1, flags: 0, headerBlock: await peer.compress({ 'x-late': 'yes' }) });
+  raw.end(Buffer.concat([headers, encodeFrame({ type: 'data', streamId: 1, flags: 0, data: Buffer.from('the last ') }), encodeFrame({ type: 'data', streamId: 1, flags: 1, data: Buffer.from('output') })]));
+  t.is(await got, 'the last output');
+  await until(() => c.isClosed);
+  peer.close();
+});
