@@ -1,7 +1,8 @@
 /**
  * A SPDY/3.1 session over a byte stream (a TCP/TLS socket after the `SPDY/3.1` upgrade, or a
  * WebSocket tunnel): streams opened by either side (SYN_STREAM, answered by SYN_REPLY), data with
- * FIN half-closes, RST_STREAM, PING answered, GOAWAY, SETTINGS, and flow control (./spdy-flow.ts).
+ * FIN half-closes, RST_STREAM, PING answered, GOAWAY, SETTINGS, and flow control (./spdy-flow.ts)
+ * with peers that keep windows (see SpdySessionOptions.peerKeepsWindows).
  * Frames are handled strictly in arrival order and written in submission order, because header
  * blocks share one zlib context per direction.
  *
@@ -22,15 +23,19 @@ export interface SpdySessionOptions {
   /** Called for every stream the peer opens; reply (or reset) it. Default: reset REFUSED_STREAM. */
   onStream?: (stream: SpdyStream) => void;
   /**
-   * Whether our sending honours the peer's receive windows ('always'), or relies on TCP alone
-   * ('never', the default). Either way we advertise and acknowledge our own windows, for peers
-   * that keep them. Go's spdystream, which kubectl, client-go and the container runtimes use,
-   * neither sends window updates nor enforces windows: a sender keeping windows towards it would
-   * stop after 64 KiB, and its own back-pressure is TCP's. 'always' is for peers known to keep
-   * windows (tests); it also stops the session from pausing its socket for a slow stream, which
-   * would hold up the very WINDOW_UPDATEs its sending waits for.
+   * Whether the peer keeps SPDY/3.1 flow-control windows (true), or relies on TCP alone (false,
+   * the default). Go's spdystream, which kubectl, client-go, kubelet and the container runtimes'
+   * stream servers use, keeps none: it never sends WINDOW_UPDATE and drops those it reads (an
+   * unhandled frame type). Towards such a peer, unlike the draft (2.6.8, flow control is
+   * mandatory), our sending does not wait on windows (it would stop after 64 KiB) and we send no
+   * WINDOW_UPDATE: spdystream closes its connection right after its last frames without reading
+   * on, and a WINDOW_UPDATE arriving then (or still unread) makes its kernel answer with a TCP
+   * RST, which discards what it has not sent yet (an exec's last output and its exit status) and
+   * fails our next write. true is for peers known to keep windows (tests): we then honour theirs
+   * and acknowledge ours, and the session does not pause its socket for a slow stream, which
+   * would hold up the very WINDOW_UPDATEs our sending waits for.
    */
-  sendFlowControl?: 'always' | 'never';
+  peerKeepsWindows?: boolean;
   /** Largest frame accepted, bytes (default the format's 16 MiB - 1). */
   maxFrame?: number;
 }
@@ -57,6 +62,8 @@ export class SpdySession extends EventEmitter {
   private ended = false;
   /** Session-level send window (SPDY/3.1: stream 0 WINDOW_UPDATEs). */
   readonly sendWindow: SendWindow;
+  /** The peer keeps flow-control windows (SpdySessionOptions.peerKeepsWindows). */
+  readonly peerKeepsWindows: boolean;
   peerInitialWindow = DEFAULT_WINDOW;
   private unackedSession = 0;
 
@@ -67,7 +74,8 @@ export class SpdySession extends EventEmitter {
     super();
     this.nextId = o.server ? 2 : 1;
     this.nextPing = o.server ? 2 : 1;
-    this.sendWindow = new SendWindow(DEFAULT_WINDOW, o.sendFlowControl === 'always');
+    this.peerKeepsWindows = o.peerKeepsWindows === true;
+    this.sendWindow = new SendWindow(DEFAULT_WINDOW, this.peerKeepsWindows);
     this.decoder = new FrameDecoder(o.maxFrame);
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
     // The peer has stopped sending (or the connection failed): the frames already read are handled first (a header block
@@ -154,8 +162,9 @@ export class SpdySession extends EventEmitter {
     return this.enqueue(async () => encodeFrame({ ...f, headerBlock: await this.compressor.compress(headers) }));
   }
 
-  /** Acknowledges data the consumer of a stream has taken (session-level part). */
+  /** Acknowledges data the consumer of a stream has taken (session-level part); nothing towards a peer that keeps no windows. */
   ackSession(bytes: number): void {
+    if (!this.peerKeepsWindows) return;
     this.unackedSession += bytes;
     if (this.unackedSession >= DEFAULT_WINDOW / 2) {
       const delta = this.unackedSession;

@@ -1,12 +1,12 @@
 /**
  * One SPDY stream as a Node Duplex: what the peer sends is read, what is written goes out as DATA
  * frames (at most 32 KiB each, within the send windows), end() sends an empty DATA frame with FIN.
- * Data read is acknowledged with WINDOW_UPDATE as the consumer takes it, which is what holds back
- * a peer that keeps windows. Unless our sending keeps windows too (see SpdySessionOptions), the
- * peer is also held back by TCP: while the consumer is behind, the session stops reading its
- * socket, as spdystream's own reader blocks. Never both: pausing the socket while our sending
- * waits for the peer's WINDOW_UPDATEs would hold those up too (a deadlock when our consumer waits
- * on our sends).
+ * With a peer that keeps windows, data read is acknowledged with WINDOW_UPDATE as the consumer
+ * takes it, which is what holds that peer back. A peer that keeps none (Go's spdystream, see
+ * SpdySessionOptions.peerKeepsWindows) gets no WINDOW_UPDATE and is held back by TCP: while the
+ * consumer is behind, the session stops reading its socket, as spdystream's own reader blocks.
+ * Never both: pausing the socket while our sending waits for the peer's WINDOW_UPDATEs would hold
+ * those up too (a deadlock when our consumer waits on our sends).
  */
 import { Duplex } from 'node:stream';
 import { FLAG_FIN, RstStatus } from './spdy-frame';
@@ -16,6 +16,8 @@ import { DEFAULT_WINDOW, SendWindow } from './spdy-flow';
 /** What a stream needs of its session (./spdy-connection.ts). */
 export interface StreamSession {
   readonly sendWindow: SendWindow;
+  /** The peer keeps flow-control windows: we honour its and acknowledge ours (else neither, TCP holds both sides back). */
+  readonly peerKeepsWindows: boolean;
   readonly peerInitialWindow: number;
   sendFrame(f: { type: 'data'; streamId: number; flags: number; data: Buffer } | { type: 'rst_stream'; streamId: number; status: number } | { type: 'window_update'; streamId: number; delta: number }): Promise<void>;
   sendHeaders(f: { type: 'syn_reply'; streamId: number; flags: number }, headers: SpdyHeaders): Promise<void>;
@@ -48,7 +50,7 @@ export class SpdyStream extends Duplex {
     readonly local: boolean,
   ) {
     super({ allowHalfOpen: true });
-    this.sendWindow = new SendWindow(session.peerInitialWindow, session.sendWindow.isEnforced);
+    this.sendWindow = new SendWindow(session.peerInitialWindow, session.peerKeepsWindows);
     this.replied = new Promise((resolve, reject) => {
       this.resolveReply = resolve;
       this.rejectReply = reject;
@@ -88,7 +90,7 @@ export class SpdyStream extends Duplex {
     if (data.length > 0 && !this.remoteFin) {
       this.unacked += data.length;
       if (this.push(data)) this.ack(false);
-      else if (!this.session.sendWindow.isEnforced) {
+      else if (!this.session.peerKeepsWindows) {
         this.paused = true;
         this.session.setReading(false);
       }
@@ -170,9 +172,13 @@ export class SpdyStream extends Duplex {
     }
   }
 
-  /** Sends WINDOW_UPDATE for what the consumer took: at once when asked (it is waiting), else from half a window on. */
+  /**
+   * Sends WINDOW_UPDATE for what the consumer took: at once when asked (it is waiting), else from
+   * half a window on. Never to a peer that keeps no windows (Go's spdystream): it would not read
+   * it, and one unread as it closes turns its close into a TCP RST (see SpdySessionOptions).
+   */
   private ack(now: boolean): void {
-    if (this.unacked === 0 || this.done || this.remoteFin) return;
+    if (!this.session.peerKeepsWindows || this.unacked === 0 || this.done || this.remoteFin) return;
     if (!now && this.unacked < DEFAULT_WINDOW / 2) return;
     const delta = this.unacked;
     this.unacked = 0;

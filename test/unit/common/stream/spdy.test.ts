@@ -164,15 +164,17 @@ test('flow control: a sender that keeps windows stops at 64 KiB until the reader
   let serverSide: SpdyStream | undefined;
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
+  // Both sides keep windows: the server acknowledges what its reader takes.
   const { c, close } = await pair(
     {
+      peerKeepsWindows: true,
       onStream: (st) => {
         serverSide = st;
         void st.reply();
         opened();
       },
     },
-    { sendFlowControl: 'always' },
+    { peerKeepsWindows: true },
   );
   const st = await c.openStream({ streamtype: 'data' });
   await ready;
@@ -240,7 +242,9 @@ test('the session ends with its socket: every stream is destroyed and close is e
 
 test('after close() the session writes nothing more: data the peer still sends is read without a write after the end (which would destroy the socket with our last frames queued)', async (t) => {
   let serverSide: SpdyStream | undefined;
+  // The server acknowledges what it reads (a peer that keeps windows), so reading late data would write.
   const { c, s, sockets, close } = await pair({
+    peerKeepsWindows: true,
     onStream: (st) => {
       serverSide = st;
       void st.reply();
@@ -288,6 +292,48 @@ test('a peer that closes right after its last frames: they are all handled first
   const headers = encodeFrame({ type: 'headers', streamId: 1, flags: 0, headerBlock: await peer.compress({ 'x-late': 'yes' }) });
   raw.end(Buffer.concat([headers, encodeFrame({ type: 'data', streamId: 1, flags: 0, data: Buffer.from('the last ') }), encodeFrame({ type: 'data', streamId: 1, flags: 1, data: Buffer.from('output') })]));
   t.is(await got, 'the last output');
+  await until(() => c.isClosed);
+  peer.close();
+});
+
+test('towards a peer that keeps no windows (Go\'s spdystream) reading sends no WINDOW_UPDATE: the peer closes right after its last frames without reading on, and one arriving then makes its kernel answer with a TCP RST, which drops what it had not sent yet', async (t) => {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const accepted = new Promise<Socket>((r) => srv.once('connection', r));
+  const cs = connect((srv.address() as { port: number }).port, '127.0.0.1');
+  const raw = await accepted;
+  srv.close();
+  const c = new SpdySession(cs, { server: false });
+  const fromClient: SpdyFrame[] = [];
+  const decoder = new FrameDecoder();
+  const pinged = new Promise<void>((resolve) => {
+    raw.on('data', (b: Buffer) => {
+      for (const f of decoder.push(b)) {
+        fromClient.push(f);
+        if (f.type === 'ping') resolve();
+      }
+    });
+  });
+  const peer = new HeaderCompressor();
+  const opening = c.openStream({ streamtype: 'stdout' });
+  raw.write(encodeFrame({ type: 'syn_reply', streamId: 1, flags: 0, headerBlock: await peer.compress({}) }));
+  const st = await opening;
+  const received = collect(st);
+  // Twice the draft's 64 KiB window in 32 KiB frames, the last with FIN: a reader acknowledging
+  // what it takes would send WINDOW_UPDATEs for the stream and the session on the way.
+  const total = 4 * 32 * 1024 + 3;
+  const frames: Buffer[] = [];
+  for (let at = 0; at < total; at += 32 * 1024) {
+    const data = Buffer.alloc(Math.min(32 * 1024, total - at), at / 1024);
+    frames.push(encodeFrame({ type: 'data', streamId: 1, flags: at + data.length === total ? 1 : 0, data }));
+  }
+  raw.write(Buffer.concat(frames));
+  t.is((await received).length, total);
+  // Frames go out in submission order: once the ping has arrived, so has everything written before it.
+  void c.ping().catch(() => undefined);
+  await pinged;
+  t.deepEqual(fromClient.map((f) => f.type), ['syn_stream', 'ping']);
+  raw.end();
   await until(() => c.isClosed);
   peer.close();
 });
