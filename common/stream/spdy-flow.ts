@@ -23,10 +23,6 @@ export class SendWindow {
     return this.available;
   }
 
-  get isEnforced(): boolean {
-    return this.enforced;
-  }
-
   /** A WINDOW_UPDATE (or a changed initial window) arrived. */
   grow(delta: number): void {
     this.available += delta;
