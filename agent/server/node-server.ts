@@ -6,17 +6,27 @@
  * prefix to a handler; unknown paths are 404. It is the agent's one HTTP error edge: handlers
  * throw, and answer() turns what they throw into the reply (status-reply.ts).
  */
-import { createServer, type Server } from 'node:https';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import { createSecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AgentError, ForbiddenError, InternalError, InvalidArgumentError, NotFoundError, UnauthorizedError } from '../errors';
+import { AgentError, ForbiddenError, InternalError, InvalidArgumentError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from '../errors';
 import type { Log } from '../platform/logger';
 import { pathLabel, type RequestObserver } from '../metrics/agent-metrics';
 import type { Authenticator } from './authenticator';
 import type { Authorizer } from './authorizer';
 import { requestAttributes } from './request-attributes';
 import { replyError, replyErrorOnSocket, replyJson, type ErrorBody } from './status-reply';
+import { H2UpgradeSocket, tunnelledRequest } from './h2-upgrade-socket';
+
+/**
+ * HTTP/2 settings of the server: extended CONNECT for the API server's tunnelled upgrades
+ * (../../common/stream/h2-tunnel.ts), and a stream window large enough that an exec's stdin (a
+ * `kubectl cp` into the pod) is not held to 64 KiB per round trip.
+ */
+const H2_SETTINGS = { enableConnectProtocol: true, initialWindowSize: 1 << 20, maxConcurrentStreams: 1000 };
+/** Each HTTP/2 connection's receive window over all its streams. */
+const H2_CONNECTION_WINDOW = 8 << 20;
 
 /**
  * Serves one request: resolves a JSON body (answered 200) or undefined when it wrote the answer
@@ -83,10 +93,12 @@ function matches(path: string, prefix: string): boolean {
 }
 
 export class NodeServer {
-  private server: Server | undefined;
+  private server: Http2SecureServer | undefined;
   private listen: ListenOptions | undefined;
   /** Upgraded connections (streams): the HTTP server no longer tracks them, so close() cuts them itself. */
   private readonly upgraded = new Set<Duplex>();
+  /** Every open TLS connection, HTTP/1.1 and HTTP/2 alike: close() cuts them (the HTTP/2 server has no closeAllConnections). */
+  private readonly connections = new Set<TLSSocket>();
 
   constructor(private readonly o: NodeServerOptions) {
     this.endpoints = [...new Set(o.routes.map((r) => '/' + (r.prefix.split('/')[1] ?? '')))];
@@ -178,20 +190,35 @@ export class NodeServer {
     return { route, path };
   }
 
-  /** Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. */
+  /**
+   * Listens with TLS; resolves the bound port. Rejects when the address cannot be bound. HTTP/1.1
+   * and HTTP/2 are both served (ALPN), as upstream's kubelet (Go's server) does; HTTP/2 also
+   * carries the API server's tunnelled upgrades as extended CONNECT streams.
+   */
   async start(l: ListenOptions): Promise<number> {
     this.listen = l;
-    const server = createServer(
-      {
-        ...this.secureOptions(l.certPem, l.keyPem),
-        requestCert: l.clientCaPem !== undefined,
-        // The authenticator decides: an unverified certificate is a 401, no certificate may still carry a token.
-        rejectUnauthorized: false,
-      },
-      (req, res) => void this.handle(req, res),
-    );
+    const server = createSecureServer({
+      ...this.secureOptions(l.certPem, l.keyPem),
+      requestCert: l.clientCaPem !== undefined,
+      // The authenticator decides: an unverified certificate is a 401, no certificate may still carry a token.
+      rejectUnauthorized: false,
+      allowHTTP1: true,
+      settings: H2_SETTINGS,
+    });
+    // What https.Server does by default for HTTP/1.1 keep-alive connections (the HTTP/2 server leaves it unset: never).
+    (server as unknown as { keepAliveTimeout: number }).keepAliveTimeout = 5_000;
+    server.on('request', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+      // HTTP/2 requests come as the compatibility API's request and response, which the handlers use alike.
+      void this.handle(req as IncomingMessage, res as ServerResponse);
+    });
     // Upgrade requests (exec, attach, port-forward over SPDY or WebSocket) arrive here, not as requests.
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
+    server.on('connect', (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse) => this.handleConnect(req, second));
+    server.on('secureConnection', (socket: TLSSocket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
+    server.on('session', (session: Http2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -202,6 +229,26 @@ export class NodeServer {
     });
     const addr = server.address();
     return typeof addr === 'object' && addr ? addr.port : l.port;
+  }
+
+  /**
+   * A CONNECT request. Over HTTP/2 with :protocol, a tunnelled upgrade: served by the upgrade
+   * handlers on the stream (h2-upgrade-socket.ts), with the same authentication (the connection's
+   * certificate) and authorization as an upgrade of its own connection. Any other CONNECT is 405:
+   * the agent is no forward proxy.
+   */
+  private handleConnect(req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse): void {
+    if (!('stream' in req)) {
+      replyErrorOnSocket(second as Duplex, new MethodNotAllowedError('CONNECT is not served'));
+      return;
+    }
+    const stream = req.stream;
+    if (req.headers[':protocol'] === undefined) {
+      stream.respond({ ':status': 405 });
+      stream.end();
+      return;
+    }
+    void this.handleUpgrade(tunnelledRequest(req.headers, stream.session?.socket), new H2UpgradeSocket(stream), Buffer.alloc(0));
   }
 
   private secureOptions(certPem: string, keyPem: string): SecureContextOptions {
@@ -236,7 +283,8 @@ export class NodeServer {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
-    s.closeAllConnections();
+    for (const c of this.connections) c.destroy();
+    this.connections.clear();
     for (const u of this.upgraded) u.destroy();
     this.upgraded.clear();
     await new Promise<void>((resolve) => s.close(() => resolve()));

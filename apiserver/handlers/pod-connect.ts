@@ -19,6 +19,7 @@ import type { ResourceType } from '../registry/resource-type';
 import { queryBool } from '../server/request-info';
 import type { ResourceRequest } from './context';
 import { agentEndpoint } from './pod-log';
+import type { AgentSessions } from './agent-sessions';
 import { DEFAULT_STREAM_IDLE_MS, proxyUpgrade, type UpgradeLimits } from './upgrade-proxy';
 
 export type ConnectKind = 'exec' | 'attach' | 'portforward';
@@ -33,6 +34,8 @@ export interface PodConnectConfig {
   caPem?: string;
   nodes: ResourceType;
   limits?: Partial<UpgradeLimits>;
+  /** The agents' shared HTTP/2 connections: exec and attach go over them (port-forward keeps a connection of its own: a bulk transfer on a shared one would hold up the other streams). */
+  sessions?: AgentSessions;
 }
 
 /** A boolean option of PodExecOptions/PodAttachOptions; stdout and stderr default to true, as upstream's defaulting. */
@@ -115,7 +118,7 @@ export function podConnectHandler(kind: ConnectKind, k: PodConnectConfig): (r: R
     if (!r.upgrade) throw new ApiError('BadRequest', 'Upgrade request required');
     await proxyUpgrade(
       r,
-      { scheme: 'https', host, port, path, cert: k.client, ...(k.caPem ? { caPem: k.caPem } : {}), describe: `the node agent of ${nodeName}` },
+      { scheme: 'https', host, port, path, cert: k.client, ...(k.caPem ? { caPem: k.caPem } : {}), ...(k.sessions && kind !== 'portforward' ? { sessions: k.sessions } : {}), describe: `the node agent of ${nodeName}` },
       { idleTimeoutMs: k.limits?.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_MS, ...(k.limits?.handshakeTimeoutMs ? { handshakeTimeoutMs: k.limits.handshakeTimeoutMs } : {}) },
     );
   };

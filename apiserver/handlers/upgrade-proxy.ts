@@ -8,14 +8,19 @@
  * fails, when no byte has moved either way for the idle timeout, or when the server shuts down.
  * Differs from upstream kube-apiserver 1.30+: upstream translates a client's WebSocket v5 stream
  * to SPDY toward the kubelet (its StreamTranslator); svc-node speaks both protocols itself, so
- * every protocol is passed through unchanged.
+ * every protocol is passed through unchanged. A target with `sessions` (exec and attach to node
+ * agents) goes as a stream of the agent's shared HTTP/2 connection when the agent takes one
+ * (agent-sessions.ts, ../../common/stream/h2-tunnel.ts): the same bytes, no handshake per stream.
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Duplex } from 'node:stream';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders as H2Headers } from 'node:http2';
 import { ApiError } from '../api/errors';
+import { h2Headers, UPGRADE_METHOD_HEADER } from '../../common/stream/h2-tunnel';
+import type { AgentSessions } from './agent-sessions';
 import type { ResourceRequest } from './context';
 import { forwardedHeaders } from './proxy-headers';
 import { joinSockets } from '../../common/stream/socket-join';
@@ -33,6 +38,8 @@ export interface UpgradeTarget {
   caPem?: string;
   /** Named in errors: "the node agent of n1". */
   describe: string;
+  /** When set (https only), the stream goes over the backend's shared HTTP/2 connection if it takes tunnelled upgrades. */
+  sessions?: AgentSessions;
 }
 
 /** Limits of a proxied stream. */
@@ -98,9 +105,27 @@ export function switchingHead(res: IncomingMessage): string {
  * after a non-101 answer of the backend has been passed on. Rejects (before anything was written
  * to the client) when the backend cannot be reached: a 503 naming it.
  */
-export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: UpgradeLimits): Promise<void> {
-  const client = r.upgrade;
-  if (!client) return Promise.reject(new ApiError('BadRequest', 'Upgrade request required'));
+export async function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: UpgradeLimits): Promise<void> {
+  if (!r.upgrade) throw new ApiError('BadRequest', 'Upgrade request required');
+  if (target.sessions && target.scheme === 'https') {
+    const timeoutMs = limits.handshakeTimeoutMs ?? 30_000;
+    const c = tlsClient(target);
+    const credentialsKey = `${target.cert?.certPem ?? ''}\0${target.caPem ?? ''}`;
+    const s = await target.sessions.acquire({ host: target.host, port: target.port, secureContext: c.secureContext, verify: target.caPem !== undefined, credentialsKey }, timeoutMs).catch((e: unknown) => {
+      throw unreachable(target, e as Error);
+    });
+    if (s) return tunnelUpgrade(r, target, s.session, limits).finally(s.release);
+  }
+  return upgradeOwnConnection(r, target, limits);
+}
+
+function unreachable(target: UpgradeTarget, err: Error): ApiError {
+  return new ApiError('ServiceUnavailable', `cannot reach ${target.describe} at ${target.host}:${target.port}: ${err.message}`);
+}
+
+/** The upgrade over a connection of its own (HTTP/1.1). */
+function upgradeOwnConnection(r: ResourceRequest, target: UpgradeTarget, limits: UpgradeLimits): Promise<void> {
+  const client = r.upgrade!;
   return new Promise<void>((resolve, reject) => {
     const tls = target.scheme === 'https';
     const options = {
@@ -128,20 +153,11 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
       if (r.res.headersSent || client.socket.destroyed) {
         client.socket.destroy();
         resolve();
-      } else reject(new ApiError('ServiceUnavailable', `cannot reach ${target.describe} at ${target.host}:${target.port}: ${err.message}`));
+      } else reject(unreachable(target, err));
     });
     up.on('response', (res) => {
-      // The backend refused the upgrade: its status and body go to the client as they are.
       done();
-      const headers: OutgoingHttpHeaders = {};
-      for (const [h, v] of Object.entries(res.headers)) if (v !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'upgrade'].includes(h)) headers[h] = v;
-      r.res.writeHead(res.statusCode ?? 502, headers);
-      res.pipe(r.res);
-      res.on('end', () => resolve());
-      res.on('error', () => {
-        client.socket.destroy();
-        resolve();
-      });
+      passRefusal(r, res.statusCode ?? 502, res.headers, res).then(resolve, resolve);
     });
     up.on('upgrade', (res, backend, backendHead) => {
       done();
@@ -152,8 +168,80 @@ export function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, limits: 
   });
 }
 
+/** The backend refused the upgrade: its status and body go to the client as they are; resolves when passed on. */
+function passRefusal(r: ResourceRequest, status: number, received: IncomingMessage['headers'] | H2Headers, body: NodeJS.ReadableStream): Promise<void> {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [h, v] of Object.entries(received)) if (v !== undefined && !h.startsWith(':') && !['connection', 'keep-alive', 'transfer-encoding', 'upgrade'].includes(h)) headers[h] = v;
+  r.res.writeHead(status, headers);
+  body.pipe(r.res);
+  return new Promise((resolve) => {
+    body.on('end', () => resolve());
+    body.on('error', () => {
+      r.upgrade?.socket.destroy();
+      resolve();
+    });
+  });
+}
+
+/**
+ * The upgrade as an extended CONNECT stream of the agent's HTTP/2 connection: the client's
+ * request headers go as they came (its method in UPGRADE_METHOD_HEADER), the agent's 200 is the
+ * client's 101 (with the agent's answer headers: the WebSocket accept key, the chosen protocol),
+ * any other answer is passed on; then the client's socket and the stream are joined byte for byte.
+ */
+function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: ClientHttp2Session, limits: UpgradeLimits): Promise<void> {
+  const client = r.upgrade!;
+  const protocol = String(r.req.headers.upgrade ?? '').trim();
+  const timeoutMs = limits.handshakeTimeoutMs ?? 30_000;
+  return new Promise<void>((resolve, reject) => {
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(
+        // Content-Length describes the upgrade request's own (empty) body, not the tunnel: on a
+        // CONNECT stream it would cap what the client may send (kubectl's SPDY POST says 0).
+        { ...h2Headers(upgradeHeaders(r.req)), 'content-length': undefined, ':method': 'CONNECT', ':protocol': protocol, ':scheme': 'https', ':path': target.path, ':authority': `${target.host}:${target.port}`, [UPGRADE_METHOD_HEADER]: r.req.method ?? 'GET' },
+        { endStream: false },
+      );
+    } catch (e) {
+      reject(unreachable(target, e as Error));
+      return;
+    }
+    const clientGone = () => stream.destroy();
+    client.socket.once('close', clientGone);
+    const onAbort = () => stream.destroy();
+    r.signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      client.socket.off('close', clientGone);
+      r.signal.removeEventListener('abort', onAbort);
+      stream.setTimeout(0);
+    };
+    stream.setTimeout(timeoutMs, () => stream.destroy(new Error(`no answer to the upgrade within ${timeoutMs} ms`)));
+    stream.on('error', (err) => {
+      done();
+      if (r.res.headersSent || client.socket.destroyed) {
+        client.socket.destroy();
+        resolve();
+      } else reject(unreachable(target, err));
+    });
+    stream.once('response', (h) => {
+      done();
+      const status = Number(h[':status']);
+      if (status !== 200) {
+        passRefusal(r, status, h, stream).then(resolve, resolve);
+        return;
+      }
+      let head = `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${protocol}\r\n`;
+      for (const [name, v] of Object.entries(h)) {
+        if (name.startsWith(':') || name === 'date' || v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) head += `${name}: ${one}\r\n`;
+      }
+      splice(r, client.socket, client.head, stream, `${head}\r\n`, Buffer.alloc(0), limits.idleTimeoutMs).then(resolve, resolve);
+    });
+  });
+}
+
 /** Pipes client and backend both ways until either ends, fails or idles (../../common/stream/socket-join.ts); resolves when both are closed. */
-function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend: Socket, head101: string, backendHead: Buffer, idleMs: number): Promise<void> {
+function splice(r: ResourceRequest, client: Duplex, clientHead: Buffer, backend: Socket | ClientHttp2Stream, head101: string, backendHead: Buffer, idleMs: number): Promise<void> {
   // The ServerResponse the router bound to the socket must not write after this.
   r.res.statusCode = 101; // what the request metrics record, as upstream's
   r.res.detachSocket(client as never);

@@ -6,6 +6,7 @@ import { handlePodBinding } from '../handlers/pod-binding';
 import { handlePodEphemeralContainers } from '../handlers/pod-ephemeral-containers';
 import { makePodEvictionHandler } from '../handlers/pod-eviction';
 import { podConnectHandler } from '../handlers/pod-connect';
+import { AgentSessions } from '../handlers/agent-sessions';
 import { podLogHandler } from '../handlers/pod-log';
 import type { Auditor } from '../filters/audit/auditor';
 import { podProxyHandler, serviceProxyHandler } from '../handlers/resource-proxy';
@@ -54,7 +55,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const { store, admission, authz } = p.core;
   const { auth } = p.authn;
   const kubelet = kubeletClientTls(flags, p.tls.pki);
-  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}) };
+  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}), sessions: new AgentSessions() };
   return new ApiServer({
     metrics: p.metrics,
     audit: p.audit,
