@@ -9,7 +9,7 @@
  * streams go over connections of their own (HTTP/1.1 upgrade), as before.
  * Not upstream's: kube-apiserver dials the kubelet for every stream.
  */
-import { connect, type ClientHttp2Session } from 'node:http2';
+import { connect, type ClientHttp2Session, type Settings } from 'node:http2';
 import type { SecureContext } from 'node:tls';
 
 /** Where a session goes and with which credentials. */
@@ -112,7 +112,7 @@ export class AgentSessions {
     // Nothing waits on a connection without streams: it must not keep the process alive.
     session.unref();
     const ready = new Promise<boolean>((resolve) => {
-      session.once('remoteSettings', (s) => resolve(s.enableConnectProtocol === true));
+      session.once('remoteSettings', (s: Settings) => resolve(s.enableConnectProtocol === true));
       // Refused, reset, or the agent chose HTTP/1.1 (an alert over ALPN): served over HTTP/1.1,
       // which reports an unreachable agent in its own words.
       session.once('error', () => resolve(false));

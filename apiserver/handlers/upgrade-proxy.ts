@@ -216,7 +216,7 @@ function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: Clien
       stream.setTimeout(0);
     };
     stream.setTimeout(timeoutMs, () => stream.destroy(new Error(`no answer to the upgrade within ${timeoutMs} ms`)));
-    stream.on('error', (err) => {
+    stream.on('error', (err: Error) => {
       done();
       if (r.res.headersSent || client.socket.destroyed) {
         client.socket.destroy();
