@@ -28,6 +28,8 @@ export interface AgentSessionsOptions {
   idleMs?: number;
   /** How long an agent found without HTTP/2 extended CONNECT is not asked again (default 10 min). */
   fallbackMs?: number;
+  /** A suspect connection (see suspect) not answering a ping this long is dropped (default 10 s). */
+  pingTimeoutMs?: number;
   /** Milliseconds; defaults to Date.now. */
   now?: () => number;
 }
@@ -51,11 +53,13 @@ export class AgentSessions {
   private readonly withoutH2 = new Map<string, number>();
   private readonly idleMs: number;
   private readonly fallbackMs: number;
+  private readonly pingTimeoutMs: number;
   private readonly now: () => number;
 
   constructor(o: AgentSessionsOptions = {}) {
     this.idleMs = o.idleMs ?? 90_000;
     this.fallbackMs = o.fallbackMs ?? 10 * 60_000;
+    this.pingTimeoutMs = o.pingTimeoutMs ?? 10_000;
     this.now = o.now ?? Date.now;
   }
 
@@ -96,6 +100,26 @@ export class AgentSessions {
     }
     this.withoutH2.set(endpoint, this.now() + this.fallbackMs);
     return undefined;
+  }
+
+  /**
+   * A stream on `session` got no answer in time: the agent may be gone without closing the
+   * connection (a host down or cut off, no FIN). The connection is pinged, and dropped when no
+   * answer comes within pingTimeoutMs, so the next stream dials anew instead of waiting on it too;
+   * a live agent that was merely slow keeps it, with its other streams.
+   */
+  suspect(session: ClientHttp2Session): void {
+    if (session.destroyed) return;
+    const dead = setTimeout(() => session.destroy(), this.pingTimeoutMs);
+    dead.unref();
+    const sent = session.ping((err) => {
+      clearTimeout(dead);
+      if (err) session.destroy();
+    });
+    if (!sent) {
+      clearTimeout(dead);
+      session.destroy();
+    }
   }
 
   /** Closes every connection (streams on them are cut). */

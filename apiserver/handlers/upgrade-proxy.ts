@@ -114,7 +114,7 @@ export async function proxyUpgrade(r: ResourceRequest, target: UpgradeTarget, li
     const s = await target.sessions.acquire({ host: target.host, port: target.port, secureContext: c.secureContext, verify: target.caPem !== undefined, credentialsKey }, timeoutMs).catch((e: unknown) => {
       throw unreachable(target, e as Error);
     });
-    if (s) return tunnelUpgrade(r, target, s.session, limits).finally(s.release);
+    if (s) return tunnelUpgrade(r, target, s.session, limits, () => target.sessions!.suspect(s.session)).finally(s.release);
   }
   return upgradeOwnConnection(r, target, limits);
 }
@@ -188,8 +188,9 @@ function passRefusal(r: ResourceRequest, status: number, received: IncomingMessa
  * request headers go as they came (its method in UPGRADE_METHOD_HEADER), the agent's 200 is the
  * client's 101 (with the agent's answer headers: the WebSocket accept key, the chosen protocol),
  * any other answer is passed on; then the client's socket and the stream are joined byte for byte.
+ * `unanswered` is told when the agent did not answer within the handshake timeout.
  */
-function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: ClientHttp2Session, limits: UpgradeLimits): Promise<void> {
+function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: ClientHttp2Session, limits: UpgradeLimits, unanswered: () => void): Promise<void> {
   const client = r.upgrade!;
   const protocol = String(r.req.headers.upgrade ?? '').trim();
   const timeoutMs = limits.handshakeTimeoutMs ?? 30_000;
@@ -215,7 +216,10 @@ function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: Clien
       r.signal.removeEventListener('abort', onAbort);
       stream.setTimeout(0);
     };
-    stream.setTimeout(timeoutMs, () => stream.destroy(new Error(`no answer to the upgrade within ${timeoutMs} ms`)));
+    stream.setTimeout(timeoutMs, () => {
+      stream.destroy(new Error(`no answer to the upgrade within ${timeoutMs} ms`));
+      unanswered();
+    });
     stream.on('error', (err: Error) => {
       done();
       if (r.res.headersSent || client.socket.destroyed) {
