@@ -39,6 +39,13 @@ const STREAM_WINDOW = 1 << 20;
 /** Each connection's receive window over all its streams. */
 const CONNECTION_WINDOW = 8 << 20;
 
+/** Client stream ids are odd numbers below 2^31 (RFC 9113 section 5.1.1); a connection is replaced well before. */
+const LAST_STREAM_ID = 2 ** 31 - 1 - 2 * 1_000_000;
+
+function worn(session: ClientHttp2Session): boolean {
+  return (session.state.nextStreamID ?? 0) > LAST_STREAM_ID;
+}
+
 interface Entry {
   session: ClientHttp2Session;
   /** Resolves true once the agent's settings allow extended CONNECT; false when it cannot serve tunnels. */
@@ -74,6 +81,12 @@ export class AgentSessions {
     if (until !== undefined && until > this.now()) return undefined;
     const key = `${endpoint}\0${t.credentialsKey}`;
     let e = this.entries.get(key);
+    if (e && worn(e.session)) {
+      // Its stream ids are nearly used up: it finishes its streams and closes; new ones go to a new connection.
+      this.entries.delete(key);
+      e.session.close();
+      e = undefined;
+    }
     if (!e || e.session.closed || e.session.destroyed) e = this.open(key, t);
     e.open++;
     if (e.idle) clearTimeout(e.idle);
