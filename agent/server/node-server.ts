@@ -215,6 +215,9 @@ export class NodeServer {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head));
     server.on('connect', (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse) => this.handleConnect(req, second));
     server.on('secureConnection', (socket: TLSSocket) => {
+      // As https.Server does by default (the HTTP/2 server does not): a small answer is not held
+      // back by Nagle's algorithm waiting for the ACK of the previous one.
+      socket.setNoDelay(true);
       this.connections.add(socket);
       socket.once('close', () => this.connections.delete(socket));
     });

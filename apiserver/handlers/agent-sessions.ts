@@ -10,7 +10,8 @@
  * Not upstream's: kube-apiserver dials the kubelet for every stream.
  */
 import { connect, type ClientHttp2Session, type Settings } from 'node:http2';
-import type { SecureContext } from 'node:tls';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, type SecureContext } from 'node:tls';
 
 /** Where a session goes and with which credentials. */
 export interface SessionTarget {
@@ -142,9 +143,14 @@ export class AgentSessions {
 
   private open(key: string, t: SessionTarget): Entry {
     const session = connect(`https://${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`, {
-      secureContext: t.secureContext,
-      rejectUnauthorized: t.verify,
       settings: { enablePush: false, initialWindowSize: STREAM_WINDOW },
+      // The connection is made here because its socket cannot be set up once the session has it.
+      createConnection: () => {
+        const socket = tlsConnect({ host: t.host, port: t.port, secureContext: t.secureContext, rejectUnauthorized: t.verify, ALPNProtocols: ['h2'], ...(isIP(t.host) ? {} : { servername: t.host }) });
+        // Streams' frames are small and interactive (a keystroke, an exit status): never held back by Nagle's algorithm.
+        socket.setNoDelay(true);
+        return socket;
+      },
     });
     // Nothing waits on a connection without streams: it must not keep the process alive.
     session.unref();
