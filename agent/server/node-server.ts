@@ -6,7 +6,7 @@
  * prefix to a handler; unknown paths are 404. It is the agent's one HTTP error edge: handlers
  * throw, and answer() turns what they throw into the reply (status-reply.ts).
  */
-import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session, type Http2Stream } from 'node:http2';
 import { createSecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -27,6 +27,32 @@ import { H2UpgradeSocket, tunnelledRequest } from './h2-upgrade-socket';
 const H2_SETTINGS = { enableConnectProtocol: true, initialWindowSize: 1 << 20, maxConcurrentStreams: 1000 };
 /** Each HTTP/2 connection's receive window over all its streams. */
 const H2_CONNECTION_WINDOW = 8 << 20;
+/**
+ * An HTTP/2 connection without streams this long is closed (GOAWAY), as https.Server closes idle
+ * keep-alive connections: nobody holds connections open for free. Longer than the API server's own
+ * idle close (90 s), which normally comes first. A connection's open streams keep it, however
+ * quiet (an exec shell waiting for input; each stream has its own idle cut).
+ */
+const H2_IDLE_MS = 120_000;
+
+/** Closes `session` once it has had no open stream for idleMs. */
+function closeWhenIdle(session: Http2Session, idleMs: number): void {
+  let open = 0;
+  let idle: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    idle = setTimeout(() => session.close(), idleMs);
+    idle.unref();
+  };
+  arm();
+  session.on('stream', (stream: Http2Stream) => {
+    open++;
+    clearTimeout(idle);
+    stream.once('close', () => {
+      if (--open === 0 && !session.closed) arm();
+    });
+  });
+  session.once('close', () => clearTimeout(idle));
+}
 
 /**
  * Serves one request: resolves a JSON body (answered 200) or undefined when it wrote the answer
@@ -75,6 +101,8 @@ export interface NodeServerOptions {
   observer?: RequestObserver;
   /** Milliseconds, for request latencies; defaults to performance.now. */
   now?: () => number;
+  /** An HTTP/2 connection without open streams this long is closed (default H2_IDLE_MS). */
+  h2IdleMs?: number;
 }
 
 export interface ListenOptions {
@@ -221,7 +249,10 @@ export class NodeServer {
       this.connections.add(socket);
       socket.once('close', () => this.connections.delete(socket));
     });
-    server.on('session', (session: Http2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
+    server.on('session', (session: Http2Session) => {
+      session.setLocalWindowSize(H2_CONNECTION_WINDOW);
+      closeWhenIdle(session, this.o.h2IdleMs ?? H2_IDLE_MS);
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
