@@ -94,6 +94,9 @@ export class AgentSessions {
       this.forget(key, entry);
       throw new Error(`no HTTP/2 settings within ${timeoutMs} ms`);
     }
+    // Closed now rather than after the idle time: it can carry no tunnel, and once the memory
+    // below expires the agent must be asked again on a new connection, not answered from this one.
+    this.forget(key, entry);
     this.withoutH2.set(endpoint, this.now() + this.fallbackMs);
     return undefined;
   }

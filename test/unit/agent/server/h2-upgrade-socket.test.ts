@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { constants, createSecureServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { H2UpgradeSocket, parseAnswerHead, tunnelledRequest } from '../../../../agent/server/h2-upgrade-socket';
 import { closed, extendedConnect, h2Client, readToEnd, responseOf, testPki } from '../../../helpers/h2-tunnel';
@@ -21,7 +21,7 @@ test('parseAnswerHead: a line that is no HTTP/1.1 status line throws, naming it'
 });
 
 test("tunnelledRequest: the client's method, the path, Upgrade and Connection put back, pseudo and hop-by-hop headers gone", (t) => {
-  const socket = { marker: true };
+  const socket = { marker: true } as unknown as Socket;
   const h = {
     ':method': 'CONNECT',
     ':protocol': 'SPDY/3.1',
