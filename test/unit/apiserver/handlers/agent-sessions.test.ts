@@ -113,13 +113,15 @@ test('an HTTP/1.1-only agent: undefined (HTTP/1.1), remembered for fallbackMs', 
   await fallsBack(t, port, () => sockets.length);
 });
 
-test('an agent that accepts and never answers: acquire rejects after its timeout; the next one connects again', async (t) => {
+test('an agent that accepts and never answers: acquire rejects after its timeout, the connection is cut and the next acquire connects again', async (t) => {
   t.timeout(20_000);
   const sockets: Socket[] = [];
-  const port = await listen(t, createNetServer(), sockets);
+  // Reads and discards (a socket nobody reads never sees the peer's end, nor closes).
+  const port = await listen(t, createNetServer((s) => s.resume()), sockets);
   const pool = new AgentSessions();
   t.teardown(() => pool.closeAll());
   await t.throwsAsync(pool.acquire(target(port), 50), { message: 'no HTTP/2 settings within 50 ms' });
+  await closed(sockets[0]);
   await t.throwsAsync(pool.acquire(target(port), 50), { message: 'no HTTP/2 settings within 50 ms' });
   t.is(sockets.length, 2, 'a new connection, not the one that timed out');
 });
