@@ -2,13 +2,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import test, { type ExecutionContext } from 'ava';
-import { RequestAuthenticator, type Authenticator, type AuthnResult } from '../../../../agent/server/authenticator';
+import test from 'ava';
+import type { Authenticator, AuthnResult } from '../../../../agent/server/authenticator';
 import type { Authorizer } from '../../../../agent/server/authorizer';
 import { NodeServer } from '../../../../agent/server/node-server';
 import type { NodeRequestAttributes } from '../../../../agent/server/request-attributes';
 import type { Log } from '../../../../agent/platform/logger';
-import { extendedConnect, h2Client, readToEnd, responseOf, testPki } from '../../../helpers/h2-tunnel';
+import { extendedConnect, fakeAgent, h2Client, readToEnd, responseOf, testPki } from '../../../helpers/h2-tunnel';
 import { readUntil } from '../../../helpers/stream-client';
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -187,42 +187,9 @@ test('upgrade requests pass the same authentication and authorization; refusals 
   server.close();
 });
 
-/**
- * A started NodeServer (TLS, HTTP/1.1 and HTTP/2) authenticating by client certificate of the test
- * CA, allowing bob; its upgrade route records what reaches it and answers 101 with a protocol header.
- */
-async function tlsServe(t: ExecutionContext): Promise<{ port: number; seen: NodeRequestAttributes[]; users: string[]; upgraded: IncomingMessage[] }> {
-  const pki = await testPki();
-  const seen: NodeRequestAttributes[] = [];
-  const users: string[] = [];
-  const upgraded: IncomingMessage[] = [];
-  const ns = new NodeServer({
-    nodeName: 'node-1',
-    authenticator: new RequestAuthenticator({ x509: true, anonymous: false }),
-    authorizer: { authorize: (u, a) => (seen.push(a), users.push(u.username), allowBob.authorize(u, a)) },
-    log: quiet,
-    routes: [
-      { prefix: '/checkpoint/', handler: (req, res) => (res.writeHead(200).end(`checkpointed ${req.method} ${req.url}`), Promise.resolve()) },
-      {
-        prefix: '/exec/',
-        handler: () => Promise.resolve({}),
-        upgrade: (req, socket) => {
-          upgraded.push(req);
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade}\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\nhello`);
-          socket.on('data', (d: Buffer) => socket.end(`echo ${d.toString()}`));
-          return Promise.resolve();
-        },
-      },
-    ],
-  });
-  const port = await ns.start({ address: '127.0.0.1', port: 0, certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.ca.certPem });
-  t.teardown(() => ns.close());
-  return { port, seen, users, upgraded };
-}
-
 test('an HTTP/2 client is served on ordinary routes (compatibility API), authenticated by its certificate', async (t) => {
   t.timeout(20_000);
-  const { port, users } = await tlsServe(t);
+  const { port, users } = await fakeAgent(t);
   const session = await h2Client(port, (await testPki()).client);
   t.teardown(() => session.destroy());
   const stream = session.request({ ':method': 'POST', ':path': '/checkpoint/a/b/c' });
@@ -234,7 +201,7 @@ test('an HTTP/2 client is served on ordinary routes (compatibility API), authent
 
 test("extended CONNECT reaches the route's upgrade handler with the client's method, path and headers; its 101 comes back as 200", async (t) => {
   t.timeout(20_000);
-  const { port, seen, upgraded } = await tlsServe(t);
+  const { port, seen, upgraded } = await fakeAgent(t);
   const session = await h2Client(port, (await testPki()).client);
   t.teardown(() => session.destroy());
   for (const [protocol, method, verb] of [['SPDY/3.1', 'POST', 'create'], ['websocket', 'GET', 'get']] as const) {
@@ -258,7 +225,7 @@ test("extended CONNECT reaches the route's upgrade handler with the client's met
 
 test('extended CONNECT without a valid client certificate is 401 (Status) on the stream; the upgrade handler is not called', async (t) => {
   t.timeout(20_000);
-  const { port, seen, upgraded } = await tlsServe(t);
+  const { port, seen, upgraded } = await fakeAgent(t);
   for (const cert of [(await testPki()).stranger, undefined]) {
     const session = await h2Client(port, cert);
     t.teardown(() => session.destroy());
@@ -273,7 +240,7 @@ test('extended CONNECT without a valid client certificate is 401 (Status) on the
 
 test('a CONNECT without :protocol is 405 (the agent is no forward proxy)', async (t) => {
   t.timeout(20_000);
-  const { port, seen } = await tlsServe(t);
+  const { port, seen } = await fakeAgent(t);
   const session = await h2Client(port, (await testPki()).client);
   t.teardown(() => session.destroy());
   const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' }, { endStream: false });
@@ -283,7 +250,7 @@ test('a CONNECT without :protocol is 405 (the agent is no forward proxy)', async
 
 test('HTTP/1.1 over TLS is still served on the same port: requests and upgrades', async (t) => {
   t.timeout(20_000);
-  const { port, upgraded } = await tlsServe(t);
+  const { port, upgraded } = await fakeAgent(t);
   const pki = await testPki();
   const ask = (text: string): Promise<string> =>
     new Promise((resolve, reject) => {
