@@ -91,10 +91,10 @@ test('a 101 head and bytes in one write: the client sees 200 with the answer hea
   stream.close(constants.NGHTTP2_CANCEL);
 });
 
-test('a refusal (403 with a body, then end) reaches the client as 403 and the body', async (t) => {
+test('a refusal (403 with a body, then end) reaches the client as 403 and the body; the stream and the socket close though the client sent no end', async (t) => {
   t.timeout(20_000);
   const body = '{"kind":"Status","code":403}';
-  const { port } = await tunnelServer(t, (socket) => {
+  const { port, sockets } = await tunnelServer(t, (socket) => {
     socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
   });
   const session = await h2Client(port);
@@ -104,6 +104,11 @@ test('a refusal (403 with a body, then end) reaches the client as 403 and the bo
   t.is(Number(h[':status']), 403);
   t.is(h['content-type'], 'application/json');
   t.is(await readToEnd(stream), body);
+  // A stream left open would count against the connection's concurrent streams for good, and
+  // hold the connection's graceful close.
+  await closed(stream);
+  t.is(stream.rstCode, constants.NGHTTP2_NO_ERROR);
+  await closed(sockets[0]);
 });
 
 test('a head split across writes is sent once complete, with what follows it', async (t) => {

@@ -2,12 +2,12 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer, connect, type AddressInfo, type Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { AgentSessions } from '../../../../apiserver/handlers/agent-sessions';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
 import { proxyUpgrade, switchingHead, upgradeHeaders, type UpgradeTarget } from '../../../../apiserver/handlers/upgrade-proxy';
 import type { KeyPairPem } from '../../../../apiserver/pki/certs';
-import { fakeAgent, testPki } from '../../../helpers/h2-tunnel';
+import { closed, fakeAgent, testPki } from '../../../helpers/h2-tunnel';
 
 const message = (rawHeaders: string[], extra: Partial<IncomingMessage> = {}): IncomingMessage => {
   const headers: Record<string, string> = {};
@@ -186,18 +186,25 @@ test("with sessions: the upgrade goes as a stream of the agent's HTTP/2 connecti
   t.is(a.socket, b.socket, 'one connection for both streams');
 });
 
-test("with sessions: the agent's refusal (403 with a Status body) reaches the client as it came", async (t) => {
+test("with sessions: the agent's refusal (403 with a Status body) reaches the client as it came; the refused stream does not hold the connection open", async (t) => {
   t.timeout(20_000);
   const agent = await fakeAgent(t);
-  const sessions = new AgentSessions();
+  const sessions = new AgentSessions({ idleMs: 20 });
   t.teardown(() => sessions.closeAll());
-  const port = await front(t, await agentTarget(sessions, agent.port, (await testPki()).eve));
+  const target = await agentTarget(sessions, agent.port, (await testPki()).eve);
+  // Holds the connection the proxy will share (same endpoint and credentials) until the refusal is through.
+  const held = (await sessions.acquire({ host: '127.0.0.1', port: agent.port, secureContext: createSecureContext({ cert: target.cert!.certPem, key: target.cert!.keyPem }), verify: false, credentialsKey: `${target.cert!.certPem}\0${target.caPem}` }, 5_000))!;
+  const port = await front(t, target);
   const out = await ask(port, SPDY_POST);
   t.regex(out, /^HTTP\/1\.1 403 Forbidden\r\n/);
   const [head, body] = out.split('\r\n\r\n');
   t.regex(head, /\r\ncontent-type: application\/json\r\n/i);
   t.like(JSON.parse(body), { kind: 'Status', code: 403, reason: 'Forbidden', message: 'Forbidden (user=eve, verb=create, resource=nodes, subresource=proxy)' });
   t.is(agent.upgraded.length, 0);
+  // Without streams it is closed after the idle time: a close that waits for open streams, so only
+  // once the refused one has closed.
+  held.release();
+  await closed(held.session);
 });
 
 test("with sessions: the request's Content-Length is not forwarded (a SPDY POST saying 0 still carries the stream's bytes)", async (t) => {
