@@ -5,6 +5,7 @@ import { createServer as createNetServer, type AddressInfo, type Server, type So
 import { createSecureContext } from 'node:tls';
 import test, { type ExecutionContext } from 'ava';
 import { AgentSessions, type SessionTarget } from '../../../../apiserver/handlers/agent-sessions';
+import { freePort } from '../../../helpers/free-port';
 import { closed, testPki } from '../../../helpers/h2-tunnel';
 
 const target = (port: number, credentialsKey = ''): SessionTarget => ({ host: '127.0.0.1', port, secureContext: createSecureContext({}), verify: false, credentialsKey });
@@ -111,6 +112,24 @@ test('an HTTP/1.1-only agent: undefined (HTTP/1.1), remembered for fallbackMs', 
   const server = createHttpsServer({ cert: pki.server.certPem, key: pki.server.keyPem }, (_req, res) => res.end('ok'));
   const port = await listen(t, server, sockets);
   await fallsBack(t, port, () => sockets.length);
+});
+
+test('an agent not reached (connection refused) is not remembered: once it listens, the next acquire connects', async (t) => {
+  t.timeout(20_000);
+  const port = await freePort();
+  const pool = new AgentSessions();
+  t.teardown(() => pool.closeAll());
+  // Served over HTTP/1.1 this once, which reports the agent unreachable in its own words.
+  t.is(await pool.acquire(target(port), 5_000), undefined);
+  const pki = await testPki();
+  const server = createSecureServer({ cert: pki.server.certPem, key: pki.server.keyPem, settings: { enableConnectProtocol: true } });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const s = await pool.acquire(target(port), 5_000);
+  t.truthy(s, 'a restarted agent is tunnelled to at once, not after the fallback memory');
+  s?.release();
+  pool.closeAll();
 });
 
 test('an agent that accepts and never answers: acquire rejects after its timeout, the connection is cut and the next acquire connects again', async (t) => {
