@@ -71,10 +71,10 @@ export async function readToEnd(r: NodeJS.ReadableStream): Promise<string> {
   return out;
 }
 
-/** Resolves once the emitter has closed (at once if it already has). */
-export function closed(e: EventEmitter & { closed?: boolean; destroyed?: boolean }): Promise<void> {
+/** Resolves once the emitter has closed (at once if it already has), whether or not it failed first. */
+export function closed(e: EventEmitter & { closed?: boolean }): Promise<void> {
   if (e.closed) return Promise.resolve();
-  return once(e, 'close').then(() => undefined);
+  return new Promise((resolve) => e.once('close', () => resolve()));
 }
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -129,13 +129,33 @@ test('a head split across writes is sent once complete, with what follows it', a
   t.is(await readToEnd(stream), 'after');
 });
 
-test('ended before any answer: the client sees 502', async (t) => {
+test('ended before any answer: the client sees 502, and the stream closes', async (t) => {
   t.timeout(20_000);
-  const { port } = await tunnelServer(t, (socket) => socket.end());
+  const { port, sockets } = await tunnelServer(t, (socket) => socket.end());
   const session = await h2Client(port);
   t.teardown(() => session.destroy());
   const stream = extendedConnect(session, '/exec/a/b/c', 'x');
   t.is(Number((await responseOf(stream))[':status']), 502);
+  stream.resume();
+  await closed(stream);
+  await closed(sockets[0]);
+});
+
+test('an answer head over 64 KiB fails the socket and resets the stream', async (t) => {
+  t.timeout(20_000);
+  const errors: Error[] = [];
+  const { port, sockets } = await tunnelServer(t, (socket) => {
+    socket.on('error', (e) => errors.push(e));
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nX-Long: ${'a'.repeat(64 * 1024)}\r\n`);
+  });
+  const session = await h2Client(port);
+  t.teardown(() => session.destroy());
+  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  stream.on('error', () => undefined);
+  await closed(stream);
+  t.is(stream.rstCode, constants.NGHTTP2_INTERNAL_ERROR);
+  await closed(sockets[0]);
+  t.deepEqual(errors.map((e) => e.message), ['the upgrade answer head is over 64 KiB']);
 });
 
 test('the client resetting the stream destroys the socket, though the handler has read nothing', async (t) => {

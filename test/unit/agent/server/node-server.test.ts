@@ -248,7 +248,7 @@ test('a CONNECT without :protocol is 405 (the agent is no forward proxy)', async
   t.is(seen.length, 0);
 });
 
-test('HTTP/1.1 over TLS is still served on the same port: requests and upgrades', async (t) => {
+test('HTTP/1.1 over TLS is still served on the same port: requests and upgrades; CONNECT is 405', async (t) => {
   t.timeout(20_000);
   const { port, upgraded } = await fakeAgent(t);
   const pki = await testPki();
@@ -267,4 +267,5 @@ test('HTTP/1.1 over TLS is still served on the same port: requests and upgrades'
   const up = await ask('GET /exec/ns/p/c?command=ls HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
   t.regex(up, /^HTTP\/1\.1 101 Switching Protocols\r\n[\s\S]*\r\n\r\nhelloecho ping$/);
   t.is(upgraded.length, 1);
+  t.regex(await ask('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'), /^HTTP\/1\.1 405 Method Not Allowed\r\n[\s\S]*"reason":"MethodNotAllowed"/);
 });
