@@ -2,6 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import { AgentSessions } from '../../../../apiserver/handlers/agent-sessions';
 import type { ResourceRequest } from '../../../../apiserver/handlers/context';
@@ -233,4 +234,71 @@ test('with sessions but an HTTP/1.1-only agent: the upgrade falls back to a conn
   t.is(agent.upgraded.length, 2);
   t.not((agent.upgraded[0].socket as TLSSocket).alpnProtocol, 'h2');
   t.not(agent.upgraded[0].socket, agent.upgraded[1].socket);
+});
+
+/** An HTTP/2 agent taking extended CONNECT streams and never answering them (its 'stream' events tell each). */
+async function mutedAgent(t: ExecutionContext): Promise<{ port: number; server: Http2SecureServer }> {
+  const pki = await testPki();
+  const server = createSecureServer({ cert: pki.server.certPem, key: pki.server.keyPem, settings: { enableConnectProtocol: true } });
+  const sessions: ServerHttp2Session[] = [];
+  server.on('session', (s: ServerHttp2Session) => sessions.push(s));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    for (const s of sessions) s.destroy();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  return { port: (server.address() as AddressInfo).port, server };
+}
+
+test('with sessions: the client leaving (resolves), or the server shutting down (rejects), before the agent answered ends the proxy and the stream', async (t) => {
+  t.timeout(20_000);
+  const agent = await mutedAgent(t);
+  const sessions = new AgentSessions();
+  t.teardown(() => sessions.closeAll());
+  const target: UpgradeTarget = { scheme: 'https', host: '127.0.0.1', port: agent.port, path: '/exec/a/b/c', describe: 'the node agent of node-1', sessions };
+  const gone = await socketPair();
+  const other = await socketPair();
+  t.teardown(() => {
+    for (const p of [gone, other]) {
+      p.client.destroy();
+      p.close();
+    }
+  });
+  let arrived = once(agent.server, 'stream');
+  const left = proxyUpgrade(request(gone.server, new AbortController().signal), target, { idleTimeoutMs: 3_600_000 });
+  const [first] = (await arrived) as [ServerHttp2Stream];
+  gone.client.destroy();
+  await left;
+  await closed(first);
+  const stop = new AbortController();
+  arrived = once(agent.server, 'stream');
+  const stopped = proxyUpgrade(request(other.server, stop.signal), target, { idleTimeoutMs: 3_600_000 });
+  const [second] = (await arrived) as [ServerHttp2Stream];
+  stop.abort();
+  // As over HTTP/1.1: the client, told nothing yet, is answered 503 by the caller.
+  await t.throwsAsync(stopped, { message: /^cannot reach the node agent of node-1 at 127\.0\.0\.1:\d+: the stream was closed before an answer/ });
+  await closed(second);
+});
+
+test('with sessions: the agent resetting the stream after its answer cuts the client; the proxy resolves (nothing left to answer)', async (t) => {
+  t.timeout(20_000);
+  const agent = await mutedAgent(t);
+  agent.server.on('stream', (s: ServerHttp2Stream) => {
+    s.on('error', () => undefined); // its own reset, below
+    s.respond({ ':status': 200 });
+    s.write('hello', () => s.close(constants.NGHTTP2_INTERNAL_ERROR));
+  });
+  const sessions = new AgentSessions();
+  t.teardown(() => sessions.closeAll());
+  const pair = await socketPair();
+  t.teardown(() => {
+    pair.client.destroy();
+    pair.close();
+  });
+  let received = '';
+  pair.client.on('data', (d: Buffer) => (received += d.toString()));
+  await proxyUpgrade(request(pair.server, new AbortController().signal), { scheme: 'https', host: '127.0.0.1', port: agent.port, path: '/exec/a/b/c', describe: 'test', sessions }, { idleTimeoutMs: 3_600_000 });
+  await closed(pair.client);
+  t.regex(received, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
 });
