@@ -49,6 +49,8 @@ export function tunnelledRequest(h: IncomingHttpHeaders, socket: unknown): Incom
 export class H2UpgradeSocket extends Duplex {
   /** The answer head read so far; undefined once it was sent as the response headers. */
   private head: Buffer | undefined = Buffer.alloc(0);
+  /** The answer was a refusal (not 101): once it is sent, nothing more is read or written. */
+  private refused = false;
 
   constructor(private readonly stream: ServerHttp2Stream) {
     super({ allowHalfOpen: true });
@@ -58,9 +60,10 @@ export class H2UpgradeSocket extends Duplex {
     stream.once('end', () => this.push(null));
     stream.once('error', (e) => this.destroy(e));
     // Closed cleanly (both ends sent END_STREAM): closed once what was read has been consumed;
-    // reset by the peer or with the connection: closed at once, as a socket the peer reset.
+    // reset by the peer or with the connection, or after a refusal (whose handler reads nothing):
+    // closed at once, as a socket the peer reset.
     stream.once('close', () => {
-      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR || this.readableEnded) this.destroy();
+      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR || this.readableEnded || this.refused) this.destroy();
       else this.once('end', () => this.destroy());
     });
   }
@@ -89,6 +92,7 @@ export class H2UpgradeSocket extends Duplex {
       cb(e as Error);
       return;
     }
+    this.refused = answer.status !== 101;
     this.stream.respond({ ...h2Headers(answer.headers), ':status': answer.status === 101 ? 200 : answer.status });
     const rest = head.subarray(end + 4);
     if (rest.length > 0) this.stream.write(rest, cb);
@@ -97,8 +101,16 @@ export class H2UpgradeSocket extends Duplex {
 
   override _final(cb: (e?: Error | null) => void): void {
     // Ended before any answer: nothing was said, which the API server reports as a failed upgrade.
-    if (this.head !== undefined && !this.stream.headersSent) this.stream.respond({ ':status': 502 });
+    if (this.head !== undefined && !this.stream.headersSent) {
+      this.refused = true;
+      this.stream.respond({ ':status': 502 });
+    }
     this.stream.end(cb);
+    // A refusal is a complete response: the stream is closed once it is out (RST_STREAM NO_ERROR,
+    // RFC 9113 section 8.1), as Node does for a server stream it never read. Left open until the
+    // peer ends its side, which a client that will send nothing more need not do, it would count
+    // against the connection's concurrent streams and hold its graceful close for good.
+    if (this.refused) this.stream.close(constants.NGHTTP2_NO_ERROR);
   }
 
   override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {

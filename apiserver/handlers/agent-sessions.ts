@@ -47,10 +47,16 @@ function worn(session: ClientHttp2Session): boolean {
   return (session.state.nextStreamID ?? 0) > LAST_STREAM_ID;
 }
 
+/**
+ * What a new connection learnt: the agent takes tunnels; it does not (it answered without HTTP/2
+ * or without extended CONNECT); or it was not reached (nothing learnt about it).
+ */
+type Readiness = 'tunnels' | 'no-tunnels' | 'unreached';
+
 interface Entry {
   session: ClientHttp2Session;
-  /** Resolves true once the agent's settings allow extended CONNECT; false when it cannot serve tunnels. */
-  ready: Promise<boolean>;
+  /** Resolves once the agent's settings are in, or the connection failed. */
+  ready: Promise<Readiness>;
   open: number;
   idle: NodeJS.Timeout | undefined;
 }
@@ -106,13 +112,16 @@ export class AgentSessions {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     const ok = await Promise.race([entry.ready, timeout]).finally(() => clearTimeout(timer));
-    if (ok === true) return { session: entry.session, release };
+    if (ok === 'tunnels') return { session: entry.session, release };
     release();
     if (ok === 'timeout') {
       this.forget(key, entry);
       throw new Error(`no HTTP/2 settings within ${timeoutMs} ms`);
     }
-    this.withoutH2.set(endpoint, this.now() + this.fallbackMs);
+    // Closed now rather than after the idle time: it can carry no tunnel, and once the memory
+    // below expires the agent must be asked again on a new connection, not answered from this one.
+    this.forget(key, entry);
+    if (ok === 'no-tunnels') this.withoutH2.set(endpoint, this.now() + this.fallbackMs);
     return undefined;
   }
 
@@ -154,12 +163,14 @@ export class AgentSessions {
     });
     // Nothing waits on a connection without streams: it must not keep the process alive.
     session.unref();
-    const ready = new Promise<boolean>((resolve) => {
-      session.once('remoteSettings', (s: Settings) => resolve(s.enableConnectProtocol === true));
-      // Refused, reset, or the agent chose HTTP/1.1 (an alert over ALPN): served over HTTP/1.1,
-      // which reports an unreachable agent in its own words.
-      session.once('error', () => resolve(false));
-      session.once('close', () => resolve(false));
+    const ready = new Promise<Readiness>((resolve) => {
+      session.once('remoteSettings', (s: Settings) => resolve(s.enableConnectProtocol === true ? 'tunnels' : 'no-tunnels'));
+      // Reset, or the agent chose HTTP/1.1 (an alert over ALPN): no tunnels. Refused or not
+      // resolved: not reached, so not remembered (an agent restarting would otherwise lose its
+      // tunnels for the fallback time). Either way this stream is served over HTTP/1.1, which
+      // reports an unreachable agent in its own words.
+      session.once('error', (err: NodeJS.ErrnoException) => resolve(err.syscall === 'connect' || err.syscall === 'getaddrinfo' ? 'unreached' : 'no-tunnels'));
+      session.once('close', () => resolve('no-tunnels'));
     });
     session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW));
     const e: Entry = { session, ready, open: 0, idle: undefined };

@@ -195,6 +195,11 @@ function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: Clien
   const protocol = String(r.req.headers.upgrade ?? '').trim();
   const timeoutMs = limits.handshakeTimeoutMs ?? 30_000;
   return new Promise<void>((resolve, reject) => {
+    // Shut down while the connection was being set up: the abort below would never be heard.
+    if (r.signal.aborted) {
+      reject(unreachable(target, new Error('the request was cancelled')));
+      return;
+    }
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(
@@ -220,14 +225,24 @@ function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: Clien
       stream.destroy(new Error(`no answer to the upgrade within ${timeoutMs} ms`));
       unanswered();
     });
-    stream.on('error', (err: Error) => {
+    // Until the agent's answer, the stream's failure is the proxy's (a 503 while the client has
+    // been told nothing); after it, the splice's, which cuts the client.
+    let answered = false;
+    const failed = (err: Error) => {
+      if (answered) return;
+      answered = true;
       done();
       if (r.res.headersSent || client.socket.destroyed) {
         client.socket.destroy();
         resolve();
       } else reject(unreachable(target, err));
-    });
+    };
+    stream.on('error', failed);
+    // Closed without an answer and without an error: destroyed here (the client left, the server is
+    // shutting down) or closed by the agent with NO_ERROR or CANCEL; no 'response' or 'error' follows.
+    stream.once('close', () => failed(new Error(`the stream was closed before an answer (code ${stream.rstCode})`)));
     stream.once('response', (h) => {
+      answered = true;
       done();
       const status = Number(h[':status']);
       if (status !== 200) {

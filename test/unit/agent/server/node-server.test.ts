@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import test from 'ava';
 import type { Authenticator, AuthnResult } from '../../../../agent/server/authenticator';
 import type { Authorizer } from '../../../../agent/server/authorizer';
 import { NodeServer } from '../../../../agent/server/node-server';
 import type { NodeRequestAttributes } from '../../../../agent/server/request-attributes';
 import type { Log } from '../../../../agent/platform/logger';
+import { extendedConnect, fakeAgent, h2Client, readToEnd, responseOf, testPki } from '../../../helpers/h2-tunnel';
+import { readUntil } from '../../../helpers/stream-client';
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -182,4 +185,87 @@ test('upgrade requests pass the same authentication and authorization; refusals 
   t.deepEqual(upgraded, ['/exec/ns/p/c?command=ls']);
   t.true(seen.every((a) => a.subresource === 'proxy' || a.subresource === 'pods'));
   server.close();
+});
+
+test('an HTTP/2 client is served on ordinary routes (compatibility API), authenticated by its certificate', async (t) => {
+  t.timeout(20_000);
+  const { port, users } = await fakeAgent(t);
+  const session = await h2Client(port, (await testPki()).client);
+  t.teardown(() => session.destroy());
+  const stream = session.request({ ':method': 'POST', ':path': '/checkpoint/a/b/c' });
+  stream.end();
+  t.is(Number((await responseOf(stream))[':status']), 200);
+  t.is(await readToEnd(stream), 'checkpointed POST /checkpoint/a/b/c');
+  t.deepEqual(users, ['bob']);
+});
+
+test("extended CONNECT reaches the route's upgrade handler with the client's method, path and headers; its 101 comes back as 200", async (t) => {
+  t.timeout(20_000);
+  const { port, seen, upgraded } = await fakeAgent(t);
+  const session = await h2Client(port, (await testPki()).client);
+  t.teardown(() => session.destroy());
+  for (const [protocol, method, verb] of [['SPDY/3.1', 'POST', 'create'], ['websocket', 'GET', 'get']] as const) {
+    const stream = extendedConnect(session, `/exec/ns/p/c?command=ls&${method}`, protocol, { 'x-svc-upgrade-method': method, 'x-stream-protocol-version': ['v5.channel.k8s.io', 'v4.channel.k8s.io'] });
+    const h = await responseOf(stream);
+    t.is(Number(h[':status']), 200);
+    t.is(h['x-stream-protocol-version'], 'v4.channel.k8s.io');
+    t.false('upgrade' in h || 'connection' in h);
+    t.is(await readUntil(stream, 'hello'), 'hello');
+    stream.end('ping');
+    t.is(await readToEnd(stream), 'echo ping');
+    const req = upgraded.at(-1)!;
+    t.is(req.method, method);
+    t.is(req.url, `/exec/ns/p/c?command=ls&${method}`);
+    t.like(req.headers, { upgrade: protocol, connection: 'Upgrade', 'x-stream-protocol-version': 'v5.channel.k8s.io, v4.channel.k8s.io' });
+    t.false('x-svc-upgrade-method' in req.headers);
+    t.like(seen.at(-1), { verb, subresource: 'proxy', path: '/exec/ns/p/c' });
+  }
+  t.is(upgraded.length, 2);
+});
+
+test('extended CONNECT without a valid client certificate is 401 (Status) on the stream; the upgrade handler is not called', async (t) => {
+  t.timeout(20_000);
+  const { port, seen, upgraded } = await fakeAgent(t);
+  for (const cert of [(await testPki()).stranger, undefined]) {
+    const session = await h2Client(port, cert);
+    t.teardown(() => session.destroy());
+    const stream = extendedConnect(session, '/exec/ns/p/c?command=ls', 'SPDY/3.1', { 'x-svc-upgrade-method': 'POST' });
+    const h = await responseOf(stream);
+    t.is(Number(h[':status']), 401);
+    t.like(JSON.parse(await readToEnd(stream)), { kind: 'Status', code: 401, reason: 'Unauthorized' });
+  }
+  t.is(upgraded.length, 0);
+  t.is(seen.length, 0);
+});
+
+test('a CONNECT without :protocol is 405 (the agent is no forward proxy)', async (t) => {
+  t.timeout(20_000);
+  const { port, seen } = await fakeAgent(t);
+  const session = await h2Client(port, (await testPki()).client);
+  t.teardown(() => session.destroy());
+  const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' }, { endStream: false });
+  t.is(Number((await responseOf(stream))[':status']), 405);
+  t.is(seen.length, 0);
+});
+
+test('HTTP/1.1 over TLS is still served on the same port: requests and upgrades; CONNECT is 405', async (t) => {
+  t.timeout(20_000);
+  const { port, upgraded } = await fakeAgent(t);
+  const pki = await testPki();
+  const ask = (text: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const s = tlsConnect({ host: '127.0.0.1', port, ca: pki.ca.certPem, cert: pki.client.certPem, key: pki.client.keyPem, ALPNProtocols: ['http/1.1'] }, () => s.write(text));
+      let out = '';
+      s.on('data', (b: Buffer) => {
+        out += b.toString();
+        if (out.includes('hello')) s.write('ping');
+      });
+      s.on('end', () => resolve(out));
+      s.on('error', reject);
+    });
+  t.regex(await ask('POST /checkpoint/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\ncheckpointed POST \/checkpoint\/a\/b\/c\r\n0\r\n\r\n$/);
+  const up = await ask('GET /exec/ns/p/c?command=ls HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
+  t.regex(up, /^HTTP\/1\.1 101 Switching Protocols\r\n[\s\S]*\r\n\r\nhelloecho ping$/);
+  t.is(upgraded.length, 1);
+  t.regex(await ask('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'), /^HTTP\/1\.1 405 Method Not Allowed\r\n[\s\S]*"reason":"MethodNotAllowed"/);
 });
