@@ -96,13 +96,14 @@ export interface FakeAgent {
  * /exec/ upgrades, answering 101 with X-Stream-Protocol-Version and "hello" in one write, then
  * "echo <first bytes read>" and its end. Closed at the end of the test.
  */
-export async function fakeAgent(t: { teardown(fn: () => Promise<void>): void }, o: { http1Only?: boolean } = {}): Promise<FakeAgent> {
+export async function fakeAgent(t: { teardown(fn: () => Promise<void>): void }, o: { http1Only?: boolean; h2IdleMs?: number } = {}): Promise<FakeAgent> {
   const pki = await testPki();
   const seen: NodeRequestAttributes[] = [];
   const users: string[] = [];
   const upgraded: IncomingMessage[] = [];
   const ns = new NodeServer({
     nodeName: 'node-1',
+    ...(o.h2IdleMs ? { h2IdleMs: o.h2IdleMs } : {}),
     authenticator: new RequestAuthenticator({ x509: true, anonymous: false }),
     authorizer: { authorize: (u, a) => (seen.push(a), users.push(u.username), Promise.resolve({ allowed: u.username === 'bob', reason: '' })) },
     log: quiet,

@@ -223,6 +223,30 @@ test("extended CONNECT reaches the route's upgrade handler with the client's met
   t.is(upgraded.length, 2);
 });
 
+test('an HTTP/2 connection is closed (GOAWAY) once it has had no open stream for the idle time; an open stream keeps it', async (t) => {
+  t.timeout(20_000);
+  const idleMs = 100;
+  const { port } = await fakeAgent(t, { h2IdleMs: idleMs });
+  const pki = await testPki();
+  // Without streams: closed by the agent.
+  const unused = await h2Client(port, pki.client);
+  t.teardown(() => unused.destroy());
+  await new Promise<void>((resolve) => unused.once('goaway', () => resolve()));
+  // With a stream open for several idle times: kept, then closed once the stream is done.
+  const session = await h2Client(port, pki.client);
+  t.teardown(() => session.destroy());
+  let goaway = false;
+  session.once('goaway', () => (goaway = true));
+  const stream = extendedConnect(session, '/exec/ns/p/c?command=sh', 'websocket', { 'x-svc-upgrade-method': 'GET' });
+  t.is(await readUntil(stream, 'hello'), 'hello');
+  // A negative can only be watched for a while: five idle times with the stream open.
+  await new Promise((r) => setTimeout(r, 5 * idleMs));
+  t.false(goaway, 'closed while a stream was open');
+  stream.end('bye');
+  t.is(await readToEnd(stream), 'echo bye');
+  await new Promise<void>((resolve) => (goaway ? resolve() : session.once('goaway', () => resolve())));
+});
+
 test('extended CONNECT without a valid client certificate is 401 (Status) on the stream; the upgrade handler is not called', async (t) => {
   t.timeout(20_000);
   const { port, seen, upgraded } = await fakeAgent(t);

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createSecureServer, type ServerHttp2Session } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import test, { type ExecutionContext } from 'ava';
 import { AgentSessions, type SessionTarget } from '../../../../apiserver/handlers/agent-sessions';
@@ -165,4 +165,39 @@ test('a connection the agent closes (GOAWAY, or cut) is not reused', async (t) =
   t.is(sessions.length, 3);
   b.release();
   c.release();
+});
+
+test('a suspect connection is kept when the agent answers a ping, dropped when it does not', async (t) => {
+  t.timeout(20_000);
+  const { port } = await h2Server(t, true);
+  // A relay in front of the agent that can stop passing bytes: an agent gone without a FIN.
+  let frozen = false;
+  const relay = createNetServer((c) => {
+    const up = connect(port, '127.0.0.1');
+    c.on('data', (d: Buffer) => void (frozen || up.write(d)));
+    up.on('data', (d: Buffer) => void (frozen || c.write(d)));
+    c.on('close', () => up.destroy());
+    up.on('close', () => c.destroy());
+    c.on('error', () => c.destroy());
+    up.on('error', () => up.destroy());
+  });
+  const relayPort = await listen(t, relay, []);
+  const pingTimeoutMs = 100;
+  const pool = new AgentSessions({ pingTimeoutMs });
+  t.teardown(() => pool.closeAll());
+  const s = (await pool.acquire(target(relayPort), 5_000))!;
+  pool.suspect(s.session);
+  // Pings are answered in order: once ours is, the pool's was.
+  await new Promise<void>((resolve) => s.session.ping(() => resolve()));
+  // A negative can only be watched for a while: three ping timeouts.
+  await new Promise((r) => setTimeout(r, 3 * pingTimeoutMs));
+  t.false(s.session.destroyed, 'a connection whose agent answered was dropped');
+  frozen = true;
+  pool.suspect(s.session);
+  await closed(s.session);
+  t.true(s.session.destroyed);
+  // The next acquire dials anew (through the relay, thawed).
+  frozen = false;
+  const next = (await pool.acquire(target(relayPort), 5_000))!;
+  t.not(next.session, s.session);
 });
