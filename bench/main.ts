@@ -18,6 +18,7 @@ import { runPodResourcesBench } from './podresources-bench';
 import { runPodStartupBench } from './pod-startup-bench';
 import { runProxyBench } from './proxy-bench';
 import { runStreamingBench } from './streaming-bench';
+import { runStreamingContainerdBench } from './streaming-containerd-bench';
 import { runWorkloadsBench } from './workloads-bench';
 import { Cleanup } from './lib/cleanup';
 import { progress } from './lib/progress';
@@ -47,6 +48,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   podresources: { describe: 'pod resources List latency, 100 pods x 8 devices, over the unix socket, against a trivial gRPC call', run: runPodResourcesBench },
   admission: { describe: 'issue 23: ConfigMap creates with no policy, with 10 ValidatingAdmissionPolicies, with one local HTTPS validating webhook, and audited at Metadata, interleaved in one run', run: runAdmissionBench },
   streaming: { describe: 'issue 21: exec -- true round trips and a 100 MB port-forward through svc-apiserver and svc-node (simulator) against the agent directly and plain TCP', run: runStreamingBench },
+  'streaming-containerd': { describe: "issue 21's exec goal on real containerd: exec -- true through svc-apiserver and svc-node against a CRI Exec and containerd's own stream URL called directly", run: runStreamingContainerdBench },
   dns: { describe: 'issue 24: queries/s for a service name on svc-node\'s cluster DNS server against dnsmasq (or a minimal responder) answering a hosts-file name', run: runDnsBench },
   'list-snapshots': { describe: 'issue 23: every continue page of a 5,000-object list at an exact older revision from the ListFromCacheSnapshot snapshots against the SQLite store, in process', run: runListSnapshotsBench },
   workloads: { describe: 'issue 19: a Deployment scaled 0 → 1,000 replicas on 20 simulated nodes and rolled, against 1,000 bare pod creates: time to all Available, CPU per pod', run: runWorkloadsBench },

@@ -16,19 +16,19 @@ import { progress } from './lib/progress';
 import { percentile, round } from './lib/stats';
 
 /** Issue 21's goals: exec p50 at most 1.5 x direct; port-forward throughput at least 0.5 x direct. */
-const GOAL_EXEC_RATIO = 1.5;
+export const GOAL_EXEC_RATIO = 1.5;
 const GOAL_THROUGHPUT_RATIO = 0.5;
 const NODE = 'bench-stream-node';
 const POD = 'shell';
 const CHUNK = 64 * 1024;
 /** Execs of one path in a row (see runStreamingBench). */
-const EXEC_BLOCK = 10;
+export const EXEC_BLOCK = 10;
 /** A TCP echo server printing its port: the direct connection to a pod of the throughput baseline. */
 const ECHO_SERVER = "const s = require('net').createServer((c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 /** The same echo behind one TLS layer (argv: certificate and key files): context for what one TLS leg costs. */
 const TLS_ECHO_SERVER = "const fs = require('fs'); const s = require('tls').createServer({ cert: fs.readFileSync(process.argv[1]), key: fs.readFileSync(process.argv[2]) }, (c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 
-function numberArg(args: readonly string[], flag: string, dflt: number): number {
+export function numberArg(args: readonly string[], flag: string, dflt: number): number {
   const i = args.indexOf(flag);
   if (i < 0) return dflt;
   const v = Number(args[i + 1]);
@@ -36,7 +36,7 @@ function numberArg(args: readonly string[], flag: string, dflt: number): number 
   return v;
 }
 
-interface Tls {
+export interface Tls {
   ca?: string;
   cert: Buffer;
   key: Buffer;
@@ -46,11 +46,11 @@ function open(url: string, protocol: string, tls: Tls): WebSocket {
   return new WebSocket(url, [protocol], { ...tls, rejectUnauthorized: tls.ca !== undefined, servername: 'localhost', perMessageDeflate: false } as WebSocket.ClientOptions);
 }
 
-/** One `exec -- true` over WebSocket v5: connect, upgrade, run, status, close; milliseconds. */
-function execOnce(url: string, tls: Tls): Promise<number> {
+/** One `exec -- true` over WebSocket (v5 unless said): connect, upgrade, run, status, close; milliseconds. */
+export function execOnce(url: string, tls: Tls, protocol = 'v5.channel.k8s.io'): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const ws = open(url, 'v5.channel.k8s.io', tls);
+    const ws = open(url, protocol, tls);
     let status = '';
     ws.on('message', (d: Buffer) => {
       if (d[0] === 3) status += d.subarray(1).toString();
@@ -208,18 +208,18 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
   };
 }
 
-type Pids = Record<string, number>;
-type Cpu = Record<string, number>;
+export type Pids = Record<string, number>;
+export type Cpu = Record<string, number>;
 
 /** Runs f, adding the CPU seconds each process used meanwhile to acc (read outside f's own timing). */
-async function withCpu<T>(pids: Pids, acc: Cpu, f: () => Promise<T>): Promise<T> {
+export async function withCpu<T>(pids: Pids, acc: Cpu, f: () => Promise<T>): Promise<T> {
   const before = Object.entries(pids).map(([k, pid]) => [k, procCpuPrecise(pid)] as const);
   const r = await f();
   for (const [k, b] of before) acc[k] = (acc[k] ?? 0) + procCpuPrecise(pids[k]) - b;
   return r;
 }
 
-const perOp = (acc: Cpu, n: number, scale: number) => Object.fromEntries(Object.entries(acc).map(([k, v]) => [k, round((v * scale) / n)]));
+export const perOp = (acc: Cpu, n: number, scale: number) => Object.fromEntries(Object.entries(acc).map(([k, v]) => [k, round((v * scale) / n)]));
 
 /** Starts an echo server script in its own process; resolves its port. */
 async function startEcho(script: string, args: string[], name: string, cleanup: Cleanup): Promise<{ port: number; pid: number }> {
