@@ -270,14 +270,19 @@ test('after close() the session writes nothing more: data the peer still sends i
   close();
 });
 
-test('a peer that closes right after its last frames: they are all handled first, however long a header block before them takes to inflate', async (t) => {
+/** A client session over a real TCP connection whose other end, `raw`, the test writes frames on by hand. */
+async function rawPeer(): Promise<{ raw: Socket; c: SpdySession }> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const accepted = new Promise<Socket>((r) => srv.once('connection', r));
   const cs = connect((srv.address() as { port: number }).port, '127.0.0.1');
   const raw = await accepted;
   srv.close();
-  const c = new SpdySession(cs, { server: false });
+  return { raw, c: new SpdySession(cs, { server: false }) };
+}
+
+test('a peer that closes right after its last frames: they are all handled first, however long a header block before them takes to inflate', async (t) => {
+  const { raw, c } = await rawPeer();
   const peer = new HeaderCompressor();
   const opening = c.openStream({ streamtype: 'stdout' });
   raw.write(encodeFrame({ type: 'syn_reply', streamId: 1, flags: 0, headerBlock: await peer.compress({}) }));
@@ -297,13 +302,7 @@ test('a peer that closes right after its last frames: they are all handled first
 });
 
 test('towards a peer that keeps no windows (Go\'s spdystream) reading sends no WINDOW_UPDATE: the peer closes right after its last frames without reading on, and one arriving then makes its kernel answer with a TCP RST, which drops what it had not sent yet', async (t) => {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const accepted = new Promise<Socket>((r) => srv.once('connection', r));
-  const cs = connect((srv.address() as { port: number }).port, '127.0.0.1');
-  const raw = await accepted;
-  srv.close();
-  const c = new SpdySession(cs, { server: false });
+  const { raw, c } = await rawPeer();
   const fromClient: SpdyFrame[] = [];
   const decoder = new FrameDecoder();
   const pinged = new Promise<void>((resolve) => {
