@@ -139,14 +139,7 @@ function upgradeOwnConnection(r: ResourceRequest, target: UpgradeTarget, limits:
       ...(tls ? { rejectUnauthorized: target.caPem !== undefined } : {}),
     };
     const up = tls ? httpsRequest(options) : httpRequest(options);
-    const clientGone = () => up.destroy();
-    client.socket.once('close', clientGone);
-    const onAbort = () => up.destroy();
-    r.signal.addEventListener('abort', onAbort, { once: true });
-    const done = () => {
-      client.socket.off('close', clientGone);
-      r.signal.removeEventListener('abort', onAbort);
-    };
+    const done = cancelledWithClient(r, up);
     up.on('timeout', () => up.destroy(new Error(`no answer to the upgrade within ${options.timeout} ms`)));
     up.on('error', (err) => {
       done();
@@ -166,6 +159,20 @@ function upgradeOwnConnection(r: ResourceRequest, target: UpgradeTarget, limits:
     });
     up.end();
   });
+}
+
+/**
+ * Until the backend answers, the request to it is cancelled when the client leaves or the server
+ * shuts down; returns what stops that (called once the answer is in).
+ */
+function cancelledWithClient(r: ResourceRequest, backend: { destroy(): void }): () => void {
+  const cancel = () => backend.destroy();
+  r.upgrade!.socket.once('close', cancel);
+  r.signal.addEventListener('abort', cancel, { once: true });
+  return () => {
+    r.upgrade!.socket.off('close', cancel);
+    r.signal.removeEventListener('abort', cancel);
+  };
 }
 
 /** The backend refused the upgrade: its status and body go to the client as they are; resolves when passed on. */
@@ -212,13 +219,9 @@ function tunnelUpgrade(r: ResourceRequest, target: UpgradeTarget, session: Clien
       reject(unreachable(target, e as Error));
       return;
     }
-    const clientGone = () => stream.destroy();
-    client.socket.once('close', clientGone);
-    const onAbort = () => stream.destroy();
-    r.signal.addEventListener('abort', onAbort, { once: true });
+    const detach = cancelledWithClient(r, stream);
     const done = () => {
-      client.socket.off('close', clientGone);
-      r.signal.removeEventListener('abort', onAbort);
+      detach();
       stream.setTimeout(0);
     };
     stream.setTimeout(timeoutMs, () => {
