@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { peerCertificates, subjectNames } from '../../common/peer-cert';
 import type { TokenReviewer } from './token-reviewer';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from './user-info';
 
@@ -30,13 +31,9 @@ export interface PeerCert {
 
 /** Reads the peer certificate of a TLS request (the server asks for one but does not require it). */
 export function peerCert(req: IncomingMessage): PeerCert {
-  const sock = req.socket as Partial<TLSSocket>;
-  if (typeof sock.getPeerCertificate !== 'function') return { presented: false, verified: false, cn: '', orgs: [] };
-  const cert = sock.getPeerCertificate();
-  if (!cert || Object.keys(cert).length === 0 || !cert.subject) return { presented: false, verified: false, cn: '', orgs: [] };
-  const subj = cert.subject as unknown as Record<string, string | string[] | undefined>;
-  const list = (v: string | string[] | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-  return { presented: true, verified: sock.authorized === true, cn: list(subj['CN'])[0] ?? '', orgs: list(subj['O']) };
+  const leaf = peerCertificates(req.socket)?.[0];
+  if (!leaf) return { presented: false, verified: false, cn: '', orgs: [] };
+  return { presented: true, verified: (req.socket as Partial<TLSSocket>).authorized === true, ...subjectNames(leaf) };
 }
 
 export interface RequestAuthenticatorOptions {

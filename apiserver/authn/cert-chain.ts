@@ -1,10 +1,9 @@
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import { MAX_CHAIN_DEPTH, peerCertificates } from '../../common/peer-cert';
 
 const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
 const ANY_EKU_OID = '2.5.29.37.0';
-const MAX_DEPTH = 8;
 
 /** A bundle of trusted CA certificates (one PEM file may hold several). */
 export class CertPool {
@@ -35,7 +34,7 @@ export function verifyChain(leaf: X509Certificate, intermediates: readonly X509C
   const eku = leaf.keyUsage;
   if (eku && eku.length > 0 && !eku.includes(CLIENT_AUTH_OID) && !eku.includes(ANY_EKU_OID)) return { ok: false, reason: 'certificate specifies an incompatible key usage' };
   let current = leaf;
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+  for (let depth = 0; depth < MAX_CHAIN_DEPTH; depth++) {
     const bad = inValidity(current, now);
     if (bad) return { ok: false, reason: `x509: ${bad}` };
     for (const root of roots.certs) {
@@ -51,36 +50,6 @@ export function verifyChain(leaf: X509Certificate, intermediates: readonly X509C
     current = next;
   }
   return { ok: false, reason: 'x509: certificate chain too long' };
-}
-
-type PeerCert = DetailedPeerCertificate;
-
-/** The certificate chain the TLS peer sent as Node details it (leaf first, issuers linked), or undefined when it sent none. */
-function peerDetails(req: IncomingMessage): PeerCert | undefined {
-  const sock = req.socket as TLSSocket;
-  if (typeof sock.getPeerCertificate !== 'function') return undefined;
-  const detailed = sock.getPeerCertificate(true) as DetailedPeerCertificate | undefined;
-  return detailed && detailed.raw ? detailed : undefined;
-}
-
-/** The sent certificates after the leaf, at most MAX_DEPTH. */
-function issuersOf(detailed: PeerCert): PeerCert[] {
-  const out: PeerCert[] = [];
-  const seen = new Set<unknown>([detailed]);
-  let c = detailed.issuerCertificate as PeerCert | undefined;
-  while (c && !seen.has(c) && c.raw && out.length < MAX_DEPTH) {
-    seen.add(c);
-    out.push(c);
-    c = c.issuerCertificate;
-  }
-  return out;
-}
-
-/** The client certificate chain the TLS peer sent (leaf first), or undefined when it sent none. */
-export function peerChain(req: IncomingMessage): { leaf: X509Certificate; intermediates: X509Certificate[] } | undefined {
-  const detailed = peerDetails(req);
-  if (!detailed) return undefined;
-  return { leaf: new X509Certificate(detailed.raw), intermediates: issuersOf(detailed).map((c) => new X509Certificate(c.raw)) };
 }
 
 /** Chains remembered across connections (a client making a connection per request, as kubectl exec), each for a while: the CAs' validity is checked again after it. */
@@ -119,10 +88,10 @@ export class ClientCertVerifier {
   }
 
   private verifyPeer(req: IncomingMessage): ChainResult | null {
-    const detailed = peerDetails(req);
-    if (!detailed) return null;
-    const issuers = issuersOf(detailed);
-    const key = [detailed, ...issuers].map((c) => c.fingerprint256).join('/');
+    const sent = peerCertificates(req.socket);
+    if (!sent) return null;
+    const [leaf, ...issuers] = sent;
+    const key = sent.map((c) => c.fingerprint256).join('/');
     const now = this.now();
     const known = this.byChain.get(key);
     if (known && known.until > now.getTime() && known.result.ok) {
@@ -130,7 +99,7 @@ export class ClientCertVerifier {
       return bad ? { ok: false, reason: `x509: ${bad}` } : known.result;
     }
     if (known) this.byChain.delete(key);
-    const r = verifyChain(new X509Certificate(detailed.raw), issuers.map((c) => new X509Certificate(c.raw)), this.pool, now);
+    const r = verifyChain(leaf, issuers, this.pool, now);
     // Only successes are kept: a failure may be a certificate not yet valid, and must be rechecked.
     if (r.ok) {
       this.byChain.set(key, { result: r, until: now.getTime() + REMEMBER_CHAIN_MS });
@@ -138,13 +107,4 @@ export class ClientCertVerifier {
     }
     return r;
   }
-}
-
-/** Subject CN and each O of a certificate (RFC 4514 parts as Node lists them, one per line). */
-export function subjectOf(c: X509Certificate): { cn: string; orgs: string[] } {
-  const parts = c.subject.split('\n');
-  return {
-    cn: parts.find((p) => p.startsWith('CN='))?.slice(3) ?? '',
-    orgs: parts.filter((p) => p.startsWith('O=')).map((p) => p.slice(2)),
-  };
 }

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { errors } from '../api/errors';
 import type { Authenticator } from './authenticator';
-import { ClientCertVerifier, subjectOf, type CertPool } from './cert-chain';
+import { ClientCertVerifier, type CertPool } from './cert-chain';
+import { subjectNames } from '../../common/peer-cert';
 import type { UserInfo } from '../api/user';
 
 /** The --requestheader-* settings of 5.5. */
@@ -56,7 +57,7 @@ export class RequestHeaderAuthenticator implements Authenticator {
     if (r === null) throw errors.unauthorized('Unauthorized: the request names a user in proxy headers but presents no client certificate');
     if (!r.ok) throw errors.unauthorized(`Unauthorized: ${r.reason}`);
     if (this.o.allowedNames.length > 0) {
-      const { cn } = subjectOf(r.leaf);
+      const { cn } = subjectNames(r.leaf);
       if (!this.o.allowedNames.includes(cn)) throw errors.unauthorized(`Unauthorized: x509: subject with cn=${cn} is not in the allowed list`);
     }
     const groups: string[] = [];

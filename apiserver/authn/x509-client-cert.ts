@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { errors } from '../api/errors';
 import type { Authenticator } from './authenticator';
-import { ClientCertVerifier, subjectOf, type CertPool } from './cert-chain';
+import { ClientCertVerifier, type CertPool } from './cert-chain';
+import { subjectNames } from '../../common/peer-cert';
 import type { UserInfo } from '../api/user';
 
 export const EXTRA_CREDENTIAL_ID = 'authentication.svc.io/credential-id';
@@ -29,7 +30,7 @@ export class X509ClientCertAuthenticator implements Authenticator {
     const r = this.verifier.verify(req);
     if (r === null) return null;
     if (!r.ok) throw errors.unauthorized(`Unauthorized: ${r.reason}`);
-    const { cn, orgs } = subjectOf(r.leaf);
+    const { cn, orgs } = subjectNames(r.leaf);
     if (!cn) return null;
     return {
       username: cn,
