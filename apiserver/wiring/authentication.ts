@@ -103,8 +103,6 @@ export interface Authentication {
   virtual: ReadonlyMap<string, Handler>;
   /** Sub-resource handlers keyed "group/resource/subresource" (merge into ApiServerOptions.subresources). */
   subresources: ReadonlyMap<string, Handler>;
-  /** Every CA the TLS layer should name as acceptable for client certificates (client CA plus request-header CA). */
-  tlsClientCaPem: string | undefined;
   /** Where the generated signing key was written, when one was. */
   generatedSigningKeyPath?: string;
   /** Readiness checks (merge into ApiServerOptions.checks): the lookup caches have been listed. */
@@ -153,7 +151,7 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
   });
   const jwt = jwtAuthentication(o, d, saIssuers, apiAudiences);
   const bearer = bearerTokenMethods(o, d, { saAuthn, lookups, jwt: jwt.set, apiAudiences });
-  const { methods, tlsClientCaPem } = requestMethods(o, d, bearer.tokens, apiAudiences);
+  const methods = requestMethods(o, d, bearer.tokens, apiAudiences);
 
   const request = new RequestAuthenticator(
     () => methods,
@@ -180,7 +178,6 @@ export function buildAuthentication(o: AuthenticationOptions, d: AuthenticationD
     apiAudiences,
     virtual,
     subresources: new Map<string, Handler>([['/serviceaccounts/token', tokenHandler]]),
-    tlsClientCaPem,
     ...(keys.generatedSigningKeyPath ? { generatedSigningKeyPath: keys.generatedSigningKeyPath } : {}),
     checks: [{ name: 'authentication-informers', check: () => (lookups.hasSynced() ? undefined : 'authentication lookup caches not synced') }],
     async run(signal) {
@@ -295,10 +292,9 @@ function bearerTokenMethods(
   return { tokens: new TokenAuthenticatorUnion(() => tokenMethods), ...(webhook ? { webhook } : {}) };
 }
 
-/** Request methods: authenticating proxy, client certificates, bearer tokens (5.5, 5.1); and every CA the TLS layer should name. */
-function requestMethods(o: AuthenticationOptions, d: AuthenticationDeps, tokens: TokenAuthenticator, apiAudiences: readonly string[]): { methods: Authenticator[]; tlsClientCaPem: string | undefined } {
+/** Request methods: authenticating proxy, client certificates, bearer tokens (5.5, 5.1). */
+function requestMethods(o: AuthenticationOptions, d: AuthenticationDeps, tokens: TokenAuthenticator, apiAudiences: readonly string[]): Authenticator[] {
   const methods: Authenticator[] = [];
-  let tlsCa = o.clientCaPem;
   const rh = o.requestHeader;
   if (rh && rh.usernameHeaders.length > 0) {
     if (!rh.clientCaFile) throw new AuthenticationConfigError('flags', ['--requestheader-client-ca-file: Required value: the authenticating proxy needs a CA to verify its client certificate']);
@@ -314,9 +310,8 @@ function requestMethods(o: AuthenticationOptions, d: AuthenticationDeps, tokens:
         now: d.now,
       }),
     );
-    tlsCa = (tlsCa ? tlsCa.replace(/\n*$/, '\n') : '') + pem;
   }
   if (o.clientCaPem) methods.push(new X509ClientCertAuthenticator(new CertPool(o.clientCaPem, '--client-ca-file'), d.now));
   methods.push(new BearerTokenAuthenticator(tokens, apiAudiences, (err) => d.log.debug({ err: (err as Error).message }, 'bearer token rejected')));
-  return { methods, tlsClientCaPem: tlsCa };
+  return methods;
 }

@@ -66,7 +66,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
     },
     host: flags.bindAddress,
     port: flags.securePort,
-    tls: { ...p.tls.serving, clientCaPem: auth.tlsClientCaPem ?? p.tls.clientCaPem },
+    tls: p.tls.serving,
     registry,
     store,
     cache,

@@ -109,7 +109,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const api = new ApiServer({
     host: '127.0.0.1',
     port,
-    tls: { certPem: pki.serving.certPem, keyPem: pki.serving.keyPem, clientCaPem: auth.tlsClientCaPem },
+    tls: { certPem: pki.serving.certPem, keyPem: pki.serving.keyPem },
     registry,
     store,
     cache,
