@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { peerCertificates, subjectNames } from '../../common/peer-cert';
+import { peerLeaf } from '../../common/peer-cert';
 import type { TokenReviewer } from './token-reviewer';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from './user-info';
 
@@ -31,9 +31,9 @@ export interface PeerCert {
 
 /** Reads the peer certificate of a TLS request (the server asks for one but does not require it). */
 export function peerCert(req: IncomingMessage): PeerCert {
-  const leaf = peerCertificates(req.socket)?.[0];
+  const leaf = peerLeaf(req.socket);
   if (!leaf) return { presented: false, verified: false, cn: '', orgs: [] };
-  return { presented: true, verified: (req.socket as Partial<TLSSocket>).authorized === true, ...subjectNames(leaf) };
+  return { presented: true, verified: (req.socket as Partial<TLSSocket>).authorized === true, cn: leaf.cn, orgs: leaf.orgs };
 }
 
 export interface RequestAuthenticatorOptions {

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { MAX_CHAIN_DEPTH, peerCertificates } from '../../common/peer-cert';
+import { MAX_CHAIN_DEPTH, peerCertificates, peerLeaf } from '../../common/peer-cert';
 
 const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
 const ANY_EKU_OID = '2.5.29.37.0';
@@ -15,7 +15,8 @@ export class CertPool {
   }
 }
 
-export type ChainResult = { ok: true; leaf: X509Certificate } | { ok: false; reason: string };
+/** A verified chain names its leaf and how many intermediates linked it to the pool (0: a root signed the leaf). */
+export type ChainResult = { ok: true; leaf: X509Certificate; intermediates: number } | { ok: false; reason: string };
 
 function inValidity(c: X509Certificate, now: Date): string | undefined {
   const t = now.getTime();
@@ -41,7 +42,7 @@ export function verifyChain(leaf: X509Certificate, intermediates: readonly X509C
       if (current.checkIssued(root) && current.verify(root.publicKey)) {
         const rootBad = inValidity(root, now);
         if (rootBad) return { ok: false, reason: `x509: CA ${rootBad}` };
-        return { ok: true, leaf };
+        return { ok: true, leaf, intermediates: depth };
       }
     }
     // A self-signed certificate that is not in the pool ends the search.
@@ -58,14 +59,16 @@ const REMEMBER_CHAIN_MS = 5 * 60_000;
 
 /**
  * Verifies the request's client certificate against one pool, remembering the chain result per
- * TLS connection and per chain (by the certificates' SHA-256 fingerprints): parsing and signature
- * checks are the expensive part, and a client that opens a connection per request (kubectl exec,
- * every stream) sends the same chain each time. Validity times are rechecked on each request
- * because a connection may outlive its certificate.
+ * TLS connection and across connections: parsing and signature checks are the expensive part, and
+ * a client that opens a connection per request (kubectl exec, every stream) sends the same chain
+ * each time. A leaf a root of the pool signed is remembered by its own fingerprint (whatever else
+ * a peer sends with it, the chain found is the same), so a known one costs no read of the chain;
+ * one linked through intermediates by the fingerprints of all the certificates sent. Validity
+ * times are rechecked on each request because a connection may outlive its certificate.
  */
 export class ClientCertVerifier {
   private readonly bySocket = new WeakMap<object, ChainResult | null>();
-  private readonly byChain = new Map<string, { result: ChainResult; until: number }>();
+  private readonly byChain = new Map<string, { result: ChainResult & { ok: true }; until: number }>();
   constructor(
     private readonly pool: CertPool,
     private readonly now: () => Date,
@@ -88,23 +91,34 @@ export class ClientCertVerifier {
   }
 
   private verifyPeer(req: IncomingMessage): ChainResult | null {
+    const leaf = peerLeaf(req.socket);
+    if (!leaf) return null;
+    const now = this.now();
+    const signedByRoot = this.remembered(leaf.fingerprint256, now);
+    if (signedByRoot) return signedByRoot;
     const sent = peerCertificates(req.socket);
     if (!sent) return null;
-    const [leaf, ...issuers] = sent;
     const key = sent.map((c) => c.fingerprint256).join('/');
-    const now = this.now();
-    const known = this.byChain.get(key);
-    if (known && known.until > now.getTime() && known.result.ok) {
-      const bad = inValidity(known.result.leaf, now);
-      return bad ? { ok: false, reason: `x509: ${bad}` } : known.result;
-    }
-    if (known) this.byChain.delete(key);
-    const r = verifyChain(leaf, issuers, this.pool, now);
+    const known = this.remembered(key, now);
+    if (known) return known;
+    const r = verifyChain(sent[0], sent.slice(1), this.pool, now);
     // Only successes are kept: a failure may be a certificate not yet valid, and must be rechecked.
     if (r.ok) {
-      this.byChain.set(key, { result: r, until: now.getTime() + REMEMBER_CHAIN_MS });
+      this.byChain.set(r.intermediates === 0 ? leaf.fingerprint256 : key, { result: r, until: now.getTime() + REMEMBER_CHAIN_MS });
       if (this.byChain.size > MAX_REMEMBERED_CHAINS) this.byChain.delete(this.byChain.keys().next().value as string);
     }
     return r;
+  }
+
+  /** The remembered success under key, its leaf's validity checked now; undefined when none or past its time (then forgotten). */
+  private remembered(key: string, now: Date): ChainResult | undefined {
+    const known = this.byChain.get(key);
+    if (!known) return undefined;
+    if (known.until <= now.getTime()) {
+      this.byChain.delete(key);
+      return undefined;
+    }
+    const bad = inValidity(known.result.leaf, now);
+    return bad ? { ok: false, reason: `x509: ${bad}` } : known.result;
   }
 }
