@@ -25,6 +25,14 @@ const CHUNK = 64 * 1024;
 export const EXEC_BLOCK = 10;
 /** A TCP echo server printing its port: the direct connection to a pod of the throughput baseline. */
 const ECHO_SERVER = "const s = require('net').createServer((c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
+/**
+ * A relay in a process of its own (argv: target port, then certificate and key files when it
+ * serves TLS, then "tls" when it dials the target over TLS), joining each connection to a new one
+ * to the target with pipe() both ways: no framing, no authentication, nothing of svc. Two of them
+ * in front of the echo make the through path's shape with no svc code: how far this machine lets
+ * any relay chain go (context for the throughput goal, not a baseline).
+ */
+const RELAY = "const net = require('net'), tls = require('tls'), fs = require('fs'); const [to, cert, key, out] = process.argv.slice(1); const join = (c) => { c.on('error', () => c.destroy()); const o = out === 'tls' ? tls.connect({ port: +to, host: '127.0.0.1', rejectUnauthorized: false }) : net.connect(+to, '127.0.0.1'); o.setNoDelay(true); o.on('error', () => c.destroy()); c.pipe(o); o.pipe(c); }; const s = cert ? tls.createServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key) }, join) : net.createServer(join); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 /** The same echo behind one TLS layer (argv: certificate and key files): context for what one TLS leg costs. */
 const TLS_ECHO_SERVER = "const fs = require('fs'); const s = require('tls').createServer({ cert: fs.readFileSync(process.argv[1]), key: fs.readFileSync(process.argv[2]) }, (c) => { c.on('error', () => c.destroy()); c.pipe(c); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));";
 
@@ -235,8 +243,9 @@ async function startEcho(script: string, args: string[], name: string, cleanup: 
 
 /**
  * Three rounds of: the port-forward through the API server, straight to the agent, plain TCP to
- * the echo process (the goal's baseline), and (context, not a baseline) the same echo behind one
- * TLS layer; with each process's CPU per run.
+ * the echo process (the goal's baseline), and (context, not baselines) the same echo behind one
+ * TLS layer and behind two relay processes (RELAY) without and with TLS; with each process's CPU
+ * per run.
  */
 async function portForwardPart(megabytes: number, pids: Pids, t: { viaApi: string; direct: string; admin: Tls; kubelet: Tls; pki: string }, cleanup: Cleanup): Promise<object> {
   const bytes = megabytes * 1e6;
@@ -244,8 +253,12 @@ async function portForwardPart(megabytes: number, pids: Pids, t: { viaApi: strin
   // The baseline's pod: an echo server in a process of its own (the simulator's pod echo runs in
   // the agent's process; an echo inside this client's process would share its thread).
   const echo = await startEcho(ECHO_SERVER, [], 'echo server', cleanup);
-  const tlsEcho = await startEcho(TLS_ECHO_SERVER, [join(t.pki, 'apiserver.crt'), join(t.pki, 'apiserver.key')], 'TLS echo server', cleanup);
-  const runs = { through: [] as number[], direct: [] as number[], tcp: [] as number[], tls: [] as number[] };
+  const keyPair = [join(t.pki, 'apiserver.crt'), join(t.pki, 'apiserver.key')];
+  const tlsEcho = await startEcho(TLS_ECHO_SERVER, keyPair, 'TLS echo server', cleanup);
+  // client -> relay -> relay -> echo, plain TCP; and with the through path's TLS legs (client =TLS=> relay =TLS=> relay -> echo).
+  const plainRelay = await startEcho(RELAY, [String((await startEcho(RELAY, [String(echo.port)], 'relay', cleanup)).port)], 'relay', cleanup);
+  const tlsRelay = await startEcho(RELAY, [String((await startEcho(RELAY, [String(echo.port), ...keyPair], 'TLS relay', cleanup)).port), ...keyPair, 'tls'], 'TLS relay', cleanup);
+  const runs = { through: [] as number[], direct: [] as number[], tcp: [] as number[], tls: [] as number[], relays: [] as number[], tlsRelays: [] as number[] };
   const cpu = { through: {} as Cpu, direct: {} as Cpu, tcp: {} as Cpu, tls: {} as Cpu };
   const withEcho = (pid: number) => ({ bench_client: pids.bench_client, echo: pid });
   for (let i = 0; i < 3; i++) {
@@ -253,6 +266,8 @@ async function portForwardPart(megabytes: number, pids: Pids, t: { viaApi: strin
     runs.direct.push(await withCpu(pids, cpu.direct, () => portForwardOnce(`${t.direct}/portForward/default/${POD}?port=8080`, t.kubelet, bytes)));
     runs.tcp.push(await withCpu(withEcho(echo.pid), cpu.tcp, () => tcpOnce(echo.port, bytes)));
     runs.tls.push(await withCpu(withEcho(tlsEcho.pid), cpu.tls, () => tcpOnce(tlsEcho.port, bytes, true)));
+    runs.relays.push(await tcpOnce(plainRelay.port, bytes));
+    runs.tlsRelays.push(await tcpOnce(tlsRelay.port, bytes, true));
   }
   const med = (xs: number[]) => percentile(xs, 0.5);
   const ratio = med(runs.through) / med(runs.tcp);
@@ -263,6 +278,9 @@ async function portForwardPart(megabytes: number, pids: Pids, t: { viaApi: strin
     baseline_direct_tcp_mb_s: round(med(runs.tcp)),
     // Context only: the same echo over one TLS connection (the through path has two TLS legs and the API server decrypts and re-encrypts every byte).
     context_one_tls_leg_echo_mb_s: round(med(runs.tls)),
+    // Context only: the same echo behind two relay processes that only pipe bytes (RELAY), without and with the through path's two TLS legs, against plain TCP.
+    context_two_relays_ratio: round(med(runs.relays) / med(runs.tcp)),
+    context_two_tls_relays_ratio: round(med(runs.tlsRelays) / med(runs.tcp)),
     cpu_s_per_run: { through: perOp(cpu.through, 3, 1), direct_to_agent: perOp(cpu.direct, 3, 1), direct_tcp: perOp(cpu.tcp, 3, 1), one_tls_leg: perOp(cpu.tls, 3, 1) },
     ratio: round(ratio),
     goal_ratio_at_least: GOAL_THROUGHPUT_RATIO,
