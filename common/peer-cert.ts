@@ -10,7 +10,7 @@
 import type { X509Certificate } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
-/** Certificates after the leaf followed at most (Go's x509.Verify stops at a similar depth). */
+/** Certificates after the leaf followed at most: bounds what one peer's chain can cost. */
 export const MAX_CHAIN_DEPTH = 8;
 
 const sent = new WeakMap<object, X509Certificate[] | null>();
