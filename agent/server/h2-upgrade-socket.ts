@@ -122,6 +122,21 @@ export class H2UpgradeSocket extends Duplex {
     cb(err);
   }
 
+  /**
+   * An end() after the socket finished or was destroyed does nothing, as it does on a net.Socket in
+   * practice: the WebSocket library ends its socket on the peer's close frame and again on the
+   * socket's end, and Writable.end answers each late call by building an error (a stack trace
+   * each, about 30 µs per exec) that nobody reads.
+   */
+  override end(...args: unknown[]): this {
+    if (this.destroyed || this.writableFinished) {
+      const cb = args.find((a) => typeof a === 'function') as (() => void) | undefined;
+      if (cb) process.nextTick(cb);
+      return this;
+    }
+    return super.end(...(args as Parameters<Duplex['end']>));
+  }
+
   /** As a socket's: the stream's own inactivity timeout (the handlers' idle cut). */
   setTimeout(ms: number, cb?: () => void): this {
     this.stream.setTimeout(ms, cb);

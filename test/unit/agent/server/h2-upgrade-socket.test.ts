@@ -191,3 +191,23 @@ test('a clean end from both sides closes both ends without a reset', async (t) =
   await closed(sockets[0]);
   t.true(sockets[0].readableEnded && sockets[0].writableFinished);
 });
+
+test('an end() after the socket closed does nothing but call its callback, with no error built (the WebSocket library ends twice)', async (t) => {
+  const { port, sockets } = await tunnelServer(t, (socket) => {
+    socket.write(SWITCHING);
+    socket.resume();
+    socket.end();
+  });
+  const session = await h2Client(port);
+  t.teardown(() => session.destroy());
+  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  await responseOf(stream);
+  stream.end();
+  await closed(sockets[0]);
+  const errors: unknown[] = [];
+  sockets[0].on('error', (e) => errors.push(e));
+  const answered = new Promise<unknown[]>((resolve) => sockets[0].end((...args: unknown[]) => resolve(args)));
+  // Node's Writable.end would hand the callback an ERR_STREAM_ALREADY_FINISHED built for nothing.
+  t.deepEqual(await answered, []);
+  t.deepEqual(errors, []);
+});
