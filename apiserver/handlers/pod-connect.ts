@@ -20,6 +20,7 @@ import { queryBool } from '../server/request-info';
 import type { ResourceRequest } from './context';
 import { agentEndpoint } from './pod-log';
 import type { AgentSessions } from './agent-sessions';
+import type { DecodedVersions } from './decoded-versions';
 import { DEFAULT_STREAM_IDLE_MS, proxyUpgrade, type UpgradeLimits } from './upgrade-proxy';
 
 export type ConnectKind = 'exec' | 'attach' | 'portforward';
@@ -34,6 +35,8 @@ export interface PodConnectConfig {
   caPem?: string;
   nodes: ResourceType;
   limits?: Partial<UpgradeLimits>;
+  /** The pods and nodes read, kept decoded by version (shared with pods/log). */
+  versions: DecodedVersions;
   /** The agents' shared HTTP/2 connections: exec and attach go over them (port-forward keeps a connection of its own: a bulk transfer on a shared one would hold up the other streams). */
   sessions?: AgentSessions;
 }
@@ -108,12 +111,12 @@ export function podConnectHandler(kind: ConnectKind, k: PodConnectConfig): (r: R
       if (!r.authorizeVerb) throw errors.internal(`no authorizer provided, unable to authorize a create on pods/${kind}`);
       await r.authorizeVerb('create');
     }
-    const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
+    const pod = await k.versions.get(r.store, r.type, r.info.namespace, r.info.name);
     const container = kind === 'portforward' ? '' : streamContainer(pod, r.query.get('container') ?? '');
     const path = kubeletStreamPath(kind, r.info.namespace, r.info.name, container, r.query);
     const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (!nodeName) throw errors.badRequest(`pod ${r.info.name} does not have a host assigned`);
-    const node = await r.store.get(k.nodes, '', nodeName);
+    const node = await k.versions.get(r.store, k.nodes, '', nodeName);
     const { host, port } = agentEndpoint(node);
     if (!r.upgrade) throw new ApiError('BadRequest', 'Upgrade request required');
     await proxyUpgrade(

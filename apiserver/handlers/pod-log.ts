@@ -5,6 +5,7 @@ import type { KeyPairPem } from '../pki/certs';
 import type { ResourceType } from '../registry/resource-type';
 import { queryBool } from '../server/request-info';
 import type { ResourceRequest } from './context';
+import type { DecodedVersions } from './decoded-versions';
 
 /** Query parameters of pods/log that the agent's /containerLogs endpoint understands: booleans (checked here, passed as true/false) and the rest as given. */
 const PASSED_BOOLS = ['follow', 'previous', 'timestamps'];
@@ -18,7 +19,7 @@ const DEFAULT_AGENT_PORT = 10250;
  * --kubelet-certificate-authority when set; otherwise, as upstream by default, it is not (agents
  * serve self-signed certificates: there is no kubelet-serving signer).
  */
-export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?: string): (r: ResourceRequest) => Promise<void> {
+export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, versions: DecodedVersions, caPem?: string): (r: ResourceRequest) => Promise<void> {
   return async (r) => {
     if (r.req.method !== 'GET') throw errors.methodNotAllowed(`pods/log supports only GET, not ${r.req.method}`);
     // The options first, as upstream validates PodLogOptions before it looks at the pod.
@@ -30,11 +31,11 @@ export function podLogHandler(client: KeyPairPem, nodeType: ResourceType, caPem?
     }
     // PodLogOptions.insecureSkipTLSVerifyBackend: the caller accepts an unverified agent certificate for this request.
     const skipVerify = queryBool(r.query, 'insecureSkipTLSVerifyBackend');
-    const pod = await r.store.get(r.type, r.info.namespace, r.info.name);
+    const pod = await versions.get(r.store, r.type, r.info.namespace, r.info.name);
     const container = logContainer(pod, r.info.name, r.query.get('container') ?? '');
     const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (!nodeName) throw errors.badRequest(`pod ${r.info.name} does not have a host assigned`);
-    const node = await r.store.get(nodeType, '', nodeName);
+    const node = await versions.get(r.store, nodeType, '', nodeName);
     const { host, port } = agentEndpoint(node);
     const path = `/containerLogs/${encodeURIComponent(r.info.namespace)}/${encodeURIComponent(r.info.name)}/${encodeURIComponent(container)}${q.size ? `?${q.toString()}` : ''}`;
     await new Promise<void>((resolve, reject) => {

@@ -8,6 +8,7 @@ import { makePodEvictionHandler } from '../handlers/pod-eviction';
 import { podConnectHandler } from '../handlers/pod-connect';
 import { AgentSessions } from '../handlers/agent-sessions';
 import { podLogHandler } from '../handlers/pod-log';
+import { DecodedVersions } from '../handlers/decoded-versions';
 import type { Auditor } from '../filters/audit/auditor';
 import { podProxyHandler, serviceProxyHandler } from '../handlers/resource-proxy';
 import type { ApiMetrics } from '../metrics/registry';
@@ -55,7 +56,8 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const { store, admission, authz } = p.core;
   const { auth } = p.authn;
   const kubelet = kubeletClientTls(flags, p.tls.pki);
-  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}), sessions: new AgentSessions() };
+  const versions = new DecodedVersions();
+  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}), sessions: new AgentSessions(), versions };
   return new ApiServer({
     metrics: p.metrics,
     audit: p.audit,
@@ -81,7 +83,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
       ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
       ['/pods/eviction', makePodEvictionHandler({ podDisruptionBudgets: registry.lookup('policy', 'v1', 'poddisruptionbudgets')!, admit: (a) => admission.admit(a) })],
-      ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, kubelet.caPem)],
+      ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, versions, kubelet.caPem)],
       ['/pods/exec', podConnectHandler('exec', connect)],
       ['/pods/attach', podConnectHandler('attach', connect)],
       ['/pods/portforward', podConnectHandler('portforward', connect)],
