@@ -159,7 +159,8 @@ function tcpOnce(port: number, bytes: number, tls?: boolean): Promise<number> {
  * (kubectl) masks natively; ws's byte-at-a-time fallback made this client the bottleneck.
  */
 export async function runStreamingBench(args: readonly string[], cleanup: Cleanup): Promise<object> {
-  const iterations = numberArg(args, '--iterations', 60);
+  // 200 execs a path (60 before session 11): the p50 of more execs moves less with a few slow ones.
+  const iterations = numberArg(args, '--iterations', 200);
   const megabytes = numberArg(args, '--megabytes', 100);
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-stream-'));
   cleanup.dir(dir);
@@ -179,7 +180,7 @@ export async function runStreamingBench(args: readonly string[], cleanup: Cleanu
   const viaApi = `wss://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${POD}`;
   const direct = `wss://127.0.0.1:${node.port}`;
   const pids: Pids = { bench_client: process.pid, apiserver: nodePidBehind(api.proc.pid!), agent: nodePidBehind(node.agent.proc.pid!) };
-  progress(`exec round trips: ${iterations} each, alternating`);
+  progress(`exec round trips: ${iterations} each, in blocks of ${EXEC_BLOCK}`);
   const through: number[] = [];
   const straight: number[] = [];
   const gets: number[] = [];
