@@ -1,4 +1,3 @@
-import { constants as tlsConstants } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,6 +10,7 @@ import type { AdmissionChain } from '../admission/admission';
 import type { UserInfo } from '../api/user';
 import type { AuthorizerChain } from '../authz/chain';
 import type { Auditor } from '../filters/audit/auditor';
+import { servingTlsOptions } from './serving-tls';
 import { mergeAggregated, mergeGroupList } from '../aggregator/discovery-merge';
 import { mergeOpenApiV2, mergeOpenApiV3Index, remoteOpenApiV3 } from '../aggregator/remote-openapi';
 import { proxyToRemote, type Aggregator } from '../aggregator/aggregator';
@@ -134,30 +134,7 @@ export class ApiServer {
   /** Listens; resolves `listening` once bound; the returned promise ends after graceful shutdown. */
   async run(signal: AbortSignal, listening?: () => void): Promise<void> {
     const o = this.o;
-    const server = createServer(
-      {
-        cert: o.tls.certPem,
-        key: o.tls.keyPem,
-        // A client certificate is asked for but its chain is verified only by the authenticators
-        // (authn/cert-chain.ts, against --client-ca-file and the request-header CA). No `ca` here,
-        // which differs from upstream: Go's server names the client CAs in its CertificateRequest,
-        // but Node cannot give OpenSSL those names without also verifying every client chain a
-        // second time and sending the CA after the serving certificate (OpenSSL's automatic chain),
-        // about 0.25 ms of CPU per handshake between the two sides. Clients send their certificate
-        // either way (Go, OpenSSL and Java choose any when no names are given).
-        requestCert: true,
-        rejectUnauthorized: false, // unauthenticated clients may still use tokens or be anonymous
-        minVersion: 'TLSv1.2',
-        // No TLS session tickets. Stock clients never resume a session: client-go sets no session
-        // cache, @kubernetes/client-node makes a new https.Agent per request, and the Python and
-        // Ruby clients make a new connection object per request. So the two tickets OpenSSL sends
-        // after every full handshake were pure cost: about 0.3 ms of the API server's CPU per new
-        // connection (OpenSSL 3.0 copies the session for the second ticket and decodes the client's
-        // certificate again). Differs from upstream, whose Go server sends one ticket.
-        secureOptions: tlsConstants.SSL_OP_NO_TICKET,
-      },
-      (req, res) => void this.handle(req, res),
-    );
+    const server = createServer(servingTlsOptions(o.tls), (req, res) => void this.handle(req, res));
     // Upgrade requests (exec, attach, port-forward, proxied WebSockets) take the same path, with a
     // response bound to their socket for errors; a handler that accepts the upgrade takes the socket.
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
