@@ -123,10 +123,10 @@ export class H2UpgradeSocket extends Duplex {
   }
 
   /**
-   * An end() after the socket finished or was destroyed does nothing, as it does on a net.Socket in
-   * practice: the WebSocket library ends its socket on the peer's close frame and again on the
-   * socket's end, and Writable.end answers each late call by building an error (a stack trace
-   * each, about 30 µs per exec) that nobody reads.
+   * An end() after the socket finished or was destroyed does nothing but call its callback: the
+   * WebSocket library ends its socket on the peer's close frame and again on the socket's end, and
+   * Writable.end answers each late call by building an error nobody reads (a stack trace each,
+   * about 30 µs an exec).
    */
   override end(...args: unknown[]): this {
     if (this.destroyed || this.writableFinished) {

@@ -10,7 +10,7 @@ import type { KObject } from '../api/types';
 import type { ResourceType } from '../registry/resource-type';
 import type { ObjectStore } from '../store/object-store';
 
-/** Versions kept: a few hundred pods and nodes, a few hundred KiB. */
+/** Versions kept: 128 pods and nodes, a few hundred KiB. */
 const DEFAULT_KEPT = 128;
 
 export class DecodedVersions {
