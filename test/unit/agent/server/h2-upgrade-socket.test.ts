@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { constants, createSecureServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { constants, createSecureServer, type ClientHttp2Stream, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { H2UpgradeSocket, parseAnswerHead, tunnelledRequest } from '../../../../agent/server/h2-upgrade-socket';
@@ -45,6 +45,13 @@ test("tunnelledRequest: the client's method, the path, Upgrade and Connection pu
   t.is(tunnelledRequest({ ':protocol': 'websocket', ':path': '/attach/a/b/c' }, socket).method, 'GET');
 });
 
+/** An extended CONNECT stream (protocol `protocol`) to the server on port, on a client session closed at the end of the test. */
+async function streamTo(t: ExecutionContext, port: number, protocol = 'x'): Promise<ClientHttp2Stream> {
+  const session = await h2Client(port);
+  t.teardown(() => session.destroy());
+  return extendedConnect(session, '/exec/a/b/c', protocol);
+}
+
 /**
  * An HTTP/2 server whose extended CONNECT streams are served by `handler` on an H2UpgradeSocket,
  * as the agent's upgrade handlers are; its sockets are kept to see them closed.
@@ -76,9 +83,7 @@ test('a 101 head and bytes in one write: the client sees 200 with the answer hea
       if (read.join('').includes('ping')) socket.write('pong');
     });
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   const h = await responseOf(stream);
   t.is(Number(h[':status']), 200);
   t.is(h['sec-websocket-accept'], 'abc');
@@ -97,9 +102,7 @@ test('a refusal (403 with a body, then end) reaches the client as 403 and the bo
   const { port, sockets } = await tunnelServer(t, (socket) => {
     socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'SPDY/3.1');
+  const stream = await streamTo(t, port, 'SPDY/3.1');
   const h = await responseOf(stream);
   t.is(Number(h[':status']), 403);
   t.is(h['content-type'], 'application/json');
@@ -119,9 +122,7 @@ test('a head split across writes is sent once complete, with what follows it', a
     socket.write(`${SWITCHING.slice(-1)}after`);
     socket.end();
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   stream.end();
   const h = await responseOf(stream);
   t.is(Number(h[':status']), 200);
@@ -132,9 +133,7 @@ test('a head split across writes is sent once complete, with what follows it', a
 test('ended before any answer: the client sees 502, and the stream closes', async (t) => {
   t.timeout(20_000);
   const { port, sockets } = await tunnelServer(t, (socket) => socket.end());
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   t.is(Number((await responseOf(stream))[':status']), 502);
   stream.resume();
   await closed(stream);
@@ -148,9 +147,7 @@ test('an answer head over 64 KiB fails the socket and resets the stream', async 
     socket.on('error', (e) => errors.push(e));
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nX-Long: ${'a'.repeat(64 * 1024)}\r\n`);
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   stream.on('error', () => undefined);
   await closed(stream);
   t.is(stream.rstCode, constants.NGHTTP2_INTERNAL_ERROR);
@@ -162,9 +159,7 @@ test('the client resetting the stream destroys the socket, though the handler ha
   t.timeout(20_000);
   // Not reading: the socket cannot see an end first, only the reset closes it.
   const { port, sockets } = await tunnelServer(t, (socket) => socket.write(SWITCHING));
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   await responseOf(stream);
   stream.close(constants.NGHTTP2_CANCEL);
   await closed(sockets[0]);
@@ -180,9 +175,7 @@ test('a clean end from both sides closes both ends without a reset', async (t) =
     // A last write larger than the client's stream window: all of it arrives before the end.
     socket.on('end', () => socket.end(`bye ${got} ${'x'.repeat(1 << 20)}`));
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   await responseOf(stream);
   stream.end('last words');
   t.is(await readToEnd(stream), `bye last words ${'x'.repeat(1 << 20)}`);
@@ -198,9 +191,7 @@ test('an end() after the socket closed does nothing but call its callback, with 
     socket.resume();
     socket.end();
   });
-  const session = await h2Client(port);
-  t.teardown(() => session.destroy());
-  const stream = extendedConnect(session, '/exec/a/b/c', 'x');
+  const stream = await streamTo(t, port);
   await responseOf(stream);
   stream.end();
   await closed(sockets[0]);

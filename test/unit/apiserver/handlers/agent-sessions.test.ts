@@ -48,13 +48,21 @@ test('acquires share one connection per endpoint and credentials', async (t) => 
   t.is(sessions.length, 2);
 });
 
-test('a connection without streams for the idle time is closed; the next acquire opens a new one', async (t) => {
-  t.timeout(20_000);
+type Leased = NonNullable<Awaited<ReturnType<AgentSessions['acquire']>>>;
+
+/** A pool with a 20 ms idle time and two streams it gave on one connection to a new server. */
+async function twoStreams(t: ExecutionContext): Promise<{ port: number; sessions: ServerHttp2Session[]; pool: AgentSessions; a: Leased; b: Leased }> {
   const { port, sessions } = await h2Server(t, true);
   const pool = new AgentSessions({ idleMs: 20 });
   t.teardown(() => pool.closeAll());
   const a = (await pool.acquire(target(port), 5_000))!;
   const b = (await pool.acquire(target(port), 5_000))!;
+  return { port, sessions, pool, a, b };
+}
+
+test('a connection without streams for the idle time is closed; the next acquire opens a new one', async (t) => {
+  t.timeout(20_000);
+  const { port, sessions, pool, a, b } = await twoStreams(t);
   a.release();
   a.release(); // counted once
   b.release();
@@ -68,11 +76,7 @@ test('a connection without streams for the idle time is closed; the next acquire
 
 test('a connection still carrying a stream is not closed when another stream is released', async (t) => {
   t.timeout(20_000);
-  const { port, sessions } = await h2Server(t, true);
-  const pool = new AgentSessions({ idleMs: 20 });
-  t.teardown(() => pool.closeAll());
-  const a = (await pool.acquire(target(port), 5_000))!;
-  const b = (await pool.acquire(target(port), 5_000))!;
+  const { port, sessions, pool, a, b } = await twoStreams(t);
   a.release();
   // A second connection, released, shows the idle time has passed (its server side closes).
   const other = (await pool.acquire(target(port, 'other'), 5_000))!;
