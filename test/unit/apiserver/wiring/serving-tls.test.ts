@@ -1,7 +1,7 @@
 /**
  * The API server's TLS options over a real handshake: a client's certificate is still sent and
  * readable though no CA is named; the server sends its own certificate only (not the CA after it);
- * a session is never resumed (no tickets to resume with).
+ * a session is never resumed (the tickets sent are stateful and the server keeps no cache for them).
  */
 import test from 'ava';
 import { once } from 'node:events';
