@@ -50,6 +50,9 @@ export function writeAgentConfig(dir: string, extra: string[] = []): string {
       // The network proxy and NetworkPolicy enforcement would program the host's own nftables
       // tables from every test's cluster (tests running at once would replace each other's); their
       // tests run them in network namespaces of their own (test/e2e/proxy, test/e2e/netpol).
+      // Pod logs under the test's own dir: the default (/var/log/pods) is the host's, which every
+      // run would litter (the directories of pods that never had their agent's cleanup).
+      ...(extra.some((l) => l.startsWith('podLogsDir:')) ? [] : [`podLogsDir: ${join(dir, 'pod-logs')}`]),
       ...(extra.some((l) => l.startsWith('proxy:')) ? [] : ['proxy:', '  mode: disabled']),
       ...(extra.some((l) => l.startsWith('networkPolicy:')) ? [] : ['networkPolicy:', '  mode: disabled']),
       ...extra,

@@ -6,7 +6,7 @@
  * through /api/v1/nodes/{node}/proxy/... (GET healthz, POST checkpoint) only with nodes/proxy.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
@@ -17,6 +17,9 @@ import { agentMain, eventually } from '../agent/agent-process';
 import { NODE_PATH_RULES } from '../../../agent/server/request-attributes';
 import { adminDispatcher, callAgent, noCertDispatcher, runPod, startNode, type NodeUnderTest } from '../checkpoint/checkpoint-env';
 import { execFile } from 'node:child_process';
+import { constants as h2 } from 'node:http2';
+import { h2Client, responseOf } from '../../helpers/h2-tunnel';
+import { readUntil } from '../../helpers/stream-client';
 
 const NODE = 'e2e-nodeserver';
 const TOKENS = { prober: 'prober-token-0123456789', proxier: 'proxier-token-0123456789', nobody: 'nobody-token-0123456789', logreader: 'logreader-token-0123456789' } as const;
@@ -157,6 +160,32 @@ test('/containerLogs is nodes/proxy as upstream maps it (issue 16, defect 8): no
   const allowed = await callAgent(node.port, logs, bare, bearer(TOKENS.proxier), 'GET');
   t.not(allowed.status, 403, JSON.stringify(allowed.body));
   t.not(allowed.status, 401);
+});
+
+test('a followed log over HTTP/2 streams lines as the runtime appends them; a cancelled stream leaves the connection serving the next', async (t) => {
+  t.timeout(60_000);
+  const { node } = e();
+  // The container's log as the runtime writes it (CRI format), in the agent's podLogsDir.
+  const logs = path.join(e().dir, 'node', 'pod-logs');
+  const file = readdirSync(logs, { recursive: true, encoding: 'utf8' }).find((f) => /^default_web_[^/]*\/app\/\d+\.log$/.test(f));
+  if (!file) return t.fail(`no log file of default/web/app under ${logs}`);
+  const append = (line: string) => appendFileSync(path.join(logs, file), `${new Date().toISOString()} stdout F ${line}\n`);
+  const session = await h2Client(node.port);
+  t.teardown(() => session.destroy());
+  const follow = () => session.request({ ':path': '/containerLogs/default/web/app?follow=true', ...bearer(TOKENS.proxier) });
+  const first = follow();
+  t.is(Number((await responseOf(first))[':status']), 200);
+  const firstLine = readUntil(first, 'h2-line-one');
+  append('h2-line-one');
+  await firstLine;
+  first.close(h2.NGHTTP2_CANCEL);
+  append('h2-line-two');
+  const second = follow();
+  t.is(Number((await responseOf(second))[':status']), 200);
+  const seen = await readUntil(second, 'h2-line-two');
+  t.regex(seen, /h2-line-one\n[^]*h2-line-two\n/);
+  second.close(h2.NGHTTP2_CANCEL);
+  t.is((await callAgent(node.port, '/healthz', e().bare, bearer(TOKENS.prober), 'GET')).status, 200);
 });
 
 test('NODE_PATH_RULES says what svc-node serves: a row with `serves` reaches a handler, one without is the router\'s 404', async (t) => {
