@@ -1,6 +1,8 @@
-/** Finding the runtime container behind namespace/pod/container for a checkpoint. */
+/** Finding the runtime container behind namespace/pod/container for a checkpoint or a stream. */
+import type { Pod } from '../api/core-v1';
+import type { RuntimeService } from '../cri';
 import { NotFoundError } from '../errors';
-import { LogLocateError, type LogLocator } from '../logs/container-log-handler';
+import { CONTAINER_NAME, POD_UID } from '../pod/runtime-labels';
 
 /** Resolves a pod's container to its current runtime container. */
 export interface ContainerLocator {
@@ -14,21 +16,37 @@ export class ContainerNotFoundError extends NotFoundError {
   override readonly code = 'SVC_NODE_ERR_CONTAINER_NOT_FOUND';
 }
 
+/** What runningContainers reads: the runtime's containers and the pods this node runs. */
+export interface RunningContainerSources {
+  runtime: Pick<RuntimeService, 'listContainers'>;
+  /** The pod a worker runs, by namespace and name (the pod manager's); undefined when none. */
+  pods: { podByName(namespace: string, name: string): Pod | undefined };
+}
+
 /**
- * Adapts the pod manager's log locator (which already resolves the current instance from the pod
- * spec and the runtime); its 400 "waiting to start" becomes 404, as upstream's kubelet answers
- * "container not found" for a container without a runtime instance.
+ * The running instance of a pod's container, found as upstream's kubelet finds it for exec,
+ * attach, run and checkpoint (findContainer over the runtime's running containers,
+ * GetPods(all=false)): one ListContainers filtered by the pod's UID and the container's name and
+ * by the running state, the newest attempt kept. The pod's full runtime read (fetchRuntimePod:
+ * both lists, the sandbox's status and each container's status) is what logs need (paths, the
+ * previous instance), not a stream: it cost every exec four CRI calls before its Exec. A container
+ * that is not running is not found (404), as upstream answers "container not found".
  */
-export function locatorFromLogs(logs: Pick<LogLocator, 'containerLog'>): ContainerLocator {
+export function runningContainers(s: RunningContainerSources): ContainerLocator {
   return {
-    async containerId(namespace, pod, container, signal) {
-      try {
-        const loc = await logs.containerLog(namespace, pod, container, false, signal);
-        return loc.containerId;
-      } catch (e) {
-        if (e instanceof LogLocateError) throw new ContainerNotFoundError(e.message);
-        throw e;
-      }
+    async containerId(namespace, podName, container, signal) {
+      const pod = s.pods.podByName(namespace, podName);
+      if (!pod) throw new ContainerNotFoundError(`pod ${namespace}/${podName} is not running on this node`);
+      if (!inSpec(pod, container)) throw new ContainerNotFoundError(`container ${container} is not valid for pod ${podName}`);
+      const running = await s.runtime.listContainers({ state: 'CONTAINER_RUNNING', labelSelector: { [POD_UID]: pod.metadata.uid ?? '', [CONTAINER_NAME]: container } }, signal ? { signal } : undefined);
+      const newest = running.sort((a, b) => b.metadata.attempt - a.metadata.attempt || b.createdAt - a.createdAt)[0];
+      if (!newest) throw new ContainerNotFoundError(`container "${container}" in pod "${podName}" is not running`);
+      return newest.id;
     },
   };
+}
+
+/** Any of the pod's containers, init containers or ephemeral containers (names are unique across the three). */
+function inSpec(pod: Pod, name: string): boolean {
+  return [pod.spec.containers, pod.spec.initContainers ?? [], pod.spec.ephemeralContainers ?? []].some((cs) => cs.some((c) => c.name === name));
 }

@@ -21,7 +21,7 @@ import type { Clock } from '../platform/clock';
 import type { Log } from '../platform/logger';
 import { CheckpointHandler } from '../checkpoint/checkpoint-handler';
 import { CHECKPOINT_PREFIX } from '../checkpoint/checkpoint-request';
-import { locatorFromLogs } from '../checkpoint/container-locator';
+import { runningContainers } from '../checkpoint/container-locator';
 import type { AgentMetrics } from '../metrics/agent-metrics';
 import { containerRef } from '../pod/pod-events';
 import { RequestAuthenticator } from './authenticator';
@@ -42,7 +42,7 @@ export interface AgentServerDeps {
   /** CA of the agent's kubeconfig (default client CA). */
   kubeconfigCaPem: string | undefined;
   client: Pick<ApiClient, 'create'>;
-  runtime: Pick<RuntimeService, 'checkpointContainer' | 'exec' | 'attach' | 'portForward' | 'localStream' | 'listPodSandbox' | 'execSync'>;
+  runtime: Pick<RuntimeService, 'checkpointContainer' | 'exec' | 'attach' | 'portForward' | 'localStream' | 'listPodSandbox' | 'listContainers' | 'execSync'>;
   /** The pod manager. */
   pods: LogLocator & PodLister & { podByName(namespace: string, name: string): Pod | undefined };
   /** Checks of /healthz and /livez, and the extra ones of /readyz. */
@@ -77,9 +77,10 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
             now,
           }),
         );
+  const containers = runningContainers({ runtime: d.runtime, pods: d.pods });
   const checkpoint = new CheckpointHandler({
     enabled: () => d.cfg.featureGates.enabled('ContainerCheckpoint'),
-    locator: locatorFromLogs(d.pods),
+    locator: containers,
     runtime: d.runtime,
     rootDir: d.cfg.flags.rootDir,
     now,
@@ -96,7 +97,7 @@ export function buildAgentServer(d: AgentServerDeps, x509: boolean): { server: N
   d.metrics.observeStreams(streams);
   const streaming = new StreamHandler({
     runtime: d.runtime,
-    containers: locatorFromLogs(d.pods),
+    containers,
     pods: d.pods,
     tracker: streams,
     idleTimeoutMs: c.streamingConnectionIdleTimeout,

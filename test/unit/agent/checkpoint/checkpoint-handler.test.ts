@@ -5,11 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { CheckpointHandler, type CheckpointHandlerOptions } from '../../../../agent/checkpoint/checkpoint-handler';
-import { ContainerNotFoundError, locatorFromLogs, type ContainerLocator } from '../../../../agent/checkpoint/container-locator';
+import { ContainerNotFoundError, type ContainerLocator } from '../../../../agent/checkpoint/container-locator';
 import { RuntimeError } from '../../../../agent/cri/errors';
 import type { Log } from '../../../../agent/platform/logger';
 import { answer } from '../../../../agent/server/node-server';
-import { LogLocateError } from '../../../../agent/logs/container-log-handler';
 import { tarOf } from './tar-fixture';
 
 const quiet: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -174,18 +173,6 @@ test('a concurrent checkpoint of the same container is 409; another container pr
   release();
   t.is((await first).status, 200);
   t.is((await s.post('/checkpoint/default/web/app')).status, 200, 'free again afterwards');
-});
-
-test('locatorFromLogs maps the log locator answers (404 and 400 waiting) to not found', async (t) => {
-  const l = locatorFromLogs({
-    containerLog(_ns, pod, c) {
-      if (pod === 'web') return Promise.resolve({ path: '/x', containerId: 'cid', running: true });
-      return Promise.reject(new LogLocateError(pod === 'waiting' ? 400 : 404, `container "${c}" in pod "${pod}" is waiting to start`));
-    },
-  });
-  t.is(await l.containerId('default', 'web', 'app'), 'cid');
-  await t.throwsAsync(l.containerId('default', 'waiting', 'app'), { instanceOf: ContainerNotFoundError });
-  await t.throwsAsync(l.containerId('default', 'gone', 'app'), { instanceOf: ContainerNotFoundError });
 });
 
 test('onCheckpointed hears each archive written and verified (the Checkpointed event), never a failed one', async (t) => {
