@@ -18,6 +18,7 @@ import type { Authorizer } from './authorizer';
 import { requestAttributes } from './request-attributes';
 import { replyError, replyErrorOnSocket, replyJson, type ErrorBody } from './status-reply';
 import { H2UpgradeSocket, tunnelledRequest } from './h2-upgrade-socket';
+import { serverCipherPreference } from '../../common/tls-ciphers';
 
 /**
  * HTTP/2 settings of the server: extended CONNECT for the API server's tunnelled upgrades
@@ -287,7 +288,8 @@ export class NodeServer {
 
   private secureOptions(certPem: string, keyPem: string): SecureContextOptions {
     const l = this.listen!;
-    return { cert: certPem, key: keyPem, ...(l.clientCaPem ? { ca: l.clientCaPem } : {}), minVersion: l.minVersion ?? 'TLSv1.2' };
+    // Go's cipher preference, as upstream's kubelet (common/tls-ciphers.ts).
+    return { cert: certPem, key: keyPem, ...(l.clientCaPem ? { ca: l.clientCaPem } : {}), minVersion: l.minVersion ?? 'TLSv1.2', ...serverCipherPreference };
   }
 
   /**

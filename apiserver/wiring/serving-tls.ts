@@ -1,6 +1,7 @@
 /**
  * The TLS options of the API server's port: its serving pair, a client certificate asked for but
- * not required (clients without one may still use tokens or be anonymous), TLS 1.2 or later.
+ * not required (clients without one may still use tokens or be anonymous), TLS 1.2 or later, Go's
+ * cipher preference (common/tls-ciphers.ts).
  * Two choices differ from upstream's Go server, both for what each new connection costs (kubectl
  * opens one per command):
  * - No `ca`. The chain of a client certificate is verified only by the authenticators
@@ -22,6 +23,7 @@
  */
 import { constants } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
+import { serverCipherPreference } from '../../common/tls-ciphers';
 
 export function servingTlsOptions(tls: { certPem: string; keyPem: string }): ServerOptions {
   return {
@@ -31,5 +33,6 @@ export function servingTlsOptions(tls: { certPem: string; keyPem: string }): Ser
     rejectUnauthorized: false,
     minVersion: 'TLSv1.2',
     secureOptions: constants.SSL_OP_NO_TICKET,
+    ...serverCipherPreference,
   };
 }

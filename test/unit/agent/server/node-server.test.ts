@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import test from 'ava';
 import type { Authenticator, AuthnResult } from '../../../../agent/server/authenticator';
 import type { Authorizer } from '../../../../agent/server/authorizer';
@@ -192,6 +192,8 @@ test('an HTTP/2 client is served on ordinary routes (compatibility API), authent
   const { port, users } = await fakeAgent(t);
   const session = await h2Client(port, (await testPki()).client);
   t.teardown(() => session.destroy());
+  // Go's cipher preference, as upstream's kubelet (common/tls-ciphers.ts).
+  t.is((session.socket as TLSSocket).getCipher().name, 'TLS_AES_128_GCM_SHA256');
   const stream = session.request({ ':method': 'POST', ':path': '/checkpoint/a/b/c' });
   stream.end();
   t.is(Number((await responseOf(stream))[':status']), 200);

@@ -1,7 +1,8 @@
 /**
  * The API server's TLS options over a real handshake: a client's certificate is still sent and
  * readable though no CA is named; the server sends its own certificate only (not the CA after it);
- * a session is never resumed (the tickets sent are stateful and the server keeps no cache for them).
+ * Go's cipher preference; a session is never resumed (the tickets sent are stateful and the server
+ * keeps no cache for them).
  */
 import test from 'ava';
 import { once } from 'node:events';
@@ -34,6 +35,7 @@ test('a client certificate is sent without CA names; only the serving certificat
     c.on('session', (s: Buffer) => (session = s));
     await once(c, 'secureConnect');
     t.true(c.authorized, `${attempt}: the client verified the server`);
+    t.is(c.getCipher().name, 'TLS_AES_128_GCM_SHA256', `${attempt}: Go's cipher preference`);
     t.is(c.getPeerX509Certificate()?.issuerCertificate, undefined, `${attempt}: nothing sent after the serving certificate`);
     await Promise.all([gotSession, accepted]);
     t.false(c.isSessionReused(), `${attempt}: not resumed`);
