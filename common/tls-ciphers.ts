@@ -6,7 +6,7 @@
  * SHA-256 saves here: a loop of handshakes with a client certificate, server in a process of its
  * own, cost about 5% less CPU on each side than AES-256-GCM with SHA-384 (the handshake's hashes
  * are SHA-256 instead of SHA-384), and each byte of a stream is cheaper to seal and open. Machines
- * without AES instructions (where Go puts ChaCha20 first) are not told apart: Node cannot ask.
+ * without AES instructions, where Go puts ChaCha20 first, are not told apart here.
  * The TLS 1.2 suites are Node's defaults, in Node's order.
  */
 import { DEFAULT_CIPHERS } from 'node:tls';
