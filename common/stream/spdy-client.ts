@@ -105,15 +105,24 @@ export interface ExecClientStreams {
   resize?: SpdyStream;
 }
 
-/** Opens the exec/attach streams on a client session, as client-go does. */
+/**
+ * Opens the exec/attach streams on a client session, with client-go's stream types and order
+ * (error, stdin, stdout, stderr, resize) but without its wait for each stream's SYN_REPLY before
+ * the next SYN_STREAM: all go out at once and the replies are awaited together, one round trip to
+ * the runtime instead of one per stream. Upstream's stream server (k8s.io/apiserver's httpstream,
+ * in containerd and CRI-O) replies to each stream as it arrives and tells them apart by type.
+ */
 export async function openExecStreams(session: SpdySession, o: ExecOptions, protocol: string): Promise<ExecClientStreams> {
-  const error = await session.openStream({ streamtype: 'error' });
-  const out: ExecClientStreams = { error };
-  if (o.stdin) out.stdin = await session.openStream({ streamtype: 'stdin' });
-  if (o.stdout) out.stdout = await session.openStream({ streamtype: 'stdout' });
-  if (o.stderr && !o.tty) out.stderr = await session.openStream({ streamtype: 'stderr' });
   const v = /^v(\d+)\./.exec(protocol);
-  if (o.tty && v && Number(v[1]) >= 3) out.resize = await session.openStream({ streamtype: 'resize' });
-  for (const s of Object.values(out) as SpdyStream[]) s.on('error', () => undefined);
+  const types: (keyof ExecClientStreams)[] = ['error'];
+  if (o.stdin) types.push('stdin');
+  if (o.stdout) types.push('stdout');
+  if (o.stderr && !o.tty) types.push('stderr');
+  if (o.tty && v && Number(v[1]) >= 3) types.push('resize');
+  // Called in order, each openStream takes the next stream ID and queues its SYN_STREAM at once.
+  const opened = types.map((t) => session.openStream({ streamtype: t }));
+  const streams = await Promise.all(opened);
+  const out = Object.fromEntries(types.map((t, i) => [t, streams[i]])) as unknown as ExecClientStreams;
+  for (const s of streams) s.on('error', () => undefined);
   return out;
 }
