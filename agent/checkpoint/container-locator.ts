@@ -2,6 +2,7 @@
 import type { Pod } from '../api/core-v1';
 import type { RuntimeService } from '../cri';
 import { NotFoundError } from '../errors';
+import { containerKind } from '../pod/pod-log-lookup';
 import { CONTAINER_NAME, POD_UID } from '../pod/runtime-labels';
 
 /** Resolves a pod's container to its current runtime container. */
@@ -37,16 +38,11 @@ export function runningContainers(s: RunningContainerSources): ContainerLocator 
     async containerId(namespace, podName, container, signal) {
       const pod = s.pods.podByName(namespace, podName);
       if (!pod) throw new ContainerNotFoundError(`pod ${namespace}/${podName} is not running on this node`);
-      if (!inSpec(pod, container)) throw new ContainerNotFoundError(`container ${container} is not valid for pod ${podName}`);
+      if (!containerKind(pod, container)) throw new ContainerNotFoundError(`container ${container} is not valid for pod ${podName}`);
       const running = await s.runtime.listContainers({ state: 'CONTAINER_RUNNING', labelSelector: { [POD_UID]: pod.metadata.uid ?? '', [CONTAINER_NAME]: container } }, signal ? { signal } : undefined);
       const newest = running.sort((a, b) => b.metadata.attempt - a.metadata.attempt || b.createdAt - a.createdAt)[0];
       if (!newest) throw new ContainerNotFoundError(`container "${container}" in pod "${podName}" is not running`);
       return newest.id;
     },
   };
-}
-
-/** Any of the pod's containers, init containers or ephemeral containers (names are unique across the three). */
-function inSpec(pod: Pod, name: string): boolean {
-  return [pod.spec.containers, pod.spec.initContainers ?? [], pod.spec.ephemeralContainers ?? []].some((cs) => cs.some((c) => c.name === name));
 }

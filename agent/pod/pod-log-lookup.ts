@@ -67,8 +67,8 @@ export class PodLogLookup {
   }
 }
 
-/** Which list of the pod names the container; undefined when none does. */
-function containerKind(pod: Pod, name: string): 'container' | 'init' | 'ephemeral' | undefined {
+/** Which list of the pod names the container (names are unique across the three); undefined when none does. */
+export function containerKind(pod: Pod, name: string): 'container' | 'init' | 'ephemeral' | undefined {
   if (pod.spec.containers.some((c) => c.name === name)) return 'container';
   if ((pod.spec.initContainers ?? []).some((c) => c.name === name)) return 'init';
   if ((pod.spec.ephemeralContainers ?? []).some((c) => c.name === name)) return 'ephemeral';

@@ -57,7 +57,8 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
   const { auth } = p.authn;
   const kubelet = kubeletClientTls(flags, p.tls.pki);
   const versions = new DecodedVersions();
-  const connect = { client: kubelet.client, nodes: registry.lookup('', 'v1', 'nodes')!, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}), sessions: new AgentSessions(), versions };
+  const nodes = registry.lookup('', 'v1', 'nodes')!;
+  const connect = { client: kubelet.client, nodes, ...(kubelet.caPem ? { caPem: kubelet.caPem } : {}), sessions: new AgentSessions(), versions };
   return new ApiServer({
     metrics: p.metrics,
     audit: p.audit,
@@ -83,7 +84,7 @@ export function buildApiServer(flags: ApiServerFlags, p: HttpParts): ApiServer {
       ['/pods/binding', handlePodBinding], // core group '' → key '/pods/binding'
       ['/pods/ephemeralcontainers', handlePodEphemeralContainers],
       ['/pods/eviction', makePodEvictionHandler({ podDisruptionBudgets: registry.lookup('policy', 'v1', 'poddisruptionbudgets')!, admit: (a) => admission.admit(a) })],
-      ['/pods/log', podLogHandler(kubelet.client, registry.lookup('', 'v1', 'nodes')!, versions, kubelet.caPem)],
+      ['/pods/log', podLogHandler(kubelet.client, nodes, versions, kubelet.caPem)],
       ['/pods/exec', podConnectHandler('exec', connect)],
       ['/pods/attach', podConnectHandler('attach', connect)],
       ['/pods/portforward', podConnectHandler('portforward', connect)],

@@ -17,12 +17,16 @@ export function clockTicksPerSecond(): number {
   return ticks;
 }
 
-/** CPU seconds a process has used so far, user + system (utime + stime of /proc/<pid>/stat), its own threads only. */
-export function procCpuSeconds(pid: number): number {
+/** The fields of /proc/<pid>/stat from field 3 (state) on: rest[11..14] are fields 14-17, utime, stime, cutime, cstime. */
+function statFields(pid: number): string[] {
   const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces or parentheses: fields are counted after the last ')'.
-  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state); utime is field 14, stime field 15.
+  return text.slice(text.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU seconds a process has used so far, user + system (utime + stime of /proc/<pid>/stat), its own threads only. */
+export function procCpuSeconds(pid: number): number {
+  const rest = statFields(pid);
   return (Number(rest[11]) + Number(rest[12])) / clockTicksPerSecond();
 }
 
@@ -32,9 +36,7 @@ export function procCpuSeconds(pid: number): number {
  * runs in short-lived children, as runc's under containerd's shim.
  */
 export function procWithChildrenCpuSeconds(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // rest[11..14] are fields 14-17: utime, stime, cutime, cstime.
+  const rest = statFields(pid);
   return (Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14])) / clockTicksPerSecond();
 }
 
